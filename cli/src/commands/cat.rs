@@ -1,0 +1,54 @@
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use memlog_format::Kind;
+
+use crate::workspace;
+
+/// Stream every live event as canonical JSONL.
+///
+/// Sealed events and those still in journals, ordered by time; events hidden
+/// by `forget` are left out. The lines are the stored bytes, so they can be
+/// piped into another memlog with `memlog import` or read by any JSON tool.
+#[derive(Args)]
+pub struct CatArgs {
+    /// Only events of this session.
+    #[arg(long)]
+    session: Option<String>,
+
+    /// Only events of this kind.
+    #[arg(long)]
+    kind: Option<String>,
+
+    /// Only sealed events (leave out journals of running sessions).
+    #[arg(long)]
+    sealed: bool,
+}
+
+pub fn cmd_cat(dir: &Path, args: CatArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open(dir)?;
+    let kind = args
+        .kind
+        .as_deref()
+        .map(Kind::parse_known)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let events = workspace::live(&repo, args.sealed)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for e in events {
+        if args.session.as_ref().is_some_and(|s| *s != e.session) {
+            continue;
+        }
+        if kind.as_ref().is_some_and(|k| *k != e.kind) {
+            continue;
+        }
+        if writeln!(out, "{}", e.canonical_line()).is_err() {
+            // A closed pipe (`memlog cat | head`) is not an error.
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let _ = out.flush();
+    Ok(ExitCode::SUCCESS)
+}

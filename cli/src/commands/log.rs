@@ -1,0 +1,99 @@
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use memlog_format::log::{Log, sort_events};
+use memlog_format::{Event, Kind};
+use serde::Serialize;
+
+use crate::{output, workspace};
+
+/// List sealed sessions, newest first: one line per session commit.
+///
+/// Each line shows when the session started, the session id, its event
+/// counts and its first prompt. Merge commits (from sync or `git merge`) are
+/// not listed; the sessions they bring in are.
+#[derive(Args)]
+pub struct LogArgs {
+    /// Show at most N sessions.
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    max_count: Option<usize>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct SessionLine {
+    commit: String,
+    session: String,
+    started: String,
+    events: usize,
+    prompts: usize,
+    tool_calls: usize,
+    first_prompt: Option<String>,
+}
+
+pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open(dir)?;
+    let log = Log::new(&repo);
+    let mut lines = Vec::new();
+    for commit in log.commits()? {
+        if commit.parents.len() > 1 {
+            continue;
+        }
+        if args.max_count.is_some_and(|n| lines.len() >= n) {
+            break;
+        }
+        let mut events: Vec<Event> = Vec::new();
+        for seg in log.added_segments(&commit)? {
+            events.extend(log.read_segment(&seg, false)?.0);
+        }
+        sort_events(&mut events);
+        let count = |k: Kind| events.iter().filter(|e| e.kind == k).count();
+        lines.push(SessionLine {
+            commit: commit.id.to_string(),
+            session: commit.session.clone().unwrap_or_else(|| "?".into()),
+            started: events
+                .first()
+                .map(|e| e.ts.clone())
+                .unwrap_or_else(|| output::short_time_secs(commit.author_time)),
+            events: events.len(),
+            prompts: count(Kind::UserPrompt),
+            tool_calls: count(Kind::ToolObservation),
+            first_prompt: events
+                .iter()
+                .find(|e| e.kind == Kind::UserPrompt)
+                .map(|e| e.headline(200)),
+        });
+    }
+    if args.json {
+        output::print_json(&serde_json::json!({ "sessions": lines }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if lines.is_empty() {
+        println!(
+            "no sealed sessions yet ({} does not exist)",
+            repo.ref_name()
+        );
+    }
+    for l in &lines {
+        let what = l
+            .first_prompt
+            .as_deref()
+            .map(|p| memlog_format::event::truncate_chars(p, 60))
+            .unwrap_or_default();
+        println!(
+            "{}  {}  {:<36}  {:>4} ev {:>3} pr {:>4} tools  {}",
+            &l.commit[..10],
+            output::short_time(&l.started),
+            l.session,
+            l.events,
+            l.prompts,
+            l.tool_calls,
+            what
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

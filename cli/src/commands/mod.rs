@@ -1,0 +1,47 @@
+//! One file per command: each holds its clap `Args` (whose doc comments are
+//! the help text) and one `cmd_*` function.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+mod cat;
+mod fsck;
+mod import;
+mod init;
+mod log;
+mod note;
+mod record;
+mod seal;
+mod show;
+mod stats;
+
+#[derive(Subcommand)]
+pub enum Command {
+    Init(init::InitArgs),
+    Record(record::RecordArgs),
+    Note(note::NoteArgs),
+    Seal(seal::SealArgs),
+    Log(log::LogArgs),
+    Show(show::ShowArgs),
+    Cat(cat::CatArgs),
+    Import(import::ImportArgs),
+    Fsck(fsck::FsckArgs),
+    Stats(stats::StatsArgs),
+}
+
+pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Init(args) => init::cmd_init(dir, args),
+        Command::Record(args) => record::cmd_record(dir, args),
+        Command::Note(args) => note::cmd_note(dir, args),
+        Command::Seal(args) => seal::cmd_seal(dir, args),
+        Command::Log(args) => log::cmd_log(dir, args),
+        Command::Show(args) => show::cmd_show(dir, args),
+        Command::Cat(args) => cat::cmd_cat(dir, args),
+        Command::Import(args) => import::cmd_import(dir, args),
+        Command::Fsck(args) => fsck::cmd_fsck(dir, args),
+        Command::Stats(args) => stats::cmd_stats(dir, args),
+    }
+}

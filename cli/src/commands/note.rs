@@ -1,0 +1,54 @@
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use memlog_format::seal::{JournalSelection, seal_journals};
+use memlog_format::{Draft, Kind, Recorder, time};
+use serde_json::json;
+
+use crate::{output, workspace};
+
+/// Write a note into memory.
+///
+/// Without --session the note is a small session of its own, sealed into a
+/// commit at once. With --session it joins that live session's journal.
+#[derive(Args)]
+pub struct NoteArgs {
+    /// The note's text.
+    text: String,
+
+    /// Add the note to this live session instead of sealing it on its own.
+    #[arg(long)]
+    session: Option<String>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn cmd_note(dir: &Path, args: NoteArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open_for_writing(dir)?;
+    let standalone = args.session.is_none();
+    let session = args
+        .session
+        .unwrap_or_else(|| memlog_format::journal::mint_session("note"));
+    let draft = Draft::text(&session, time::now(), Kind::Note, repo.project(), args.text);
+    let recorder = Recorder::new(&repo)?;
+    let (events, report) = recorder.record(vec![draft])?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    let id = events.first().map(|e| e.id.clone()).unwrap_or_default();
+    let commit = if standalone {
+        let sealed = seal_journals(&repo, &JournalSelection::Session(session.clone()))?;
+        sealed.sealed.into_iter().find_map(|s| s.commit)
+    } else {
+        None
+    };
+    if args.json {
+        output::print_json(&json!({"id": id, "session": session, "commit": commit}))?;
+    } else {
+        println!("{id}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

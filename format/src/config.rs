@@ -1,0 +1,163 @@
+//! `.memlog.yaml`: the per-repository configuration, at the root of the
+//! working tree. Every field is optional; unknown fields are an error so a
+//! typo does not silently keep a secret pattern from applying.
+//!
+//! ```yaml
+//! ref: refs/heads/memlog      # where sealed sessions are committed
+//! project: my-service         # default: the repository's directory name
+//! privacy:
+//!   patterns: ["ACME-[0-9]{6}"]  # extra secret regexes, masked as [REDACTED]
+//! tools:
+//!   exclude: [TodoRead]       # tool calls that are not recorded
+//!   max_output_bytes: 10000   # tool outputs are cut to this many bytes…
+//!   max_output_lines: 100     # …and this many lines (head + tail)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// File name of the configuration, at the root of the working tree.
+pub const CONFIG_FILE: &str = ".memlog.yaml";
+
+/// Default ref holding the log.
+pub const DEFAULT_REF: &str = "refs/heads/memlog";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Full name of the ref that holds sealed sessions.
+    #[serde(rename = "ref")]
+    pub ref_name: String,
+    /// Project name recorded in events; default: the repository's name.
+    pub project: Option<String>,
+    pub privacy: PrivacyConfig,
+    pub tools: ToolsConfig,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PrivacyConfig {
+    /// Extra secret patterns (regular expressions), masked as `[REDACTED]`.
+    pub patterns: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// Tools whose calls are not recorded.
+    pub exclude: Vec<String>,
+    /// Tool outputs longer than this are cut (head and tail halves).
+    pub max_output_bytes: usize,
+    /// Tool outputs with more lines than this are cut (head and tail halves).
+    pub max_output_lines: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            ref_name: DEFAULT_REF.to_string(),
+            project: None,
+            privacy: PrivacyConfig::default(),
+            tools: ToolsConfig::default(),
+        }
+    }
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        ToolsConfig {
+            // seed 001 §5.2 excludes TodoWrite and TodoRead; memlog turns
+            // TodoWrite into task events instead, so only TodoRead is dropped.
+            exclude: vec!["TodoRead".to_string()],
+            max_output_bytes: 10_000,
+            max_output_lines: 100,
+        }
+    }
+}
+
+impl Config {
+    /// Reads `dir/.memlog.yaml`; a missing file gives the defaults.
+    pub fn load_from_dir(dir: &Path) -> Result<Config> {
+        Config::load(&dir.join(CONFIG_FILE))
+    }
+
+    /// Reads a configuration file; a missing file gives the defaults.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        Config::parse(&text, path)
+    }
+
+    /// Parses configuration text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        if text.trim().is_empty() {
+            return Ok(Config::default());
+        }
+        let config: Config = serde_yaml::from_str(text).map_err(|e| Error::Config {
+            path: PathBuf::from(path),
+            message: e.to_string(),
+        })?;
+        config.validate(path)?;
+        Ok(config)
+    }
+
+    fn validate(&self, path: &Path) -> Result<()> {
+        let bad = |message: String| Error::Config {
+            path: path.to_path_buf(),
+            message,
+        };
+        if !self.ref_name.starts_with("refs/")
+            || gix::validate::reference::name(self.ref_name.as_str().into()).is_err()
+        {
+            return Err(bad(format!(
+                "ref {:?} is not a full ref name like refs/heads/memlog",
+                self.ref_name
+            )));
+        }
+        for p in &self.privacy.patterns {
+            regex::Regex::new(p).map_err(|e| bad(format!("privacy pattern {p:?}: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides() {
+        let p = Path::new(".memlog.yaml");
+        assert_eq!(Config::parse("", p).unwrap(), Config::default());
+        let c = Config::parse(
+            "ref: refs/heads/agent-memory\nprivacy:\n  patterns: ['X-[0-9]+']\ntools:\n  max_output_lines: 20\n",
+            p,
+        )
+        .unwrap();
+        assert_eq!(c.ref_name, "refs/heads/agent-memory");
+        assert_eq!(c.tools.max_output_lines, 20);
+        assert_eq!(c.tools.max_output_bytes, 10_000);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_problem() {
+        let p = Path::new("/repo/.memlog.yaml");
+        let typo = Config::parse("privcy: {}\n", p).unwrap_err().to_string();
+        assert!(
+            typo.contains("/repo/.memlog.yaml") && typo.contains("privcy"),
+            "{typo}"
+        );
+        let regex = Config::parse("privacy:\n  patterns: ['(']\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(regex.contains("\"(\""), "{regex}");
+        let r = Config::parse("ref: memlog\n", p).unwrap_err().to_string();
+        assert!(r.contains("full ref name"), "{r}");
+    }
+}

@@ -1,0 +1,409 @@
+//! The event: one line of the log.
+//!
+//! Every event is a JSON object with exactly the fields `v`, `id`, `session`,
+//! `seq`, `ts`, `kind`, `project`, `body` and `meta`. Its `id` is the blake3
+//! hash (hex) of the [canonical](crate::canonical) JSON of the event without
+//! `id`, so identical content has an identical id and is stored once.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::canonical;
+
+/// Version of the event format written by this crate.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// What an event records. Unknown kinds read from a newer log are kept as
+/// [`Kind::Other`] so that reading never loses them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    SessionStart,
+    UserPrompt,
+    AgentResponse,
+    ToolObservation,
+    SessionEnd,
+    SessionSummary,
+    Note,
+    Fact,
+    TaskCreated,
+    TaskStatusChanged,
+    TaskPriorityChanged,
+    TaskBlockersSet,
+    TaskTransitionRejected,
+    Forget,
+    Reinforce,
+    Recall,
+    Other(String),
+}
+
+impl Kind {
+    /// Every kind this version knows, in documentation order.
+    pub const KNOWN: [Kind; 16] = [
+        Kind::SessionStart,
+        Kind::UserPrompt,
+        Kind::AgentResponse,
+        Kind::ToolObservation,
+        Kind::SessionEnd,
+        Kind::SessionSummary,
+        Kind::Note,
+        Kind::Fact,
+        Kind::TaskCreated,
+        Kind::TaskStatusChanged,
+        Kind::TaskPriorityChanged,
+        Kind::TaskBlockersSet,
+        Kind::TaskTransitionRejected,
+        Kind::Forget,
+        Kind::Reinforce,
+        Kind::Recall,
+    ];
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Kind::SessionStart => "session_start",
+            Kind::UserPrompt => "user_prompt",
+            Kind::AgentResponse => "agent_response",
+            Kind::ToolObservation => "tool_observation",
+            Kind::SessionEnd => "session_end",
+            Kind::SessionSummary => "session_summary",
+            Kind::Note => "note",
+            Kind::Fact => "fact",
+            Kind::TaskCreated => "task_created",
+            Kind::TaskStatusChanged => "task_status_changed",
+            Kind::TaskPriorityChanged => "task_priority_changed",
+            Kind::TaskBlockersSet => "task_blockers_set",
+            Kind::TaskTransitionRejected => "task_transition_rejected",
+            Kind::Forget => "forget",
+            Kind::Reinforce => "reinforce",
+            Kind::Recall => "recall",
+            Kind::Other(s) => s,
+        }
+    }
+
+    /// Reads any kind name; names this version does not know become
+    /// [`Kind::Other`].
+    pub fn parse(name: &str) -> Kind {
+        Kind::KNOWN
+            .iter()
+            .find(|k| k.as_str() == name)
+            .cloned()
+            .unwrap_or_else(|| Kind::Other(name.to_string()))
+    }
+
+    /// Parses a kind given by a person or a writer: unknown names are an
+    /// error listing the known ones.
+    pub fn parse_known(name: &str) -> Result<Kind, String> {
+        match Kind::parse(name) {
+            Kind::Other(_) => Err(format!(
+                "unknown kind {name:?}; known kinds: {}",
+                Kind::KNOWN
+                    .iter()
+                    .map(Kind::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            k => Ok(k),
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An event before it has a place in its session (`seq`) and an id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Draft {
+    pub session: String,
+    pub ts: String,
+    pub kind: Kind,
+    pub project: String,
+    pub body: Map<String, Value>,
+    pub meta: Map<String, Value>,
+}
+
+impl Draft {
+    /// A draft whose body is `{"text": text}`.
+    pub fn text(
+        session: impl Into<String>,
+        ts: impl Into<String>,
+        kind: Kind,
+        project: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Draft {
+        let mut body = Map::new();
+        body.insert("text".into(), Value::String(text.into()));
+        Draft {
+            session: session.into(),
+            ts: ts.into(),
+            kind,
+            project: project.into(),
+            body,
+            meta: Map::new(),
+        }
+    }
+
+    /// Gives the draft its sequence number and computes its id.
+    pub fn into_event(self, seq: u64) -> Event {
+        let mut event = Event {
+            v: FORMAT_VERSION,
+            id: String::new(),
+            session: self.session,
+            seq,
+            ts: self.ts,
+            kind: self.kind,
+            project: self.project,
+            body: self.body,
+            meta: self.meta,
+        };
+        event.id = event.compute_id();
+        event
+    }
+}
+
+/// One entry of the log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub v: u64,
+    pub id: String,
+    pub session: String,
+    pub seq: u64,
+    pub ts: String,
+    pub kind: Kind,
+    pub project: String,
+    pub body: Map<String, Value>,
+    pub meta: Map<String, Value>,
+}
+
+const FIELDS: [&str; 9] = [
+    "v", "id", "session", "seq", "ts", "kind", "project", "body", "meta",
+];
+
+impl Event {
+    /// The event as a JSON object, with or without its `id`.
+    pub fn to_value(&self, with_id: bool) -> Value {
+        let mut map = Map::new();
+        map.insert("v".into(), Value::from(self.v));
+        if with_id {
+            map.insert("id".into(), Value::String(self.id.clone()));
+        }
+        map.insert("session".into(), Value::String(self.session.clone()));
+        map.insert("seq".into(), Value::from(self.seq));
+        map.insert("ts".into(), Value::String(self.ts.clone()));
+        map.insert("kind".into(), Value::String(self.kind.as_str().to_string()));
+        map.insert("project".into(), Value::String(self.project.clone()));
+        map.insert("body".into(), Value::Object(self.body.clone()));
+        map.insert("meta".into(), Value::Object(self.meta.clone()));
+        Value::Object(map)
+    }
+
+    /// blake3 (hex) of the canonical JSON of the event without `id`.
+    pub fn compute_id(&self) -> String {
+        blake3::hash(canonical::to_string(&self.to_value(false)).as_bytes())
+            .to_hex()
+            .to_string()
+    }
+
+    /// The canonical line (without the trailing newline).
+    pub fn canonical_line(&self) -> String {
+        canonical::to_string(&self.to_value(true))
+    }
+
+    /// Parses one stored line and checks that its id matches its content.
+    pub fn from_line(line: &str) -> Result<Event, String> {
+        let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+        let event = Event::from_value(value)?;
+        let expected = event.compute_id();
+        if expected != event.id {
+            return Err(format!(
+                "id {} does not match the event's content (expected {expected})",
+                event.id
+            ));
+        }
+        Ok(event)
+    }
+
+    /// Reads the fields of a stored event without checking its id.
+    pub fn from_value(value: Value) -> Result<Event, String> {
+        let Value::Object(mut map) = value else {
+            return Err("an event must be a JSON object".into());
+        };
+        if let Some(extra) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            return Err(format!("unknown field {extra:?}"));
+        }
+        let v = take_u64(&mut map, "v")?;
+        if v != FORMAT_VERSION {
+            return Err(format!(
+                "format version {v} is not supported (this memlog reads version {FORMAT_VERSION})"
+            ));
+        }
+        Ok(Event {
+            v,
+            id: take_string(&mut map, "id")?,
+            session: take_string(&mut map, "session")?,
+            seq: take_u64(&mut map, "seq")?,
+            ts: take_string(&mut map, "ts")?,
+            kind: Kind::parse(&take_string(&mut map, "kind")?),
+            project: take_string(&mut map, "project")?,
+            body: take_object(&mut map, "body")?,
+            meta: take_object(&mut map, "meta")?,
+        })
+    }
+
+    /// `body.text`, the text of prompts, answers, notes and most other kinds.
+    pub fn text(&self) -> Option<&str> {
+        self.body.get("text").and_then(Value::as_str)
+    }
+
+    /// A one-line description for listings: the text's first non-empty line,
+    /// or for a tool observation `Tool: input`, cut to `max` characters.
+    pub fn headline(&self, max: usize) -> String {
+        let line = match self.text() {
+            Some(text) => first_line(text).to_string(),
+            None => {
+                let tool = self.body.get("tool").and_then(Value::as_str);
+                let subject = ["target", "title", "key", "reason"]
+                    .iter()
+                    .find_map(|k| self.body.get(*k).and_then(Value::as_str))
+                    .map(str::to_string)
+                    .or_else(|| self.body.get("input").map(compact_input));
+                match (tool, subject) {
+                    (Some(t), Some(s)) => format!("{t}: {}", first_line(&s)),
+                    (Some(t), None) => t.to_string(),
+                    (None, Some(s)) => first_line(&s).to_string(),
+                    (None, None) => String::new(),
+                }
+            }
+        };
+        truncate_chars(&line, max)
+    }
+
+    /// An external reference kept from an import (`meta.ref`).
+    pub fn external_ref(&self) -> Option<&str> {
+        self.meta.get("ref").and_then(Value::as_str)
+    }
+}
+
+/// A tool input as a short string: its most telling field, else compact JSON.
+fn compact_input(input: &Value) -> String {
+    const TELLING: [&str; 6] = ["command", "file_path", "path", "pattern", "url", "query"];
+    if let Value::Object(map) = input
+        && let Some(s) = TELLING
+            .iter()
+            .find_map(|k| map.get(*k).and_then(Value::as_str))
+    {
+        return s.to_string();
+    }
+    match input {
+        Value::String(s) => s.clone(),
+        other => canonical::to_string(other),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// Cuts `s` to at most `max` characters, marking the cut with `…`.
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+fn take_string(map: &mut Map<String, Value>, field: &str) -> Result<String, String> {
+    match map.remove(field) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(format!("field {field:?} must be a string")),
+        None => Err(format!("missing field {field:?}")),
+    }
+}
+
+fn take_u64(map: &mut Map<String, Value>, field: &str) -> Result<u64, String> {
+    match map.remove(field) {
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .ok_or_else(|| format!("field {field:?} must be a non-negative integer")),
+        Some(_) => Err(format!("field {field:?} must be a number")),
+        None => Err(format!("missing field {field:?}")),
+    }
+}
+
+fn take_object(map: &mut Map<String, Value>, field: &str) -> Result<Map<String, Value>, String> {
+    match map.remove(field) {
+        Some(Value::Object(m)) => Ok(m),
+        Some(_) => Err(format!("field {field:?} must be an object")),
+        None => Err(format!("missing field {field:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Event {
+        Draft::text(
+            "s1",
+            "2026-11-22T05:27:21.123Z",
+            Kind::UserPrompt,
+            "demo",
+            "Fix getUserById",
+        )
+        .into_event(0)
+    }
+
+    #[test]
+    fn round_trips_through_its_line() {
+        let e = sample();
+        let back = Event::from_line(&e.canonical_line()).unwrap();
+        assert_eq!(back, e);
+    }
+
+    #[test]
+    fn tampering_is_detected() {
+        let line = sample()
+            .canonical_line()
+            .replace("getUserById", "getUserByName");
+        let err = Event::from_line(&line).unwrap_err();
+        assert!(err.contains("does not match"), "{err}");
+    }
+
+    #[test]
+    fn unknown_kinds_survive_reading() {
+        assert_eq!(Kind::parse("dream"), Kind::Other("dream".into()));
+        assert!(Kind::parse_known("dream").is_err());
+        for k in Kind::KNOWN {
+            assert_eq!(Kind::parse(k.as_str()), k);
+        }
+    }
+
+    #[test]
+    fn headline_prefers_text_then_tool_input() {
+        assert_eq!(sample().headline(80), "Fix getUserById");
+        let mut body = Map::new();
+        body.insert("tool".into(), "Bash".into());
+        body.insert(
+            "input".into(),
+            serde_json::json!({"command": "cargo test\n-q"}),
+        );
+        let e = Draft {
+            session: "s".into(),
+            ts: "2026-11-22T05:27:21.123Z".into(),
+            kind: Kind::ToolObservation,
+            project: "p".into(),
+            body,
+            meta: Map::new(),
+        }
+        .into_event(1);
+        assert_eq!(e.headline(80), "Bash: cargo test");
+        assert_eq!(truncate_chars("abcdef", 4), "abc…");
+    }
+}

@@ -1,0 +1,151 @@
+//! Verification of the log: reports problems, never fixes them.
+//!
+//! - every segment reachable from any commit of the memlog ref hashes to its
+//!   name, and each of its lines is a valid event, in canonical form, whose
+//!   id matches its content;
+//! - every seal commit names its session and the number of events it adds,
+//!   and that number is right;
+//! - every journal line decodes (a torn last line is only a note: it was an
+//!   interrupted, unacknowledged append).
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::journal::{self, Journal};
+use crate::log::{Log, SegmentRef};
+use crate::{Repo, Result, segment};
+
+/// One problem found.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Problem {
+    /// What it is about: a segment path, a commit id or a journal path.
+    pub place: String,
+    pub message: String,
+}
+
+/// The result of a check.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FsckReport {
+    pub commits: usize,
+    pub segments: usize,
+    pub events: usize,
+    pub journals: usize,
+    pub journal_events: usize,
+    pub problems: Vec<Problem>,
+    /// Things worth knowing that are not damage (torn journal tails).
+    pub notes: Vec<Problem>,
+}
+
+impl FsckReport {
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Checks the whole log and the journals of `repo`.
+pub fn check(repo: &Repo) -> Result<FsckReport> {
+    let log = Log::new(repo);
+    let mut report = FsckReport::default();
+    let commits = log.commits()?;
+    report.commits = commits.len();
+
+    // Every distinct segment reachable from any commit.
+    let mut segments: HashMap<String, SegmentRef> = HashMap::new();
+    let mut seen_trees = HashSet::new();
+    for c in &commits {
+        if !seen_trees.insert(c.tree) {
+            continue;
+        }
+        for s in log.segments_in_tree(c.tree)? {
+            segments.entry(s.hash.clone()).or_insert(s);
+        }
+    }
+    report.segments = segments.len();
+
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    let mut sorted: Vec<&SegmentRef> = segments.values().collect();
+    sorted.sort_by(|a, b| a.hash.cmp(&b.hash));
+    for seg in sorted {
+        let place = segment::path_for(&seg.hash);
+        let bytes = log.read_blob(seg.blob)?;
+        let actual = blake3::hash(&bytes).to_hex().to_string();
+        if actual != seg.hash {
+            report.problems.push(Problem {
+                place,
+                message: format!("content hashes to {actual}, not to its name"),
+            });
+            continue;
+        }
+        let (events, lines) = segment::decode(&bytes);
+        for p in lines {
+            report.problems.push(Problem {
+                place: place.clone(),
+                message: format!("line {}: {}", p.line, p.message),
+            });
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        for (i, (line, event)) in text.lines().zip(events.iter()).enumerate() {
+            if line != event.canonical_line() {
+                report.problems.push(Problem {
+                    place: place.clone(),
+                    message: format!(
+                        "line {}: event {} is not in canonical form",
+                        i + 1,
+                        event.id
+                    ),
+                });
+            }
+        }
+        report.events += events.len();
+        counts.insert(seg.hash.clone(), events.len());
+    }
+
+    for c in &commits {
+        if c.parents.len() > 1 {
+            continue;
+        }
+        let place = format!("commit {}", c.id);
+        if c.session.is_none() {
+            report.problems.push(Problem {
+                place: place.clone(),
+                message: "no Memlog-Session trailer".into(),
+            });
+        }
+        let added: usize = log
+            .added_segments(c)?
+            .iter()
+            .map(|s| counts.get(&s.hash).copied().unwrap_or(0))
+            .sum();
+        match c.events {
+            Some(n) if n as usize == added => {}
+            Some(n) => report.problems.push(Problem {
+                place,
+                message: format!("Memlog-Events says {n} but the commit adds {added} events"),
+            }),
+            None => report.problems.push(Problem {
+                place,
+                message: "no Memlog-Events trailer".into(),
+            }),
+        }
+    }
+
+    let dir = repo.journal_dir();
+    for j in journal::list(&dir)? {
+        report.journals += 1;
+        let (events, problems) = Journal::new(&dir, &j.session)?.read()?;
+        report.journal_events += events.len();
+        for p in problems {
+            let entry = Problem {
+                place: j.path.display().to_string(),
+                message: format!("line {}: {}", p.line, p.message),
+            };
+            if p.message.starts_with("torn") {
+                report.notes.push(entry);
+            } else {
+                report.problems.push(entry);
+            }
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,414 @@
+//! Journals: where a live session's events go before they are sealed.
+//!
+//! `<common dir>/memlog/journal/<session>.jsonl` holds canonical event lines.
+//! Every append takes an exclusive lock on the file, writes one or more whole
+//! lines and fsyncs before returning, so an acknowledged event survives a
+//! crash. Sealing holds the same lock from reading the journal until it is
+//! removed, and an appender that finds its file unlinked under it starts over
+//! on the new path, so no event can fall between a seal and a removal.
+//!
+//! A line cut short by a crash mid-append was never acknowledged: the next
+//! append or seal drops it. Any other bad line is kept: a journal with bad
+//! lines is moved to `journal/quarantine/` after sealing instead of deleted.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::segment::{self, LineProblem};
+use crate::{Draft, Error, Event, Result};
+
+/// Longest session id memlog accepts (it becomes a file name).
+pub const MAX_SESSION_LEN: usize = 128;
+
+/// Checks that a session id can name a journal file: 1–128 characters from
+/// `A–Z a–z 0–9 . _ - : @ + =`, not starting with a dot.
+pub fn validate_session(session: &str) -> Result<()> {
+    let ok = !session.is_empty()
+        && session.len() <= MAX_SESSION_LEN
+        && !session.starts_with('.')
+        && session
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-:@+=".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            format!("session id {session:?}"),
+            "use 1-128 characters from A-Z a-z 0-9 . _ - : @ + = (not starting with '.')",
+        ))
+    }
+}
+
+/// A fresh session id for events that do not come from an agent session:
+/// `<prefix>-<UTC time>-<8 hex>`, unique per process and nanosecond.
+pub fn mint_session(prefix: &str) -> String {
+    let now = jiff::Timestamp::now();
+    let seed = format!("{}-{}", now.as_nanosecond(), std::process::id());
+    let hash = blake3::hash(seed.as_bytes()).to_hex();
+    format!("{prefix}-{}-{}", now.strftime("%Y%m%dT%H%M%S"), &hash[..8])
+}
+
+/// The journal of one session.
+pub struct Journal {
+    session: String,
+    path: PathBuf,
+}
+
+impl Journal {
+    pub fn new(dir: &Path, session: &str) -> Result<Journal> {
+        validate_session(session)?;
+        Ok(Journal {
+            session: session.to_string(),
+            path: dir.join(format!("{session}.jsonl")),
+        })
+    }
+
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event and returns it with its `seq` and `id`.
+    pub fn append(&self, draft: Draft) -> Result<Event> {
+        let mut events = self.append_all(vec![draft])?;
+        events
+            .pop()
+            .ok_or_else(|| Error::invalid(self.path.display().to_string(), "nothing appended"))
+    }
+
+    /// Appends events atomically (all lines in one write, one fsync).
+    pub fn append_all(&self, drafts: Vec<Draft>) -> Result<Vec<Event>> {
+        if let Some(d) = drafts.iter().find(|d| d.session != self.session) {
+            return Err(Error::invalid(
+                format!("event for session {:?}", d.session),
+                format!("cannot go into the journal of session {:?}", self.session),
+            ));
+        }
+        let io = |e| Error::io(&self.path, e);
+        let mut file = self.open_locked(true)?.ok_or_else(|| {
+            Error::invalid(
+                self.path.display().to_string(),
+                "journal could not be created",
+            )
+        })?;
+        let len = drop_torn_tail(&mut file).map_err(io)?;
+        let first_seq = if len == 0 {
+            0
+        } else {
+            last_seq(&mut file, len).map_err(io)? + 1
+        };
+        let mut events = Vec::with_capacity(drafts.len());
+        let mut bytes = Vec::new();
+        for (seq, draft) in (first_seq..).zip(drafts) {
+            let event = draft.into_event(seq);
+            bytes.extend_from_slice(event.canonical_line().as_bytes());
+            bytes.push(b'\n');
+            events.push(event);
+        }
+        let written = file.write_all(&bytes).and_then(|_| file.sync_data());
+        if let Err(e) = written {
+            // Leave no partial line behind (disk full, quota): the journal
+            // stays exactly as it was before this append.
+            let _ = file.set_len(len);
+            let _ = file.sync_data();
+            return Err(io(e));
+        }
+        if len == 0
+            && let Some(dir) = self.path.parent()
+        {
+            // A new file's directory entry must be durable too.
+            sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        Ok(events)
+    }
+
+    /// Opens and exclusively locks the journal, making sure the locked file is
+    /// still the one at the path (a sealer may have removed it meanwhile).
+    /// With `create` false, a missing journal gives `None`.
+    fn open_locked(&self, create: bool) -> Result<Option<File>> {
+        let io = |e| Error::io(&self.path, e);
+        for _ in 0..1000 {
+            let opened = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(create)
+                .open(&self.path);
+            let file = match opened {
+                Ok(f) => f,
+                Err(e) if !create && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) if create && e.kind() == std::io::ErrorKind::NotFound => {
+                    let dir = self.path.parent().unwrap_or(Path::new("."));
+                    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                    continue;
+                }
+                Err(e) => return Err(io(e)),
+            };
+            file.lock().map_err(io)?;
+            if same_file_at_path(&file, &self.path) {
+                return Ok(Some(file));
+            }
+            // Unlinked by a sealer between our open and our lock: retry.
+        }
+        Err(Error::invalid(
+            self.path.display().to_string(),
+            "journal kept being replaced while locking it",
+        ))
+    }
+
+    /// Locks the journal for sealing and reads it. `None` if there is none.
+    pub fn lock_for_seal(&self) -> Result<Option<LockedJournal>> {
+        let Some(mut file) = self.open_locked(false)? else {
+            return Ok(None);
+        };
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(0))
+            .and_then(|_| file.read_to_end(&mut bytes))
+            .map_err(|e| Error::io(&self.path, e))?;
+        let (events, problems) = segment::decode(&bytes);
+        Ok(Some(LockedJournal {
+            session: self.session.clone(),
+            path: self.path.clone(),
+            _file: file,
+            events,
+            problems,
+        }))
+    }
+
+    /// Reads the journal without locking (for readers that tolerate a
+    /// concurrent append: a torn last line is skipped).
+    pub fn read(&self) -> Result<(Vec<Event>, Vec<LineProblem>)> {
+        match fs::read(&self.path) {
+            Ok(bytes) => Ok(segment::decode(&bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Vec::new(), Vec::new())),
+            Err(e) => Err(Error::io(&self.path, e)),
+        }
+    }
+}
+
+/// A journal held under its lock for sealing.
+pub struct LockedJournal {
+    pub session: String,
+    pub path: PathBuf,
+    _file: File,
+    pub events: Vec<Event>,
+    /// Lines that did not decode (a torn last line included).
+    pub problems: Vec<LineProblem>,
+}
+
+impl LockedJournal {
+    /// Whether some line other than a torn last one failed to decode.
+    pub fn has_bad_lines(&self) -> bool {
+        self.problems.iter().any(|p| !p.message.starts_with("torn"))
+    }
+
+    /// Call only once the events are durably sealed. Removes the journal, or
+    /// moves it to `quarantine/` if it had bad lines; the lock is released
+    /// when `self` drops, after the file is gone from its path.
+    pub fn retire(self) -> Result<Option<PathBuf>> {
+        let dir = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        if self.has_bad_lines() {
+            let qdir = dir.join("quarantine");
+            fs::create_dir_all(&qdir).map_err(|e| Error::io(&qdir, e))?;
+            let stamp = crate::time::now().replace([':', '.'], "");
+            let target = qdir.join(format!("{}.{stamp}.jsonl", self.session));
+            fs::rename(&self.path, &target).map_err(|e| Error::io(&self.path, e))?;
+            sync_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+            return Ok(Some(target));
+        }
+        fs::remove_file(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        sync_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(None)
+    }
+}
+
+/// A journal file found in the journal directory.
+#[derive(Clone, Debug)]
+pub struct JournalFile {
+    pub session: String,
+    pub path: PathBuf,
+    pub bytes: u64,
+    pub modified: Option<std::time::SystemTime>,
+}
+
+/// Lists the journals in `dir` (sorted by session id).
+pub fn list(dir: &Path) -> Result<Vec<JournalFile>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some(session) = name.strip_suffix(".jsonl") else {
+            continue;
+        };
+        if validate_session(session).is_err() {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        out.push(JournalFile {
+            session: session.to_string(),
+            path: entry.path(),
+            bytes: meta.len(),
+            modified: meta.modified().ok(),
+        });
+    }
+    out.sort_by(|a, b| a.session.cmp(&b.session));
+    Ok(out)
+}
+
+/// Truncates a final line without newline (an append interrupted by a
+/// crash); returns the resulting length.
+fn drop_torn_tail(file: &mut File) -> std::io::Result<u64> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(0);
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    if last[0] == b'\n' {
+        return Ok(len);
+    }
+    let keep = last_newline_before(file, len)?.map_or(0, |i| i + 1);
+    file.set_len(keep)?;
+    file.sync_data()?;
+    Ok(keep)
+}
+
+/// Position of the last `\n` strictly before `end`.
+fn last_newline_before(file: &mut File, end: u64) -> std::io::Result<Option<u64>> {
+    const CHUNK: u64 = 8192;
+    let mut pos = end;
+    let mut buf = vec![0u8; CHUNK as usize];
+    while pos > 0 {
+        let start = pos.saturating_sub(CHUNK);
+        let n = (pos - start) as usize;
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf[..n])?;
+        if let Some(i) = buf[..n].iter().rposition(|b| *b == b'\n') {
+            return Ok(Some(start + i as u64));
+        }
+        pos = start;
+    }
+    Ok(None)
+}
+
+/// The `seq` of the last line of a journal whose length is `len` and whose
+/// last byte is a newline. A last line that does not parse counts as seq of
+/// its line number, so numbering still moves forward.
+fn last_seq(file: &mut File, len: u64) -> std::io::Result<u64> {
+    let start = last_newline_before(file, len - 1)?.map_or(0, |i| i + 1);
+    let mut line = vec![0u8; (len - 1 - start) as usize];
+    file.seek(SeekFrom::Start(start))?;
+    file.read_exact(&mut line)?;
+    #[derive(serde::Deserialize)]
+    struct SeqOnly {
+        seq: u64,
+    }
+    match serde_json::from_slice::<SeqOnly>(&line) {
+        Ok(s) => Ok(s.seq),
+        Err(_) => {
+            file.seek(SeekFrom::Start(0))?;
+            let mut all = Vec::new();
+            file.read_to_end(&mut all)?;
+            Ok(all.iter().filter(|b| **b == b'\n').count() as u64)
+        }
+    }
+}
+
+#[cfg(unix)]
+fn same_file_at_path(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file_at_path(_file: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+/// fsyncs a directory so that entries created or removed in it are durable.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Kind;
+
+    fn draft(session: &str, text: &str) -> Draft {
+        Draft::text(session, crate::time::now(), Kind::Note, "p", text)
+    }
+
+    #[test]
+    fn appends_number_events_and_survive_torn_tails() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(dir.path(), "s1").unwrap();
+        assert_eq!(j.append(draft("s1", "a")).unwrap().seq, 0);
+        assert_eq!(j.append(draft("s1", "b")).unwrap().seq, 1);
+        // simulate a crash mid-append
+        let mut f = OpenOptions::new().append(true).open(j.path()).unwrap();
+        f.write_all(b"{\"v\":1,\"id\":\"tor").unwrap();
+        drop(f);
+        assert_eq!(j.append(draft("s1", "c")).unwrap().seq, 2);
+        let (events, problems) = j.read().unwrap();
+        assert_eq!(
+            events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        assert!(problems.is_empty());
+    }
+
+    #[test]
+    fn rejects_unsafe_session_ids_and_foreign_events() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["", "../x", ".hidden", "a/b", "a b"] {
+            assert!(Journal::new(dir.path(), bad).is_err(), "{bad:?}");
+        }
+        let j = Journal::new(dir.path(), "s1").unwrap();
+        assert!(j.append(draft("s2", "x")).is_err());
+    }
+
+    #[test]
+    fn seal_lock_reads_and_retire_removes() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(dir.path(), "s1").unwrap();
+        j.append(draft("s1", "a")).unwrap();
+        let locked = j.lock_for_seal().unwrap().unwrap();
+        assert_eq!(locked.events.len(), 1);
+        assert_eq!(locked.retire().unwrap(), None);
+        assert!(!j.path().exists());
+        assert!(j.lock_for_seal().unwrap().is_none());
+        // a journal with a bad line is quarantined, not deleted
+        j.append(draft("s1", "b")).unwrap();
+        let mut f = OpenOptions::new().append(true).open(j.path()).unwrap();
+        f.write_all(b"garbage\n").unwrap();
+        let locked = j.lock_for_seal().unwrap().unwrap();
+        assert!(locked.has_bad_lines());
+        let moved = locked.retire().unwrap().unwrap();
+        assert!(moved.exists());
+        assert_eq!(list(dir.path()).unwrap().len(), 0);
+    }
+}

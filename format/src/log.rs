@@ -1,0 +1,351 @@
+//! Reading the log: the memlog ref, its commits, and the segments in them.
+//!
+//! The tree of the ref's tip holds every sealed segment (merges are unions),
+//! so the live log is simply the segments of the tip tree. History is walked
+//! only to tell which commit (session seal) added which segments.
+
+use std::collections::{HashMap, HashSet};
+
+use gix::ObjectId;
+
+use crate::segment::{self, LineProblem, SEGMENTS_DIR};
+use crate::visibility::Forgets;
+use crate::{Error, Event, Repo, Result};
+
+/// Trailer naming the session a commit seals.
+pub const SESSION_TRAILER: &str = "Memlog-Session";
+/// Trailer giving the number of events a commit adds.
+pub const EVENTS_TRAILER: &str = "Memlog-Events";
+
+/// A segment as stored in a tree.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SegmentRef {
+    /// blake3 of the bytes, from the file name.
+    pub hash: String,
+    /// The git blob holding the bytes.
+    pub blob: ObjectId,
+}
+
+/// One commit of the memlog ref.
+#[derive(Clone, Debug)]
+pub struct CommitInfo {
+    pub id: ObjectId,
+    pub tree: ObjectId,
+    pub parents: Vec<ObjectId>,
+    /// `Memlog-Session` trailer (absent on merge commits).
+    pub session: Option<String>,
+    /// `Memlog-Events` trailer.
+    pub events: Option<u64>,
+    pub subject: String,
+    pub message: String,
+    /// Author time: when the session started (seconds since the epoch).
+    pub author_time: i64,
+    /// Committer time: when it was sealed.
+    pub commit_time: i64,
+}
+
+/// A segment that failed verification.
+#[derive(Clone, Debug)]
+pub struct SegmentProblem {
+    pub path: String,
+    pub problem: String,
+    pub lines: Vec<LineProblem>,
+}
+
+/// Read access to the log of a repository.
+pub struct Log<'r> {
+    repo: &'r Repo,
+}
+
+impl<'r> Log<'r> {
+    pub fn new(repo: &'r Repo) -> Log<'r> {
+        Log { repo }
+    }
+
+    /// The commit the memlog ref points to, if it exists.
+    pub fn tip(&self) -> Result<Option<ObjectId>> {
+        let name = self.repo.ref_name();
+        let found = self.repo.git.try_find_reference(name).map_err(Error::git)?;
+        let Some(mut reference) = found else {
+            return Ok(None);
+        };
+        let id = reference.peel_to_id().map_err(Error::git)?;
+        Ok(Some(id.detach()))
+    }
+
+    /// Resolves a revision (`memlog`, `memlog~2`, a commit id…) to a commit.
+    pub fn resolve(&self, rev: &str) -> Result<ObjectId> {
+        let id = self
+            .repo
+            .git
+            .rev_parse_single(rev)
+            .map_err(|e| Error::invalid(format!("revision {rev:?}"), e.to_string()))?;
+        let object = id.object().map_err(Error::git)?;
+        let commit = object
+            .peel_to_commit()
+            .map_err(|e| Error::invalid(format!("revision {rev:?}"), e.to_string()))?;
+        Ok(commit.id)
+    }
+
+    /// Reads one commit.
+    pub fn commit(&self, id: ObjectId) -> Result<CommitInfo> {
+        let commit = self.repo.git.find_commit(id).map_err(Error::git)?;
+        let decoded = commit.decode().map_err(Error::git)?;
+        let message = decoded.message.to_string();
+        let trailers = trailers(&message);
+        let author_time = decoded.author().map(|a| a.seconds()).unwrap_or(0);
+        let commit_time = decoded.committer().map(|c| c.seconds()).unwrap_or(0);
+        Ok(CommitInfo {
+            id,
+            tree: decoded.tree(),
+            parents: decoded.parents().collect(),
+            session: trailers.get(SESSION_TRAILER).cloned(),
+            events: trailers.get(EVENTS_TRAILER).and_then(|n| n.parse().ok()),
+            subject: message.lines().next().unwrap_or("").to_string(),
+            message,
+            author_time,
+            commit_time,
+        })
+    }
+
+    /// Every commit reachable from `tip`, newest first (committer time, then
+    /// author time, then id, for a stable order).
+    pub fn commits_from(&self, tip: ObjectId) -> Result<Vec<CommitInfo>> {
+        let mut seen = HashSet::new();
+        let mut stack = vec![tip];
+        let mut out = Vec::new();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let info = self.commit(id)?;
+            stack.extend(info.parents.iter().copied());
+            out.push(info);
+        }
+        out.sort_by(|a, b| {
+            (b.commit_time, b.author_time, b.id).cmp(&(a.commit_time, a.author_time, a.id))
+        });
+        Ok(out)
+    }
+
+    /// Every commit of the memlog ref, newest first; empty if there is none.
+    pub fn commits(&self) -> Result<Vec<CommitInfo>> {
+        match self.tip()? {
+            Some(tip) => self.commits_from(tip),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Entries of the subtree at `segments/` of `tree`: (dir name, tree id).
+    fn segment_dirs(&self, tree: ObjectId) -> Result<Vec<(String, ObjectId)>> {
+        let Some(segments) = self.subtree(tree, SEGMENTS_DIR)? else {
+            return Ok(Vec::new());
+        };
+        self.tree_entries(segments, true)
+    }
+
+    fn subtree(&self, tree: ObjectId, name: &str) -> Result<Option<ObjectId>> {
+        Ok(self
+            .tree_entries(tree, true)?
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, id)| id))
+    }
+
+    /// Entries of a tree: sub-trees when `trees` is true, else blobs.
+    fn tree_entries(&self, tree: ObjectId, trees: bool) -> Result<Vec<(String, ObjectId)>> {
+        let tree = self.repo.git.find_tree(tree).map_err(Error::git)?;
+        let decoded = tree.decode().map_err(Error::git)?;
+        Ok(decoded
+            .entries
+            .iter()
+            .filter(|e| e.mode.is_tree() == trees)
+            .map(|e| (e.filename.to_string(), e.oid.to_owned()))
+            .collect())
+    }
+
+    /// All segments in the tree of `commit`.
+    pub fn segments_at(&self, commit: ObjectId) -> Result<Vec<SegmentRef>> {
+        let tree = self.commit(commit)?.tree;
+        self.segments_in_tree(tree)
+    }
+
+    /// All segments in a root tree.
+    pub fn segments_in_tree(&self, tree: ObjectId) -> Result<Vec<SegmentRef>> {
+        let mut out = Vec::new();
+        for (_, dir) in self.segment_dirs(tree)? {
+            out.extend(self.segments_in_dir(dir)?);
+        }
+        Ok(out)
+    }
+
+    fn segments_in_dir(&self, dir: ObjectId) -> Result<Vec<SegmentRef>> {
+        Ok(self
+            .tree_entries(dir, false)?
+            .into_iter()
+            .filter_map(|(name, blob)| {
+                segment::hash_from_name(&name).map(|h| SegmentRef {
+                    hash: h.to_string(),
+                    blob,
+                })
+            })
+            .collect())
+    }
+
+    /// Segments in `commit`'s tree that are not in its first parent's tree:
+    /// what the commit added. Only sub-trees whose ids differ are read.
+    pub fn added_segments(&self, commit: &CommitInfo) -> Result<Vec<SegmentRef>> {
+        let Some(parent) = commit.parents.first() else {
+            return self.segments_in_tree(commit.tree);
+        };
+        let parent_tree = self.commit(*parent)?.tree;
+        self.added_between(parent_tree, commit.tree)
+    }
+
+    /// Segments in tree `new` that are not in tree `old`.
+    pub fn added_between(&self, old: ObjectId, new: ObjectId) -> Result<Vec<SegmentRef>> {
+        if old == new {
+            return Ok(Vec::new());
+        }
+        let old_dirs: HashMap<String, ObjectId> = self.segment_dirs(old)?.into_iter().collect();
+        let mut out = Vec::new();
+        for (name, dir) in self.segment_dirs(new)? {
+            match old_dirs.get(&name) {
+                Some(old_dir) if *old_dir == dir => {}
+                Some(old_dir) => {
+                    let before: HashSet<String> = self
+                        .segments_in_dir(*old_dir)?
+                        .into_iter()
+                        .map(|s| s.hash)
+                        .collect();
+                    out.extend(
+                        self.segments_in_dir(dir)?
+                            .into_iter()
+                            .filter(|s| !before.contains(&s.hash)),
+                    );
+                }
+                None => out.extend(self.segments_in_dir(dir)?),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The bytes of a blob.
+    pub fn read_blob(&self, blob: ObjectId) -> Result<Vec<u8>> {
+        let mut b = self.repo.git.find_blob(blob).map_err(Error::git)?;
+        Ok(b.take_data())
+    }
+
+    /// Reads and verifies a segment: its bytes must hash to its name. With
+    /// `verify_ids`, every event's id is recomputed too (slower; fsck does).
+    pub fn read_segment(
+        &self,
+        seg: &SegmentRef,
+        verify_ids: bool,
+    ) -> Result<(Vec<Event>, Option<SegmentProblem>)> {
+        let bytes = self.read_blob(seg.blob)?;
+        let actual = blake3::hash(&bytes).to_hex().to_string();
+        let path = segment::path_for(&seg.hash);
+        if actual != seg.hash {
+            return Ok((
+                Vec::new(),
+                Some(SegmentProblem {
+                    path,
+                    problem: format!("bytes hash to {actual}, not to the segment's name"),
+                    lines: Vec::new(),
+                }),
+            ));
+        }
+        let (events, lines) = if verify_ids {
+            segment::decode(&bytes)
+        } else {
+            segment::decode_trusted(&bytes)
+        };
+        let problem = (!lines.is_empty()).then(|| SegmentProblem {
+            path,
+            problem: format!("{} bad line(s)", lines.len()),
+            lines,
+        });
+        Ok((events, problem))
+    }
+
+    /// Every sealed event at `commit` (forgotten ones included), with the
+    /// problems of segments that failed verification.
+    pub fn events_at(&self, commit: ObjectId) -> Result<(Vec<Event>, Vec<SegmentProblem>)> {
+        let mut events = Vec::new();
+        let mut problems = Vec::new();
+        for seg in self.segments_at(commit)? {
+            let (evs, problem) = self.read_segment(&seg, false)?;
+            events.extend(evs);
+            problems.extend(problem);
+        }
+        Ok((events, problems))
+    }
+
+    /// Every sealed event at the tip; empty when the ref does not exist.
+    pub fn events(&self) -> Result<(Vec<Event>, Vec<SegmentProblem>)> {
+        match self.tip()? {
+            Some(tip) => self.events_at(tip),
+            None => Ok((Vec::new(), Vec::new())),
+        }
+    }
+
+    /// For each wanted session, the ids of its events already sealed in the
+    /// history of `tip`.
+    pub fn sealed_ids(
+        &self,
+        tip: ObjectId,
+        sessions: &HashSet<String>,
+    ) -> Result<HashMap<String, HashSet<String>>> {
+        let mut out: HashMap<String, HashSet<String>> = HashMap::new();
+        for commit in self.commits_from(tip)? {
+            let Some(session) = commit.session.as_ref().filter(|s| sessions.contains(*s)) else {
+                continue;
+            };
+            let ids = out.entry(session.clone()).or_default();
+            for seg in self.added_segments(&commit)? {
+                let (events, _) = self.read_segment(&seg, false)?;
+                ids.extend(events.into_iter().map(|e| e.id));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Every event in the journals of running (unsealed) sessions.
+pub fn journal_events(repo: &Repo) -> Result<Vec<Event>> {
+    let dir = repo.journal_dir();
+    let mut out = Vec::new();
+    for j in crate::journal::list(&dir)? {
+        let (events, _) = crate::journal::Journal::new(&dir, &j.session)?.read()?;
+        out.extend(events);
+    }
+    Ok(out)
+}
+
+/// Events of all sources merged and with forgotten ones removed, ordered by
+/// (ts, session, seq, id), each id once.
+pub fn live_events(mut events: Vec<Event>) -> Vec<Event> {
+    let forgets = Forgets::from_events(events.iter());
+    let mut seen = HashSet::new();
+    events.retain(|e| !forgets.hides(e) && seen.insert(e.id.clone()));
+    sort_events(&mut events);
+    events
+}
+
+/// Orders events by (ts, session, seq, id).
+pub fn sort_events(events: &mut [Event]) {
+    events
+        .sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
+}
+
+/// Trailers of a commit message: `Key: value` lines of its last paragraph.
+pub fn trailers(message: &str) -> HashMap<String, String> {
+    let last = message.trim_end().rsplit("\n\n").next().unwrap_or("");
+    last.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(": ")?;
+            (!k.is_empty() && !k.contains(' ')).then(|| (k.to_string(), v.trim().to_string()))
+        })
+        .collect()
+}

@@ -1,0 +1,99 @@
+//! Locating memlog's home in a git repository.
+//!
+//! memlog is keyed by the repository's *common* git directory, so every
+//! worktree of a repository shares one memory. Its private files live under
+//! `<common dir>/memlog/`: `journal/` for live sessions and, for the indexer,
+//! `index/`.
+
+use std::path::{Path, PathBuf};
+
+use crate::{Config, Error, Result};
+
+/// An opened repository and memlog's places in it.
+pub struct Repo {
+    pub git: gix::Repository,
+    /// The git common directory (shared by all worktrees).
+    pub common_dir: PathBuf,
+    /// The working tree of the worktree memlog was started in, if any.
+    pub work_tree: Option<PathBuf>,
+    /// `<common dir>/memlog`.
+    pub memlog_dir: PathBuf,
+    pub config: Config,
+}
+
+impl Repo {
+    /// Finds the repository containing `start` and reads its configuration.
+    pub fn discover(start: &Path) -> Result<Repo> {
+        let git = gix::discover(start).map_err(|e| {
+            let message = e.to_string();
+            if message.contains("not a git repository")
+                || message.contains("Could not find a git repository")
+                || message.contains("No git repository")
+            {
+                Error::NotAGitRepo {
+                    path: start.to_path_buf(),
+                }
+            } else {
+                Error::GitOpen {
+                    path: start.to_path_buf(),
+                    message,
+                }
+            }
+        })?;
+        Repo::from_git(git)
+    }
+
+    /// Wraps an already opened repository.
+    pub fn from_git(git: gix::Repository) -> Result<Repo> {
+        let common_dir = absolute(git.common_dir());
+        let work_tree = git.workdir().map(absolute);
+        let config = match &work_tree {
+            Some(dir) => Config::load_from_dir(dir)?,
+            None => Config::default(),
+        };
+        Ok(Repo {
+            memlog_dir: common_dir.join("memlog"),
+            common_dir,
+            work_tree,
+            git,
+            config,
+        })
+    }
+
+    /// `<common dir>/memlog/journal`.
+    pub fn journal_dir(&self) -> PathBuf {
+        self.memlog_dir.join("journal")
+    }
+
+    /// Creates memlog's directories (idempotent).
+    pub fn ensure_dirs(&self) -> Result<()> {
+        let dir = self.journal_dir();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))
+    }
+
+    /// The project name recorded in events: the configured one, else the
+    /// name of the repository's directory (the same in every worktree).
+    pub fn project(&self) -> String {
+        if let Some(p) = &self.config.project {
+            return p.clone();
+        }
+        let dir = if self.common_dir.file_name().is_some_and(|n| n == ".git") {
+            self.common_dir.parent().unwrap_or(&self.common_dir)
+        } else {
+            &self.common_dir
+        };
+        dir.file_name()
+            .map(|n| n.to_string_lossy().trim_end_matches(".git").to_string())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "default".to_string())
+    }
+
+    /// The ref holding the log.
+    pub fn ref_name(&self) -> &str {
+        &self.config.ref_name
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}

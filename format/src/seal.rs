@@ -1,0 +1,458 @@
+//! Sealing: turning a session's events into segments and one commit on the
+//! memlog ref.
+//!
+//! The ref is updated with a compare-and-swap from the tip the commits were
+//! built on; if another sealer moved it meanwhile, the work is redone on the
+//! new tip. Objects and the ref are fsynced before a journal is retired, so a
+//! crash at any point loses nothing: events already sealed are recognised by
+//! id and skipped, so sealing again is idempotent. HEAD, the index, the
+//! working tree and the checked-out branch are never touched.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use gix::ObjectId;
+use gix::bstr::BString;
+use gix::objs::tree::EntryKind;
+use gix::refs::Target;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::journal::{self, Journal, LockedJournal, sync_dir};
+use crate::log::{EVENTS_TRAILER, Log, SESSION_TRAILER};
+use crate::segment::{LineProblem, Segment};
+use crate::{Error, Event, Kind, Repo, Result};
+
+/// How many times a seal is rebuilt on a moved tip before giving up.
+const MAX_ATTEMPTS: u32 = 200;
+/// A ref lock file older than this was left by a killed process.
+const STALE_LOCK: Duration = Duration::from_secs(10);
+
+/// Events of one session to seal.
+#[derive(Clone, Debug)]
+pub struct SealRequest {
+    pub session: String,
+    pub events: Vec<Event>,
+}
+
+/// What sealing one session did.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Sealed {
+    pub session: String,
+    /// The new commit, or `None` when every event was already sealed.
+    pub commit: Option<String>,
+    /// Events added by this seal.
+    pub added: usize,
+    /// Events skipped because they were already in the log.
+    pub duplicates: usize,
+}
+
+/// Seals each request as one commit (requests with nothing new get none), in
+/// order, and moves the ref once to the last of them.
+pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
+    let log = Log::new(repo);
+    let sessions: HashSet<String> = requests.iter().map(|r| r.session.clone()).collect();
+    let mut last_error = None;
+    for attempt in 0..MAX_ATTEMPTS {
+        if attempt > 0 {
+            std::thread::sleep(backoff(attempt));
+        }
+        remove_stale_lock(repo);
+        let tip = log.tip()?;
+        let known = match tip {
+            Some(t) => log.sealed_ids(t, &sessions)?,
+            None => HashMap::new(),
+        };
+        let (new_tip, outcomes, written) = build_commits(repo, tip, requests, &known)?;
+        if new_tip == tip {
+            return Ok(outcomes);
+        }
+        let Some(new_tip) = new_tip else {
+            return Ok(outcomes);
+        };
+        sync_objects(repo, &written)?;
+        match update_ref(repo, tip, new_tip) {
+            Ok(()) => {
+                sync_ref(repo)?;
+                return Ok(outcomes);
+            }
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(match last_error {
+        Some(e) if !e.to_string().contains("lock") && !e.to_string().contains("expected") => e,
+        _ => Error::Contention {
+            ref_name: repo.ref_name().to_string(),
+            attempts: MAX_ATTEMPTS,
+        },
+    })
+}
+
+fn backoff(attempt: u32) -> Duration {
+    // Jitter from the clock's sub-second part keeps racing sealers apart.
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let base = 1 + attempt.min(20) as u64;
+    Duration::from_micros(base * 1000 + (nanos as u64 % (base * 1000)))
+}
+
+/// Writes blobs, trees and commits for the requests on top of `tip`.
+/// Returns the new tip, the outcomes and the ids of objects to fsync.
+fn build_commits(
+    repo: &Repo,
+    tip: Option<ObjectId>,
+    requests: &[SealRequest],
+    known: &HashMap<String, HashSet<String>>,
+) -> Result<(Option<ObjectId>, Vec<Sealed>, Vec<ObjectId>)> {
+    let git = &repo.git;
+    let log = Log::new(repo);
+    let mut editor = match tip {
+        Some(t) => git.edit_tree(log.commit(t)?.tree).map_err(Error::git)?,
+        None => git.empty_tree().edit().map_err(Error::git)?,
+    };
+    let (name, email) = identity(repo);
+    let mut parent = tip;
+    let mut outcomes = Vec::with_capacity(requests.len());
+    let mut written = Vec::new();
+    let mut seen_in_batch: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for request in requests {
+        let known_ids = known.get(&request.session);
+        let batch_ids = seen_in_batch.entry(&request.session).or_default();
+        let fresh: Vec<&Event> = request
+            .events
+            .iter()
+            .filter(|e| !known_ids.is_some_and(|k| k.contains(&e.id)) && batch_ids.insert(&e.id))
+            .collect();
+        let duplicates = request.events.len() - fresh.len();
+        if fresh.is_empty() {
+            outcomes.push(Sealed {
+                session: request.session.clone(),
+                commit: None,
+                added: 0,
+                duplicates,
+            });
+            continue;
+        }
+        let mut paths = Vec::new();
+        for segment in Segment::encode(fresh.iter().copied()) {
+            let blob = git.write_blob(&segment.bytes).map_err(Error::git)?.detach();
+            editor
+                .upsert(segment.path().as_str(), EntryKind::Blob, blob)
+                .map_err(Error::git)?;
+            written.push(blob);
+            paths.push(segment.path());
+        }
+        let tree = editor.write().map_err(Error::git)?.detach();
+        written.push(tree);
+        written.extend(subtree_ids(repo, tree, &paths)?);
+        let start = fresh.iter().map(|e| e.ts.as_str()).min().unwrap_or("");
+        let author_time = crate::time::parse(start)
+            .map(|t| t.as_second())
+            .unwrap_or_else(|_| jiff::Timestamp::now().as_second());
+        let now = jiff::Timestamp::now().as_second();
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: signature(&name, &email, author_time),
+            committer: signature(&name, &email, now),
+            encoding: None,
+            message: commit_message(&request.session, &fresh).into(),
+            extra_headers: Vec::new(),
+        };
+        let id = git.write_object(&commit).map_err(Error::git)?.detach();
+        written.push(id);
+        parent = Some(id);
+        outcomes.push(Sealed {
+            session: request.session.clone(),
+            commit: Some(id.to_string()),
+            added: fresh.len(),
+            duplicates,
+        });
+    }
+    Ok((parent, outcomes, written))
+}
+
+/// Ids of the `segments/` and `segments/<aa>/` trees on the way to `paths`.
+fn subtree_ids(repo: &Repo, root: ObjectId, paths: &[String]) -> Result<Vec<ObjectId>> {
+    let mut out = Vec::new();
+    let tree = repo.git.find_tree(root).map_err(Error::git)?;
+    let mut dirs: Vec<&str> = paths
+        .iter()
+        .filter_map(|p| p.rsplit_once('/').map(|x| x.0))
+        .collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    if let Ok(Some(e)) = tree.lookup_entry_by_path("segments") {
+        out.push(e.object_id());
+    }
+    for dir in dirs {
+        if let Ok(Some(e)) = tree.lookup_entry_by_path(dir) {
+            out.push(e.object_id());
+        }
+    }
+    Ok(out)
+}
+
+fn identity(repo: &Repo) -> (BString, BString) {
+    match repo.git.committer() {
+        Some(Ok(sig)) => (sig.name.to_owned(), sig.email.to_owned()),
+        _ => ("memlog".into(), "memlog@localhost".into()),
+    }
+}
+
+fn signature(name: &BString, email: &BString, seconds: i64) -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: name.clone(),
+        email: email.clone(),
+        time: gix::date::Time { seconds, offset: 0 },
+    }
+}
+
+fn update_ref(repo: &Repo, expected: Option<ObjectId>, new: ObjectId) -> Result<()> {
+    let name = repo
+        .ref_name()
+        .try_into()
+        .map_err(|e| Error::invalid(format!("ref {:?}", repo.ref_name()), format!("{e}")))?;
+    let edit = RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: true,
+                message: "memlog: seal".into(),
+            },
+            expected: match expected {
+                Some(t) => PreviousValue::MustExistAndMatch(Target::Object(t)),
+                None => PreviousValue::MustNotExist,
+            },
+            new: Target::Object(new),
+        },
+        name,
+        deref: false,
+    };
+    repo.git.edit_reference(edit).map_err(Error::git)?;
+    Ok(())
+}
+
+/// Removes a ref lock left behind by a killed process, so one crash cannot
+/// block sealing forever. A live lock is held for microseconds.
+fn remove_stale_lock(repo: &Repo) {
+    let lock = repo.common_dir.join(format!("{}.lock", repo.ref_name()));
+    if let Ok(meta) = std::fs::metadata(&lock)
+        && meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > STALE_LOCK)
+    {
+        let _ = std::fs::remove_file(&lock);
+    }
+}
+
+fn loose_path(repo: &Repo, id: &ObjectId) -> PathBuf {
+    let hex = id.to_string();
+    repo.common_dir
+        .join("objects")
+        .join(&hex[..2])
+        .join(&hex[2..])
+}
+
+/// fsyncs the loose files of the written objects and their directories,
+/// so the ref never points at objects a crash could lose. (gix does not
+/// fsync.) Objects that were already packed have no loose file and are
+/// durable already.
+fn sync_objects(repo: &Repo, ids: &[ObjectId]) -> Result<()> {
+    let mut dirs = std::collections::BTreeSet::new();
+    for id in ids {
+        let path = loose_path(repo, id);
+        match std::fs::File::open(&path) {
+            Ok(f) => f.sync_all().map_err(|e| Error::io(&path, e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&path, e)),
+        }
+        if let Some(dir) = path.parent() {
+            dirs.insert(dir.to_path_buf());
+        }
+    }
+    for dir in dirs {
+        sync_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
+    Ok(())
+}
+
+fn sync_ref(repo: &Repo) -> Result<()> {
+    let name = repo.ref_name();
+    for path in [
+        repo.common_dir.join(name),
+        repo.common_dir.join("logs").join(name),
+    ] {
+        if let Ok(f) = std::fs::File::open(&path) {
+            f.sync_all().map_err(|e| Error::io(&path, e))?;
+        }
+        if let Some(dir) = path.parent().filter(|d| d.exists()) {
+            sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A readable summary of a session for its commit message, ending in the
+/// `Memlog-Session` and `Memlog-Events` trailers.
+pub fn commit_message(session: &str, events: &[&Event]) -> String {
+    let subject = events
+        .iter()
+        .find(|e| e.kind == Kind::UserPrompt)
+        .or_else(|| events.iter().find(|e| e.text().is_some()))
+        .map(|e| e.headline(72))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| format!("{} events", events.len()));
+    let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut tools: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut files: Vec<&str> = Vec::new();
+    for e in events {
+        *by_kind.entry(e.kind.as_str()).or_default() += 1;
+        if let Some(t) = e.body.get("tool").and_then(Value::as_str) {
+            *tools.entry(t).or_default() += 1;
+        }
+        for f in touched_files(e) {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+    }
+    let project = events.first().map(|e| e.project.as_str()).unwrap_or("");
+    let first = events.iter().map(|e| e.ts.as_str()).min().unwrap_or("");
+    let last = events.iter().map(|e| e.ts.as_str()).max().unwrap_or("");
+    let mut body = vec![format!("Session {session} of {project}, {first} to {last}")];
+    body.push(format!(
+        "{} events: {}",
+        events.len(),
+        by_kind
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    if !tools.is_empty() {
+        let mut t: Vec<_> = tools.into_iter().collect();
+        t.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        body.push(format!(
+            "Tools: {}",
+            t.iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !files.is_empty() {
+        let shown: Vec<&str> = files.iter().take(8).copied().collect();
+        let more = files.len().saturating_sub(shown.len());
+        let suffix = if more > 0 {
+            format!(" (+{more} more)")
+        } else {
+            String::new()
+        };
+        body.push(format!("Files: {}{suffix}", shown.join(", ")));
+    }
+    format!(
+        "{subject}\n\n{}\n\n{SESSION_TRAILER}: {session}\n{EVENTS_TRAILER}: {}\n",
+        body.join("\n"),
+        events.len()
+    )
+}
+
+/// File paths an event names (tool inputs and metadata).
+fn touched_files(event: &Event) -> Vec<&str> {
+    let mut out = Vec::new();
+    for container in ["input", "metadata"] {
+        if let Some(Value::Object(m)) = event.body.get(container) {
+            for key in ["file_path", "notebook_path", "path"] {
+                if let Some(p) = m.get(key).and_then(Value::as_str) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Which journals to seal.
+#[derive(Clone, Debug)]
+pub enum JournalSelection {
+    /// One session's journal.
+    Session(String),
+    /// Every journal.
+    All,
+    /// Journals not written to for at least this long (orphans of sessions
+    /// that ended without sealing).
+    IdleFor(Duration),
+}
+
+/// What sealing journals did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JournalReport {
+    pub sealed: Vec<Sealed>,
+    /// Journals with bad lines, kept here instead of deleted.
+    pub quarantined: Vec<PathBuf>,
+    /// Lines that could not be sealed: (session, problem).
+    #[serde(skip)]
+    pub problems: Vec<(String, LineProblem)>,
+}
+
+/// Seals the selected journals (one commit per session with new events) and
+/// retires each journal once the ref update is durable.
+pub fn seal_journals(repo: &Repo, which: &JournalSelection) -> Result<JournalReport> {
+    let dir = repo.journal_dir();
+    let journals: Vec<Journal> = match which {
+        JournalSelection::Session(s) => vec![Journal::new(&dir, s)?],
+        JournalSelection::All => journal::list(&dir)?
+            .into_iter()
+            .map(|j| Journal::new(&dir, &j.session))
+            .collect::<Result<_>>()?,
+        JournalSelection::IdleFor(age) => journal::list(&dir)?
+            .into_iter()
+            .filter(|j| {
+                j.modified
+                    .and_then(|m| m.elapsed().ok())
+                    .is_some_and(|elapsed| elapsed >= *age)
+            })
+            .map(|j| Journal::new(&dir, &j.session))
+            .collect::<Result<_>>()?,
+    };
+    let mut locked: Vec<LockedJournal> = Vec::new();
+    for j in &journals {
+        if let Some(l) = j.lock_for_seal()? {
+            locked.push(l);
+        }
+    }
+    let requests: Vec<SealRequest> = locked
+        .iter()
+        .filter(|l| !l.events.is_empty())
+        .map(|l| SealRequest {
+            session: l.session.clone(),
+            events: l.events.clone(),
+        })
+        .collect();
+    let sealed = seal(repo, &requests)?;
+    let mut report = JournalReport {
+        sealed,
+        ..Default::default()
+    };
+    for l in locked {
+        report
+            .problems
+            .extend(l.problems.iter().map(|p| (l.session.clone(), p.clone())));
+        if let Some(q) = l.retire()? {
+            report.quarantined.push(q);
+        }
+    }
+    Ok(report)
+}
+
+/// Whether `path` is inside memlog's directory (used by tests and fsck).
+pub fn is_memlog_path(repo: &Repo, path: &Path) -> bool {
+    path.starts_with(&repo.memlog_dir)
+}

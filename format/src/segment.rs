@@ -1,0 +1,201 @@
+//! Segments: content-addressed JSONL files, the unit memlog stores in git.
+//!
+//! A segment is the canonical lines of some events of one session, each line
+//! ending in `\n`. Its name is the blake3 hash (hex) of its bytes and its path
+//! in the memlog tree is `segments/<first two hex digits>/<hash>.jsonl`, so a
+//! segment is immutable, verifiable, and two clones adding segments never
+//! write the same path.
+
+use crate::Event;
+
+/// A session's events are split into segments of at most this many bytes
+/// (a single larger event gets a segment of its own).
+pub const MAX_SEGMENT_BYTES: usize = 4 << 20;
+
+/// The tree directory that holds segments.
+pub const SEGMENTS_DIR: &str = "segments";
+
+/// One encoded segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub hash: String,
+    pub bytes: Vec<u8>,
+}
+
+impl Segment {
+    /// Encodes events, in the order given, into segments of at most
+    /// [`MAX_SEGMENT_BYTES`].
+    pub fn encode<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<Segment> {
+        Segment::encode_with_limit(events, MAX_SEGMENT_BYTES)
+    }
+
+    pub fn encode_with_limit<'a>(
+        events: impl IntoIterator<Item = &'a Event>,
+        limit: usize,
+    ) -> Vec<Segment> {
+        let mut segments = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        for event in events {
+            let line = event.canonical_line();
+            if !bytes.is_empty() && bytes.len() + line.len() + 1 > limit {
+                segments.push(Segment::from_bytes(std::mem::take(&mut bytes)));
+            }
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
+        if !bytes.is_empty() {
+            segments.push(Segment::from_bytes(bytes));
+        }
+        segments
+    }
+
+    pub fn from_bytes(bytes: Vec<u8>) -> Segment {
+        Segment {
+            hash: blake3::hash(&bytes).to_hex().to_string(),
+            bytes,
+        }
+    }
+
+    /// `segments/<aa>/<hash>.jsonl`
+    pub fn path(&self) -> String {
+        path_for(&self.hash)
+    }
+}
+
+/// The tree path of the segment whose hash is `hash`.
+pub fn path_for(hash: &str) -> String {
+    format!("{SEGMENTS_DIR}/{}/{hash}.jsonl", &hash[..2.min(hash.len())])
+}
+
+/// The hash named by a segment file name (`<hash>.jsonl`), if it is one.
+pub fn hash_from_name(name: &str) -> Option<&str> {
+    let hash = name.strip_suffix(".jsonl")?;
+    (hash.len() == 64
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()))
+    .then_some(hash)
+}
+
+/// A problem found while decoding a segment or journal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineProblem {
+    /// 1-based line number.
+    pub line: usize,
+    pub message: String,
+}
+
+/// Decodes segment (or journal) bytes: every complete line that is a valid
+/// event, and a problem for every line that is not. A final line without a
+/// newline is reported as torn.
+pub fn decode(bytes: &[u8]) -> (Vec<Event>, Vec<LineProblem>) {
+    decode_lines(bytes, true)
+}
+
+/// Like [`decode`], but trusts the ids (for segments whose bytes were already
+/// verified against their name; `fsck` verifies every id).
+pub fn decode_trusted(bytes: &[u8]) -> (Vec<Event>, Vec<LineProblem>) {
+    decode_lines(bytes, false)
+}
+
+fn decode_lines(bytes: &[u8], verify_ids: bool) -> (Vec<Event>, Vec<LineProblem>) {
+    let mut events = Vec::new();
+    let mut problems = Vec::new();
+    let mut rest = bytes;
+    let mut line_no = 0;
+    while !rest.is_empty() {
+        line_no += 1;
+        let (line, complete) = match rest.iter().position(|b| *b == b'\n') {
+            Some(i) => {
+                let l = &rest[..i];
+                rest = &rest[i + 1..];
+                (l, true)
+            }
+            None => {
+                let l = rest;
+                rest = &[];
+                (l, false)
+            }
+        };
+        if !complete {
+            problems.push(LineProblem {
+                line: line_no,
+                message: "torn last line (no newline): an interrupted write".into(),
+            });
+            break;
+        }
+        let parsed = std::str::from_utf8(line)
+            .map_err(|e| format!("not UTF-8: {e}"))
+            .and_then(|l| {
+                if verify_ids {
+                    Event::from_line(l)
+                } else {
+                    serde_json::from_str(l)
+                        .map_err(|e| format!("not JSON: {e}"))
+                        .and_then(Event::from_value)
+                }
+            });
+        match parsed {
+            Ok(e) => events.push(e),
+            Err(message) => problems.push(LineProblem {
+                line: line_no,
+                message,
+            }),
+        }
+    }
+    (events, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Draft, Kind};
+
+    fn events(n: u64) -> Vec<Event> {
+        (0..n)
+            .map(|i| {
+                Draft::text(
+                    "s",
+                    "2026-11-22T05:27:21.123Z",
+                    Kind::Note,
+                    "p",
+                    format!("note {i}"),
+                )
+                .into_event(i)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn splits_on_the_byte_limit_and_round_trips() {
+        let evs = events(10);
+        let one = Segment::encode(&evs);
+        assert_eq!(one.len(), 1);
+        let line_len = evs[0].canonical_line().len() + 1;
+        let split = Segment::encode_with_limit(&evs, line_len * 3);
+        assert_eq!(split.len(), 4);
+        let decoded: Vec<Event> = split.iter().flat_map(|s| decode(&s.bytes).0).collect();
+        assert_eq!(decoded, evs);
+        assert!(
+            one[0]
+                .path()
+                .starts_with(&format!("segments/{}/", &one[0].hash[..2]))
+        );
+        assert_eq!(
+            hash_from_name(&format!("{}.jsonl", one[0].hash)),
+            Some(one[0].hash.as_str())
+        );
+        assert_eq!(hash_from_name("README.md"), None);
+    }
+
+    #[test]
+    fn decode_reports_bad_and_torn_lines() {
+        let mut bytes = events(1)[0].canonical_line().into_bytes();
+        bytes.extend_from_slice(b"\n{not json}\n{\"v\":1");
+        let (evs, problems) = decode(&bytes);
+        assert_eq!(evs.len(), 1);
+        assert_eq!(problems.len(), 2);
+        assert_eq!(problems[0].line, 2);
+        assert!(problems[1].message.contains("torn"));
+    }
+}

@@ -1,0 +1,60 @@
+//! Timestamps as memlog stores them: RFC 3339, UTC, milliseconds, `Z`.
+
+use jiff::{Timestamp, tz::TimeZone};
+
+use crate::{Error, Result};
+
+/// The current time in memlog's form.
+pub fn now() -> String {
+    format(Timestamp::now())
+}
+
+/// `2026-11-22T05:27:21.123Z`
+pub fn format(ts: Timestamp) -> String {
+    ts.to_zoned(TimeZone::UTC)
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+/// Parses an RFC 3339 timestamp with any offset and returns it in memlog's
+/// form (UTC, milliseconds, truncated).
+pub fn normalize(input: &str) -> Result<String> {
+    Ok(format(parse(input)?))
+}
+
+/// Parses an RFC 3339 timestamp, or a bare date (`2026-11-22`, taken as UTC
+/// midnight), as given on a command line.
+pub fn parse(input: &str) -> Result<Timestamp> {
+    let trimmed = input.trim();
+    if let Ok(ts) = trimmed.parse::<Timestamp>() {
+        return Ok(ts);
+    }
+    if let Ok(date) = trimmed.parse::<jiff::civil::Date>()
+        && let Ok(zoned) = date.to_zoned(TimeZone::UTC)
+    {
+        return Ok(zoned.timestamp());
+    }
+    Err(Error::invalid(
+        format!("timestamp {input:?}"),
+        "expected RFC 3339 (2026-11-22T05:27:21Z) or a date (2026-11-22)",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_offsets_and_precision() {
+        assert_eq!(
+            normalize("2026-11-22T07:27:21.123456+02:00").unwrap(),
+            "2026-11-22T05:27:21.123Z"
+        );
+        assert_eq!(
+            normalize("2026-11-22T05:27:21Z").unwrap(),
+            "2026-11-22T05:27:21.000Z"
+        );
+        assert_eq!(normalize("2026-11-22").unwrap(), "2026-11-22T00:00:00.000Z");
+        assert!(normalize("yesterday").is_err());
+    }
+}
