@@ -55,6 +55,24 @@ pub fn write(out: &mut String, value: &Value) {
     }
 }
 
+/// Rewrites integral floats as integers in place, so that a value equals
+/// what reading its canonical form back gives.
+pub fn normalize(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f.abs() < EXACT_F64_INT
+            {
+                *n = Number::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalize),
+        Value::Object(map) => map.values_mut().for_each(normalize),
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
+    }
+}
+
 fn write_number(out: &mut String, n: &Number) {
     if let Some(f) = n.as_f64().filter(|_| n.is_f64())
         && f.fract() == 0.0

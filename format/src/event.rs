@@ -146,7 +146,10 @@ impl Draft {
     }
 
     /// Gives the draft its sequence number and computes its id.
-    pub fn into_event(self, seq: u64) -> Event {
+    pub fn into_event(mut self, seq: u64) -> Event {
+        // In memory as on disk: integral floats become integers.
+        self.body.values_mut().for_each(canonical::normalize);
+        self.meta.values_mut().for_each(canonical::normalize);
         let mut event = Event {
             v: FORMAT_VERSION,
             id: String::new(),

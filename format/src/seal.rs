@@ -25,10 +25,12 @@ use crate::log::{EVENTS_TRAILER, Log, SESSION_TRAILER};
 use crate::segment::{LineProblem, Segment};
 use crate::{Error, Event, Kind, Repo, Result};
 
-/// How many times a seal is rebuilt on a moved tip before giving up.
-const MAX_ATTEMPTS: u32 = 200;
-/// A ref lock file older than this was left by a killed process.
-const STALE_LOCK: Duration = Duration::from_secs(10);
+/// How long a seal keeps rebuilding on a moved tip (or waiting for the ref
+/// lock) before giving up.
+const MAX_WAIT: Duration = Duration::from_secs(20);
+/// A ref lock file older than this was left by a killed process: a live
+/// sealer holds it for well under a millisecond.
+const STALE_LOCK: Duration = Duration::from_secs(5);
 
 /// Events of one session to seal.
 #[derive(Clone, Debug)]
@@ -55,10 +57,13 @@ pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
     let log = Log::new(repo);
     let sessions: HashSet<String> = requests.iter().map(|r| r.session.clone()).collect();
     let mut last_error = None;
-    for attempt in 0..MAX_ATTEMPTS {
+    let started = std::time::Instant::now();
+    let mut attempt = 0u32;
+    while attempt == 0 || started.elapsed() < MAX_WAIT {
         if attempt > 0 {
             std::thread::sleep(backoff(attempt));
         }
+        attempt += 1;
         remove_stale_lock(repo);
         let tip = log.tip()?;
         let known = match tip {
@@ -85,7 +90,7 @@ pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
         Some(e) if !e.to_string().contains("lock") && !e.to_string().contains("expected") => e,
         _ => Error::Contention {
             ref_name: repo.ref_name().to_string(),
-            attempts: MAX_ATTEMPTS,
+            attempts: attempt,
         },
     })
 }

@@ -1,0 +1,60 @@
+//! Property tests: any event survives its canonical line; the privacy filter
+//! never panics and never lets a closed private span through; canonical keys
+//! stay within bounds.
+
+use memlog_format::privacy::PrivacyFilter;
+use memlog_format::{Draft, Event, Kind, key};
+use proptest::prelude::*;
+
+fn text() -> impl Strategy<Value = String> {
+    // ASCII with tag-ish characters, plus Korean and emoji
+    prop::collection::vec(
+        prop_oneof![
+            Just("<private>".to_string()),
+            Just("</private>".to_string()),
+            Just("[private]".to_string()),
+            Just("```\n".to_string()),
+            Just("\n".to_string()),
+            "[a-zA-Z0-9 _=:/.-]{0,12}",
+            "[가-힣 ]{0,6}",
+            Just("😀\u{0}\u{1f}\"\\".to_string()),
+        ],
+        0..12,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #[test]
+    fn events_round_trip(t in text(), key in "[a-z_]{1,8}", n in any::<i64>(), f in any::<f64>(), seq in any::<u32>()) {
+        let mut d = Draft::text("s", "2026-11-22T05:27:21.123Z", Kind::Note, "p", t);
+        d.meta.insert(key, serde_json::json!({"n": n, "f": if f.is_finite() { f } else { 0.5 }}));
+        let e = d.into_event(seq as u64);
+        let back = Event::from_line(&e.canonical_line()).expect("decodes");
+        prop_assert_eq!(&back, &e);
+        prop_assert_eq!(back.canonical_line(), e.canonical_line());
+    }
+
+    #[test]
+    fn privacy_filter_is_total(t in text(), secret in "[A-Z]{12}") {
+        let f = PrivacyFilter::new(&[]).expect("filter");
+        let (out, _) = f.filter_text(&t);
+        // a closed span outside code blocks never survives
+        let wrapped = format!("{t}\n<private>{secret}</private>");
+        let (out2, report) = f.filter_text(&wrapped);
+        if !t.contains("```") && report.warnings.is_empty() {
+            prop_assert!(!out2.contains(&secret), "{:?}", out2);
+        }
+        let _ = out;
+    }
+
+    #[test]
+    fn canonical_keys_are_bounded_and_stable(t in text(), p in "[a-z-]{0,10}") {
+        let k = key::canonical_key(&t, Some(&p));
+        prop_assert!(k.chars().count() <= key::MAX_KEY_LENGTH);
+        prop_assert_eq!(&k, &key::canonical_key(&t, Some(&p)));
+        // normalising a normalised title changes nothing
+        let n = key::normalize(&t);
+        prop_assert_eq!(key::normalize(&n), n);
+    }
+}

@@ -1,0 +1,220 @@
+//! Crash safety (SIGKILL during seal), concurrent recorders and sealers, and
+//! merging diverged memlog refs with plain git.
+
+use std::collections::{HashMap, HashSet};
+use std::process::Stdio;
+use std::time::Duration;
+
+use memlog_e2e::{TestRepo, memlog_command};
+
+/// Ids in `memlog cat`, with how often each appears.
+fn id_counts(repo: &TestRepo) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for e in repo.cat() {
+        *counts
+            .entry(e["id"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    counts
+}
+
+fn assert_fsck_clean(repo: &TestRepo) {
+    let report = repo.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(report["problems"], serde_json::json!([]), "{report}");
+    assert!(
+        repo.git(&["fsck", "--strict", "--no-dangling"])
+            .output
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn sigkill_during_seal_loses_nothing() {
+    let repo = TestRepo::new();
+    let mut expected = HashSet::new();
+    // Kill points spread over the whole length of a seal, measured here.
+    let t = std::time::Instant::now();
+    repo.memlog(&["seal", "--all"]).ok();
+    let seal_micros = (t.elapsed().as_micros() as u64).max(2_000) * 3 / 2;
+    let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
+    let rounds = 30;
+    for round in 0..rounds {
+        for s in 0..3 {
+            for k in 0..2 {
+                expected.insert(repo.record(
+                    &format!("s{s}"),
+                    "note",
+                    &format!("round {round} session {s} event {k}"),
+                ));
+            }
+        }
+        let mut child = memlog_command(repo.path())
+            .args(["seal", "--all"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn seal");
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        std::thread::sleep(Duration::from_micros(rng % seal_micros));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+    }
+    repo.memlog(&["seal", "--all"]).ok();
+    let counts = id_counts(&repo);
+    let seen: HashSet<String> = counts.keys().cloned().collect();
+    assert_eq!(seen, expected, "every recorded event is present");
+    assert!(counts.values().all(|n| *n == 1), "every event exactly once");
+    let stats = repo.memlog(&["stats", "--json"]).ok().json();
+    assert_eq!(stats["journals"], 0);
+    assert_fsck_clean(&repo);
+}
+
+#[test]
+fn eight_processes_record_and_seal_at_once() {
+    let repo = TestRepo::new();
+    let per_session = 20;
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|p| {
+            let dir = repo.path().to_path_buf();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let session = format!("worker-{p}");
+                let mut ids = Vec::new();
+                for i in 0..per_session {
+                    let out = memlog_command(&dir)
+                        .args([
+                            "record",
+                            "--session",
+                            &session,
+                            "--kind",
+                            "note",
+                            "--text",
+                            &format!("{session} #{i}"),
+                        ])
+                        .output()
+                        .expect("record");
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    ids.push(String::from_utf8_lossy(&out.stdout).trim().to_string());
+                }
+                // every session is complete; now all eight seal at once
+                barrier.wait();
+                let out = memlog_command(&dir)
+                    .args(["seal", "--session", &session])
+                    .output()
+                    .expect("seal");
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                // racing `seal --all`s must not duplicate or lose anything
+                let out = memlog_command(&dir)
+                    .args(["seal", "--all"])
+                    .output()
+                    .expect("seal");
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                ids
+            })
+        })
+        .collect();
+    let mut expected = HashSet::new();
+    for h in handles {
+        expected.extend(h.join().expect("worker thread"));
+    }
+    let counts = id_counts(&repo);
+    assert_eq!(counts.len(), 8 * per_session);
+    assert_eq!(counts.keys().cloned().collect::<HashSet<_>>(), expected);
+    assert!(counts.values().all(|n| *n == 1));
+    let commits = repo.memlog_commits();
+    assert_eq!(commits.len(), 8, "one commit per session: {commits:?}");
+    assert_fsck_clean(&repo);
+}
+
+#[test]
+fn diverged_clones_merge_with_plain_git() {
+    let origin = TestRepo::new();
+    origin.record("shared", "user_prompt", "the first session, before cloning");
+    origin.memlog(&["seal", "--all"]).ok();
+    let bare = tempfile::tempdir().unwrap();
+    let remote = bare.path().join("remote.git");
+    origin
+        .git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()])
+        .ok();
+
+    let a = TestRepo::clone_of(&remote);
+    let b = TestRepo::clone_of(&remote);
+    let c = TestRepo::clone_of(&remote);
+    for clone in [&a, &b, &c] {
+        clone.git(&["branch", "memlog", "origin/memlog"]).ok();
+    }
+    a.record("from-a-1", "user_prompt", "work done in clone A");
+    a.record("from-a-2", "note", "more from A");
+    b.record("from-b", "user_prompt", "work done in clone B");
+    c.record("from-c", "user_prompt", "work done in clone C");
+    for clone in [&a, &b, &c] {
+        clone.memlog(&["seal", "--all"]).ok();
+    }
+    a.git(&["push", "-q", "origin", "memlog"]).ok();
+
+    // B merges with `git merge` on the memlog branch
+    b.git(&["fetch", "-q", "origin"]).ok();
+    b.git(&["checkout", "-q", "memlog"]).ok();
+    let merge = b.git(&["merge", "--no-edit", "origin/memlog"]);
+    assert!(
+        merge.output.status.success(),
+        "merge conflict: {}{}",
+        merge.stdout(),
+        merge.stderr()
+    );
+    b.git(&["checkout", "-q", "main"]).ok();
+    b.git(&["push", "-q", "origin", "memlog"]).ok();
+
+    // C merges with `git pull`
+    c.git(&["checkout", "-q", "memlog"]).ok();
+    let pull = c.git(&["pull", "-q", "--no-rebase", "--no-edit", "origin", "memlog"]);
+    assert!(
+        pull.output.status.success(),
+        "pull failed: {}{}",
+        pull.stdout(),
+        pull.stderr()
+    );
+    c.git(&["checkout", "-q", "main"]).ok();
+
+    let sessions = |r: &TestRepo| -> HashSet<String> {
+        r.cat()
+            .iter()
+            .map(|e| e["session"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all: HashSet<String> = ["shared", "from-a-1", "from-a-2", "from-b", "from-c"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(sessions(&c), all);
+    assert_eq!(c.cat().len(), 5);
+    let b_sessions = sessions(&b);
+    assert!(
+        b_sessions.is_superset(
+            &["shared", "from-a-1", "from-a-2", "from-b"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        )
+    );
+    assert_fsck_clean(&c);
+    // the merged log still lists every session
+    let log = c.memlog(&["log", "--json"]).ok().json();
+    assert_eq!(log["sessions"].as_array().map(Vec::len), Some(5));
+}

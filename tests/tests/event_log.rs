@@ -1,0 +1,405 @@
+//! The git-backed event log, end to end: sealing, the user's repository left
+//! alone, idempotent imports, worktrees and error handling.
+
+use std::collections::HashSet;
+
+use memlog_e2e::{TestRepo, git_command, run};
+
+fn state_of_user_repo(repo: &TestRepo) -> Vec<String> {
+    vec![
+        repo.git(&["status", "--porcelain=v2", "--branch"])
+            .ok()
+            .stdout(),
+        repo.git(&["diff", "--cached"]).ok().stdout(),
+        repo.git(&["diff"]).ok().stdout(),
+        repo.git(&["rev-parse", "HEAD"]).ok().stdout(),
+        repo.git(&["symbolic-ref", "-q", "HEAD"]).stdout(),
+        repo.git(&["ls-files", "--stage"]).ok().stdout(),
+        std::fs::read(repo.path().join(".git/index"))
+            .map(|b| format!("{:?}", blake3_like(&b)))
+            .unwrap_or_default(),
+    ]
+}
+
+/// A cheap fingerprint of bytes (no extra dependency needed here).
+fn blake3_like(bytes: &[u8]) -> (usize, u64) {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h = (h ^ *b as u64).wrapping_mul(0x100000001b3);
+    }
+    (bytes.len(), h)
+}
+
+#[test]
+fn seal_makes_one_commit_per_session() {
+    let repo = TestRepo::new();
+    for s in ["s-a", "s-b", "s-c"] {
+        repo.record(s, "user_prompt", &format!("prompt of {s}"));
+        repo.record(s, "agent_response", &format!("answer of {s}"));
+    }
+    repo.memlog(&["seal", "--all"]).ok();
+    let commits = repo.memlog_commits();
+    assert_eq!(commits.len(), 3, "{commits:?}");
+    let messages = repo
+        .git(&["log", "--format=%B%x00", "refs/heads/memlog"])
+        .ok()
+        .stdout();
+    for s in ["s-a", "s-b", "s-c"] {
+        assert!(
+            messages.contains(&format!("Memlog-Session: {s}\nMemlog-Events: 2")),
+            "{messages}"
+        );
+        assert!(messages.contains(&format!("prompt of {s}")));
+    }
+    // sealing again changes nothing
+    repo.memlog(&["seal", "--all"]).ok();
+    assert_eq!(repo.memlog_commits().len(), 3);
+    assert!(repo.git(&["fsck", "--strict"]).output.status.success());
+    let fsck = repo.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["events"], 6);
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn user_repository_is_untouched_with_staged_changes() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.path().join("staged.txt"), "staged\n").unwrap();
+    repo.git(&["add", "staged.txt"]).ok();
+    std::fs::write(repo.path().join("README.md"), "modified, not staged\n").unwrap();
+    std::fs::write(repo.path().join("untracked.txt"), "x\n").unwrap();
+    let before = state_of_user_repo(&repo);
+    repo.record("s1", "user_prompt", "hello");
+    repo.memlog(&["note", "a standalone note"]).ok();
+    repo.memlog(&["seal", "--all"]).ok();
+    assert_eq!(state_of_user_repo(&repo), before);
+    assert_eq!(repo.memlog_commits().len(), 2);
+}
+
+#[test]
+fn user_repository_is_untouched_with_detached_head() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.path().join("second.txt"), "2\n").unwrap();
+    repo.git(&["add", "second.txt"]).ok();
+    repo.git(&["commit", "-q", "-m", "second"]).ok();
+    repo.git(&["checkout", "-q", "--detach", "HEAD~1"]).ok();
+    let before = state_of_user_repo(&repo);
+    repo.record("s1", "user_prompt", "while detached");
+    repo.memlog(&["seal", "--session", "s1"]).ok();
+    assert_eq!(state_of_user_repo(&repo), before);
+    assert_eq!(repo.memlog_commits().len(), 1);
+}
+
+#[test]
+fn record_then_cat_show_log_and_stats() {
+    let repo = TestRepo::new();
+    let id = repo.record("s1", "user_prompt", "Fix getUserById in src/user.rs");
+    assert_eq!(id.len(), 64);
+    // visible before sealing
+    let events = repo.cat();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["id"], id.as_str());
+    repo.record("s1", "agent_response", "Fixed it.");
+    repo.memlog(&["seal", "--session", "s1"]).ok();
+
+    let shown = repo
+        .memlog(&["show", &id[..10], "--json", "--context", "1"])
+        .ok()
+        .json();
+    assert_eq!(
+        shown["event"]["body"]["text"],
+        "Fix getUserById in src/user.rs"
+    );
+    assert_eq!(shown["context"].as_array().map(Vec::len), Some(1));
+    let session = repo.memlog(&["show", "s1", "--json"]).ok().json();
+    assert_eq!(session["events"].as_array().map(Vec::len), Some(2));
+    let commit = repo.memlog_commits()[0]
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    let by_commit = repo.memlog(&["show", &commit, "--json"]).ok().json();
+    assert_eq!(by_commit["session"], "s1");
+    assert_eq!(by_commit["events"].as_array().map(Vec::len), Some(2));
+    let text = repo.memlog(&["show", &id]).ok().stdout();
+    assert!(
+        text.contains("Fix getUserById") && text.contains("user_prompt"),
+        "{text}"
+    );
+
+    let log = repo.memlog(&["log", "--json"]).ok().json();
+    let s = &log["sessions"][0];
+    assert_eq!(
+        (
+            s["session"].as_str(),
+            s["events"].as_u64(),
+            s["prompts"].as_u64()
+        ),
+        (Some("s1"), Some(2), Some(1))
+    );
+    assert_eq!(s["first_prompt"], "Fix getUserById in src/user.rs");
+    assert!(
+        repo.memlog(&["log"])
+            .ok()
+            .stdout()
+            .contains("Fix getUserById")
+    );
+
+    let stats = repo.memlog(&["stats", "--json"]).ok().json();
+    assert_eq!(stats["events"], 2);
+    assert_eq!(stats["sessions"], 1);
+    assert_eq!(stats["events_by_kind"]["user_prompt"], 1);
+}
+
+#[test]
+fn import_is_idempotent_and_keeps_refs() {
+    let repo = TestRepo::new();
+    let file = repo.path().join("import.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"session":"conv-1","ts":"2023-05-08T13:56:00Z","kind":"user_prompt","text":"Hey, how are you?","ref":"conv:D1:1"}"#, "\n",
+            r#"{"session":"conv-1","ts":"2023-05-08T13:56:01Z","kind":"agent_response","text":"Fine, thanks.","ref":"conv:D1:2"}"#, "\n",
+            r#"{"session":"conv-2","ts":"2023-05-09T10:00:00Z","kind":"note","text":"second session","ref":"conv:D2:1"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let first = repo
+        .memlog(&["import", "jsonl", "import.jsonl", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (first["added"].as_u64(), first["commits"].as_u64()),
+        (Some(3), Some(2))
+    );
+    let tip = repo.git(&["rev-parse", "refs/heads/memlog"]).ok().stdout();
+    let second = repo
+        .memlog(&["import", "jsonl", "import.jsonl", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (second["added"].as_u64(), second["commits"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(second["duplicates"], 3);
+    assert_eq!(
+        repo.git(&["rev-parse", "refs/heads/memlog"]).ok().stdout(),
+        tip
+    );
+    let events = repo.cat();
+    assert_eq!(events.len(), 3);
+    assert_eq!(events[0]["meta"]["ref"], "conv:D1:1");
+    assert_eq!(events[0]["ts"], "2023-05-08T13:56:00.000Z");
+    let shown = repo
+        .memlog(&["show", events[0]["id"].as_str().unwrap()])
+        .ok()
+        .stdout();
+    assert!(shown.contains("conv:D1:1"), "{shown}");
+
+    // a file that grew adds only the new part, as one more commit
+    let mut grown = std::fs::read_to_string(&file).unwrap();
+    grown.push_str(r#"{"session":"conv-1","ts":"2023-05-08T13:57:00Z","kind":"user_prompt","text":"And later?","ref":"conv:D1:3"}"#);
+    grown.push('\n');
+    std::fs::write(&file, grown).unwrap();
+    let third = repo
+        .memlog(&["import", "jsonl", "import.jsonl", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (third["added"].as_u64(), third["commits"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(repo.cat().len(), 4);
+}
+
+#[test]
+fn import_rejects_a_bad_file_without_writing() {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join("bad.jsonl"),
+        "{\"session\":\"a\",\"ts\":\"2023-05-08T13:56:00Z\",\"kind\":\"note\",\"text\":\"ok\"}\n{\"session\": \"a\", \"ts\": oops}\n",
+    )
+    .unwrap();
+    let out = repo.memlog(&["import", "jsonl", "bad.jsonl"]);
+    assert_eq!(out.code(), Some(1));
+    assert!(
+        out.stderr().contains("bad.jsonl, line 2"),
+        "{}",
+        out.stderr()
+    );
+    assert!(repo.memlog_commits().is_empty());
+    let skipped = repo
+        .memlog(&["import", "jsonl", "bad.jsonl", "--skip-invalid", "--json"])
+        .ok()
+        .json();
+    assert_eq!(skipped["added"], 1);
+}
+
+#[test]
+fn record_json_reads_a_neutral_event_from_stdin() {
+    let repo = TestRepo::new();
+    let out = repo
+        .memlog_stdin(
+            &["record", "--json"],
+            r#"{"session":"s9","ts":"2026-01-02T03:04:05Z","kind":"fact","text":"the API uses OAuth","ref":"ext-7"}"#,
+        )
+        .ok();
+    let id = out.stdout().trim().to_string();
+    let events = repo.cat();
+    assert_eq!(events[0]["id"], id.as_str());
+    assert_eq!(events[0]["kind"], "fact");
+    assert_eq!(events[0]["meta"]["ref"], "ext-7");
+    let bad = repo.memlog_stdin(&["record", "--json"], "{not json");
+    assert_eq!(bad.code(), Some(1));
+    assert!(bad.stderr().contains("neutral"), "{}", bad.stderr());
+}
+
+#[test]
+fn clear_errors_never_panics() {
+    let not_git = tempfile::tempdir().unwrap();
+    let out = run(memlog_e2e::memlog_command(not_git.path()).args(["cat"]));
+    assert_eq!(out.code(), Some(1));
+    assert!(
+        out.stderr().contains("not inside a git repository"),
+        "{}",
+        out.stderr()
+    );
+
+    let repo = TestRepo::new();
+    for (args, needle) in [
+        (
+            vec!["show", "deadbeef"],
+            "no event, session or memlog commit",
+        ),
+        (
+            vec!["record", "--session", "s", "--kind", "dream", "--text", "x"],
+            "unknown kind",
+        ),
+        (
+            vec![
+                "record",
+                "--session",
+                "../evil",
+                "--kind",
+                "note",
+                "--text",
+                "x",
+            ],
+            "session id",
+        ),
+        (
+            vec![
+                "record",
+                "--session",
+                "s",
+                "--kind",
+                "note",
+                "--text",
+                "x",
+                "--meta",
+                "[1]",
+            ],
+            "JSON object",
+        ),
+        (vec!["import", "jsonl", "missing.jsonl"], "missing.jsonl"),
+        (vec!["seal"], "--session ID, --all or --idle"),
+    ] {
+        let out = repo.memlog(&args);
+        assert_eq!(out.code(), Some(1), "{args:?}: {}", out.stderr());
+        assert!(out.stderr().contains(needle), "{args:?}: {}", out.stderr());
+        assert!(!out.stderr().contains("panicked"), "{args:?}");
+    }
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "privacy:\n  patterns: ['(']\n",
+    )
+    .unwrap();
+    let out = repo.memlog(&["record", "--session", "s", "--kind", "note", "--text", "x"]);
+    assert_eq!(out.code(), Some(1));
+    assert!(out.stderr().contains(".memlog.yaml"), "{}", out.stderr());
+}
+
+#[test]
+fn worktrees_share_one_memory() {
+    let repo = TestRepo::new();
+    let wt = tempfile::tempdir().unwrap();
+    let wt_path = wt.path().join("wt");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feature",
+        wt_path.to_str().unwrap(),
+    ])
+    .ok();
+    let out = memlog_e2e::run(memlog_e2e::memlog_command(&wt_path).args([
+        "record",
+        "--session",
+        "from-worktree",
+        "--kind",
+        "note",
+        "--text",
+        "written in a worktree",
+    ]));
+    assert!(out.output.status.success(), "{}", out.stderr());
+    let events = repo.cat();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["session"], "from-worktree");
+    // the project is named after the main repository in both places
+    let main_project = repo.memlog(&["init", "--json"]).ok().json()["project"].clone();
+    assert_eq!(events[0]["project"], main_project);
+}
+
+#[test]
+fn private_tags_and_secrets_never_reach_git_objects_or_journals() {
+    let repo = TestRepo::new();
+    let secret = "sk-ant-api03-Zq9xSECRETvalue0123456789abcdef";
+    repo.record(
+        "s1",
+        "user_prompt",
+        &format!("use <private>{secret}</private> and password=hunter2 please"),
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    // a second session stays in its journal, unsealed
+    repo.record(
+        "s2",
+        "user_prompt",
+        &format!("again {secret} token=hunter2"),
+    );
+    let objects = repo
+        .git(&["cat-file", "--batch-all-objects", "--batch"])
+        .ok()
+        .output
+        .stdout;
+    let objects = String::from_utf8_lossy(&objects);
+    assert!(objects.contains("[PRIVATE]") && objects.contains("[REDACTED]"));
+    for needle in ["Zq9xSECRETvalue", "hunter2"] {
+        assert!(!objects.contains(needle), "{needle} found in git objects");
+        let grep = git_command(repo.path())
+            .args(["grep", "--no-index", "-r", "-a", "-l", needle, ".git"])
+            .output()
+            .unwrap();
+        assert!(
+            grep.stdout.is_empty(),
+            "{needle} found in {}",
+            String::from_utf8_lossy(&grep.stdout)
+        );
+    }
+}
+
+#[test]
+fn events_are_unique_by_id_after_repeated_seals() {
+    let repo = TestRepo::new();
+    let mut ids = HashSet::new();
+    for i in 0..5 {
+        ids.insert(repo.record("s1", "note", &format!("n{i}")));
+        repo.memlog(&["seal", "--all"]).ok();
+    }
+    let events = repo.cat();
+    let seen: HashSet<String> = events
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(seen, ids);
+    assert_eq!(events.len(), 5);
+}
