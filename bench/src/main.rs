@@ -1,1 +1,220 @@
-fn main() {}
+//! `memlog-bench`: builds realistic memlogs from a seeded generator and
+//! prints a table of figures against the project's targets.
+//!
+//! Run it with `scripts/bench` (release build). Whole-process figures run
+//! the real `memlog` binary found next to this one.
+
+mod generator;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use memlog_format::seal::{JournalSelection, seal_journals};
+use memlog_format::{Draft, Kind, Recorder, Repo};
+
+/// Benchmarks memlog and prints a markdown table.
+#[derive(Parser)]
+struct Args {
+    /// Small sizes, for a smoke run.
+    #[arg(long)]
+    quick: bool,
+
+    /// Seed of the session generator.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+
+    /// Write the generated corpus (neutral JSONL) here and exit.
+    #[arg(long, value_name = "FILE")]
+    generate: Option<PathBuf>,
+
+    /// Events to generate with --generate.
+    #[arg(long, default_value_t = 100_000)]
+    events: usize,
+}
+
+struct Row {
+    name: String,
+    value: String,
+    target: String,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if let Some(path) = &args.generate {
+        let per_session = 100;
+        let text = generator::corpus(args.seed, args.events.div_ceil(per_session), per_session);
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        return Ok(());
+    }
+    let bin = memlog_bin()?;
+    let mut rows = Vec::new();
+    let import_events = if args.quick { 10_000 } else { 100_000 };
+    rows.push(bench_import(&bin, args.seed, import_events)?);
+    rows.extend(bench_seal(&bin, if args.quick { 2 } else { 7 })?);
+    rows.push(bench_record(&bin, if args.quick { 30 } else { 300 })?);
+    println!("| benchmark | result | target |");
+    println!("|---|---|---|");
+    for r in rows {
+        println!("| {} | {} | {} |", r.name, r.value, r.target);
+    }
+    Ok(())
+}
+
+/// The memlog binary next to this one.
+fn memlog_bin() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let bin = exe.with_file_name(format!("memlog{}", std::env::consts::EXE_SUFFIX));
+    if !bin.exists() {
+        bail!(
+            "{} is missing: cargo build --release -p memlog",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
+
+fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+    let status = Command::new("git").current_dir(dir).args(args).status()?;
+    if !status.success() {
+        bail!("git {args:?} failed");
+    }
+    Ok(())
+}
+
+fn fresh_repo() -> anyhow::Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new().prefix("memlog-bench-").tempdir()?;
+    git(dir.path(), &["init", "-q"])?;
+    Ok(dir)
+}
+
+fn run(bin: &Path, dir: &Path, args: &[&str]) -> anyhow::Result<Duration> {
+    let t = Instant::now();
+    let out = Command::new(bin).current_dir(dir).args(args).output()?;
+    let elapsed = t.elapsed();
+    if !out.status.success() {
+        bail!("memlog {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(elapsed)
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[i.min(samples.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn bench_import(bin: &Path, seed: u64, events: usize) -> anyhow::Result<Row> {
+    let per_session = 100;
+    let text = generator::corpus(seed, events / per_session, per_session);
+    let file = tempfile::NamedTempFile::new()?;
+    std::fs::write(file.path(), text)?;
+    let path = file.path().to_string_lossy().to_string();
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let repo = fresh_repo()?;
+        times.push(run(bin, repo.path(), &["import", "jsonl", &path])?);
+    }
+    let median = percentile(&mut times, 0.5);
+    Ok(Row {
+        name: format!(
+            "import {events} events ({} sessions), whole process",
+            events / per_session
+        ),
+        value: format!(
+            "{:.0} events/s ({})",
+            events as f64 / median.as_secs_f64(),
+            ms(median)
+        ),
+        target: "≥ 100k events/s".into(),
+    })
+}
+
+fn bench_seal(bin: &Path, runs: usize) -> anyhow::Result<Vec<Row>> {
+    let repo_dir = fresh_repo()?;
+    let repo = Repo::discover(repo_dir.path())?;
+    repo.ensure_dirs()?;
+    let recorder = Recorder::new(&repo)?;
+    let mut r = generator::Rng::new(7);
+    let fill = |session: &str, r: &mut generator::Rng| -> anyhow::Result<()> {
+        let drafts: Vec<Draft> = generator::session(r, 0, 1000, 1_767_225_600)
+            .into_iter()
+            .map(|v| {
+                let kind = Kind::parse(v["kind"].as_str().unwrap_or("note"));
+                Draft::text(
+                    session,
+                    v["ts"].as_str().unwrap_or_default(),
+                    kind,
+                    "bench",
+                    v["text"].as_str().unwrap_or_default(),
+                )
+            })
+            .collect();
+        recorder.record(drafts)?;
+        Ok(())
+    };
+    let mut in_process = Vec::new();
+    for i in 0..runs {
+        let session = format!("seal-{i}");
+        fill(&session, &mut r)?;
+        let t = Instant::now();
+        let report = seal_journals(&repo, &JournalSelection::Session(session))?;
+        in_process.push(t.elapsed());
+        if report.sealed.first().map(|s| s.added) != Some(1000) {
+            bail!("seal did not add 1000 events");
+        }
+    }
+    let mut whole = Vec::new();
+    for i in 0..runs {
+        let session = format!("seal-cli-{i}");
+        fill(&session, &mut r)?;
+        whole.push(run(bin, repo_dir.path(), &["seal", "--session", &session])?);
+    }
+    Ok(vec![
+        Row {
+            name: "seal a 1,000-event session, in-process (median)".into(),
+            value: ms(percentile(&mut in_process, 0.5)),
+            target: "≤ 50 ms".into(),
+        },
+        Row {
+            name: "seal a 1,000-event session, whole process (median)".into(),
+            value: ms(percentile(&mut whole, 0.5)),
+            target: "≤ 50 ms".into(),
+        },
+    ])
+}
+
+fn bench_record(bin: &Path, runs: usize) -> anyhow::Result<Row> {
+    let repo = fresh_repo()?;
+    run(bin, repo.path(), &["init"])?;
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let text = format!("Edited src/auth/token.rs: getTokenById now checks expiry (run {i})");
+        times.push(run(
+            bin,
+            repo.path(),
+            &[
+                "record",
+                "--session",
+                "bench",
+                "--kind",
+                "note",
+                "--text",
+                &text,
+            ],
+        )?);
+    }
+    let p50 = percentile(&mut times, 0.5);
+    let p95 = percentile(&mut times, 0.95);
+    Ok(Row {
+        name: format!("`memlog record`, whole process ({runs} runs)"),
+        value: format!("p50 {} / p95 {}", ms(p50), ms(p95)),
+        target: "≤ 5 ms median".into(),
+    })
+}

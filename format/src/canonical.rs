@@ -38,21 +38,40 @@ pub fn write(out: &mut String, value: &Value) {
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_str(out, k);
-                out.push(':');
-                write(out, v);
+        Value::Object(map) => write_map(out, map),
+    }
+}
+
+/// Appends the canonical form of a JSON object.
+pub fn write_map(out: &mut String, map: &serde_json::Map<String, Value>) {
+    let sorted = map
+        .keys()
+        .zip(map.keys().skip(1))
+        .all(|(a, b)| a.as_bytes() < b.as_bytes());
+    out.push('{');
+    if sorted {
+        // serde_json's default map is a BTreeMap: already in byte order.
+        for (i, (k, v)) in map.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
             }
-            out.push('}');
+            write_str(out, k);
+            out.push(':');
+            write(out, v);
+        }
+    } else {
+        let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        for (i, (k, v)) in entries.into_iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_str(out, k);
+            out.push(':');
+            write(out, v);
         }
     }
+    out.push('}');
 }
 
 /// Rewrites integral floats as integers in place, so that a value equals
@@ -84,13 +103,38 @@ fn write_number(out: &mut String, n: &Number) {
     out.push_str(&n.to_string());
 }
 
-fn write_str(out: &mut String, s: &str) {
-    // serde_json's escaping of a &str cannot fail; fall back to an empty
-    // string rather than panic should that ever change.
-    match serde_json::to_string(s) {
-        Ok(escaped) => out.push_str(&escaped),
-        Err(_) => out.push_str("\"\""),
+/// Appends a JSON string, escaped exactly as serde_json escapes: `"`, `\\`,
+/// `\b \f \n \r \t`, other control characters as `\u00xx`, nothing else.
+pub fn write_str(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        // Every byte matched above is ASCII, so `i` is a char boundary.
+        out.push_str(&s[start..i]);
+        if escape.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xf) as usize] as char);
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
     }
+    out.push_str(&s[start..]);
+    out.push('"');
 }
 
 #[cfg(test)]
@@ -113,6 +157,12 @@ mod tests {
             to_string(&json!([1.0, -3.0, 2.5, 1e300])),
             "[1,-3,2.5,1e+300]"
         );
+    }
+
+    #[test]
+    fn strings_escape_like_serde_json() {
+        let all: String = (0u8..0x80).map(char::from).chain("é€😀".chars()).collect();
+        assert_eq!(to_string(&json!(all)), serde_json::to_string(&all).unwrap());
     }
 
     #[test]

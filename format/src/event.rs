@@ -204,14 +204,44 @@ impl Event {
 
     /// blake3 (hex) of the canonical JSON of the event without `id`.
     pub fn compute_id(&self) -> String {
-        blake3::hash(canonical::to_string(&self.to_value(false)).as_bytes())
-            .to_hex()
-            .to_string()
+        let mut out = String::with_capacity(512);
+        self.write_canonical(&mut out, false);
+        blake3::hash(out.as_bytes()).to_hex().to_string()
     }
 
     /// The canonical line (without the trailing newline).
     pub fn canonical_line(&self) -> String {
-        canonical::to_string(&self.to_value(true))
+        let mut out = String::with_capacity(512);
+        self.write_canonical(&mut out, true);
+        out
+    }
+
+    /// Appends the canonical form, with or without `id`, straight from the
+    /// fields (the same bytes as `canonical::write(&self.to_value(..))`,
+    /// which the tests check, without building a `Value`). The keys are in
+    /// byte order: body, id, kind, meta, project, seq, session, ts, v.
+    pub fn write_canonical(&self, out: &mut String, with_id: bool) {
+        out.push_str("{\"body\":");
+        canonical::write_map(out, &self.body);
+        if with_id {
+            out.push_str(",\"id\":");
+            canonical::write_str(out, &self.id);
+        }
+        out.push_str(",\"kind\":");
+        canonical::write_str(out, self.kind.as_str());
+        out.push_str(",\"meta\":");
+        canonical::write_map(out, &self.meta);
+        out.push_str(",\"project\":");
+        canonical::write_str(out, &self.project);
+        out.push_str(",\"seq\":");
+        out.push_str(&self.seq.to_string());
+        out.push_str(",\"session\":");
+        canonical::write_str(out, &self.session);
+        out.push_str(",\"ts\":");
+        canonical::write_str(out, &self.ts);
+        out.push_str(",\"v\":");
+        out.push_str(&self.v.to_string());
+        out.push('}');
     }
 
     /// Parses one stored line and checks that its id matches its content.
@@ -368,6 +398,23 @@ mod tests {
         let e = sample();
         let back = Event::from_line(&e.canonical_line()).unwrap();
         assert_eq!(back, e);
+    }
+
+    #[test]
+    fn direct_writer_matches_the_value_writer() {
+        let mut e = sample();
+        e.meta.insert(
+            "zeta".into(),
+            serde_json::json!([1, {"b": 2, "a": "x\u{1}"}]),
+        );
+        e.id = e.compute_id();
+        assert_eq!(e.canonical_line(), canonical::to_string(&e.to_value(true)));
+        assert_eq!(
+            e.id,
+            blake3::hash(canonical::to_string(&e.to_value(false)).as_bytes())
+                .to_hex()
+                .to_string()
+        );
     }
 
     #[test]

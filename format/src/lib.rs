@@ -31,6 +31,7 @@ pub mod journal;
 pub mod key;
 pub mod log;
 pub mod neutral;
+mod objects;
 pub mod privacy;
 pub mod record;
 pub mod repo;

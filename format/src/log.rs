@@ -304,8 +304,7 @@ impl<'r> Log<'r> {
             };
             let ids = out.entry(session.clone()).or_default();
             for seg in self.added_segments(&commit)? {
-                let (events, _) = self.read_segment(&seg, false)?;
-                ids.extend(events.into_iter().map(|e| e.id));
+                ids.extend(segment::ids(&self.read_blob(seg.blob)?));
             }
         }
         Ok(out)

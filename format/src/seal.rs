@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::journal::{self, Journal, LockedJournal, sync_dir};
 use crate::log::{EVENTS_TRAILER, Log, SESSION_TRAILER};
 use crate::segment::{LineProblem, Segment};
-use crate::{Error, Event, Kind, Repo, Result};
+use crate::{Error, Event, Kind, Repo, Result, objects};
 
 /// How long a seal keeps rebuilding on a moved tip (or waiting for the ref
 /// lock) before giving up.
@@ -70,15 +70,22 @@ pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
             Some(t) => log.sealed_ids(t, &sessions)?,
             None => HashMap::new(),
         };
-        let (new_tip, outcomes, written) = build_commits(repo, tip, requests, &known)?;
+        let mut staging = repo.git.clone().with_object_memory();
+        let (new_tip, outcomes) = build_commits(&staging, tip, requests, &known)?;
         if new_tip == tip {
             return Ok(outcomes);
         }
         let Some(new_tip) = new_tip else {
             return Ok(outcomes);
         };
-        sync_objects(repo, &written)?;
-        match update_ref(repo, tip, new_tip) {
+        let objects = staging.objects.take_object_memory().unwrap_or_default();
+        let keep = objects::persist(repo, &objects)?;
+        let updated = update_ref(repo, tip, new_tip);
+        if let Some(keep) = keep {
+            // The ref (or nothing, on failure) protects the pack from now on.
+            let _ = std::fs::remove_file(keep);
+        }
+        match updated {
             Ok(()) => {
                 sync_ref(repo)?;
                 return Ok(outcomes);
@@ -105,24 +112,29 @@ fn backoff(attempt: u32) -> Duration {
     Duration::from_micros(base * 1000 + (nanos as u64 % (base * 1000)))
 }
 
-/// Writes blobs, trees and commits for the requests on top of `tip`.
-/// Returns the new tip, the outcomes and the ids of objects to fsync.
+/// Writes blobs, trees and commits for the requests on top of `tip` into
+/// `git`, whose object writes stay in memory. Returns the new tip and the
+/// outcomes.
 fn build_commits(
-    repo: &Repo,
+    git: &gix::Repository,
     tip: Option<ObjectId>,
     requests: &[SealRequest],
     known: &HashMap<String, HashSet<String>>,
-) -> Result<(Option<ObjectId>, Vec<Sealed>, Vec<ObjectId>)> {
-    let git = &repo.git;
-    let log = Log::new(repo);
+) -> Result<(Option<ObjectId>, Vec<Sealed>)> {
     let mut editor = match tip {
-        Some(t) => git.edit_tree(log.commit(t)?.tree).map_err(Error::git)?,
+        Some(t) => {
+            let tree = git
+                .find_commit(t)
+                .map_err(Error::git)?
+                .tree_id()
+                .map_err(Error::git)?;
+            git.edit_tree(tree).map_err(Error::git)?
+        }
         None => git.empty_tree().edit().map_err(Error::git)?,
     };
-    let (name, email) = identity(repo);
+    let (name, email) = identity(git);
     let mut parent = tip;
     let mut outcomes = Vec::with_capacity(requests.len());
-    let mut written = Vec::new();
     let mut seen_in_batch: HashMap<&str, HashSet<&str>> = HashMap::new();
     for request in requests {
         let known_ids = known.get(&request.session);
@@ -142,18 +154,13 @@ fn build_commits(
             });
             continue;
         }
-        let mut paths = Vec::new();
         for segment in Segment::encode(fresh.iter().copied()) {
             let blob = git.write_blob(&segment.bytes).map_err(Error::git)?.detach();
             editor
                 .upsert(segment.path().as_str(), EntryKind::Blob, blob)
                 .map_err(Error::git)?;
-            written.push(blob);
-            paths.push(segment.path());
         }
         let tree = editor.write().map_err(Error::git)?.detach();
-        written.push(tree);
-        written.extend(subtree_ids(repo, tree, &paths)?);
         let start = fresh.iter().map(|e| e.ts.as_str()).min().unwrap_or("");
         let author_time = crate::time::parse(start)
             .map(|t| t.as_second())
@@ -169,7 +176,6 @@ fn build_commits(
             extra_headers: Vec::new(),
         };
         let id = git.write_object(&commit).map_err(Error::git)?.detach();
-        written.push(id);
         parent = Some(id);
         outcomes.push(Sealed {
             session: request.session.clone(),
@@ -178,32 +184,11 @@ fn build_commits(
             duplicates,
         });
     }
-    Ok((parent, outcomes, written))
+    Ok((parent, outcomes))
 }
 
-/// Ids of the `segments/` and `segments/<aa>/` trees on the way to `paths`.
-fn subtree_ids(repo: &Repo, root: ObjectId, paths: &[String]) -> Result<Vec<ObjectId>> {
-    let mut out = Vec::new();
-    let tree = repo.git.find_tree(root).map_err(Error::git)?;
-    let mut dirs: Vec<&str> = paths
-        .iter()
-        .filter_map(|p| p.rsplit_once('/').map(|x| x.0))
-        .collect();
-    dirs.sort_unstable();
-    dirs.dedup();
-    if let Ok(Some(e)) = tree.lookup_entry_by_path("segments") {
-        out.push(e.object_id());
-    }
-    for dir in dirs {
-        if let Ok(Some(e)) = tree.lookup_entry_by_path(dir) {
-            out.push(e.object_id());
-        }
-    }
-    Ok(out)
-}
-
-fn identity(repo: &Repo) -> (BString, BString) {
-    match repo.git.committer() {
+fn identity(git: &gix::Repository) -> (BString, BString) {
+    match git.committer() {
         Some(Ok(sig)) => (sig.name.to_owned(), sig.email.to_owned()),
         _ => ("memlog".into(), "memlog@localhost".into()),
     }
@@ -255,37 +240,6 @@ fn remove_stale_lock(repo: &Repo) {
     {
         let _ = std::fs::remove_file(&lock);
     }
-}
-
-fn loose_path(repo: &Repo, id: &ObjectId) -> PathBuf {
-    let hex = id.to_string();
-    repo.common_dir
-        .join("objects")
-        .join(&hex[..2])
-        .join(&hex[2..])
-}
-
-/// fsyncs the loose files of the written objects and their directories,
-/// so the ref never points at objects a crash could lose. (gix does not
-/// fsync.) Objects that were already packed have no loose file and are
-/// durable already.
-fn sync_objects(repo: &Repo, ids: &[ObjectId]) -> Result<()> {
-    let mut dirs = std::collections::BTreeSet::new();
-    for id in ids {
-        let path = loose_path(repo, id);
-        match std::fs::File::open(&path) {
-            Ok(f) => f.sync_all().map_err(|e| Error::io(&path, e))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(&path, e)),
-        }
-        if let Some(dir) = path.parent() {
-            dirs.insert(dir.to_path_buf());
-        }
-    }
-    for dir in dirs {
-        sync_dir(&dir).map_err(|e| Error::io(&dir, e))?;
-    }
-    Ok(())
 }
 
 fn sync_ref(repo: &Repo) -> Result<()> {

@@ -34,17 +34,19 @@ impl Segment {
         limit: usize,
     ) -> Vec<Segment> {
         let mut segments = Vec::new();
-        let mut bytes: Vec<u8> = Vec::new();
+        let mut text = String::new();
+        let mut line = String::with_capacity(1024);
         for event in events {
-            let line = event.canonical_line();
-            if !bytes.is_empty() && bytes.len() + line.len() + 1 > limit {
-                segments.push(Segment::from_bytes(std::mem::take(&mut bytes)));
+            line.clear();
+            event.write_canonical(&mut line, true);
+            if !text.is_empty() && text.len() + line.len() + 1 > limit {
+                segments.push(Segment::from_bytes(std::mem::take(&mut text).into_bytes()));
             }
-            bytes.extend_from_slice(line.as_bytes());
-            bytes.push(b'\n');
+            text.push_str(&line);
+            text.push('\n');
         }
-        if !bytes.is_empty() {
-            segments.push(Segment::from_bytes(bytes));
+        if !text.is_empty() {
+            segments.push(Segment::from_bytes(text.into_bytes()));
         }
         segments
     }
@@ -75,6 +77,22 @@ pub fn hash_from_name(name: &str) -> Option<&str> {
             .bytes()
             .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()))
     .then_some(hash)
+}
+
+/// The ids of the events in segment bytes, read without decoding whole
+/// events (for deduplication). Lines that do not parse are skipped.
+pub fn ids(bytes: &[u8]) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow)]
+        id: std::borrow::Cow<'a, str>,
+    }
+    bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| serde_json::from_slice::<IdOnly>(l).ok())
+        .map(|x| x.id.into_owned())
+        .collect()
 }
 
 /// A problem found while decoding a segment or journal.
@@ -176,6 +194,8 @@ mod tests {
         assert_eq!(split.len(), 4);
         let decoded: Vec<Event> = split.iter().flat_map(|s| decode(&s.bytes).0).collect();
         assert_eq!(decoded, evs);
+        let ids: Vec<String> = split.iter().flat_map(|s| ids(&s.bytes)).collect();
+        assert_eq!(ids, evs.iter().map(|e| e.id.clone()).collect::<Vec<_>>());
         assert!(
             one[0]
                 .path()

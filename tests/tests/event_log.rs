@@ -403,3 +403,54 @@ fn events_are_unique_by_id_after_repeated_seals() {
     assert_eq!(seen, ids);
     assert_eq!(events.len(), 5);
 }
+
+#[test]
+fn a_large_import_is_written_as_one_valid_pack() {
+    let repo = TestRepo::new();
+    let mut text = String::new();
+    for s in 0..120 {
+        for i in 0..5 {
+            text.push_str(&format!(
+                "{{\"session\":\"bulk-{s}\",\"ts\":\"2024-01-01T00:{:02}:{:02}Z\",\"kind\":\"note\",\"text\":\"bulk {s} {i}\"}}\n",
+                s % 60,
+                i
+            ));
+        }
+    }
+    std::fs::write(repo.path().join("bulk.jsonl"), text).unwrap();
+    let out = repo
+        .memlog(&["import", "jsonl", "bulk.jsonl", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (out["added"].as_u64(), out["commits"].as_u64()),
+        (Some(600), Some(120))
+    );
+    let packs: Vec<_> = std::fs::read_dir(repo.path().join(".git/objects/pack"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "idx"))
+        .collect();
+    assert_eq!(packs.len(), 1, "one pack for the whole import");
+    assert!(
+        !std::fs::read_dir(repo.path().join(".git/objects/pack"))
+            .unwrap()
+            .any(|e| e.unwrap().path().extension().is_some_and(|x| x == "keep")),
+        "the .keep file is removed once the ref points at the pack"
+    );
+    let verify = repo
+        .git(&["verify-pack", "-v", packs[0].path().to_str().unwrap()])
+        .ok();
+    assert!(
+        verify.stdout().contains("non delta: 600") || verify.stdout().contains("ok"),
+        "{}",
+        verify.stdout()
+    );
+    repo.git(&["fsck", "--strict", "--no-dangling"]).ok();
+    assert_eq!(repo.memlog(&["fsck", "--json"]).ok().json()["events"], 600);
+    // later single-session seals go on top, as loose objects
+    repo.record("live", "user_prompt", "after the bulk import");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.git(&["fsck", "--strict", "--no-dangling"]).ok();
+    assert_eq!(repo.cat().len(), 601);
+}

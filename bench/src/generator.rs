@@ -1,0 +1,174 @@
+//! A seeded generator of realistic agent sessions in the neutral import
+//! format: prompts, answers and tool observations that mention file paths
+//! and code identifiers, so full-text search has something real to chew on.
+//! The same seed always gives the same sessions.
+
+use serde_json::json;
+
+/// SplitMix64: tiny, fast, and stable forever (unlike a library RNG whose
+/// stream may change between versions).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+const MODULES: &[&str] = &[
+    "auth",
+    "billing",
+    "search",
+    "indexer",
+    "session",
+    "cache",
+    "router",
+    "storage",
+    "payments",
+    "notifications",
+    "users",
+    "reports",
+    "scheduler",
+    "gateway",
+    "metrics",
+];
+const VERBS: &[&str] = &[
+    "get", "set", "load", "parse", "validate", "render", "sync", "fetch", "build", "resolve",
+];
+const NOUNS: &[&str] = &[
+    "User", "Token", "Invoice", "Query", "Config", "Session", "Order", "Report", "Route", "Index",
+];
+const SUFFIXES: &[&str] = &[
+    "ById",
+    "ForAccount",
+    "Batch",
+    "Async",
+    "",
+    "FromCache",
+    "WithRetry",
+];
+const PROBLEMS: &[&str] = &[
+    "returns null when the id is missing",
+    "panics on an empty input",
+    "times out under load",
+    "leaks a file handle",
+    "double-counts retries",
+    "ignores the timezone",
+    "breaks on unicode names",
+    "is slow with a cold cache",
+];
+const EXTS: &[&str] = &["rs", "ts", "py", "go"];
+
+fn identifier(r: &mut Rng) -> String {
+    format!("{}{}{}", r.pick(VERBS), r.pick(NOUNS), r.pick(SUFFIXES))
+}
+
+fn snake(ident: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in ident.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+fn path(r: &mut Rng) -> String {
+    format!(
+        "src/{}/{}.{}",
+        r.pick(MODULES),
+        snake(r.pick(NOUNS)),
+        r.pick(EXTS)
+    )
+}
+
+/// One session of `events` neutral-format lines.
+pub fn session(
+    r: &mut Rng,
+    index: usize,
+    events: usize,
+    start_secs: i64,
+) -> Vec<serde_json::Value> {
+    let session = format!("bench-{index:06}");
+    let mut out = Vec::with_capacity(events);
+    let mut t = start_secs;
+    let focus = identifier(r);
+    let focus_path = path(r);
+    for i in 0..events {
+        t += 1 + r.below(20) as i64;
+        let ts = memlog_format::time::format(
+            jiff::Timestamp::from_second(t).unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+        );
+        let (kind, text) = match i % 5 {
+            0 => (
+                "user_prompt",
+                format!(
+                    "Fix {focus} in {focus_path}: it {}. Also check {} in {}.",
+                    r.pick(PROBLEMS),
+                    identifier(r),
+                    path(r)
+                ),
+            ),
+            1 | 3 => (
+                "tool_observation",
+                format!(
+                    "{} {}\n{}:{}: fn {}() {{ /* {} */ }}",
+                    r.pick(&["Read", "Grep", "Edit", "Bash"]),
+                    path(r),
+                    focus_path,
+                    r.below(400) + 1,
+                    snake(&identifier(r)),
+                    r.pick(PROBLEMS)
+                ),
+            ),
+            2 => (
+                "agent_response",
+                format!(
+                    "I changed {focus} so it no longer {}; the caller {} in {} needed a guard too.",
+                    r.pick(PROBLEMS),
+                    identifier(r),
+                    path(r)
+                ),
+            ),
+            _ => (
+                "note",
+                format!(
+                    "Decision: {} in the {} module uses {}.",
+                    identifier(r),
+                    r.pick(MODULES),
+                    identifier(r)
+                ),
+            ),
+        };
+        out.push(json!({"session": session, "ts": ts, "kind": kind, "text": text, "ref": format!("{session}:{i}")}));
+    }
+    out
+}
+
+/// `sessions` sessions of `per_session` events each, as JSONL text.
+pub fn corpus(seed: u64, sessions: usize, per_session: usize) -> String {
+    let mut r = Rng::new(seed);
+    let mut text = String::new();
+    let base = 1_767_225_600; // 2026-01-01
+    for s in 0..sessions {
+        for line in session(&mut r, s, per_session, base + (s as i64) * 3600) {
+            text.push_str(&line.to_string());
+            text.push('\n');
+        }
+    }
+    text
+}

@@ -1,0 +1,206 @@
+//! Making staged git objects durable.
+//!
+//! Seals build their blobs, trees and commits in memory first. A handful of
+//! objects (a live session's seal) is written loose; a batch (an import of
+//! many sessions) is written as one pack, which is far cheaper than
+//! thousands of small files. Either way every file is fsynced before the ref
+//! may point at the objects (gix itself does not fsync).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use gix::objs::Write as _;
+use gix::odb::memory::Storage;
+
+use crate::journal::sync_dir;
+use crate::{Error, Repo, Result};
+
+/// Up to this many objects are written loose; more go into a pack.
+const LOOSE_MAX: usize = 64;
+
+/// Writes `objects` durably. Returns the `.keep` file of a new pack, which
+/// the caller removes once a ref points at the objects.
+pub fn persist(repo: &Repo, objects: &Storage) -> Result<Option<PathBuf>> {
+    if objects.is_empty() {
+        return Ok(None);
+    }
+    if objects.len() <= LOOSE_MAX {
+        write_loose(repo, objects)?;
+        return Ok(None);
+    }
+    write_pack(repo, objects)
+}
+
+fn objects_dir(repo: &Repo) -> PathBuf {
+    repo.common_dir.join("objects")
+}
+
+fn write_loose(repo: &Repo, objects: &Storage) -> Result<()> {
+    let mut dirs = std::collections::BTreeSet::new();
+    for (kind, data) in objects.values() {
+        let id = repo
+            .git
+            .objects
+            .write_buf(*kind, data)
+            .map_err(Error::git)?;
+        let hex = id.to_string();
+        let path = objects_dir(repo).join(&hex[..2]).join(&hex[2..]);
+        match std::fs::File::open(&path) {
+            Ok(f) => f.sync_all().map_err(|e| Error::io(&path, e))?,
+            // Already packed: durable already.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&path, e)),
+        }
+        if let Some(dir) = path.parent() {
+            dirs.insert(dir.to_path_buf());
+        }
+    }
+    for dir in dirs {
+        sync_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
+    Ok(())
+}
+
+/// Pack type codes (git's pack format).
+fn type_code(kind: gix::objs::Kind) -> u8 {
+    match kind {
+        gix::objs::Kind::Commit => 1,
+        gix::objs::Kind::Tree => 2,
+        gix::objs::Kind::Blob => 3,
+        gix::objs::Kind::Tag => 4,
+    }
+}
+
+/// Writes the objects as one version 2 pack (no deltas, fast compression)
+/// with its version 2 index, both computed here: the ids, offsets and CRCs
+/// are known, so nothing needs to be read back and hashed again. The pack is
+/// renamed into place first, then its index (readers find packs by index).
+fn write_pack(repo: &Repo, objects: &Storage) -> Result<Option<PathBuf>> {
+    let mut entries: Vec<(&gix::ObjectId, u64, u32)> = Vec::with_capacity(objects.len());
+    let capacity = objects
+        .values()
+        .map(|(_, d)| d.len() / 3 + 32)
+        .sum::<usize>()
+        + 32;
+    let mut pack: Vec<u8> = Vec::with_capacity(capacity);
+    pack.extend_from_slice(b"PACK");
+    pack.extend_from_slice(&2u32.to_be_bytes());
+    pack.extend_from_slice(&(objects.len() as u32).to_be_bytes());
+    // One compressor for all entries, writing into the pack through a
+    // shared buffer so that entry headers can go in between.
+    let buffer = std::cell::RefCell::new(pack);
+    let mut deflate = gix::zlib::stream::deflate::Write::new(
+        SharedSink(&buffer),
+        gix::zlib::Compression::BEST_SPEED,
+    );
+    for (id, (kind, data)) in objects.iter() {
+        let offset = buffer.borrow().len();
+        {
+            let mut pack = buffer.borrow_mut();
+            // 3 type bits and 4 size bits, then 7 size bits at a time
+            let mut size = data.len();
+            let mut byte = (type_code(*kind) << 4) | (size & 0x0f) as u8;
+            size >>= 4;
+            while size > 0 {
+                pack.push(byte | 0x80);
+                byte = (size & 0x7f) as u8;
+                size >>= 7;
+            }
+            pack.push(byte);
+        }
+        deflate.reset();
+        deflate
+            .write_all(data)
+            .and_then(|_| deflate.flush())
+            .map_err(|e| Error::invalid("compressing a pack entry", e.to_string()))?;
+        let crc = crc32fast::hash(&buffer.borrow()[offset..]);
+        entries.push((id, offset as u64, crc));
+    }
+    drop(deflate);
+    let mut pack = buffer.into_inner();
+    let pack_sum = sha1(&pack)?;
+    pack.extend_from_slice(pack_sum.as_bytes());
+
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    let mut idx: Vec<u8> = Vec::with_capacity(8 + 1024 + entries.len() * 28 + 40);
+    idx.extend_from_slice(&[0xff, b't', b'O', b'c', 0, 0, 0, 2]);
+    let mut fanout = [0u32; 256];
+    for (id, _, _) in &entries {
+        fanout[id.as_bytes()[0] as usize] += 1;
+    }
+    let mut running = 0u32;
+    for count in fanout {
+        running += count;
+        idx.extend_from_slice(&running.to_be_bytes());
+    }
+    for (id, _, _) in &entries {
+        idx.extend_from_slice(id.as_bytes());
+    }
+    for (_, _, crc) in &entries {
+        idx.extend_from_slice(&crc.to_be_bytes());
+    }
+    let mut large: Vec<u64> = Vec::new();
+    for (_, offset, _) in &entries {
+        if *offset < 0x8000_0000 {
+            idx.extend_from_slice(&(*offset as u32).to_be_bytes());
+        } else {
+            idx.extend_from_slice(&(0x8000_0000 | large.len() as u32).to_be_bytes());
+            large.push(*offset);
+        }
+    }
+    for offset in large {
+        idx.extend_from_slice(&offset.to_be_bytes());
+    }
+    idx.extend_from_slice(pack_sum.as_bytes());
+    let idx_sum = sha1(&idx)?;
+    idx.extend_from_slice(idx_sum.as_bytes());
+
+    let pack_dir = objects_dir(repo).join("pack");
+    std::fs::create_dir_all(&pack_dir).map_err(|e| Error::io(&pack_dir, e))?;
+    let base = pack_dir.join(format!("pack-{pack_sum}"));
+    let keep = base.with_extension("keep");
+    std::fs::write(&keep, b"memlog: sealing\n").map_err(|e| Error::io(&keep, e))?;
+    write_durably(&base.with_extension("pack"), &pack)?;
+    write_durably(&base.with_extension("idx"), &idx)?;
+    sync_dir(&pack_dir).map_err(|e| Error::io(&pack_dir, e))?;
+    Ok(Some(keep))
+}
+
+fn sha1(bytes: &[u8]) -> Result<gix::ObjectId> {
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(bytes);
+    hasher.try_finalize().map_err(Error::git)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, fsyncs it and renames
+/// it into place (pack files are read-only, as git makes them).
+fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| Error::io(path, e))?;
+    let mut perms = tmp
+        .as_file()
+        .metadata()
+        .map_err(|e| Error::io(path, e))?
+        .permissions();
+    perms.set_readonly(true);
+    let _ = std::fs::set_permissions(tmp.path(), perms);
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// An `io::Write` appending to a buffer that others may also append to
+/// between writes.
+struct SharedSink<'a>(&'a std::cell::RefCell<Vec<u8>>);
+
+impl Write for SharedSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
