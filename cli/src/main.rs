@@ -42,9 +42,20 @@ fn main() -> ExitCode {
     let dir = cli.directory.unwrap_or_else(|| PathBuf::from("."));
     match commands::run(cli.command, &dir) {
         Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             output::print_error(&err);
             ExitCode::from(1)
         }
     }
+}
+
+/// `memlog … | head` closing the pipe early is not an error.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|e| e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
+    })
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 use anyhow::Context;
 use memlog_format::log::{Log, journal_events, live_events};
 use memlog_format::{Event, Repo};
+use memlog_indexer::{Error as IndexError, Projections};
 
 /// Opens the repository containing `dir`.
 pub fn open(dir: &Path) -> anyhow::Result<Repo> {
@@ -33,4 +34,42 @@ pub fn live(repo: &Repo, sealed_only: bool) -> anyhow::Result<Vec<Event>> {
         events.extend(journal_events(repo).context("reading journals")?);
     }
     Ok(live_events(events))
+}
+
+/// The projections, brought up to date first when they lag behind the log
+/// (a ref read and a few stats when they do not). If another process is
+/// updating them, what is there is used, with a note.
+pub fn projections(repo: &Repo) -> anyhow::Result<Projections> {
+    if let Ok(p) = Projections::open(repo)
+        && p.is_fresh(repo)?
+    {
+        return Ok(p);
+    }
+    let report = match Projections::try_update(repo)? {
+        Some(report) => report,
+        None => match Projections::open(repo) {
+            Ok(p) => {
+                eprintln!("note: another memlog process is updating the index; results may lag");
+                return Ok(p);
+            }
+            // nothing to read yet: wait for the other writer
+            Err(_) => Projections::update(repo)?,
+        },
+    };
+    if report.rebuilt
+        && let Some(reason) = &report.reason
+        && reason != "no index yet"
+    {
+        eprintln!("note: index rebuilt: {reason}");
+    }
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    match Projections::open(repo) {
+        Ok(p) => Ok(p),
+        Err(IndexError::Corrupt { what, message }) => {
+            anyhow::bail!("{what} is damaged ({message}); run `memlog rebuild`")
+        }
+        Err(e) => Err(e.into()),
+    }
 }

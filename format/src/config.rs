@@ -11,6 +11,15 @@
 //!   exclude: [TodoRead]       # tool calls that are not recorded
 //!   max_output_bytes: 10000   # tool outputs are cut to this many bytes…
 //!   max_output_lines: 100     # …and this many lines (head + tail)
+//! ranking:                    # weights of the search signals
+//!   semantic: 0.4
+//!   fts: 0.25
+//!   recency: 0.2
+//!   importance: 0.15
+//!   half_life_days: 30
+//! context:
+//!   budget_tokens: 1500       # size of injected context
+//!   min_relevance: 0.3        # leave out weaker matches
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -35,6 +44,54 @@ pub struct Config {
     pub project: Option<String>,
     pub privacy: PrivacyConfig,
     pub tools: ToolsConfig,
+    pub ranking: RankingConfig,
+    pub context: ContextConfig,
+}
+
+/// Weights of the ranking signals (each normalised to [0, 1]); when a signal
+/// is unavailable (no vectors), its weight is shared out among the others in
+/// proportion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RankingConfig {
+    pub semantic: f32,
+    pub fts: f32,
+    pub recency: f32,
+    pub importance: f32,
+    /// Age at which the recency signal has halved.
+    pub half_life_days: f32,
+}
+
+impl Default for RankingConfig {
+    fn default() -> Self {
+        RankingConfig {
+            semantic: 0.4,
+            fts: 0.25,
+            recency: 0.2,
+            importance: 0.15,
+            half_life_days: 30.0,
+        }
+    }
+}
+
+/// Context assembly (`memlog context`, prompt injection).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Token budget of the assembled context.
+    pub budget_tokens: usize,
+    /// Memories whose full-text relevance (normalised BM25 against the best
+    /// possible match of the query) is below this are left out.
+    pub min_relevance: f32,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            budget_tokens: 1500,
+            min_relevance: 0.3,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -62,6 +119,8 @@ impl Default for Config {
             project: None,
             privacy: PrivacyConfig::default(),
             tools: ToolsConfig::default(),
+            ranking: RankingConfig::default(),
+            context: ContextConfig::default(),
         }
     }
 }
@@ -119,6 +178,17 @@ impl Config {
                 "ref {:?} is not a full ref name like refs/heads/memlog",
                 self.ref_name
             )));
+        }
+        let r = &self.ranking;
+        let weights = [r.semantic, r.fts, r.recency, r.importance];
+        if weights.iter().any(|w| !w.is_finite() || *w < 0.0) || weights.iter().sum::<f32>() <= 0.0
+        {
+            return Err(bad(
+                "ranking weights must be non-negative and not all zero".into()
+            ));
+        }
+        if r.half_life_days.is_nan() || r.half_life_days <= 0.0 {
+            return Err(bad("ranking.half_life_days must be positive".into()));
         }
         for p in &self.privacy.patterns {
             regex::Regex::new(p).map_err(|e| bad(format!("privacy pattern {p:?}: {e}")))?;

@@ -44,6 +44,13 @@ pub struct CommitInfo {
     pub commit_time: i64,
 }
 
+/// Segments added and removed between two trees.
+#[derive(Clone, Debug, Default)]
+pub struct SegmentDiff {
+    pub added: Vec<SegmentRef>,
+    pub removed: Vec<SegmentRef>,
+}
+
 /// A segment that failed verification.
 #[derive(Clone, Debug)]
 pub struct SegmentProblem {
@@ -204,30 +211,51 @@ impl<'r> Log<'r> {
 
     /// Segments in tree `new` that are not in tree `old`.
     pub fn added_between(&self, old: ObjectId, new: ObjectId) -> Result<Vec<SegmentRef>> {
+        Ok(self.diff_trees(old, new)?.added)
+    }
+
+    /// Segments added and removed between two root trees. Only sub-trees
+    /// whose ids differ are read.
+    pub fn diff_trees(&self, old: ObjectId, new: ObjectId) -> Result<SegmentDiff> {
+        let mut diff = SegmentDiff::default();
         if old == new {
-            return Ok(Vec::new());
+            return Ok(diff);
         }
-        let old_dirs: HashMap<String, ObjectId> = self.segment_dirs(old)?.into_iter().collect();
-        let mut out = Vec::new();
+        let mut old_dirs: HashMap<String, ObjectId> = self.segment_dirs(old)?.into_iter().collect();
         for (name, dir) in self.segment_dirs(new)? {
-            match old_dirs.get(&name) {
-                Some(old_dir) if *old_dir == dir => {}
+            match old_dirs.remove(&name) {
+                Some(old_dir) if old_dir == dir => {}
                 Some(old_dir) => {
-                    let before: HashSet<String> = self
-                        .segments_in_dir(*old_dir)?
-                        .into_iter()
-                        .map(|s| s.hash)
-                        .collect();
-                    out.extend(
-                        self.segments_in_dir(dir)?
-                            .into_iter()
-                            .filter(|s| !before.contains(&s.hash)),
+                    let before = self.segments_in_dir(old_dir)?;
+                    let after = self.segments_in_dir(dir)?;
+                    let before_set: HashSet<&str> =
+                        before.iter().map(|s| s.hash.as_str()).collect();
+                    let after_set: HashSet<&str> = after.iter().map(|s| s.hash.as_str()).collect();
+                    diff.removed.extend(
+                        before
+                            .iter()
+                            .filter(|s| !after_set.contains(s.hash.as_str()))
+                            .cloned(),
+                    );
+                    diff.added.extend(
+                        after
+                            .iter()
+                            .filter(|s| !before_set.contains(s.hash.as_str()))
+                            .cloned(),
                     );
                 }
-                None => out.extend(self.segments_in_dir(dir)?),
+                None => diff.added.extend(self.segments_in_dir(dir)?),
             }
         }
-        Ok(out)
+        for (_, old_dir) in old_dirs {
+            diff.removed.extend(self.segments_in_dir(old_dir)?);
+        }
+        Ok(diff)
+    }
+
+    /// Whether `id` names a tree that exists in the repository.
+    pub fn has_tree(&self, id: ObjectId) -> bool {
+        self.repo.git.find_tree(id).is_ok()
     }
 
     /// The bytes of a blob.

@@ -1,1 +1,28 @@
-//! stub
+//! # memlog-indexer
+//!
+//! Projections derived from memlog's log, and the searches they answer.
+//!
+//! The log (crate `memlog-format`) is the only source of truth. This crate
+//! derives from it, under `<git common dir>/memlog/index/`:
+//!
+//! - a full-text index ([`fts`], tantivy) with a code-aware [`tokenizer`];
+//! - an entity/edge database ([`graph`], SQLite) with events, sessions,
+//!   files, artifacts and the edges between them, queryable with SQL;
+//!
+//! kept up to date incrementally, or rebuilt from scratch, by
+//! [`projection::Projections`], with one writer at a time. [`search`] ranks
+//! events (full-text relevance, recency, importance) and [`context`]
+//! assembles the most relevant ones for a prompt within a token budget.
+//! Nothing here knows about Claude Code or the command line.
+
+pub mod context;
+pub mod derive;
+mod error;
+pub mod fts;
+pub mod graph;
+pub mod projection;
+pub mod search;
+pub mod tokenizer;
+
+pub use error::{Error, Result};
+pub use projection::{IndexReport, Projections};

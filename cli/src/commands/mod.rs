@@ -7,14 +7,20 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 mod cat;
+mod context;
+mod forget;
 mod fsck;
 mod import;
+mod index;
 mod init;
 mod log;
 mod note;
+mod rebuild;
 mod record;
 mod seal;
+mod search;
 mod show;
+mod sql;
 mod stats;
 
 #[derive(Subcommand)]
@@ -27,6 +33,12 @@ pub enum Command {
     Show(show::ShowArgs),
     Cat(cat::CatArgs),
     Import(import::ImportArgs),
+    Index(index::IndexArgs),
+    Rebuild(rebuild::RebuildArgs),
+    Search(search::SearchArgs),
+    Context(context::ContextArgs),
+    Sql(sql::SqlArgs),
+    Forget(forget::ForgetArgs),
     Fsck(fsck::FsckArgs),
     Stats(stats::StatsArgs),
 }
@@ -41,6 +53,12 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Show(args) => show::cmd_show(dir, args),
         Command::Cat(args) => cat::cmd_cat(dir, args),
         Command::Import(args) => import::cmd_import(dir, args),
+        Command::Index(args) => index::cmd_index(dir, args),
+        Command::Rebuild(args) => rebuild::cmd_rebuild(dir, args),
+        Command::Search(args) => search::cmd_search(dir, args),
+        Command::Context(args) => context::cmd_context(dir, args),
+        Command::Sql(args) => sql::cmd_sql(dir, args),
+        Command::Forget(args) => forget::cmd_forget(dir, args),
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
         Command::Stats(args) => stats::cmd_stats(dir, args),
     }

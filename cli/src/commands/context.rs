@@ -1,0 +1,40 @@
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use memlog_indexer::context::assemble;
+
+use crate::{output, workspace};
+
+/// Print the memories most relevant to a prompt, as markdown for an agent.
+///
+/// The best matches, deduplicated and grouped by session, each cited by its
+/// event id, within a token budget (about four bytes per token). Prints
+/// nothing when nothing is relevant enough (`context.min_relevance` in
+/// `.memlog.yaml`).
+#[derive(Args)]
+pub struct ContextArgs {
+    /// The prompt to find memories for.
+    prompt: String,
+
+    /// Token budget (default: `context.budget_tokens`, 1500).
+    #[arg(long, value_name = "TOKENS")]
+    budget: Option<usize>,
+
+    /// Print {"markdown", "cited", "tokens"} as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn cmd_context(dir: &Path, args: ContextArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open(dir)?;
+    let projections = workspace::projections(&repo)?;
+    let budget = args.budget.unwrap_or(repo.config.context.budget_tokens);
+    let assembled = assemble(&projections, &repo.config, &args.prompt, budget)?;
+    if args.json {
+        output::print_json(&assembled)?;
+    } else {
+        print!("{}", assembled.markdown);
+    }
+    Ok(ExitCode::SUCCESS)
+}

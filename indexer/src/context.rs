@@ -1,0 +1,154 @@
+//! Context assembly: the most relevant memories for a prompt as markdown an
+//! agent can read, grouped by session, each cited by its event id, within a
+//! token budget.
+//!
+//! Tokens are counted with a documented approximation: one token per four
+//! bytes of UTF-8 text, rounded up (close to what BPE tokenizers give for
+//! English prose and code; conservative for most other text).
+
+use std::collections::{HashMap, HashSet};
+
+use memlog_format::Config;
+use serde::Serialize;
+
+use crate::projection::Projections;
+use crate::search::{Hit, SearchRequest, search};
+use crate::{Error, Result};
+
+/// Approximate token count of `text`.
+pub fn approx_tokens(text: &str) -> usize {
+    text.len().div_ceil(4)
+}
+
+/// Memories considered before budgeting.
+const CANDIDATES: usize = 24;
+/// Longest text shown for one memory, in characters.
+const ITEM_CHARS: usize = 480;
+/// How many characters of an event id are shown as its citation.
+pub const CITATION_LEN: usize = 12;
+
+/// An assembled context.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Assembled {
+    /// Markdown; empty when nothing was relevant enough.
+    pub markdown: String,
+    /// Ids of the events included (full ids).
+    pub cited: Vec<String>,
+    /// Approximate tokens of `markdown`.
+    pub tokens: usize,
+}
+
+/// Assembles the context for `prompt` within `budget` tokens.
+pub fn assemble(
+    p: &Projections,
+    config: &Config,
+    prompt: &str,
+    budget: usize,
+) -> Result<Assembled> {
+    let hits = search(
+        p,
+        &config.ranking,
+        &SearchRequest {
+            query: prompt.to_string(),
+            limit: CANDIDATES,
+            ..Default::default()
+        },
+    )?;
+    let relevant: Vec<Hit> = hits
+        .into_iter()
+        .filter(|h| h.parts.fts >= config.context.min_relevance)
+        .collect();
+    if relevant.is_empty() {
+        return Ok(Assembled::default());
+    }
+    // deduplicate by normalised text
+    let mut seen = HashSet::new();
+    let relevant: Vec<Hit> = relevant
+        .into_iter()
+        .filter(|h| {
+            seen.insert(memlog_format::key::normalize(
+                &h.text.chars().take(300).collect::<String>(),
+            ))
+        })
+        .collect();
+    // sessions in order of their best hit
+    let mut order: Vec<String> = Vec::new();
+    let mut by_session: HashMap<String, Vec<&Hit>> = HashMap::new();
+    for h in &relevant {
+        if !by_session.contains_key(&h.session) {
+            order.push(h.session.clone());
+        }
+        by_session.entry(h.session.clone()).or_default().push(h);
+    }
+    let header = "## Memory from earlier sessions (memlog)\nRelevant events, most relevant sessions first; cite them by [id].\n";
+    let mut markdown = String::from(header);
+    let mut cited = Vec::new();
+    let mut used = approx_tokens(header);
+    'sessions: for session in order {
+        let mut items = by_session.remove(&session).unwrap_or_default();
+        items.sort_by(|a, b| a.ts.cmp(&b.ts));
+        let title = session_title(p, &session)?;
+        let heading = format!(
+            "\n### {} · {}{}\n",
+            items
+                .first()
+                .map(|h| h.ts.get(..10).unwrap_or(&h.ts))
+                .unwrap_or(""),
+            session,
+            title.map(|t| format!(" — {t}")).unwrap_or_default()
+        );
+        let mut block = heading;
+        let mut block_ids = Vec::new();
+        for h in items {
+            let text: String = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let text = memlog_format::event::truncate_chars(&text, ITEM_CHARS);
+            let line = format!(
+                "- [{}] {}: {}\n",
+                &h.id[..CITATION_LEN.min(h.id.len())],
+                h.kind,
+                text
+            );
+            if used + approx_tokens(&block) + approx_tokens(&line) > budget {
+                if !block_ids.is_empty() {
+                    markdown.push_str(&block);
+                    cited.extend(block_ids);
+                }
+                break 'sessions;
+            }
+            block.push_str(&line);
+            block_ids.push(h.id.clone());
+        }
+        used += approx_tokens(&block);
+        markdown.push_str(&block);
+        cited.extend(block_ids);
+    }
+    if cited.is_empty() {
+        return Ok(Assembled::default());
+    }
+    let tokens = approx_tokens(&markdown);
+    Ok(Assembled {
+        markdown,
+        cited,
+        tokens,
+    })
+}
+
+fn session_title(p: &Projections, session: &str) -> Result<Option<String>> {
+    let title: Option<Option<String>> = p
+        .graph
+        .conn
+        .query_row(
+            "SELECT first_prompt FROM sessions WHERE session = ?1",
+            [session],
+            |r| r.get(0),
+        )
+        .map(Some)
+        .or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            e => Err(e),
+        })
+        .map_err(|e| Error::sql(&p.dir, e))?;
+    Ok(title
+        .flatten()
+        .map(|t| memlog_format::event::truncate_chars(t.lines().next().unwrap_or(""), 80)))
+}

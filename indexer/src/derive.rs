@@ -1,0 +1,152 @@
+//! What an event contributes to the projections: its searchable text, the
+//! files it touches or mentions, the references it makes, and its prior
+//! importance. A pure function of the event, so rebuilds are reproducible.
+
+use memlog_format::refs::{self, Reference};
+use memlog_format::{Event, Kind};
+use serde_json::Value;
+
+/// The derived view of one event.
+#[derive(Clone, Debug, Default)]
+pub struct Derived {
+    /// Text to index and to show; empty for bookkeeping kinds.
+    pub text: String,
+    pub tool: Option<String>,
+    /// Files the event's tool call worked on.
+    pub touched: Vec<String>,
+    /// Artifacts and files named in its text.
+    pub mentions: Vec<Reference>,
+}
+
+impl Derived {
+    /// All file paths, touched or mentioned (for the `files` field).
+    pub fn files(&self) -> Vec<String> {
+        let mut files = self.touched.clone();
+        for r in &self.mentions {
+            if let Reference::File(p) = r
+                && !files.contains(p)
+            {
+                files.push(p.clone());
+            }
+        }
+        files
+    }
+}
+
+/// Kinds that are bookkeeping rather than memory: kept in the database, not
+/// searchable.
+pub fn is_searchable(kind: &Kind) -> bool {
+    !matches!(
+        kind,
+        Kind::SessionStart | Kind::SessionEnd | Kind::Forget | Kind::Reinforce | Kind::Recall
+    )
+}
+
+/// Prior importance of an event by kind, in [0, 1]: distilled knowledge
+/// (facts, notes, summaries) over conversation over raw tool output.
+pub fn importance(kind: &str) -> f32 {
+    match kind {
+        "fact" => 1.0,
+        "note" => 0.9,
+        "session_summary" => 0.8,
+        "task_created" | "task_status_changed" | "task_blockers_set" | "task_priority_changed" => {
+            0.7
+        }
+        "user_prompt" => 0.7,
+        "agent_response" => 0.6,
+        "tool_observation" => 0.3,
+        _ => 0.1,
+    }
+}
+
+const TELLING_INPUTS: [&str; 8] = [
+    "command",
+    "file_path",
+    "notebook_path",
+    "path",
+    "pattern",
+    "url",
+    "query",
+    "description",
+];
+
+pub fn derive(event: &Event) -> Derived {
+    let mut d = Derived::default();
+    let body = &event.body;
+    d.tool = body.get("tool").and_then(Value::as_str).map(str::to_string);
+    let mut text = String::new();
+    if let Some(t) = event.text() {
+        text.push_str(t);
+    } else if let Some(tool) = &d.tool {
+        text.push_str(tool);
+        if let Some(Value::Object(input)) = body.get("input") {
+            for k in TELLING_INPUTS {
+                if let Some(v) = input.get(k).and_then(Value::as_str) {
+                    text.push('\n');
+                    text.push_str(v);
+                }
+            }
+        }
+        for k in ["output", "error"] {
+            if let Some(v) = body.get(k).and_then(Value::as_str) {
+                text.push('\n');
+                text.push_str(v);
+            }
+        }
+    } else if let Some(title) = body.get("title").and_then(Value::as_str) {
+        text.push_str(title);
+    }
+    if !is_searchable(&event.kind) {
+        text.clear();
+    }
+    for container in ["input", "metadata"] {
+        if let Some(Value::Object(m)) = body.get(container) {
+            for k in ["file_path", "notebook_path", "path"] {
+                if let Some(p) = m.get(k).and_then(Value::as_str) {
+                    let p = refs::normalize_path(p);
+                    if !d.touched.contains(&p) {
+                        d.touched.push(p);
+                    }
+                }
+            }
+        }
+    }
+    d.mentions = refs::extract(&text);
+    d.text = text;
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memlog_format::Draft;
+
+    #[test]
+    fn tool_observations_index_tool_input_and_output() {
+        let mut body = serde_json::Map::new();
+        body.insert("tool".into(), "Edit".into());
+        body.insert(
+            "input".into(),
+            serde_json::json!({"file_path": "./src/auth/login.rs", "old_string": "x"}),
+        );
+        body.insert("output".into(), "updated; see ACME-412".into());
+        let e = Draft {
+            session: "s".into(),
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            kind: Kind::ToolObservation,
+            project: "p".into(),
+            body,
+            meta: Default::default(),
+        }
+        .into_event(0);
+        let d = derive(&e);
+        assert!(
+            d.text.contains("Edit")
+                && d.text.contains("src/auth/login.rs")
+                && d.text.contains("ACME-412")
+        );
+        assert_eq!(d.touched, vec!["src/auth/login.rs".to_string()]);
+        assert!(d.mentions.contains(&Reference::Jira("ACME-412".into())));
+        assert_eq!(d.tool.as_deref(), Some("Edit"));
+    }
+}

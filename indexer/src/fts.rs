@@ -1,0 +1,381 @@
+//! The full-text projection (tantivy): one document per live event.
+//!
+//! Fields: `id` (raw, fast: maps a hit back to its event), `text` (the
+//! searchable text, code-aware tokenizer, BM25), `kind`, `session` (raw,
+//! fast), `ts` (milliseconds, fast, for ranges and recency), `tool` (raw) and
+//! `files` (paths, path tokenizer). Text is not stored: the entity/edge
+//! database holds the events.
+
+use std::collections::HashSet;
+use std::ops::Bound;
+use std::path::Path;
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{
+    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery,
+};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::{
+    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
+};
+
+use crate::tokenizer;
+use crate::{Error, Result};
+
+/// The fields of the full-text schema.
+#[derive(Clone, Copy)]
+pub struct Fields {
+    pub id: Field,
+    pub text: Field,
+    pub kind: Field,
+    pub session: Field,
+    pub ts: Field,
+    pub tool: Field,
+    pub files: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let indexed = |tok: &str| {
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tok)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+    };
+    let fields = Fields {
+        id: b.add_text_field("id", STRING | FAST),
+        text: b.add_text_field("text", indexed(tokenizer::CODE)),
+        kind: b.add_text_field("kind", STRING | FAST),
+        session: b.add_text_field("session", STRING | FAST),
+        ts: b.add_i64_field("ts", INDEXED | FAST),
+        tool: b.add_text_field("tool", STRING),
+        files: b.add_text_field("files", indexed(tokenizer::PATH)),
+    };
+    (b.build(), fields)
+}
+
+/// What goes into the index for one event.
+pub struct FtsDoc<'a> {
+    pub id: &'a str,
+    pub text: &'a str,
+    pub kind: &'a str,
+    pub session: &'a str,
+    pub ts_ms: i64,
+    pub tool: Option<&'a str>,
+    pub files: &'a [String],
+}
+
+/// An opened full-text index.
+pub struct Fts {
+    pub index: Index,
+    pub fields: Fields,
+    reader: IndexReader,
+}
+
+impl Fts {
+    /// Creates a new index in `dir` (which must be empty or absent).
+    pub fn create(dir: &Path) -> Result<Fts> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(dir, schema).map_err(|e| Error::fts(dir, e))?;
+        tokenizer::register(&index);
+        Fts::with_index(dir, index, fields)
+    }
+
+    /// Opens an existing index, checking it: a damaged one is an error
+    /// ([`Error::Corrupt`]), never a panic, so the caller can rebuild it.
+    pub fn open(dir: &Path) -> Result<Fts> {
+        let opened = std::panic::catch_unwind(|| -> Result<Fts> {
+            let index = Index::open_in_dir(dir).map_err(|e| Error::fts(dir, e))?;
+            tokenizer::register(&index);
+            let (expected, _) = schema();
+            if index.schema() != expected {
+                return Err(Error::Corrupt {
+                    what: dir.display().to_string(),
+                    message: "the full-text schema changed".into(),
+                });
+            }
+            let fields = field_set(&index.schema())?;
+            Fts::with_index(dir, index, fields)
+        });
+        match opened {
+            Ok(Ok(fts)) => Ok(fts),
+            Ok(Err(Error::Fts { path, message })) => Err(Error::Corrupt {
+                what: path,
+                message,
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(Error::Corrupt {
+                what: dir.display().to_string(),
+                message: "the index could not be read (damaged files)".into(),
+            }),
+        }
+    }
+
+    /// Checks every file's checksum (slower than `open`; for fsck-like use).
+    pub fn verify(&self) -> Result<()> {
+        let bad = self.index.validate_checksum().map_err(|e| Error::Corrupt {
+            what: "full-text index".into(),
+            message: e.to_string(),
+        })?;
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Corrupt {
+                what: "full-text index".into(),
+                message: format!("damaged files: {bad:?}"),
+            })
+        }
+    }
+
+    fn with_index(dir: &Path, index: Index, fields: Fields) -> Result<Fts> {
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| Error::fts(dir, e))?;
+        Ok(Fts {
+            index,
+            fields,
+            reader,
+        })
+    }
+
+    /// A writer; `threads` 0 lets tantivy choose. Fails with
+    /// [`Error::Busy`] when another process holds the index lock.
+    pub fn writer(&self, threads: usize, budget_bytes: usize) -> Result<IndexWriter> {
+        let w = if threads == 0 {
+            self.index.writer(budget_bytes)
+        } else {
+            self.index.writer_with_num_threads(threads, budget_bytes)
+        };
+        w.map_err(|e| match e {
+            tantivy::TantivyError::LockFailure(..) => Error::Busy,
+            other => Error::fts(Path::new("full-text index"), other),
+        })
+    }
+
+    pub fn add(&self, writer: &IndexWriter, doc: &FtsDoc) -> Result<()> {
+        let f = &self.fields;
+        let mut d = TantivyDocument::new();
+        d.add_text(f.id, doc.id);
+        d.add_text(f.text, doc.text);
+        d.add_text(f.kind, doc.kind);
+        d.add_text(f.session, doc.session);
+        d.add_i64(f.ts, doc.ts_ms);
+        if let Some(t) = doc.tool {
+            d.add_text(f.tool, t);
+        }
+        for p in doc.files {
+            d.add_text(f.files, p);
+        }
+        writer
+            .add_document(d)
+            .map_err(|e| Error::fts(Path::new("full-text index"), e))?;
+        Ok(())
+    }
+
+    pub fn delete(&self, writer: &IndexWriter, id: &str) {
+        writer.delete_term(Term::from_field_text(self.fields.id, id));
+    }
+
+    /// A searcher on the last committed state.
+    pub fn searcher(&self) -> Result<Searcher> {
+        self.reader
+            .reload()
+            .map_err(|e| Error::fts(Path::new("full-text index"), e))?;
+        Ok(self.reader.searcher())
+    }
+}
+
+fn field_set(schema: &Schema) -> Result<Fields> {
+    let get = |name: &str| {
+        schema.get_field(name).map_err(|_| Error::Corrupt {
+            what: "full-text index".into(),
+            message: format!("field {name} is missing"),
+        })
+    };
+    Ok(Fields {
+        id: get("id")?,
+        text: get("text")?,
+        kind: get("kind")?,
+        session: get("session")?,
+        ts: get("ts")?,
+        tool: get("tool")?,
+        files: get("files")?,
+    })
+}
+
+/// Filters applied to a full-text search; none of them changes scores.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    pub kinds: Vec<String>,
+    pub session: Option<String>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    pub file: Option<String>,
+}
+
+/// One candidate from the full-text index.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub id: String,
+    pub bm25: f32,
+    /// BM25 divided by the score of an average document that contains every
+    /// query term once: about the share of the query the event covers,
+    /// capped at 1. Comparable across queries, unlike raw BM25.
+    pub relevance: f32,
+    pub ts_ms: i64,
+    pub kind: String,
+}
+
+/// The query terms of `text` (analyzer tokens, deduplicated) with a flag for
+/// whole identifiers, which are boosted.
+pub fn query_terms(index: &Index, field: Field, text: &str) -> Vec<(Term, bool)> {
+    let mut analyzer = index
+        .tokenizers()
+        .get(tokenizer::CODE)
+        .unwrap_or_else(tokenizer::code_analyzer);
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while let Some(tok) = stream.next() {
+        if seen.insert(tok.text.clone()) {
+            out.push((
+                Term::from_field_text(field, &tok.text),
+                tok.position_length > 1,
+            ));
+        }
+    }
+    out
+}
+
+/// Boost of a whole identifier over its parts.
+const WHOLE_IDENTIFIER_BOOST: f32 = 2.0;
+
+impl Fts {
+    /// The best `limit` events for `text` under `filters`, by BM25.
+    pub fn search(&self, text: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
+        let f = self.fields;
+        let terms = query_terms(&self.index, f.text, text);
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.searcher()?;
+        let err = |e| Error::fts(Path::new("full-text index"), e);
+        // Score of an average document containing every term once: with
+        // BM25 (k1 = 1.2, b = 0.75) a term found once in a document of
+        // average length scores its idf.
+        let n = searcher.num_docs() as f32;
+        let mut ideal = 0.0f32;
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (term, whole) in terms {
+            let df = searcher.doc_freq(&term).map_err(err)? as f32;
+            let boost = if whole { WHOLE_IDENTIFIER_BOOST } else { 1.0 };
+            if df > 0.0 {
+                ideal += boost * (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            } else if !whole {
+                // a word nobody wrote still counts against coverage
+                ideal += (1.0 + (n + 0.5) / 0.5).ln();
+            }
+            let tq: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+            should.push((
+                Occur::Should,
+                if whole {
+                    Box::new(BoostQuery::new(tq, boost))
+                } else {
+                    tq
+                },
+            ));
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+            vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        let filter = |q: Box<dyn Query>| -> (Occur, Box<dyn Query>) {
+            (Occur::Must, Box::new(ConstScoreQuery::new(q, 0.0)))
+        };
+        if !filters.kinds.is_empty() {
+            let any: Vec<(Occur, Box<dyn Query>)> = filters
+                .kinds
+                .iter()
+                .map(|k| {
+                    let q: Box<dyn Query> = Box::new(TermQuery::new(
+                        Term::from_field_text(f.kind, k),
+                        IndexRecordOption::Basic,
+                    ));
+                    (Occur::Should, q)
+                })
+                .collect();
+            clauses.push(filter(Box::new(BooleanQuery::new(any))));
+        }
+        if let Some(s) = &filters.session {
+            clauses.push(filter(Box::new(TermQuery::new(
+                Term::from_field_text(f.session, s),
+                IndexRecordOption::Basic,
+            ))));
+        }
+        if filters.since_ms.is_some() || filters.until_ms.is_some() {
+            let lo = filters.since_ms.map_or(Bound::Unbounded, |v| {
+                Bound::Included(Term::from_field_i64(f.ts, v))
+            });
+            let hi = filters.until_ms.map_or(Bound::Unbounded, |v| {
+                Bound::Excluded(Term::from_field_i64(f.ts, v))
+            });
+            clauses.push(filter(Box::new(RangeQuery::new(lo, hi))));
+        }
+        if let Some(file) = &filters.file {
+            let path = memlog_format::refs::normalize_path(file).to_lowercase();
+            clauses.push(filter(Box::new(TermQuery::new(
+                Term::from_field_text(f.files, &path),
+                IndexRecordOption::Basic,
+            ))));
+        }
+        let query = BooleanQuery::new(clauses);
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(limit).order_by_score())
+            .map_err(err)?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let (id, kind, ts_ms) = read_fast(&searcher, addr).map_err(err)?;
+            let Some(id) = id else { continue };
+            out.push(Candidate {
+                id,
+                bm25: score,
+                relevance: if ideal > 0.0 {
+                    (score / ideal).min(1.0)
+                } else {
+                    0.0
+                },
+                ts_ms: ts_ms.unwrap_or(0),
+                kind: kind.unwrap_or_default(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Number of live documents.
+    pub fn num_docs(&self) -> Result<u64> {
+        Ok(self.searcher()?.num_docs())
+    }
+}
+
+type FastValues = (Option<String>, Option<String>, Option<i64>);
+
+fn read_fast(searcher: &Searcher, addr: DocAddress) -> tantivy::Result<FastValues> {
+    let ff = searcher.segment_reader(addr.segment_ord).fast_fields();
+    let str_value = |name: &str| -> tantivy::Result<Option<String>> {
+        let Some(col) = ff.str(name)? else {
+            return Ok(None);
+        };
+        let Some(ord) = col.term_ords(addr.doc_id).next() else {
+            return Ok(None);
+        };
+        let mut s = String::new();
+        col.ord_to_str(ord, &mut s)?;
+        Ok(Some(s))
+    };
+    let ts = ff.i64("ts")?.first(addr.doc_id);
+    Ok((str_value("id")?, str_value("kind")?, ts))
+}

@@ -1,0 +1,774 @@
+//! The projections of a repository's log and how they are kept up to date.
+//!
+//! Everything lives under `<git common dir>/memlog/index/`: `fts/` (tantivy)
+//! and `graph.sqlite` (SQLite), whose `meta` table holds the watermark: the
+//! memlog commit and tree indexed, and how far each live journal was read.
+//!
+//! [`Projections::update`] indexes only what is new: the segments the tree
+//! of the ref's tip has beyond the watermark's tree (so a `git pull` that
+//! brings a teammate's sessions is picked up), then the unread tail of every
+//! journal. Events are immutable and keyed by id, so indexing one twice is a
+//! no-op. `forget` events remove their targets everywhere and keep them out
+//! later. A history rewrite (segments removed: `memlog purge`), a schema
+//! change or a damaged file leads to a rebuild, which derives everything
+//! again into a fresh directory and swaps it in.
+//!
+//! One process writes at a time (`index.lock`); readers never block.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memlog_format::journal;
+use memlog_format::log::Log;
+use memlog_format::refs::Reference;
+use memlog_format::visibility::Forgets;
+use memlog_format::{Event, Kind, Repo, segment};
+use rusqlite::{Transaction, params};
+use serde::{Deserialize, Serialize};
+use tantivy::IndexWriter;
+
+use crate::derive::{self, Derived};
+use crate::fts::{Fts, FtsDoc};
+use crate::graph::{Graph, SCHEMA_VERSION};
+use crate::{Error, Result};
+
+const WRITER_BUDGET: usize = 64 << 20;
+
+/// What an update or rebuild did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IndexReport {
+    /// True when everything was derived again.
+    pub rebuilt: bool,
+    /// Why a rebuild happened, if it did.
+    pub reason: Option<String>,
+    pub segments: usize,
+    pub events_added: usize,
+    pub events_hidden: usize,
+    pub journal_events: usize,
+    /// Problems met in segments or journals (the rest was indexed).
+    pub warnings: Vec<String>,
+    /// The memlog commit indexed.
+    pub commit: Option<String>,
+}
+
+/// How far each journal was read: file identity and byte offset.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct JournalMark {
+    id: u64,
+    offset: u64,
+}
+
+/// The projections of one repository.
+pub struct Projections {
+    pub dir: PathBuf,
+    pub graph: Graph,
+    pub fts: Fts,
+}
+
+/// `<memlog dir>/index`
+pub fn index_dir(repo: &Repo) -> PathBuf {
+    repo.memlog_dir.join("index")
+}
+
+fn lock_path(repo: &Repo) -> PathBuf {
+    repo.memlog_dir.join("index.lock")
+}
+
+/// The single-writer lock, held while the projections are written.
+pub struct WriterLock {
+    _file: File,
+}
+
+impl WriterLock {
+    /// Waits for the lock.
+    pub fn acquire(repo: &Repo) -> Result<WriterLock> {
+        let file = open_lock_file(repo)?;
+        file.lock().map_err(|e| Error::io(&lock_path(repo), e))?;
+        Ok(WriterLock { _file: file })
+    }
+
+    /// Takes the lock if it is free; `None` if another process holds it.
+    pub fn try_acquire(repo: &Repo) -> Result<Option<WriterLock>> {
+        let file = open_lock_file(repo)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(WriterLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&lock_path(repo), e)),
+        }
+    }
+}
+
+fn open_lock_file(repo: &Repo) -> Result<File> {
+    let path = lock_path(repo);
+    std::fs::create_dir_all(&repo.memlog_dir).map_err(|e| Error::io(&repo.memlog_dir, e))?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))
+}
+
+impl Projections {
+    /// Opens existing projections for reading. A missing or damaged index
+    /// is an error the caller answers with [`Projections::update`].
+    pub fn open(repo: &Repo) -> Result<Projections> {
+        Projections::open_at(&index_dir(repo))
+    }
+
+    fn open_at(dir: &Path) -> Result<Projections> {
+        let db = dir.join("graph.sqlite");
+        if !db.exists() {
+            return Err(Error::Corrupt {
+                what: dir.display().to_string(),
+                message: "no index yet".into(),
+            });
+        }
+        let graph = Graph::open(&db)?;
+        match graph.get_meta("schema_version")? {
+            Some(v) if v == SCHEMA_VERSION => {}
+            other => {
+                return Err(Error::Corrupt {
+                    what: db.display().to_string(),
+                    message: format!(
+                        "index schema {} but this memlog writes {SCHEMA_VERSION}",
+                        other.unwrap_or_else(|| "unknown".into())
+                    ),
+                });
+            }
+        }
+        let fts = Fts::open(&dir.join("fts"))?;
+        Ok(Projections {
+            dir: dir.to_path_buf(),
+            graph,
+            fts,
+        })
+    }
+
+    fn create_at(dir: &Path) -> Result<Projections> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let graph = Graph::open(&dir.join("graph.sqlite"))?;
+        Graph::set_meta(&graph.conn, "schema_version", SCHEMA_VERSION)?;
+        let fts = Fts::create(&dir.join("fts"))?;
+        Ok(Projections {
+            dir: dir.to_path_buf(),
+            graph,
+            fts,
+        })
+    }
+
+    /// Brings the projections up to date, rebuilding them when they are
+    /// missing, damaged, from another schema, or behind a rewritten history.
+    /// Waits for another writer to finish first.
+    pub fn update(repo: &Repo) -> Result<IndexReport> {
+        let _lock = WriterLock::acquire(repo)?;
+        Projections::update_locked(repo)
+    }
+
+    /// Like [`Projections::update`], but returns `Ok(None)` at once if
+    /// another process is writing (the caller reads what is there).
+    pub fn try_update(repo: &Repo) -> Result<Option<IndexReport>> {
+        match WriterLock::try_acquire(repo)? {
+            Some(_lock) => Projections::update_locked(repo).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn update_locked(repo: &Repo) -> Result<IndexReport> {
+        let dir = index_dir(repo);
+        let reason = match Projections::open_at(&dir) {
+            Ok(mut p) => match p.apply(repo, false)? {
+                Applied::Done(report) => return Ok(report),
+                Applied::NeedsRebuild(reason) => reason,
+            },
+            Err(Error::Corrupt { what, message }) if message == "no index yet" => {
+                let _ = what;
+                "no index yet".to_string()
+            }
+            Err(Error::Corrupt { what, message }) => format!("{what} is damaged ({message})"),
+            Err(e) => return Err(e),
+        };
+        let mut report = Projections::rebuild_locked(repo)?;
+        report.reason = Some(reason);
+        Ok(report)
+    }
+
+    /// Deletes the projections and derives them again from the log.
+    pub fn rebuild(repo: &Repo) -> Result<IndexReport> {
+        let _lock = WriterLock::acquire(repo)?;
+        let mut report = Projections::rebuild_locked(repo)?;
+        report.reason = Some("requested".into());
+        Ok(report)
+    }
+
+    fn rebuild_locked(repo: &Repo) -> Result<IndexReport> {
+        let dir = index_dir(repo);
+        let fresh = repo
+            .memlog_dir
+            .join(format!("index.new-{}", std::process::id()));
+        let mut p = Projections::create_at(&fresh)?;
+        let report = match p.apply(repo, true)? {
+            Applied::Done(r) => r,
+            Applied::NeedsRebuild(reason) => {
+                return Err(Error::Invalid(format!(
+                    "rebuild could not complete: {reason}"
+                )));
+            }
+        };
+        drop(p);
+        // Swap directories: readers that still have the old files open keep
+        // reading them; new readers get the new index.
+        let old = repo
+            .memlog_dir
+            .join(format!("index.old-{}", std::process::id()));
+        if dir.exists() {
+            std::fs::rename(&dir, &old).map_err(|e| Error::io(&dir, e))?;
+        }
+        std::fs::rename(&fresh, &dir).map_err(|e| Error::io(&fresh, e))?;
+        let _ = std::fs::remove_dir_all(&old);
+        Ok(IndexReport {
+            rebuilt: true,
+            ..report
+        })
+    }
+
+    /// Whether the projections are behind the log: one ref read and a stat
+    /// of each journal.
+    pub fn is_fresh(&self, repo: &Repo) -> Result<bool> {
+        let tip = Log::new(repo).tip()?.map(|t| t.to_string());
+        if tip != self.graph.get_meta("indexed_commit")? {
+            return Ok(false);
+        }
+        let marks = self.journal_marks()?;
+        let files = journal::list(&repo.journal_dir())?;
+        if files.len() != marks.len() {
+            return Ok(false);
+        }
+        for f in files {
+            match marks.get(&f.session) {
+                Some(m) if m.offset == f.bytes && m.id == file_id(&f.path) => {}
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    fn journal_marks(&self) -> Result<HashMap<String, JournalMark>> {
+        Ok(match self.graph.get_meta("journals")? {
+            Some(json) => serde_json::from_str(&json).unwrap_or_default(),
+            None => HashMap::new(),
+        })
+    }
+
+    /// Indexes what is new since the watermark (everything, for a fresh
+    /// index). Returns `NeedsRebuild` when history was rewritten.
+    fn apply(&mut self, repo: &Repo, rebuilding: bool) -> Result<Applied> {
+        let log = Log::new(repo);
+        let tip = log.tip()?;
+        let indexed_commit = self.graph.get_meta("indexed_commit")?;
+        let indexed_tree = self.graph.get_meta("indexed_tree")?;
+        let mut report = IndexReport {
+            commit: tip.map(|t| t.to_string()),
+            ..Default::default()
+        };
+
+        // Which segments are new.
+        let mut segments = Vec::new();
+        let mut tip_tree = None;
+        if let Some(t) = tip {
+            let tree = log.commit(t)?.tree;
+            tip_tree = Some(tree);
+            if indexed_commit.as_deref() != Some(t.to_string().as_str()) {
+                match indexed_tree.as_deref().map(gix_object_id) {
+                    None => segments = log.segments_in_tree(tree)?,
+                    Some(None) => {
+                        return Ok(Applied::NeedsRebuild(
+                            "the index watermark is unreadable".into(),
+                        ));
+                    }
+                    Some(Some(old)) => {
+                        if !log.has_tree(old) {
+                            return Ok(Applied::NeedsRebuild(
+                                "the memlog history was rewritten".into(),
+                            ));
+                        }
+                        let diff = log.diff_trees(old, tree)?;
+                        if !diff.removed.is_empty() {
+                            return Ok(Applied::NeedsRebuild(
+                                "segments were removed from the log (purge)".into(),
+                            ));
+                        }
+                        segments = diff.added;
+                    }
+                }
+            }
+        } else if indexed_commit.is_some() {
+            return Ok(Applied::NeedsRebuild("the memlog ref was deleted".into()));
+        }
+        report.segments = segments.len();
+
+        // A rebuild learns every forget first, so that nothing is indexed and
+        // then deleted (deleted documents would skew BM25 statistics).
+        let mut forgets = self.load_forgets()?;
+        if rebuilding {
+            for seg in &segments {
+                let bytes = log.read_blob(seg.blob)?;
+                if memchr_forget(&bytes) {
+                    for e in segment::decode_trusted(&bytes).0 {
+                        forgets.add(&e);
+                    }
+                }
+            }
+        }
+
+        let mut marks = if rebuilding {
+            HashMap::new()
+        } else {
+            self.journal_marks()?
+        };
+        let threads = if rebuilding { 0 } else { 1 };
+        let mut writer = self.fts.writer(threads, WRITER_BUDGET)?;
+        let tx = self
+            .graph
+            .conn
+            .transaction()
+            .map_err(|e| Error::sql(&self.dir, e))?;
+        let mut batch = Batch {
+            fts: &self.fts,
+            writer: &writer,
+            tx: &tx,
+            forgets,
+            sessions: HashSet::new(),
+            deleted: false,
+            report: &mut report,
+            now: memlog_format::time::now(),
+        };
+        for seg in &segments {
+            let (events, problem) = log.read_segment(seg, false)?;
+            if let Some(p) = problem {
+                batch
+                    .report
+                    .warnings
+                    .push(format!("{}: {}", p.path, p.problem));
+            }
+            for e in &events {
+                batch.index(e, Source::Log)?;
+            }
+        }
+
+        // Journals of running sessions.
+        let files = journal::list(&repo.journal_dir())?;
+        let present: HashSet<&str> = files.iter().map(|f| f.session.as_str()).collect();
+        let gone: Vec<String> = marks
+            .keys()
+            .filter(|s| !present.contains(s.as_str()))
+            .cloned()
+            .collect();
+        for session in gone {
+            marks.remove(&session);
+            batch.drop_unsealed(&session)?;
+        }
+        for f in &files {
+            let id = file_id(&f.path);
+            let start = match marks.get(&f.session) {
+                Some(m) if m.id == id && m.offset <= f.bytes => m.offset,
+                _ => 0,
+            };
+            if start == f.bytes {
+                continue;
+            }
+            let bytes = match std::fs::read(&f.path) {
+                Ok(b) => b,
+                // sealed meanwhile: its events arrive with the segments
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&f.path, e)),
+            };
+            let start = (start as usize).min(bytes.len());
+            let tail = &bytes[start..];
+            let complete = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let (events, problems) = segment::decode(&tail[..complete]);
+            for p in problems {
+                batch.report.warnings.push(format!(
+                    "{}, line after byte {start}: {}",
+                    f.path.display(),
+                    p.message
+                ));
+            }
+            for e in &events {
+                batch.index(e, Source::Journal)?;
+                batch.report.journal_events += 1;
+            }
+            marks.insert(
+                f.session.clone(),
+                JournalMark {
+                    id,
+                    offset: (start + complete) as u64,
+                },
+            );
+        }
+        let sessions: Vec<String> = batch.sessions.drain().collect();
+        let deleted = batch.deleted;
+        refresh_sessions(&tx, &sessions)?;
+        writer.commit().map_err(|e| Error::fts(&self.dir, e))?;
+        if deleted {
+            merge_all(&self.fts, &mut writer)?;
+        }
+        writer
+            .wait_merging_threads()
+            .map_err(|e| Error::fts(&self.dir, e))?;
+        Graph::set_meta(
+            &tx,
+            "indexed_commit",
+            report.commit.as_deref().unwrap_or(""),
+        )?;
+        Graph::set_meta(
+            &tx,
+            "indexed_tree",
+            &tip_tree.map(|t| t.to_string()).unwrap_or_default(),
+        )?;
+        Graph::set_meta(
+            &tx,
+            "journals",
+            &serde_json::to_string(&marks).unwrap_or_else(|_| "{}".into()),
+        )?;
+        if report.commit.is_none() {
+            tx.execute(
+                "DELETE FROM meta WHERE key IN ('indexed_commit', 'indexed_tree')",
+                [],
+            )
+            .map_err(|e| Error::sql(&self.dir, e))?;
+        }
+        tx.commit().map_err(|e| Error::sql(&self.dir, e))?;
+        Ok(Applied::Done(report))
+    }
+
+    fn load_forgets(&self) -> Result<Forgets> {
+        let mut stmt = self
+            .graph
+            .conn
+            .prepare("SELECT event FROM forgets")
+            .map_err(|e| Error::sql(&self.dir, e))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(|e| Error::sql(&self.dir, e))?;
+        let mut forgets = Forgets::default();
+        for line in rows {
+            let line = line.map_err(|e| Error::sql(&self.dir, e))?;
+            if let Ok(e) = Event::from_line(&line) {
+                forgets.add(&e);
+            }
+        }
+        Ok(forgets)
+    }
+}
+
+enum Applied {
+    Done(IndexReport),
+    NeedsRebuild(String),
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    Log,
+    Journal,
+}
+
+impl Source {
+    fn as_str(self) -> &'static str {
+        match self {
+            Source::Log => "log",
+            Source::Journal => "journal",
+        }
+    }
+}
+
+/// One run of indexing: the open writer and transaction.
+struct Batch<'a> {
+    fts: &'a Fts,
+    writer: &'a IndexWriter,
+    tx: &'a Transaction<'a>,
+    forgets: Forgets,
+    sessions: HashSet<String>,
+    deleted: bool,
+    report: &'a mut IndexReport,
+    now: String,
+}
+
+impl Batch<'_> {
+    fn sql(&self, e: rusqlite::Error) -> Error {
+        Error::sql(Path::new("graph.sqlite"), e)
+    }
+
+    fn index(&mut self, e: &Event, source: Source) -> Result<()> {
+        if e.kind == Kind::Forget {
+            self.tx
+                .execute(
+                    "INSERT OR IGNORE INTO forgets(id, event) VALUES (?1, ?2)",
+                    params![e.id, e.canonical_line()],
+                )
+                .map_err(|x| self.sql(x))?;
+            self.forgets.add(e);
+            self.hide_forgotten(e)?;
+        }
+        if self.forgets.hides(e) {
+            return Ok(());
+        }
+        let d = derive::derive(e);
+        let inserted = self
+            .tx
+            .execute(
+                "INSERT OR IGNORE INTO events(id, session, seq, ts, ts_ms, kind, project, text, tool, ref, body, meta, source)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    e.id,
+                    e.session,
+                    e.seq as i64,
+                    e.ts,
+                    ts_ms(&e.ts),
+                    e.kind.as_str(),
+                    e.project,
+                    d.text,
+                    d.tool,
+                    e.external_ref(),
+                    memlog_format::canonical::to_string(&serde_json::Value::Object(e.body.clone())),
+                    memlog_format::canonical::to_string(&serde_json::Value::Object(e.meta.clone())),
+                    source.as_str(),
+                ],
+            )
+            .map_err(|x| self.sql(x))?;
+        if inserted == 0 {
+            if source == Source::Log {
+                self.tx
+                    .execute(
+                        "UPDATE events SET source = 'log' WHERE id = ?1 AND source = 'journal'",
+                        [&e.id],
+                    )
+                    .map_err(|x| self.sql(x))?;
+            }
+            return Ok(());
+        }
+        self.report.events_added += 1;
+        self.sessions.insert(e.session.clone());
+        self.link(e, &d)?;
+        if !d.text.is_empty() {
+            let files = d.files();
+            self.fts.add(
+                self.writer,
+                &FtsDoc {
+                    id: &e.id,
+                    text: &d.text,
+                    kind: e.kind.as_str(),
+                    session: &e.session,
+                    ts_ms: ts_ms(&e.ts),
+                    tool: d.tool.as_deref(),
+                    files: &files,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Entities and edges of one event: its session, the files it touched
+    /// and the artifacts and files it mentions.
+    fn link(&mut self, e: &Event, d: &Derived) -> Result<()> {
+        let session_id = format!("session:{}", e.session);
+        self.entity(&session_id, "session", &e.session, &e.session)?;
+        for path in &d.touched {
+            let key = format!("file:{path}");
+            self.entity(&key, "file", &key, path)?;
+            self.edge(&session_id, "touches", &key, &e.id, &e.ts)?;
+        }
+        for r in &d.mentions {
+            let key = r.key();
+            self.entity(&key, r.entity_type(), &key, &r.title())?;
+            // A file the event touched already has its `touches` edge.
+            if matches!(r, Reference::File(p) if d.touched.contains(p)) {
+                continue;
+            }
+            self.edge(&session_id, "mentions", &key, &e.id, &e.ts)?;
+        }
+        Ok(())
+    }
+
+    fn entity(&self, id: &str, kind: &str, key: &str, title: &str) -> Result<()> {
+        self.tx
+            .execute(
+                "INSERT OR IGNORE INTO entities(entity_id, entity_type, canonical_key, title, title_norm, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                params![id, kind, key, title, memlog_format::key::normalize(title), self.now],
+            )
+            .map_err(|x| self.sql(x))?;
+        Ok(())
+    }
+
+    fn edge(&self, src: &str, rel: &str, dst: &str, evidence: &str, ts: &str) -> Result<()> {
+        self.tx
+            .execute(
+                "INSERT OR IGNORE INTO edges(src_id, rel_type, dst_id, evidence, ts) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![src, rel, dst, evidence, ts],
+            )
+            .map_err(|x| self.sql(x))?;
+        Ok(())
+    }
+
+    /// Removes already indexed events that a new forget hides.
+    fn hide_forgotten(&mut self, forget: &Event) -> Result<()> {
+        let mut victims: Vec<(String, String)> = Vec::new();
+        {
+            let mut by_id = self
+                .tx
+                .prepare("SELECT id, session FROM events WHERE id = ?1")
+                .map_err(|x| self.sql(x))?;
+            if let Some(serde_json::Value::Array(targets)) = forget.body.get("targets") {
+                for t in targets.iter().filter_map(|t| t.as_str()) {
+                    let rows = by_id
+                        .query_map([t], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .map_err(|x| self.sql(x))?;
+                    for row in rows {
+                        victims.push(row.map_err(|x| self.sql(x))?);
+                    }
+                }
+            }
+            let mut wide = self
+                .tx
+                .prepare(
+                    "SELECT id, session FROM events WHERE kind != 'forget' AND (session = ?1 OR ts < ?2)",
+                )
+                .map_err(|x| self.sql(x))?;
+            let session = forget
+                .body
+                .get("session")
+                .and_then(|v| v.as_str())
+                .unwrap_or("\u{0}");
+            let before = forget
+                .body
+                .get("before")
+                .and_then(|v| v.as_str())
+                .unwrap_or("");
+            if session != "\u{0}" || !before.is_empty() {
+                let rows = wide
+                    .query_map(params![session, before], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(|x| self.sql(x))?;
+                for row in rows {
+                    victims.push(row.map_err(|x| self.sql(x))?);
+                }
+            }
+        }
+        for (id, session) in victims {
+            self.remove(&id)?;
+            self.sessions.insert(session);
+            self.report.events_hidden += 1;
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, id: &str) -> Result<()> {
+        self.tx
+            .execute("DELETE FROM events WHERE id = ?1", [id])
+            .map_err(|x| self.sql(x))?;
+        self.tx
+            .execute("DELETE FROM edges WHERE evidence = ?1", [id])
+            .map_err(|x| self.sql(x))?;
+        self.fts.delete(self.writer, id);
+        self.deleted = true;
+        Ok(())
+    }
+
+    /// A journal vanished: its events that were never sealed (the journal
+    /// was quarantined or deleted by hand) leave the projections.
+    fn drop_unsealed(&mut self, session: &str) -> Result<()> {
+        let ids: Vec<String> = {
+            let mut stmt = self
+                .tx
+                .prepare("SELECT id FROM events WHERE session = ?1 AND source = 'journal'")
+                .map_err(|x| self.sql(x))?;
+            let rows = stmt
+                .query_map([session], |r| r.get(0))
+                .map_err(|x| self.sql(x))?;
+            rows.collect::<std::result::Result<_, _>>()
+                .map_err(|x| self.sql(x))?
+        };
+        for id in ids {
+            self.remove(&id)?;
+        }
+        self.sessions.insert(session.to_string());
+        Ok(())
+    }
+}
+
+/// Recomputes the `sessions` rows of the given sessions from `events`.
+fn refresh_sessions(tx: &Transaction, sessions: &[String]) -> Result<()> {
+    let err = |e| Error::sql(Path::new("graph.sqlite"), e);
+    let mut delete = tx
+        .prepare("DELETE FROM sessions WHERE session = ?1")
+        .map_err(err)?;
+    let mut insert = tx
+        .prepare(
+            "INSERT INTO sessions(session, project, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch)
+             SELECT session, min(project), min(ts), max(ts), count(*),
+                    sum(kind = 'user_prompt'), sum(kind = 'tool_observation'),
+                    (SELECT text FROM events p WHERE p.session = e.session AND p.kind = 'user_prompt' ORDER BY ts, seq LIMIT 1),
+                    (SELECT json_extract(meta, '$.branch') FROM events b WHERE b.session = e.session AND json_extract(meta, '$.branch') IS NOT NULL ORDER BY ts, seq LIMIT 1)
+             FROM events e WHERE session = ?1 GROUP BY session",
+        )
+        .map_err(err)?;
+    for s in sessions {
+        delete.execute([s]).map_err(err)?;
+        insert.execute([s]).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Merges every segment so that deleted documents stop counting in BM25
+/// statistics (incremental and rebuilt indexes then score alike).
+fn merge_all(fts: &Fts, writer: &mut IndexWriter) -> Result<()> {
+    let ids = fts
+        .index
+        .searchable_segment_ids()
+        .map_err(|e| Error::fts(Path::new("full-text index"), e))?;
+    if ids.len() > 1
+        || fts
+            .index
+            .searchable_segment_metas()
+            .map(|m| m.iter().any(|s| s.has_deletes()))
+            .unwrap_or(false)
+    {
+        let _ = writer.merge(&ids).wait();
+    }
+    Ok(())
+}
+
+fn memchr_forget(bytes: &[u8]) -> bool {
+    const NEEDLE: &[u8] = b"\"kind\":\"forget\"";
+    bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE)
+}
+
+fn gix_object_id(hex: &str) -> Option<memlog_format::ObjectId> {
+    memlog_format::ObjectId::from_hex(hex.as_bytes()).ok()
+}
+
+/// Milliseconds since the epoch of a stored timestamp (0 if unreadable).
+pub fn ts_ms(ts: &str) -> i64 {
+    memlog_format::time::parse(ts)
+        .map(|t| t.as_millisecond())
+        .unwrap_or(0)
+}
+
+/// Identity of a journal file (inode), so a new journal for the same
+/// session is read from its start.
+fn file_id(path: &Path) -> u64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).map(|m| m.ino()).unwrap_or(0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        0
+    }
+}

@@ -1,0 +1,259 @@
+//! A tokenizer for text that contains code.
+//!
+//! It splits identifiers into words (`getUserById` → get, user, by, id;
+//! `get_user_by_id` → get, user, by, id; `src/auth/login.rs` → src, auth,
+//! login, rs) and also emits each whole identifier or path, at the position
+//! of its first word, so that a search for `user` finds `getUserById` while a
+//! search for `getUserById` ranks the exact identifier first. Lowercasing is
+//! a filter after it (camelCase detection needs the case).
+
+use tantivy::Index;
+use tantivy::tokenizer::{
+    LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+};
+
+/// Name of the analyzer for free text.
+pub const CODE: &str = "memlog_code";
+/// Name of the analyzer for file paths (the whole value is one chunk).
+pub const PATH: &str = "memlog_path";
+
+/// Registers memlog's analyzers on an index. Tantivy stores only their
+/// names, so this must run after every create or open, in every process.
+pub fn register(index: &Index) {
+    index.tokenizers().register(CODE, code_analyzer());
+    index.tokenizers().register(PATH, path_analyzer());
+}
+
+pub fn code_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(CodeTokenizer::default())
+        .filter(RemoveLongFilter::limit(256))
+        .filter(LowerCaser)
+        .build()
+}
+
+fn path_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(CodeTokenizer {
+        whole_input_is_one_chunk: true,
+        buf: Vec::new(),
+    })
+    .filter(RemoveLongFilter::limit(1024))
+    .filter(LowerCaser)
+    .build()
+}
+
+#[derive(Clone, Default)]
+pub struct CodeTokenizer {
+    /// Treat the whole input as one chunk (file paths may contain spaces).
+    whole_input_is_one_chunk: bool,
+    buf: Vec<Token>,
+}
+
+pub struct CodeTokenStream<'a> {
+    tokens: &'a mut Vec<Token>,
+    /// Index of the next token; the current one is `next - 1`.
+    next: usize,
+}
+
+impl Tokenizer for CodeTokenizer {
+    type TokenStream<'a> = CodeTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        self.buf.clear();
+        tokenize(text, self.whole_input_is_one_chunk, &mut self.buf);
+        CodeTokenStream {
+            tokens: &mut self.buf,
+            next: 0,
+        }
+    }
+}
+
+impl TokenStream for CodeTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        if self.next < self.tokens.len() {
+            self.next += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn token(&self) -> &Token {
+        &self.tokens[self.next - 1]
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.next - 1]
+    }
+}
+
+/// Characters that may belong to an identifier or path chunk.
+fn is_chunk_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '/' | '\\' | '.' | '-' | ':')
+}
+
+/// Separators inside a chunk between identifiers (`_` is not one, so
+/// `get_user_by_id` stays one identifier).
+fn is_segment_sep(c: char) -> bool {
+    matches!(c, '/' | '\\' | '.' | '-' | ':')
+}
+
+/// Maximal runs of characters satisfying `pred`, as byte ranges.
+fn runs(s: &str, pred: impl Fn(char) -> bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in s.char_indices() {
+        match (pred(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(st)) => {
+                out.push((st, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(st) = start {
+        out.push((st, s.len()));
+    }
+    out
+}
+
+/// Trims characters that are neither alphanumeric nor `_` at both ends.
+fn trim_chunk(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
+    let keep = |c: char| c.is_alphanumeric() || c == '_';
+    let sub = &text[s..e];
+    let a = sub.find(keep)?;
+    let b = sub.rfind(keep)?;
+    let b_end = b + sub[b..].chars().next()?.len_utf8();
+    Some((s + a, s + b_end))
+}
+
+/// camelCase / PascalCase / ACRONYMWord parts of an alphanumeric word.
+/// Digits stay with the part before them (`utf8Decode` → utf8, Decode).
+fn camel_parts(w: &str) -> Vec<(usize, usize)> {
+    let cs: Vec<(usize, char)> = w.char_indices().collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..cs.len() {
+        let (bi, c) = cs[i];
+        let p = cs[i - 1].1;
+        let next_lower = cs.get(i + 1).is_some_and(|x| x.1.is_lowercase());
+        let boundary = c.is_uppercase()
+            && (p.is_lowercase() || p.is_numeric() || (p.is_uppercase() && next_lower));
+        if boundary {
+            out.push((start, bi));
+            start = bi;
+        }
+    }
+    if start < w.len() {
+        out.push((start, w.len()));
+    }
+    out
+}
+
+fn token(text: &str, from: usize, to: usize, position: usize, position_length: usize) -> Token {
+    Token {
+        offset_from: from,
+        offset_to: to,
+        position,
+        text: text[from..to].to_string(),
+        position_length,
+    }
+}
+
+fn tokenize(text: &str, one_chunk: bool, out: &mut Vec<Token>) {
+    let chunks = if one_chunk {
+        vec![(0, text.len())]
+    } else {
+        runs(text, is_chunk_char)
+    };
+    let mut pos = 0usize;
+    for (rs, re) in chunks {
+        let Some((cs, ce)) = trim_chunk(text, rs, re) else {
+            continue;
+        };
+        let chunk = &text[cs..ce];
+        // words: (from, to, position)
+        let mut parts: Vec<(usize, usize, usize)> = Vec::new();
+        for (ws, we) in runs(chunk, |c| c.is_alphanumeric()) {
+            for (ps, pe) in camel_parts(&chunk[ws..we]) {
+                parts.push((cs + ws + ps, cs + ws + pe, pos));
+                pos += 1;
+            }
+        }
+        if parts.is_empty() {
+            continue;
+        }
+        let mut toks: Vec<Token> = Vec::with_capacity(parts.len() + 2);
+        if parts.len() > 1 {
+            toks.push(token(text, cs, ce, parts[0].2, parts.len()));
+        }
+        // identifiers inside a path or dotted name, and a path's basename
+        let span = |a: usize, b: usize, toks: &mut Vec<Token>| {
+            let inside: Vec<&(usize, usize, usize)> =
+                parts.iter().filter(|p| p.0 >= a && p.1 <= b).collect();
+            if inside.len() > 1 && (a, b) != (cs, ce) {
+                toks.push(token(text, a, b, inside[0].2, inside.len()));
+            }
+        };
+        for (ss, se) in runs(chunk, |c| !is_segment_sep(c)) {
+            span(cs + ss, cs + se, &mut toks);
+        }
+        if let Some(slash) = chunk.rfind(['/', '\\']) {
+            span(cs + slash + 1, ce, &mut toks);
+        }
+        for &(f, t, p) in &parts {
+            toks.push(token(text, f, t, p, 1));
+        }
+        // Positions must not decrease per term: by position, longest first.
+        toks.sort_by_key(|t| {
+            (
+                t.position,
+                std::cmp::Reverse(t.offset_to - t.offset_from),
+                t.offset_from,
+            )
+        });
+        toks.dedup_by_key(|t| (t.offset_from, t.offset_to));
+        out.extend(toks);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(text: &str) -> Vec<String> {
+        let mut a = code_analyzer();
+        let mut s = a.token_stream(text);
+        let mut out = Vec::new();
+        while let Some(t) = s.next() {
+            out.push(format!("{}@{}", t.text, t.position));
+        }
+        out
+    }
+
+    #[test]
+    fn splits_identifiers_and_keeps_them_whole() {
+        assert_eq!(
+            tokens("getUserById"),
+            ["getuserbyid@0", "get@0", "user@1", "by@2", "id@3"]
+        );
+        assert_eq!(
+            tokens("get_user_by_id"),
+            ["get_user_by_id@0", "get@0", "user@1", "by@2", "id@3"]
+        );
+        assert_eq!(
+            tokens("src/auth/login.rs"),
+            [
+                "src/auth/login.rs@0",
+                "src@0",
+                "auth@1",
+                "login.rs@2",
+                "login@2",
+                "rs@3"
+            ]
+        );
+        assert_eq!(
+            tokens("HTTPServer ok"),
+            ["httpserver@0", "http@0", "server@1", "ok@2"]
+        );
+        assert_eq!(tokens("벡터 검색"), ["벡터@0", "검색@1"]);
+    }
+}

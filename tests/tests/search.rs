@@ -1,0 +1,425 @@
+//! Projections and search, end to end: freshness, rebuild == incremental,
+//! recovery from a missing or damaged index, teammates' sessions after a
+//! fetch, concurrent readers and writers, context assembly and SQL.
+
+use std::collections::HashSet;
+
+use memlog_e2e::{TestRepo, memlog_command};
+use serde_json::Value;
+
+fn hits(repo: &TestRepo, query: &str, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["search", query, "--json", "-n", "20"];
+    args.extend_from_slice(extra);
+    let out = repo.memlog(&args).ok().json();
+    out["hits"].as_array().cloned().unwrap_or_default()
+}
+
+/// (id, score rounded) of each hit, in order.
+fn ranking(repo: &TestRepo, query: &str) -> Vec<(String, i64)> {
+    hits(repo, query, &[])
+        .iter()
+        .map(|h| {
+            (
+                h["id"].as_str().unwrap().to_string(),
+                (h["score"].as_f64().unwrap() * 10_000.0).round() as i64,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_recorded_event_is_searchable_before_sealing() {
+    let repo = TestRepo::new();
+    let id = repo.record(
+        "live-1",
+        "user_prompt",
+        "Why does getUserById return null for deleted accounts?",
+    );
+    let found = hits(&repo, "user", &[]);
+    assert_eq!(
+        found.first().map(|h| h["id"].as_str().unwrap()),
+        Some(id.as_str())
+    );
+    assert_eq!(found[0]["session"], "live-1");
+    assert_eq!(found[0]["kind"], "user_prompt");
+    // and still once after sealing
+    repo.memlog(&["seal", "--all"]).ok();
+    let again = hits(&repo, "getUserById", &[]);
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0]["id"], id.as_str());
+}
+
+#[test]
+fn code_identifiers_are_split_but_exact_ones_rank_first() {
+    let repo = TestRepo::new();
+    let exact = repo.record("s1", "note", "getUserById caches misses for 60 s");
+    repo.record("s1", "note", "we get the user by id from the cache");
+    repo.record(
+        "s1",
+        "note",
+        "snake_case helper get_user_by_id lives in db.rs",
+    );
+    let found = hits(&repo, "getUserById", &[]);
+    assert_eq!(found.len(), 3, "all three mention the words");
+    assert_eq!(
+        found[0]["id"],
+        exact.as_str(),
+        "the exact identifier ranks first"
+    );
+    let by_word = hits(&repo, "user", &[]);
+    assert_eq!(by_word.len(), 3);
+    let by_path = hits(&repo, "db", &["--file", "db.rs"]);
+    assert_eq!(by_path.len(), 1);
+}
+
+#[test]
+fn filters_and_refs_in_json() {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join("in.jsonl"),
+        concat!(
+            r#"{"session":"c1","ts":"2024-01-01T10:00:00Z","kind":"user_prompt","text":"deploy the billing service","ref":"ext:1"}"#, "\n",
+            r#"{"session":"c1","ts":"2024-03-01T10:00:00Z","kind":"agent_response","text":"billing service deployed","ref":"ext:2"}"#, "\n",
+            r#"{"session":"c2","ts":"2024-06-01T10:00:00Z","kind":"note","text":"billing runs nightly","ref":"ext:3"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    repo.memlog(&["import", "jsonl", "in.jsonl"]).ok();
+    let all = hits(&repo, "billing", &[]);
+    assert_eq!(all.len(), 3);
+    let refs: HashSet<&str> = all
+        .iter()
+        .map(|h| h["meta"]["ref"].as_str().unwrap())
+        .collect();
+    assert_eq!(refs, HashSet::from(["ext:1", "ext:2", "ext:3"]));
+    assert_eq!(hits(&repo, "billing", &["--kind", "note"]).len(), 1);
+    assert_eq!(hits(&repo, "billing", &["--session", "c1"]).len(), 2);
+    assert_eq!(hits(&repo, "billing", &["--since", "2024-02-01"]).len(), 2);
+    assert_eq!(hits(&repo, "billing", &["--until", "2024-02-01"]).len(), 1);
+    let h = &all[0];
+    for field in ["id", "session", "kind", "ts", "text", "score", "meta"] {
+        assert!(h.get(field).is_some(), "hit lacks {field}: {h}");
+    }
+    let text = repo.memlog(&["search", "billing"]).ok().stdout();
+    assert_eq!(text.lines().count(), 3, "{text}");
+}
+
+#[test]
+fn a_deleted_or_damaged_index_is_rebuilt() {
+    let repo = TestRepo::new();
+    repo.record("s1", "note", "the cache key includes the tenant id");
+    repo.memlog(&["seal", "--all"]).ok();
+    let before = ranking(&repo, "tenant cache");
+    assert_eq!(before.len(), 1);
+    let index = repo.path().join(".git/memlog/index");
+    std::fs::remove_dir_all(&index).unwrap();
+    assert_eq!(ranking(&repo, "tenant cache"), before);
+
+    // a damaged full-text index: garbage in its meta file
+    std::fs::write(index.join("fts/meta.json"), b"{ not json").unwrap();
+    let out = repo.memlog(&["search", "tenant", "--json"]).ok();
+    assert!(out.stderr().contains("rebuilt"), "{}", out.stderr());
+    assert_eq!(out.json()["hits"].as_array().map(Vec::len), Some(1));
+
+    // a damaged database
+    std::fs::write(index.join("graph.sqlite"), vec![0x42u8; 4096]).unwrap();
+    let _ = std::fs::remove_file(index.join("graph.sqlite-wal"));
+    let _ = std::fs::remove_file(index.join("graph.sqlite-shm"));
+    let out = repo.memlog(&["search", "tenant", "--json"]).ok();
+    assert!(out.stderr().contains("rebuilt"), "{}", out.stderr());
+    assert_eq!(out.json()["hits"].as_array().map(Vec::len), Some(1));
+    assert!(!out.stderr().contains("panicked"));
+}
+
+#[test]
+fn teammates_sessions_are_found_after_fetch_and_merge() {
+    let origin = TestRepo::new();
+    origin.record("mine", "note", "first memory");
+    origin.memlog(&["seal", "--all"]).ok();
+    let bare = tempfile::tempdir().unwrap();
+    let remote = bare.path().join("r.git");
+    origin
+        .git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()])
+        .ok();
+    let me = TestRepo::clone_of(&remote);
+    let teammate = TestRepo::clone_of(&remote);
+    for c in [&me, &teammate] {
+        c.git(&["branch", "memlog", "origin/memlog"]).ok();
+    }
+    assert_eq!(hits(&me, "memory", &[]).len(), 1);
+    teammate.record(
+        "theirs",
+        "note",
+        "the flaky test is test_upload_retry, it needs a mock clock",
+    );
+    teammate.memlog(&["seal", "--all"]).ok();
+    teammate.git(&["push", "-q", "origin", "memlog"]).ok();
+    me.git(&["fetch", "-q", "origin", "memlog:memlog"]).ok();
+    let found = hits(&me, "flaky upload retry", &[]);
+    assert_eq!(
+        found.first().map(|h| h["session"].as_str().unwrap()),
+        Some("theirs")
+    );
+}
+
+/// A tiny deterministic random source for the sequence test.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[(self.next() % items.len() as u64) as usize]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "cache",
+    "tenant",
+    "billing",
+    "invoice",
+    "login",
+    "getUserById",
+    "retry",
+    "timeout",
+    "schema",
+    "migration",
+    "queue",
+    "worker",
+    "src/api/routes.rs",
+    "token",
+    "deploy",
+    "rollback",
+    "index",
+];
+
+#[test]
+fn incremental_indexing_equals_rebuild_over_random_sequences() {
+    let queries = [
+        "cache tenant",
+        "billing invoice",
+        "getUserById",
+        "retry timeout",
+        "deploy rollback",
+        "routes",
+    ];
+    for seed in [1u64, 7, 42, 1234] {
+        let repo = TestRepo::new();
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut ids: Vec<String> = Vec::new();
+        let mut sessions: Vec<String> = Vec::new();
+        for step in 0..14 {
+            match rng.next() % 6 {
+                0 | 1 => {
+                    let s = format!("s{seed}-{step}");
+                    for _ in 0..3 {
+                        let text = format!(
+                            "{} {} {}",
+                            rng.pick(WORDS),
+                            rng.pick(WORDS),
+                            rng.pick(WORDS)
+                        );
+                        ids.push(repo.record(
+                            &s,
+                            rng.pick(&["user_prompt", "agent_response", "note"]),
+                            &text,
+                        ));
+                    }
+                    if !rng.next().is_multiple_of(3) {
+                        repo.memlog(&["seal", "--session", &s]).ok();
+                    }
+                    sessions.push(s);
+                }
+                2 => {
+                    let mut lines = String::new();
+                    for i in 0..4 {
+                        lines.push_str(&format!(
+                            "{{\"session\":\"imp-{seed}-{step}\",\"ts\":\"2025-0{}-1{}T08:00:00Z\",\"kind\":\"note\",\"text\":\"{} {}\"}}\n",
+                            1 + i,
+                            i,
+                            rng.pick(WORDS),
+                            rng.pick(WORDS)
+                        ));
+                    }
+                    let file = repo.path().join(format!("imp-{step}.jsonl"));
+                    std::fs::write(&file, lines).unwrap();
+                    repo.memlog(&["import", "jsonl", file.to_str().unwrap()])
+                        .ok();
+                    sessions.push(format!("imp-{seed}-{step}"));
+                }
+                3 if !ids.is_empty() => {
+                    let id = ids[(rng.next() % ids.len() as u64) as usize].clone();
+                    // may already be forgotten: then `forget` says so
+                    let _ = repo.memlog(&["forget", &id]);
+                }
+                4 if !sessions.is_empty() => {
+                    let s = sessions[(rng.next() % sessions.len() as u64) as usize].clone();
+                    repo.memlog(&["forget", "--session", &s]).ok();
+                }
+                _ => {
+                    repo.memlog(&["forget", "--before", "2025-02-01"]).ok();
+                }
+            }
+            if step % 3 == 2 {
+                repo.memlog(&["index"]).ok();
+            }
+        }
+        let incremental: Vec<_> = queries.iter().map(|q| ranking(&repo, q)).collect();
+        repo.memlog(&["rebuild"]).ok();
+        let rebuilt: Vec<_> = queries.iter().map(|q| ranking(&repo, q)).collect();
+        assert_eq!(incremental, rebuilt, "seed {seed}");
+        let sql = |repo: &TestRepo| {
+            repo.memlog(&[
+                "sql",
+                "SELECT id, session, kind FROM events ORDER BY id",
+                "--json",
+            ])
+            .ok()
+            .json()
+        };
+        let rows = sql(&repo);
+        let live: HashSet<String> = repo
+            .cat()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect();
+        let indexed: HashSet<String> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            indexed, live,
+            "seed {seed}: the database holds exactly the live events"
+        );
+    }
+}
+
+#[test]
+fn readers_keep_working_while_the_index_is_rebuilt() {
+    let repo = TestRepo::new();
+    let mut lines = String::new();
+    for s in 0..40 {
+        for i in 0..10 {
+            lines.push_str(&format!(
+                "{{\"session\":\"bulk-{s}\",\"ts\":\"2025-05-01T10:{:02}:{:02}Z\",\"kind\":\"note\",\"text\":\"shard {s} replica {i} lag alert\"}}\n",
+                s % 60,
+                i
+            ));
+        }
+    }
+    std::fs::write(repo.path().join("bulk.jsonl"), lines).unwrap();
+    repo.memlog(&["import", "jsonl", "bulk.jsonl"]).ok();
+    repo.memlog(&["index"]).ok();
+    let dir = repo.path().to_path_buf();
+    let writer = std::thread::spawn(move || {
+        for _ in 0..4 {
+            let out = memlog_command(&dir).args(["rebuild"]).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    });
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let dir = repo.path().to_path_buf();
+            std::thread::spawn(move || {
+                for _ in 0..15 {
+                    let out = memlog_command(&dir)
+                        .args(["search", "replica lag", "--json"])
+                        .output()
+                        .unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                    assert_eq!(v["hits"].as_array().map(Vec::len), Some(10));
+                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    assert!(
+                        !stderr.contains("error") && !stderr.contains("lock"),
+                        "{stderr}"
+                    );
+                }
+            })
+        })
+        .collect();
+    writer.join().unwrap();
+    for r in readers {
+        r.join().unwrap();
+    }
+}
+
+#[test]
+fn context_cites_relevant_events_within_budget() {
+    let repo = TestRepo::new();
+    let relevant = repo.record(
+        "old-1",
+        "agent_response",
+        "The checkout timeout came from price_cart calling fetch_discount per item; we batch now.",
+    );
+    repo.record("old-2", "note", "Office plants need water on Fridays.");
+    repo.memlog(&["seal", "--all"]).ok();
+    let out = repo
+        .memlog(&[
+            "context",
+            "checkout timeout in price_cart again",
+            "--json",
+            "--budget",
+            "300",
+        ])
+        .ok()
+        .json();
+    let md = out["markdown"].as_str().unwrap();
+    assert!(md.contains(&format!("[{}]", &relevant[..12])), "{md}");
+    assert!(!md.contains("plants"), "{md}");
+    assert!(out["tokens"].as_u64().unwrap() <= 300);
+    assert_eq!(out["cited"][0], relevant.as_str());
+    // nothing relevant: nothing printed
+    let none = repo
+        .memlog(&["context", "kubernetes helm chart values"])
+        .ok();
+    assert_eq!(none.stdout(), "");
+}
+
+#[test]
+fn sql_reads_and_refuses_writes() {
+    let repo = TestRepo::new();
+    repo.record(
+        "s1",
+        "note",
+        "see https://example.com/runbook and ACME-77, edited src/lib.rs",
+    );
+    let rows = repo
+        .memlog(&[
+            "sql",
+            "SELECT entity_type, canonical_key FROM entities ORDER BY 1, 2",
+            "--json",
+        ])
+        .ok()
+        .json();
+    let keys: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["canonical_key"].as_str().unwrap())
+        .collect();
+    assert!(keys.contains(&"art:jira:ACME-77"), "{keys:?}");
+    assert!(keys.contains(&"file:src/lib.rs"), "{keys:?}");
+    assert!(keys.iter().any(|k| k.starts_with("art:url:")), "{keys:?}");
+    let denied = repo.memlog(&["sql", "DELETE FROM events"]);
+    assert_eq!(denied.code(), Some(1));
+    assert_eq!(
+        repo.memlog(&["sql", "SELECT count(*) AS n FROM events", "--json"])
+            .ok()
+            .json()[0]["n"],
+        1
+    );
+}
