@@ -1,1 +1,130 @@
-//! stub
+//! # memlog-hooks
+//!
+//! Claude Code integration for memlog: what Claude Code tells its hooks,
+//! and what it writes to its transcripts, turned into memlog
+//! [`Draft`](memlog_format::Draft)s; and the JSON a hook prints to inject
+//! context into the conversation.
+//!
+//! This is a pure library. It reads no stdin, prints nothing and never
+//! exits; it does not apply privacy filtering or output truncation either —
+//! memlog-format's `Recorder` does both for every draft before any byte is
+//! written. The CLI drives it:
+//!
+//! ```text
+//! stdin ─ parse_payload(event, bytes) ─ drafts(&payload, &context, &options) ─ Recorder::record
+//!                                   └─ (SessionStart, UserPromptSubmit) hook_output(event, Some(context)) ─ stdout
+//! ```
+//!
+//! and imports past sessions with [`transcript::read`] /
+//! [`transcript::read_with_subagents`].
+//!
+//! ## Hook events and what they record
+//!
+//! Every draft is in the payload's `session_id` (subagents' events too),
+//! at the current time, with `meta`: `cwd`, `branch`, `head` (from
+//! [`CodeContext`]), `client: "claude-code"`, `hook` (the event's name),
+//! and `agent_id` / `agent_type` / `sidechain: true` for a subagent's events.
+//!
+//! | event | records |
+//! | --- | --- |
+//! | SessionStart | `session_start` {`source`, `model`} |
+//! | UserPromptSubmit | `user_prompt` {`text`: the prompt}; nothing for a blank prompt |
+//! | PreToolUse | nothing, unless [`HookOptions::record_pre_tool_use`]: then a `tool_observation` without output, `meta.pre_tool_use` |
+//! | PostToolUse | `tool_observation` {`tool`, `input`, `output`, `success`, `error`, `metadata`, `tool_use_id`}; TodoWrite: task events instead (below); nothing for [`HookOptions::excluded_tools`] |
+//! | PostToolUseFailure | `tool_observation` with `success: false` and the `error` |
+//! | Stop, SubagentStop | `agent_response` {`text`} (below) |
+//! | PreCompact | `user_prompt` `/compact <instructions>` when the user gave instructions, else nothing (below) |
+//! | SessionEnd | `session_end` {`reason`} |
+//!
+//! A payload memlog cannot read as its event — not a JSON object, an event
+//! memlog does not know, or a known event without its essential field (a
+//! UserPromptSubmit without `prompt`, a tool event without `tool_name`) —
+//! is not an error and is not dropped: it becomes a `note` marked
+//! `meta.unknown_hook = true` whose `body.payload` is the payload as it came.
+//! Only input that is not JSON at all is an error ([`Error::MalformedPayload`]).
+//!
+//! ### Tool observations
+//!
+//! `output` is the readable part of `tool_response`: a string as it is;
+//! for built-in tools the useful text — Bash stdout and stderr, the file
+//! Read returned, Edit's patch as a unified diff, Glob and Grep results,
+//! WebFetch's answer, WebSearch's links, a Task's reply; for other objects
+//! a text-like member (`output`, `result`, `content`…) or else compact
+//! JSON (inline base64 left out); terminal escape sequences (colours) are
+//! removed. `metadata` holds per-tool fields (seed 001 §3): `file_path`
+//! (Read, Write, Edit, MultiEdit, NotebookEdit) and `line_count` (the
+//! file's lines, after the change for Write and the edits),
+//! `command`, `exit_code`, `interrupted` (Bash), `pattern`,
+//! `match_count` (Grep, Glob), `url`, `status` (WebFetch), `query`
+//! (WebSearch), `description`, `subagent_type`, `agent_id` (Task),
+//! `mcp_server` (MCP tools). `success` is false when the response says so
+//! (`success: false`, a non-empty `error`, a non-zero exit code, an
+//! interruption, a transcript's `is_error`), with a one-line `error`.
+//!
+//! ### TodoWrite: task events instead of an observation
+//!
+//! A TodoWrite call carries the agent's whole todo list, which is what
+//! memlog's tasks are made of; its observation would only repeat it. So a
+//! TodoWrite call records task events, keyed by
+//! `memlog_format::key::canonical_key(content, Some(project))`, and no
+//! `tool_observation`. Comparing the new list with the previous one (the
+//! hook's `tool_response.oldTodos`; in a transcript, the previous TodoWrite
+//! call of the same conversation):
+//!
+//! - a todo not in the previous list, or every todo when the previous list
+//!   is unknown, gives `task_created` {`key`, `title`, `status`,
+//!   `priority`?, `todo_id`?, `active_form`?, `source: "TodoWrite"`};
+//! - a todo whose status changed gives `task_status_changed` {`key`,
+//!   `title`, `status`, `from`, `to`, `source`};
+//! - an unchanged todo, or one that left the list, gives nothing.
+//!
+//! Statuses are seed 002's: TodoWrite's `completed` is `done` (the raw
+//! value kept in `todo_status`). Hooks are stateless, so the same task can
+//! be created more than once (a new session's first list, a lost
+//! `oldTodos`), and those events do not share an id because their times
+//! differ. Consumers (the task projection) must therefore fold task events
+//! by `key` and read a repeated `task_created` as an update of the task it
+//! names, not as a second task.
+//!
+//! ### Stop and SubagentStop
+//!
+//! The answer is `last_assistant_message` when Claude Code sends it. Older
+//! versions do not; then memlog reads the last 256 KB of the transcript
+//! ([`transcript::last_assistant_text`]) and takes the text of the last
+//! assistant message of the current turn (`meta.from_transcript = true`):
+//! the main conversation for Stop; for SubagentStop the subagent's own
+//! `agent_transcript_path`, else the sidechain lines of `transcript_path`.
+//! A turn without text, or a transcript that is missing or unreadable,
+//! records nothing and is not an error.
+//!
+//! ### PreCompact
+//!
+//! Compaction itself needs no event: the SessionStart that follows it has
+//! `source: "compact"`, and the summary Claude Code writes is imported from
+//! the transcript as a `session_summary`. What PreCompact alone knows is
+//! what the user asked the compaction to keep (`/compact <instructions>`):
+//! that is recorded as the `user_prompt` the user typed, with
+//! `meta.slash_command = "/compact"` and `meta.compact_trigger`. An
+//! automatic or instruction-less compaction records nothing.
+//!
+//! ## Transcripts
+//!
+//! See [`transcript`]: user prompts, answers, tool calls (with their
+//! results), TodoWrite task events, summaries and compaction continuations,
+//! each with the line's time and a stable `meta.ref`, so that importing the
+//! same transcript twice adds nothing.
+
+mod error;
+mod event;
+mod hook;
+mod payload;
+mod todo;
+mod tool;
+pub mod transcript;
+
+pub use error::{Error, Result};
+pub use event::HookEvent;
+pub use hook::{CLIENT, CodeContext, HookOptions, UNKNOWN_SESSION, drafts, drafts_at, hook_output};
+pub use payload::{Payload, parse_payload};
+pub use todo::TODO_TOOL;
+pub use transcript::Transcript;

@@ -1,6 +1,8 @@
 //! The full-text projection (tantivy): one document per live event.
 //!
-//! Fields: `id` (raw, fast: maps a hit back to its event), `text` (the
+//! Fields: `key` (the first 64 bits of the event id, fast: maps a hit back
+//! to its event; a number, not the 64-character id, because a term
+//! dictionary of random hex strings is costly to build), `text` (the
 //! searchable text, code-aware tokenizer, BM25), `kind`, `session` (raw,
 //! fast), `ts` (milliseconds, fast, for ranges and recency), `tool` (raw) and
 //! `files` (paths, path tokenizer). Text is not stored: the entity/edge
@@ -27,7 +29,7 @@ use crate::{Error, Result};
 /// The fields of the full-text schema.
 #[derive(Clone, Copy)]
 pub struct Fields {
-    pub id: Field,
+    pub key: Field,
     pub text: Field,
     pub kind: Field,
     pub session: Field,
@@ -46,7 +48,7 @@ fn schema() -> (Schema, Fields) {
         )
     };
     let fields = Fields {
-        id: b.add_text_field("id", STRING | FAST),
+        key: b.add_u64_field("key", INDEXED | FAST),
         text: b.add_text_field("text", indexed(tokenizer::CODE)),
         kind: b.add_text_field("kind", STRING | FAST),
         session: b.add_text_field("session", STRING | FAST),
@@ -161,7 +163,7 @@ impl Fts {
     pub fn add(&self, writer: &IndexWriter, doc: &FtsDoc) -> Result<()> {
         let f = &self.fields;
         let mut d = TantivyDocument::new();
-        d.add_text(f.id, doc.id);
+        d.add_u64(f.key, event_key(doc.id));
         d.add_text(f.text, doc.text);
         d.add_text(f.kind, doc.kind);
         d.add_text(f.session, doc.session);
@@ -179,7 +181,7 @@ impl Fts {
     }
 
     pub fn delete(&self, writer: &IndexWriter, id: &str) {
-        writer.delete_term(Term::from_field_text(self.fields.id, id));
+        writer.delete_term(Term::from_field_u64(self.fields.key, event_key(id)));
     }
 
     /// A searcher on the last committed state.
@@ -199,7 +201,7 @@ fn field_set(schema: &Schema) -> Result<Fields> {
         })
     };
     Ok(Fields {
-        id: get("id")?,
+        key: get("key")?,
         text: get("text")?,
         kind: get("kind")?,
         session: get("session")?,
@@ -219,10 +221,18 @@ pub struct Filters {
     pub file: Option<String>,
 }
 
+/// The first 64 bits of an event id (hex), the event's key in the index.
+pub fn event_key(id: &str) -> u64 {
+    id.get(..16)
+        .and_then(|h| u64::from_str_radix(h, 16).ok())
+        .unwrap_or(0)
+}
+
 /// One candidate from the full-text index.
 #[derive(Clone, Debug)]
 pub struct Candidate {
-    pub id: String,
+    /// [`event_key`] of the event.
+    pub key: u64,
     pub bm25: f32,
     /// BM25 divided by the score of an average document that contains every
     /// query term once: about the share of the query the event covers,
@@ -338,10 +348,10 @@ impl Fts {
             .map_err(err)?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
-            let (id, kind, ts_ms) = read_fast(&searcher, addr).map_err(err)?;
-            let Some(id) = id else { continue };
+            let (key, kind, ts_ms) = read_fast(&searcher, addr).map_err(err)?;
+            let Some(key) = key else { continue };
             out.push(Candidate {
-                id,
+                key,
                 bm25: score,
                 relevance: if ideal > 0.0 {
                     (score / ideal).min(1.0)
@@ -361,7 +371,7 @@ impl Fts {
     }
 }
 
-type FastValues = (Option<String>, Option<String>, Option<i64>);
+type FastValues = (Option<u64>, Option<String>, Option<i64>);
 
 fn read_fast(searcher: &Searcher, addr: DocAddress) -> tantivy::Result<FastValues> {
     let ff = searcher.segment_reader(addr.segment_ord).fast_fields();
@@ -377,5 +387,6 @@ fn read_fast(searcher: &Searcher, addr: DocAddress) -> tantivy::Result<FastValue
         Ok(Some(s))
     };
     let ts = ff.i64("ts")?.first(addr.doc_id);
-    Ok((str_value("id")?, str_value("kind")?, ts))
+    let key = ff.u64("key")?.first(addr.doc_id);
+    Ok((key, str_value("kind")?, ts))
 }

@@ -10,15 +10,18 @@ use crate::{Error, Result};
 
 /// Bumped whenever the schema or what is derived into it changes: an index
 /// with another version is rebuilt.
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 
-const DDL: &str = r#"
+/// Tables. Unique and lookup indexes are separate ([`INDEXES`]) so that a
+/// rebuild can fill the tables first and index them once at the end.
+const TABLES: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS events (
-    id       TEXT PRIMARY KEY,
+    id       TEXT NOT NULL,
+    key      INTEGER NOT NULL,
     session  TEXT NOT NULL,
     seq      INTEGER NOT NULL,
     ts       TEXT NOT NULL,
@@ -28,12 +31,10 @@ CREATE TABLE IF NOT EXISTS events (
     text     TEXT NOT NULL,
     tool     TEXT,
     ref      TEXT,
-    body     TEXT NOT NULL,
+    body     TEXT,
     meta     TEXT NOT NULL,
     source   TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS events_by_session ON events(session, ts, seq);
-CREATE INDEX IF NOT EXISTS events_by_time ON events(ts_ms);
 CREATE TABLE IF NOT EXISTS sessions (
     session      TEXT PRIMARY KEY,
     project      TEXT NOT NULL,
@@ -46,7 +47,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     branch       TEXT
 );
 CREATE TABLE IF NOT EXISTS entities (
-    entity_id     TEXT PRIMARY KEY,
+    entity_id     TEXT NOT NULL,
     entity_type   TEXT NOT NULL,
     canonical_key TEXT NOT NULL,
     title         TEXT NOT NULL,
@@ -58,8 +59,6 @@ CREATE TABLE IF NOT EXISTS entities (
     created_at    TEXT NOT NULL,
     updated_at    TEXT NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS entities_by_type_key ON entities(entity_type, canonical_key);
-CREATE INDEX IF NOT EXISTS entities_by_status ON entities(status);
 CREATE TABLE IF NOT EXISTS entity_aliases (
     entity_type   TEXT NOT NULL,
     canonical_key TEXT NOT NULL,
@@ -74,15 +73,25 @@ CREATE TABLE IF NOT EXISTS edges (
     dst_id   TEXT NOT NULL,
     evidence TEXT NOT NULL DEFAULT '',
     ts       TEXT NOT NULL,
-    meta     TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (src_id, rel_type, dst_id, evidence)
+    meta     TEXT NOT NULL DEFAULT '{}'
 );
-CREATE INDEX IF NOT EXISTS edges_by_dst ON edges(dst_id, rel_type);
-CREATE INDEX IF NOT EXISTS edges_by_evidence ON edges(evidence);
 CREATE TABLE IF NOT EXISTS forgets (
     id    TEXT PRIMARY KEY,
     event TEXT NOT NULL
 );
+"#;
+
+pub(crate) const INDEXES: &str = r#"
+CREATE UNIQUE INDEX IF NOT EXISTS events_by_id ON events(id);
+CREATE INDEX IF NOT EXISTS events_by_key ON events(key);
+CREATE INDEX IF NOT EXISTS events_by_session ON events(session, ts, seq);
+CREATE INDEX IF NOT EXISTS events_by_time ON events(ts_ms);
+CREATE UNIQUE INDEX IF NOT EXISTS entities_by_id ON entities(entity_id);
+CREATE UNIQUE INDEX IF NOT EXISTS entities_by_type_key ON entities(entity_type, canonical_key);
+CREATE INDEX IF NOT EXISTS entities_by_status ON entities(status);
+CREATE UNIQUE INDEX IF NOT EXISTS edges_by_src ON edges(src_id, rel_type, dst_id, evidence);
+CREATE INDEX IF NOT EXISTS edges_by_dst ON edges(dst_id, rel_type);
+CREATE INDEX IF NOT EXISTS edges_by_evidence ON edges(evidence);
 "#;
 
 /// The SQLite database of the projections.
@@ -97,11 +106,38 @@ impl Graph {
         // data, and rebuilding it is always safe.
         let conn = Connection::open(path).map_err(|e| corrupt(path, e))?;
         conn.execute_batch(
-            "PRAGMA busy_timeout=5000; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;",
+            "PRAGMA busy_timeout=5000; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;",
         )
         .map_err(|e| corrupt(path, e))?;
-        conn.execute_batch(DDL).map_err(|e| corrupt(path, e))?;
+        conn.execute_batch(TABLES).map_err(|e| corrupt(path, e))?;
+        conn.execute_batch(INDEXES).map_err(|e| corrupt(path, e))?;
         Ok(Graph { conn })
+    }
+
+    /// Creates a database to be filled in bulk by a rebuild: no journal, no
+    /// fsync (a rebuild that dies leaves a directory that is thrown away),
+    /// and no indexes until [`Graph::finish_bulk`].
+    pub fn create_bulk(path: &Path) -> Result<Graph> {
+        let conn = Connection::open(path).map_err(|e| Error::sql(path, e))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-131072; PRAGMA temp_store=MEMORY;",
+        )
+        .map_err(|e| Error::sql(path, e))?;
+        conn.execute_batch(TABLES)
+            .map_err(|e| Error::sql(path, e))?;
+        Ok(Graph { conn })
+    }
+
+    /// Indexes a bulk-filled database and makes it durable and shareable.
+    pub fn finish_bulk(&self) -> Result<()> {
+        let path = Path::new("graph.sqlite");
+        self.conn
+            .execute_batch(INDEXES)
+            .map_err(|e| Error::sql(path, e))?;
+        self.conn
+            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            .map_err(|e| Error::sql(path, e))?;
+        Ok(())
     }
 
     /// Opens the database read-only (queries by people, searches).

@@ -33,7 +33,10 @@ use crate::fts::{Fts, FtsDoc};
 use crate::graph::{Graph, SCHEMA_VERSION};
 use crate::{Error, Result};
 
+/// Memory of the full-text writer: incremental runs are small; a rebuild
+/// gets more so that it writes fewer, larger segments.
 const WRITER_BUDGET: usize = 64 << 20;
+const REBUILD_BUDGET: usize = 192 << 20;
 
 /// What an update or rebuild did.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -151,7 +154,7 @@ impl Projections {
             std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let graph = Graph::open(&dir.join("graph.sqlite"))?;
+        let graph = Graph::create_bulk(&dir.join("graph.sqlite"))?;
         Graph::set_meta(&graph.conn, "schema_version", SCHEMA_VERSION)?;
         let fts = Fts::create(&dir.join("fts"))?;
         Ok(Projections {
@@ -331,7 +334,12 @@ impl Projections {
             self.journal_marks()?
         };
         let threads = if rebuilding { 0 } else { 1 };
-        let mut writer = self.fts.writer(threads, WRITER_BUDGET)?;
+        let budget = if rebuilding {
+            REBUILD_BUDGET
+        } else {
+            WRITER_BUDGET
+        };
+        let mut writer = self.fts.writer(threads, budget)?;
         let tx = self
             .graph
             .conn
@@ -346,6 +354,9 @@ impl Projections {
             deleted: false,
             report: &mut report,
             now: memlog_format::time::now(),
+            bulk: rebuilding,
+            seen_events: HashSet::new(),
+            seen_entities: HashSet::new(),
         };
         for seg in &segments {
             let (events, problem) = log.read_segment(seg, false)?;
@@ -412,7 +423,13 @@ impl Projections {
         }
         let sessions: Vec<String> = batch.sessions.drain().collect();
         let deleted = batch.deleted;
-        refresh_sessions(&tx, &sessions)?;
+        drop(batch);
+        if rebuilding {
+            // the tables are full: index them once
+            tx.execute_batch(crate::graph::INDEXES)
+                .map_err(|e| Error::sql(&self.dir, e))?;
+        }
+        refresh_sessions(&tx, &sessions, rebuilding)?;
         writer.commit().map_err(|e| Error::fts(&self.dir, e))?;
         if deleted {
             merge_all(&self.fts, &mut writer)?;
@@ -496,6 +513,11 @@ struct Batch<'a> {
     deleted: bool,
     report: &'a mut IndexReport,
     now: String,
+    /// A rebuild: tables have no indexes yet, every forget is known up
+    /// front, and uniqueness is checked in memory.
+    bulk: bool,
+    seen_events: HashSet<String>,
+    seen_entities: HashSet<String>,
 }
 
 impl Batch<'_> {
@@ -506,24 +528,38 @@ impl Batch<'_> {
     fn index(&mut self, e: &Event, source: Source) -> Result<()> {
         if e.kind == Kind::Forget {
             self.tx
-                .execute(
-                    "INSERT OR IGNORE INTO forgets(id, event) VALUES (?1, ?2)",
-                    params![e.id, e.canonical_line()],
-                )
+                .prepare_cached("INSERT OR IGNORE INTO forgets(id, event) VALUES (?1, ?2)")
+                .and_then(|mut st| st.execute(params![e.id, e.canonical_line()]))
                 .map_err(|x| self.sql(x))?;
             self.forgets.add(e);
-            self.hide_forgotten(e)?;
+            // A rebuild learned every forget before indexing anything.
+            if !self.bulk {
+                self.hide_forgotten(e)?;
+            }
         }
         if self.forgets.hides(e) {
             return Ok(());
         }
+        if self.bulk && !self.seen_events.insert(e.id.clone()) {
+            return Ok(());
+        }
         let d = derive::derive(e);
+        // The body is kept only when it says more than the text.
+        let body = (e.body.len() != 1 || e.text().is_none()).then(|| {
+            let mut out = String::new();
+            memlog_format::canonical::write_map(&mut out, &e.body);
+            out
+        });
+        let mut meta = String::new();
+        memlog_format::canonical::write_map(&mut meta, &e.meta);
         let inserted = self
             .tx
-            .execute(
-                "INSERT OR IGNORE INTO events(id, session, seq, ts, ts_ms, kind, project, text, tool, ref, body, meta, source)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                params![
+            .prepare_cached(
+                "INSERT OR IGNORE INTO events(id, key, session, seq, ts, ts_ms, kind, project, text, tool, ref, body, meta, source)
+                 VALUES (?1, ?14, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
                     e.id,
                     e.session,
                     e.seq as i64,
@@ -534,19 +570,20 @@ impl Batch<'_> {
                     d.text,
                     d.tool,
                     e.external_ref(),
-                    memlog_format::canonical::to_string(&serde_json::Value::Object(e.body.clone())),
-                    memlog_format::canonical::to_string(&serde_json::Value::Object(e.meta.clone())),
+                    body,
+                    meta,
                     source.as_str(),
-                ],
-            )
+                    crate::fts::event_key(&e.id) as i64,
+                ])
+            })
             .map_err(|x| self.sql(x))?;
         if inserted == 0 {
             if source == Source::Log {
                 self.tx
-                    .execute(
+                    .prepare_cached(
                         "UPDATE events SET source = 'log' WHERE id = ?1 AND source = 'journal'",
-                        [&e.id],
                     )
+                    .and_then(|mut st| st.execute([&e.id]))
                     .map_err(|x| self.sql(x))?;
             }
             return Ok(());
@@ -594,23 +631,41 @@ impl Batch<'_> {
         Ok(())
     }
 
-    fn entity(&self, id: &str, kind: &str, key: &str, title: &str) -> Result<()> {
+    fn entity(&mut self, id: &str, kind: &str, key: &str, title: &str) -> Result<()> {
+        if !self.seen_entities.insert(id.to_string()) {
+            return Ok(());
+        }
+        let sql = if self.bulk {
+            // uniqueness is kept in `seen_entities` until indexes exist;
+            // entities known before this batch cannot exist in a rebuild
+            "INSERT INTO entities(entity_id, entity_type, canonical_key, title, title_norm, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
+        } else {
+            "INSERT OR IGNORE INTO entities(entity_id, entity_type, canonical_key, title, title_norm, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
+        };
         self.tx
-            .execute(
-                "INSERT OR IGNORE INTO entities(entity_id, entity_type, canonical_key, title, title_norm, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-                params![id, kind, key, title, memlog_format::key::normalize(title), self.now],
-            )
+            .prepare_cached(sql)
+            .and_then(|mut st| {
+                st.execute(params![
+                    id,
+                    kind,
+                    key,
+                    title,
+                    memlog_format::key::normalize(title),
+                    self.now
+                ])
+            })
             .map_err(|x| self.sql(x))?;
         Ok(())
     }
 
     fn edge(&self, src: &str, rel: &str, dst: &str, evidence: &str, ts: &str) -> Result<()> {
         self.tx
-            .execute(
+            .prepare_cached(
                 "INSERT OR IGNORE INTO edges(src_id, rel_type, dst_id, evidence, ts) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![src, rel, dst, evidence, ts],
             )
+            .and_then(|mut st| st.execute(params![src, rel, dst, evidence, ts]))
             .map_err(|x| self.sql(x))?;
         Ok(())
     }
@@ -700,21 +755,30 @@ impl Batch<'_> {
     }
 }
 
-/// Recomputes the `sessions` rows of the given sessions from `events`.
-fn refresh_sessions(tx: &Transaction, sessions: &[String]) -> Result<()> {
+const SESSION_ROWS: &str = "INSERT INTO sessions(session, project, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch)
+     SELECT session, min(project), min(ts), max(ts), count(*),
+            sum(kind = 'user_prompt'), sum(kind = 'tool_observation'),
+            (SELECT text FROM events p WHERE p.session = e.session AND p.kind = 'user_prompt' ORDER BY ts, seq LIMIT 1),
+            (SELECT json_extract(meta, '$.branch') FROM events b WHERE b.session = e.session AND json_extract(meta, '$.branch') IS NOT NULL ORDER BY ts, seq LIMIT 1)
+     FROM events e";
+
+/// Recomputes the `sessions` rows of the given sessions (of all of them in
+/// a rebuild) from `events`.
+fn refresh_sessions(tx: &Transaction, sessions: &[String], all: bool) -> Result<()> {
     let err = |e| Error::sql(Path::new("graph.sqlite"), e);
+    if all {
+        tx.execute("DELETE FROM sessions", []).map_err(err)?;
+        tx.execute(&format!("{SESSION_ROWS} GROUP BY session"), [])
+            .map_err(err)?;
+        return Ok(());
+    }
     let mut delete = tx
         .prepare("DELETE FROM sessions WHERE session = ?1")
         .map_err(err)?;
     let mut insert = tx
-        .prepare(
-            "INSERT INTO sessions(session, project, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch)
-             SELECT session, min(project), min(ts), max(ts), count(*),
-                    sum(kind = 'user_prompt'), sum(kind = 'tool_observation'),
-                    (SELECT text FROM events p WHERE p.session = e.session AND p.kind = 'user_prompt' ORDER BY ts, seq LIMIT 1),
-                    (SELECT json_extract(meta, '$.branch') FROM events b WHERE b.session = e.session AND json_extract(meta, '$.branch') IS NOT NULL ORDER BY ts, seq LIMIT 1)
-             FROM events e WHERE session = ?1 GROUP BY session",
-        )
+        .prepare(&format!(
+            "{SESSION_ROWS} WHERE session = ?1 GROUP BY session"
+        ))
         .map_err(err)?;
     for s in sessions {
         delete.execute([s]).map_err(err)?;

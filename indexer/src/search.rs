@@ -104,35 +104,36 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     scored.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
             .then_with(|| b.2.ts_ms.cmp(&a.2.ts_ms))
-            .then_with(|| a.2.id.cmp(&b.2.id))
+            .then_with(|| a.2.key.cmp(&b.2.key))
     });
     scored.truncate(want);
     let mut stmt = p
         .graph
         .conn
-        .prepare_cached("SELECT session, kind, ts, text, meta FROM events WHERE id = ?1")
+        .prepare_cached("SELECT id, session, kind, ts, text, meta FROM events WHERE key = ?1 ORDER BY id LIMIT 1")
         .map_err(|e| Error::sql(&p.dir, e))?;
     let mut hits = Vec::with_capacity(scored.len());
     for (score, parts, c) in scored {
         let row = stmt
-            .query_row(params![c.id], |r| {
+            .query_row(params![c.key as i64], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
                 ))
             })
             .optional()
             .map_err(|e| Error::sql(&p.dir, e))?;
-        // An id the database no longer has was forgotten after the search
+        // A key the database no longer has was forgotten after the search
         // index was read: leave it out.
-        let Some((session, kind, ts, text, meta)) = row else {
+        let Some((id, session, kind, ts, text, meta)) = row else {
             continue;
         };
         hits.push(Hit {
-            id: c.id,
+            id,
             session,
             kind,
             ts,

@@ -148,6 +148,21 @@ fn camel_parts(w: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Length of `chunk` without a trailing `:<digits>` location (`a.rs:12:5`
+/// → `a.rs`), if it has one and something is left.
+fn strip_location(chunk: &str) -> Option<usize> {
+    let mut end = chunk.len();
+    loop {
+        let head = &chunk[..end];
+        let digits = head.len() - head.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 || !head[..end - digits].ends_with(':') {
+            break;
+        }
+        end -= digits + 1;
+    }
+    (end < chunk.len() && end > 0).then_some(end)
+}
+
 fn token(text: &str, from: usize, to: usize, position: usize, position_length: usize) -> Token {
     Token {
         offset_from: from,
@@ -169,6 +184,9 @@ fn tokenize(text: &str, one_chunk: bool, out: &mut Vec<Token>) {
         let Some((cs, ce)) = trim_chunk(text, rs, re) else {
             continue;
         };
+        // `path/to/file.rs:120:7` is the file plus a location: the location
+        // would make every whole-chunk token unique, so it is dropped.
+        let ce = strip_location(&text[cs..ce]).map_or(ce, |len| cs + len);
         let chunk = &text[cs..ce];
         // words: (from, to, position)
         let mut parts: Vec<(usize, usize, usize)> = Vec::new();
@@ -255,5 +273,9 @@ mod tests {
             ["httpserver@0", "http@0", "server@1", "ok@2"]
         );
         assert_eq!(tokens("벡터 검색"), ["벡터@0", "검색@1"]);
+        assert_eq!(
+            tokens("src/a.rs:12:5 x"),
+            ["src/a.rs@0", "src@0", "a.rs@1", "a@1", "rs@2", "x@3"]
+        );
     }
 }

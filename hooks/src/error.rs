@@ -1,0 +1,39 @@
+use std::path::PathBuf;
+
+/// What can go wrong in this crate. Everything else (unknown hook events,
+/// payloads of an unexpected shape, odd transcript lines) is data, not an
+/// error: it is recorded or counted, never dropped silently.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The hook's stdin is not JSON at all.
+    #[error("the {event} hook payload is not valid JSON: {source}")]
+    MalformedPayload {
+        /// The hook name the caller gave (the CLI argument).
+        event: String,
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// A hook name that is not one of [`crate::HookEvent`]'s.
+    #[error("unknown hook event {name:?}; known events: {known}")]
+    UnknownHookEvent { name: String, known: String },
+
+    /// A transcript (or subagent transcript) could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

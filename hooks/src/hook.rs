@@ -1,0 +1,610 @@
+//! Hook payloads as memlog drafts, and the output Claude Code reads back.
+
+use memlog_format::{Draft, Kind, time};
+use serde_json::{Map, Value, json};
+
+use crate::HookEvent;
+use crate::payload::Payload;
+use crate::todo::{TODO_TOOL, parse_todos, task_events};
+use crate::tool::{ToolCall, observation_body};
+use crate::transcript::{SidechainScope, last_assistant_text};
+
+/// The client name memlog records in `meta.client` for Claude Code.
+pub const CLIENT: &str = "claude-code";
+
+/// The session a payload without a `session_id` is recorded in.
+pub const UNKNOWN_SESSION: &str = "claude-code-unknown";
+
+/// Where the user's code was when the hook ran. The CLI fills it from the
+/// git repository the hook runs in; every draft carries it in `meta`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CodeContext {
+    /// The working directory (falls back to the payload's `cwd`).
+    pub cwd: Option<String>,
+    /// The checked-out branch, if any.
+    pub branch: Option<String>,
+    /// The commit HEAD points to, if any.
+    pub head: Option<String>,
+}
+
+/// How Claude Code data becomes drafts (hooks and transcript import alike).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HookOptions {
+    /// The project drafts belong to; also the namespace of task keys.
+    pub project: String,
+    /// Tools whose calls are not recorded at all (`tools.exclude` in
+    /// `.memlog.yaml`): no `tool_observation`, and for `TodoWrite` no task
+    /// events either.
+    pub excluded_tools: Vec<String>,
+    /// Record PreToolUse as a `tool_observation` without output, marked
+    /// `meta.pre_tool_use = true`. Off by default: PostToolUse carries the
+    /// same input and the output.
+    pub record_pre_tool_use: bool,
+}
+
+impl HookOptions {
+    /// Options for `project` with nothing excluded.
+    pub fn new(project: impl Into<String>) -> HookOptions {
+        HookOptions {
+            project: project.into(),
+            ..HookOptions::default()
+        }
+    }
+
+    /// Whether calls of `tool` are left out.
+    pub fn excludes(&self, tool: &str) -> bool {
+        self.excluded_tools.iter().any(|t| t == tool)
+    }
+}
+
+/// The drafts a hook payload records, stamped with the current time. See
+/// the crate documentation for the mapping of each event.
+pub fn drafts(payload: &Payload, context: &CodeContext, options: &HookOptions) -> Vec<Draft> {
+    drafts_at(payload, context, options, &time::now())
+}
+
+/// [`drafts`] with a given timestamp (memlog form, see
+/// `memlog_format::time`), for replays and tests.
+pub fn drafts_at(
+    payload: &Payload,
+    context: &CodeContext,
+    options: &HookOptions,
+    ts: &str,
+) -> Vec<Draft> {
+    let maker = DraftMaker::new(payload, context, options, ts);
+    if !payload.raw.is_object() {
+        return vec![maker.unknown_shape()];
+    }
+    let Some(event) = payload.event else {
+        return vec![maker.unknown_shape()];
+    };
+    match event {
+        HookEvent::SessionStart => {
+            let mut body = Map::new();
+            insert_text(&mut body, "source", payload.source.as_deref());
+            insert_text(&mut body, "model", payload.model.as_deref());
+            vec![maker.draft(Kind::SessionStart, body)]
+        }
+        HookEvent::SessionEnd => {
+            let mut body = Map::new();
+            insert_text(&mut body, "reason", payload.reason.as_deref());
+            vec![maker.draft(Kind::SessionEnd, body)]
+        }
+        HookEvent::UserPromptSubmit => match payload.prompt.as_deref() {
+            None => vec![maker.unknown_shape()],
+            Some(prompt) if prompt.trim().is_empty() => Vec::new(),
+            Some(prompt) => vec![maker.text(Kind::UserPrompt, prompt)],
+        },
+        HookEvent::PreToolUse => {
+            if !options.record_pre_tool_use {
+                return Vec::new();
+            }
+            let Some(tool) = payload.tool_name.as_deref() else {
+                return vec![maker.unknown_shape()];
+            };
+            if options.excludes(tool) {
+                return Vec::new();
+            }
+            let body = observation_body(&ToolCall {
+                tool,
+                input: payload.tool_input.as_ref(),
+                tool_use_id: payload.tool_use_id.as_deref(),
+                ..ToolCall::default()
+            });
+            let mut draft = maker.draft(Kind::ToolObservation, body);
+            draft.meta.insert("pre_tool_use".into(), Value::Bool(true));
+            vec![draft]
+        }
+        HookEvent::PostToolUse => {
+            let Some(tool) = payload.tool_name.as_deref() else {
+                return vec![maker.unknown_shape()];
+            };
+            if options.excludes(tool) {
+                return Vec::new();
+            }
+            if tool == TODO_TOOL
+                && let Some(tasks) = todo_drafts(&maker, payload, &options.project)
+            {
+                return tasks;
+            }
+            let body = observation_body(&ToolCall {
+                tool,
+                input: payload.tool_input.as_ref(),
+                response: payload.tool_response.as_ref(),
+                tool_use_id: payload.tool_use_id.as_deref(),
+                ..ToolCall::default()
+            });
+            vec![maker.draft(Kind::ToolObservation, body)]
+        }
+        HookEvent::PostToolUseFailure => {
+            let Some(tool) = payload.tool_name.as_deref() else {
+                return vec![maker.unknown_shape()];
+            };
+            if options.excludes(tool) {
+                return Vec::new();
+            }
+            let body = observation_body(&ToolCall {
+                tool,
+                input: payload.tool_input.as_ref(),
+                response: payload.tool_response.as_ref(),
+                tool_use_id: payload.tool_use_id.as_deref(),
+                failure: Some(payload.error.as_deref().unwrap_or("")),
+                interrupted: payload.is_interrupt,
+                ..ToolCall::default()
+            });
+            vec![maker.draft(Kind::ToolObservation, body)]
+        }
+        HookEvent::Stop | HookEvent::SubagentStop => {
+            let given = payload
+                .last_assistant_message
+                .as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty());
+            if let Some(text) = given {
+                return vec![maker.text(Kind::AgentResponse, text)];
+            }
+            let read = match (event, &payload.agent_transcript_path) {
+                (HookEvent::SubagentStop, Some(own)) => {
+                    last_assistant_text(own, SidechainScope::Any)
+                }
+                (HookEvent::SubagentStop, None) => payload
+                    .transcript_path
+                    .as_deref()
+                    .and_then(|p| last_assistant_text(p, SidechainScope::SidechainOnly)),
+                _ => payload
+                    .transcript_path
+                    .as_deref()
+                    .and_then(|p| last_assistant_text(p, SidechainScope::MainOnly)),
+            };
+            match read {
+                Some(text) => {
+                    let mut draft = maker.text(Kind::AgentResponse, &text);
+                    draft
+                        .meta
+                        .insert("from_transcript".into(), Value::Bool(true));
+                    vec![draft]
+                }
+                None => Vec::new(),
+            }
+        }
+        HookEvent::PreCompact => {
+            let instructions = payload
+                .custom_instructions
+                .as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty());
+            match instructions {
+                Some(instructions) => {
+                    let mut draft =
+                        maker.text(Kind::UserPrompt, &format!("/compact {instructions}"));
+                    draft
+                        .meta
+                        .insert("slash_command".into(), Value::String("/compact".into()));
+                    if let Some(trigger) = payload.trigger.as_deref() {
+                        draft
+                            .meta
+                            .insert("compact_trigger".into(), Value::String(trigger.into()));
+                    }
+                    vec![draft]
+                }
+                None => Vec::new(),
+            }
+        }
+    }
+}
+
+/// Task drafts for a TodoWrite call; `None` when the payload holds no todo
+/// list (then the call is recorded as a plain tool observation).
+fn todo_drafts(maker: &DraftMaker<'_>, payload: &Payload, project: &str) -> Option<Vec<Draft>> {
+    let response = payload.tool_response.as_ref();
+    let current = response
+        .and_then(|r| r.get("newTodos"))
+        .and_then(parse_todos)
+        .or_else(|| {
+            payload
+                .tool_input
+                .as_ref()
+                .and_then(|i| i.get("todos"))
+                .and_then(parse_todos)
+        })?;
+    let previous = response
+        .and_then(|r| r.get("oldTodos"))
+        .and_then(parse_todos);
+    Some(
+        task_events(&current, previous.as_deref(), project)
+            .into_iter()
+            .map(|task| {
+                let mut draft = maker.draft(task.kind, task.body);
+                if let Some(id) = payload.tool_use_id.as_deref() {
+                    draft
+                        .meta
+                        .insert("tool_use_id".into(), Value::String(id.into()));
+                }
+                draft
+            })
+            .collect(),
+    )
+}
+
+/// Builds the drafts of one payload: same session, time, project and meta.
+struct DraftMaker<'a> {
+    payload: &'a Payload,
+    session: String,
+    ts: &'a str,
+    project: &'a str,
+    meta: Map<String, Value>,
+}
+
+impl<'a> DraftMaker<'a> {
+    fn new(
+        payload: &'a Payload,
+        context: &CodeContext,
+        options: &'a HookOptions,
+        ts: &'a str,
+    ) -> DraftMaker<'a> {
+        let mut meta = Map::new();
+        insert_text(
+            &mut meta,
+            "cwd",
+            context.cwd.as_deref().or(payload.cwd.as_deref()),
+        );
+        insert_text(&mut meta, "branch", context.branch.as_deref());
+        insert_text(&mut meta, "head", context.head.as_deref());
+        meta.insert("client".into(), Value::String(CLIENT.into()));
+        meta.insert("hook".into(), Value::String(payload.event_name.clone()));
+        insert_text(&mut meta, "agent_id", payload.agent_id.as_deref());
+        insert_text(&mut meta, "agent_type", payload.agent_type.as_deref());
+        if payload.agent_id.is_some() || payload.event == Some(HookEvent::SubagentStop) {
+            meta.insert("sidechain".into(), Value::Bool(true));
+        }
+        DraftMaker {
+            payload,
+            session: payload
+                .session_id
+                .clone()
+                .unwrap_or_else(|| UNKNOWN_SESSION.to_string()),
+            ts,
+            project: &options.project,
+            meta,
+        }
+    }
+
+    fn draft(&self, kind: Kind, body: Map<String, Value>) -> Draft {
+        Draft {
+            session: self.session.clone(),
+            ts: self.ts.to_string(),
+            kind,
+            project: self.project.to_string(),
+            body,
+            meta: self.meta.clone(),
+        }
+    }
+
+    fn text(&self, kind: Kind, text: &str) -> Draft {
+        let mut body = Map::new();
+        body.insert("text".into(), Value::String(text.to_string()));
+        self.draft(kind, body)
+    }
+
+    /// A payload memlog cannot read as its event: kept whole as a `note`
+    /// marked `meta.unknown_hook`, so that nothing Claude Code sent is lost.
+    fn unknown_shape(&self) -> Draft {
+        let mut body = Map::new();
+        body.insert(
+            "text".into(),
+            Value::String(format!(
+                "Claude Code {} hook payload of a shape memlog does not know",
+                self.payload.event_name
+            )),
+        );
+        body.insert("payload".into(), self.payload.raw.clone());
+        let mut draft = self.draft(Kind::Note, body);
+        draft.meta.insert("unknown_hook".into(), Value::Bool(true));
+        draft
+    }
+}
+
+fn insert_text(map: &mut Map<String, Value>, key: &str, value: Option<&str>) {
+    if let Some(v) = value.filter(|v| !v.is_empty()) {
+        map.insert(key.to_string(), Value::String(v.to_string()));
+    }
+}
+
+/// What a hook prints on stdout for Claude Code to add `additional_context`
+/// to the conversation:
+/// `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"…"}}`.
+/// Only SessionStart and UserPromptSubmit inject context this way; for other
+/// events, and when there is no (or only blank) context, there is nothing
+/// to print.
+pub fn hook_output(event: HookEvent, additional_context: Option<&str>) -> Option<String> {
+    let context = additional_context.filter(|c| !c.trim().is_empty())?;
+    if !event.injects_context() {
+        return None;
+    }
+    let output = json!({
+        "hookSpecificOutput": {
+            "hookEventName": event.as_str(),
+            "additionalContext": context,
+        }
+    });
+    Some(output.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse_payload;
+
+    const TS: &str = "2026-11-22T05:27:21.123Z";
+
+    fn map(event: &str, json: Value) -> Vec<Draft> {
+        map_with(event, json, &HookOptions::new("shop"))
+    }
+
+    fn map_with(event: &str, json: Value, options: &HookOptions) -> Vec<Draft> {
+        let payload = parse_payload(event, json.to_string().as_bytes()).unwrap();
+        let context = CodeContext {
+            cwd: Some("/repo".into()),
+            branch: Some("main".into()),
+            head: Some("0123abcd".into()),
+        };
+        drafts_at(&payload, &context, options, TS)
+    }
+
+    fn one(drafts: Vec<Draft>) -> Draft {
+        assert_eq!(drafts.len(), 1, "{drafts:#?}");
+        drafts.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn session_start_and_end() {
+        let d = one(map(
+            "session-start",
+            json!({"session_id": "s1", "hook_event_name": "SessionStart", "source": "resume",
+                   "model": "claude-x", "cwd": "/elsewhere"}),
+        ));
+        assert_eq!(d.kind, Kind::SessionStart);
+        assert_eq!(
+            (d.session.as_str(), d.ts.as_str(), d.project.as_str()),
+            ("s1", TS, "shop")
+        );
+        assert_eq!(d.body["source"], "resume");
+        assert_eq!(d.body["model"], "claude-x");
+        assert_eq!(
+            Value::Object(d.meta),
+            json!({"cwd": "/repo", "branch": "main", "head": "0123abcd",
+                   "client": "claude-code", "hook": "SessionStart"})
+        );
+        let d = one(map(
+            "SessionEnd",
+            json!({"session_id": "s1", "reason": "logout"}),
+        ));
+        assert_eq!(d.kind, Kind::SessionEnd);
+        assert_eq!(d.body["reason"], "logout");
+        assert_eq!(d.meta["hook"], "SessionEnd");
+    }
+
+    #[test]
+    fn the_payload_cwd_is_used_when_the_context_has_none() {
+        let payload =
+            parse_payload("Stop", br#"{"cwd":"/p","last_assistant_message":"ok"}"#).unwrap();
+        let d = one(drafts_at(
+            &payload,
+            &CodeContext::default(),
+            &HookOptions::default(),
+            TS,
+        ));
+        assert_eq!(d.meta["cwd"], "/p");
+        assert_eq!(d.session, UNKNOWN_SESSION);
+        assert!(!d.meta.contains_key("branch"));
+    }
+
+    #[test]
+    fn user_prompt() {
+        let d = one(map(
+            "UserPromptSubmit",
+            json!({"session_id": "s", "prompt": "Fix getUserById"}),
+        ));
+        assert_eq!(d.kind, Kind::UserPrompt);
+        assert_eq!(d.body["text"], "Fix getUserById");
+        assert!(
+            map(
+                "UserPromptSubmit",
+                json!({"session_id": "s", "prompt": "  "})
+            )
+            .is_empty()
+        );
+        let unknown = one(map("UserPromptSubmit", json!({"session_id": "s"})));
+        assert_eq!(unknown.meta["unknown_hook"], true);
+    }
+
+    #[test]
+    fn post_tool_use_is_an_observation_unless_excluded() {
+        let payload = json!({"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a\nb", "stderr": "", "interrupted": false},
+            "tool_use_id": "toolu_9"});
+        let d = one(map("PostToolUse", payload.clone()));
+        assert_eq!(d.kind, Kind::ToolObservation);
+        assert_eq!(d.body["tool"], "Bash");
+        assert_eq!(d.body["input"], json!({"command": "ls"}));
+        assert_eq!(d.body["output"], "a\nb");
+        assert_eq!(d.body["success"], true);
+        assert_eq!(d.body["tool_use_id"], "toolu_9");
+        assert_eq!(d.body["metadata"]["command"], "ls");
+        let options = HookOptions {
+            excluded_tools: vec!["Bash".into()],
+            ..HookOptions::new("shop")
+        };
+        assert!(map_with("PostToolUse", payload, &options).is_empty());
+    }
+
+    #[test]
+    fn post_tool_use_failure_is_a_failed_observation() {
+        let d = one(map(
+            "PostToolUseFailure",
+            json!({"session_id": "s", "tool_name": "Bash", "tool_input": {"command": "npm test"},
+                   "error": "Command exited with non-zero status code 1", "is_interrupt": false}),
+        ));
+        assert_eq!(d.body["success"], false);
+        assert_eq!(
+            d.body["error"],
+            "Command exited with non-zero status code 1"
+        );
+        assert_eq!(d.meta["hook"], "PostToolUseFailure");
+    }
+
+    #[test]
+    fn pre_tool_use_is_recorded_only_on_request() {
+        let payload = json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Read",
+                             "tool_input": {"file_path": "/a"}});
+        assert!(map("PreToolUse", payload.clone()).is_empty());
+        let options = HookOptions {
+            record_pre_tool_use: true,
+            ..HookOptions::new("shop")
+        };
+        let d = one(map_with("PreToolUse", payload, &options));
+        assert_eq!(d.kind, Kind::ToolObservation);
+        assert_eq!(d.meta["pre_tool_use"], true);
+        assert!(!d.body.contains_key("output"));
+        assert_eq!(d.body["metadata"]["file_path"], "/a");
+    }
+
+    #[test]
+    fn todo_write_becomes_task_events() {
+        let drafts = map(
+            "PostToolUse",
+            json!({"session_id": "s", "tool_name": "TodoWrite", "tool_use_id": "toolu_t",
+                "tool_input": {"todos": [{"content": "Add tests", "status": "in_progress", "activeForm": "Adding tests"},
+                                         {"content": "Ship it", "status": "pending", "activeForm": "Shipping"}]},
+                "tool_response": {"oldTodos": [{"content": "Add tests", "status": "pending"}],
+                                  "newTodos": [{"content": "Add tests", "status": "in_progress"},
+                                               {"content": "Ship it", "status": "pending"}]}}),
+        );
+        let kinds: Vec<&str> = drafts.iter().map(|d| d.kind.as_str()).collect();
+        assert_eq!(kinds, ["task_status_changed", "task_created"]);
+        assert_eq!(drafts[0].body["key"], "shop::add tests");
+        assert_eq!(drafts[0].body["from"], "pending");
+        assert_eq!(drafts[0].body["to"], "in_progress");
+        assert_eq!(drafts[1].body["title"], "Ship it");
+        assert_eq!(drafts[1].meta["tool_use_id"], "toolu_t");
+        // Without a response, the input's list is used and every todo is new.
+        let drafts = map(
+            "PostToolUse",
+            json!({"session_id": "s", "tool_name": "TodoWrite",
+                   "tool_input": {"todos": [{"content": "Add tests", "status": "completed"}]}}),
+        );
+        assert_eq!(one(drafts).body["status"], "done");
+        // Excluded TodoWrite records nothing.
+        let options = HookOptions {
+            excluded_tools: vec!["TodoWrite".into()],
+            ..HookOptions::new("shop")
+        };
+        assert!(
+            map_with(
+                "PostToolUse",
+                json!({"session_id": "s", "tool_name": "TodoWrite", "tool_input": {"todos": []}}),
+                &options
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn stop_uses_the_last_assistant_message() {
+        let d = one(map(
+            "Stop",
+            json!({"session_id": "s", "stop_hook_active": false, "last_assistant_message": " Done. \n"}),
+        ));
+        assert_eq!(d.kind, Kind::AgentResponse);
+        assert_eq!(d.body["text"], "Done.");
+        assert!(!d.meta.contains_key("from_transcript"));
+        let missing = json!({"session_id": "s", "transcript_path": "/nonexistent/x.jsonl"});
+        assert!(map("Stop", missing).is_empty());
+    }
+
+    #[test]
+    fn subagent_stop_stays_in_the_parent_session() {
+        let d = one(map(
+            "SubagentStop",
+            json!({"session_id": "parent", "agent_id": "a1", "agent_type": "Explore",
+                   "last_assistant_message": "Found it"}),
+        ));
+        assert_eq!(d.session, "parent");
+        assert_eq!(d.meta["agent_id"], "a1");
+        assert_eq!(d.meta["agent_type"], "Explore");
+        assert_eq!(d.meta["sidechain"], true);
+        assert_eq!(d.meta["hook"], "SubagentStop");
+    }
+
+    #[test]
+    fn pre_compact_keeps_only_user_instructions() {
+        assert!(
+            map(
+                "PreCompact",
+                json!({"session_id": "s", "trigger": "auto", "custom_instructions": ""})
+            )
+            .is_empty()
+        );
+        let d = one(map(
+            "PreCompact",
+            json!({"session_id": "s", "trigger": "manual", "custom_instructions": "keep the API notes"}),
+        ));
+        assert_eq!(d.kind, Kind::UserPrompt);
+        assert_eq!(d.body["text"], "/compact keep the API notes");
+        assert_eq!(d.meta["compact_trigger"], "manual");
+    }
+
+    #[test]
+    fn unknown_shapes_are_kept_whole() {
+        let d = one(map(
+            "Notification",
+            json!({"session_id": "s", "hook_event_name": "Notification", "message": "idle"}),
+        ));
+        assert_eq!(d.kind, Kind::Note);
+        assert_eq!(d.meta["unknown_hook"], true);
+        assert_eq!(d.meta["hook"], "Notification");
+        assert_eq!(d.body["payload"]["message"], "idle");
+        let d = one(map("SessionStart", json!(["not", "an", "object"])));
+        assert_eq!(d.meta["unknown_hook"], true);
+        assert_eq!(d.body["payload"], json!(["not", "an", "object"]));
+    }
+
+    #[test]
+    fn output_for_context_injection() {
+        let out = hook_output(HookEvent::UserPromptSubmit, Some("memo \"quoted\"")).unwrap();
+        let parsed: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            parsed,
+            json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                          "additionalContext": "memo \"quoted\""}})
+        );
+        assert!(
+            hook_output(HookEvent::SessionStart, Some("x"))
+                .unwrap()
+                .contains("\"SessionStart\"")
+        );
+        assert_eq!(hook_output(HookEvent::UserPromptSubmit, None), None);
+        assert_eq!(hook_output(HookEvent::UserPromptSubmit, Some(" ")), None);
+        assert_eq!(hook_output(HookEvent::Stop, Some("x")), None);
+    }
+}

@@ -1,0 +1,203 @@
+//! Claude Code's TodoWrite tool as memlog task events.
+//!
+//! Every TodoWrite call carries the agent's whole todo list. A call becomes,
+//! for each todo (identified by the canonical key of its `content`, in the
+//! project's namespace, FORMAT.md §6):
+//!
+//! - `task_created` when the todo was not in the previous list (or the
+//!   previous list is unknown), with its current status;
+//! - `task_status_changed` when it was, with a different status;
+//! - nothing when it was, unchanged.
+//!
+//! Todos that leave the list produce nothing: Claude Code drops finished
+//! lists wholesale, so leaving says nothing about the task.
+
+use std::collections::{HashMap, HashSet};
+
+use memlog_format::Kind;
+use memlog_format::key::canonical_key;
+use serde_json::{Map, Value};
+
+/// The tool whose calls become task events.
+pub const TODO_TOOL: &str = "TodoWrite";
+
+/// One entry of a TodoWrite list.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Todo {
+    pub content: String,
+    pub status: Option<String>,
+    pub priority: Option<String>,
+    pub id: Option<String>,
+    pub active_form: Option<String>,
+}
+
+/// A task event derived from a todo: its kind, body, and the todo's index
+/// in the list (for stable references).
+pub(crate) struct TaskEvent {
+    pub kind: Kind,
+    pub body: Map<String, Value>,
+    pub index: usize,
+}
+
+/// The todos of a TodoWrite list (`tool_input.todos`, `newTodos`,
+/// `oldTodos`); `None` when the value is not a list. Entries that are not
+/// objects with a non-empty `content` are left out.
+pub(crate) fn parse_todos(list: &Value) -> Option<Vec<Todo>> {
+    let items = list.as_array()?;
+    let text = |item: &Value, key: &str| {
+        item.get(key)
+            .and_then(|v| match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .filter(|s| !s.trim().is_empty())
+    };
+    Some(
+        items
+            .iter()
+            .filter_map(|item| {
+                Some(Todo {
+                    content: text(item, "content")?,
+                    status: text(item, "status"),
+                    priority: text(item, "priority"),
+                    id: text(item, "id"),
+                    active_form: text(item, "activeForm"),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// memlog's task status for a TodoWrite status: `completed` is `done`
+/// (seed 002's name); `pending`, `in_progress` and anything else are kept.
+pub(crate) fn task_status(todo_status: &str) -> &str {
+    match todo_status {
+        "completed" => "done",
+        other => other,
+    }
+}
+
+/// The task events of one TodoWrite call, given the list before it when
+/// known. Deterministic: the same lists give the same events in the same
+/// order (the list's order; a repeated todo counts once).
+pub(crate) fn task_events(
+    todos: &[Todo],
+    previous: Option<&[Todo]>,
+    project: &str,
+) -> Vec<TaskEvent> {
+    let key = |todo: &Todo| canonical_key(&todo.content, Some(project));
+    let before: Option<HashMap<String, Option<&str>>> = previous.map(|list| {
+        list.iter()
+            .map(|t| (key(t), t.status.as_deref().map(task_status)))
+            .collect()
+    });
+    let mut seen = HashSet::new();
+    let mut events = Vec::new();
+    for (index, todo) in todos.iter().enumerate() {
+        let task_key = key(todo);
+        if task_key.is_empty() || !seen.insert(task_key.clone()) {
+            continue;
+        }
+        let status = todo.status.as_deref().map(task_status);
+        let mut body = Map::new();
+        body.insert("key".into(), Value::String(task_key.clone()));
+        body.insert("title".into(), Value::String(todo.content.clone()));
+        if let Some(s) = status {
+            body.insert("status".into(), Value::String(s.to_string()));
+        }
+        if let Some(raw) = todo.status.as_deref().filter(|raw| Some(*raw) != status) {
+            body.insert("todo_status".into(), Value::String(raw.to_string()));
+        }
+        body.insert("source".into(), Value::String(TODO_TOOL.into()));
+        let prior = before.as_ref().and_then(|m| m.get(&task_key));
+        let kind = match prior {
+            None => {
+                for (field, value) in [
+                    ("priority", &todo.priority),
+                    ("todo_id", &todo.id),
+                    ("active_form", &todo.active_form),
+                ] {
+                    if let Some(v) = value {
+                        body.insert(field.into(), Value::String(v.clone()));
+                    }
+                }
+                Kind::TaskCreated
+            }
+            Some(from) if *from != status => {
+                if let Some(from) = from {
+                    body.insert("from".into(), Value::String(from.to_string()));
+                }
+                if let Some(to) = status {
+                    body.insert("to".into(), Value::String(to.to_string()));
+                }
+                Kind::TaskStatusChanged
+            }
+            Some(_) => continue,
+        };
+        events.push(TaskEvent { kind, body, index });
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn todos(v: Value) -> Vec<Todo> {
+        parse_todos(&v).unwrap()
+    }
+
+    #[test]
+    fn new_todos_are_created_and_changes_are_status_events() {
+        let old = todos(json!([
+            {"content": "Write tests", "status": "pending"},
+            {"content": "Fix bug", "status": "in_progress"},
+            {"content": "Ship", "status": "pending"}
+        ]));
+        let new = todos(json!([
+            {"content": "Write tests!", "status": "in_progress", "activeForm": "Writing tests"},
+            {"content": "Fix bug", "status": "completed"},
+            {"content": "Ship", "status": "pending"},
+            {"content": "Announce", "status": "pending", "priority": "low", "id": "4"},
+            "broken",
+            {"status": "pending"}
+        ]));
+        let events = task_events(&new, Some(&old), "shop");
+        let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            ["task_status_changed", "task_status_changed", "task_created"]
+        );
+        let first = &events[0].body;
+        assert_eq!(first["key"], "shop::write tests");
+        assert_eq!(
+            (first["from"].as_str(), first["to"].as_str()),
+            (Some("pending"), Some("in_progress"))
+        );
+        let done = &events[1].body;
+        assert_eq!(done["to"], "done");
+        assert_eq!(done["status"], "done");
+        assert_eq!(done["todo_status"], "completed");
+        let created = &events[2];
+        assert_eq!(created.index, 3);
+        assert_eq!(created.body["priority"], "low");
+        assert_eq!(created.body["todo_id"], "4");
+        assert_eq!(created.body["source"], "TodoWrite");
+    }
+
+    #[test]
+    fn without_a_previous_list_every_todo_is_created_once() {
+        let new = todos(json!([
+            {"content": "A", "status": "pending"},
+            {"content": "a.", "status": "completed"},
+            {"content": "B", "status": "completed"}
+        ]));
+        let events = task_events(&new, None, "p");
+        assert_eq!(events.len(), 2);
+        assert!(events.iter().all(|e| e.kind == Kind::TaskCreated));
+        assert_eq!(events[1].body["status"], "done");
+        assert!(parse_todos(&json!({"todos": []})).is_none());
+    }
+}
