@@ -142,11 +142,33 @@ impl Projections {
             }
         }
         let fts = Fts::open(&dir.join("fts"))?;
+        let committed = fts
+            .index
+            .load_metas()
+            .map_err(|e| Error::Corrupt {
+                what: dir.display().to_string(),
+                message: e.to_string(),
+            })?
+            .payload;
+        if committed != graph.get_meta("generation")? {
+            return Err(Error::Corrupt {
+                what: dir.display().to_string(),
+                message: "its full-text and database halves are from different runs (an interrupted update)".into(),
+            });
+        }
         Ok(Projections {
             dir: dir.to_path_buf(),
             graph,
             fts,
         })
+    }
+
+    /// Whether every sealed session is indexed (journals aside): one ref
+    /// read. Hooks use this: the live session need not be searchable for
+    /// injecting memories of earlier ones.
+    pub fn has_sealed(&self, repo: &Repo) -> Result<bool> {
+        let tip = Log::new(repo).tip()?.map(|t| t.to_string());
+        Ok(tip == self.graph.get_meta("indexed_commit")?)
     }
 
     fn create_at(dir: &Path) -> Result<Projections> {
@@ -210,6 +232,7 @@ impl Projections {
 
     fn rebuild_locked(repo: &Repo) -> Result<IndexReport> {
         let dir = index_dir(repo);
+        remove_leftovers(repo);
         let fresh = repo
             .memlog_dir
             .join(format!("index.new-{}", std::process::id()));
@@ -430,13 +453,23 @@ impl Projections {
                 .map_err(|e| Error::sql(&self.dir, e))?;
         }
         refresh_sessions(&tx, &sessions, rebuilding)?;
-        writer.commit().map_err(|e| Error::fts(&self.dir, e))?;
+        // Both halves carry the same generation: if a crash lands between
+        // the two commits, they disagree on the next open and the index is
+        // rebuilt, instead of the full-text half holding documents the
+        // database does not know (or missing some it does).
+        let generation = new_generation(&report, &marks);
+        let mut prepared = writer
+            .prepare_commit()
+            .map_err(|e| Error::fts(&self.dir, e))?;
+        prepared.set_payload(&generation);
+        prepared.commit().map_err(|e| Error::fts(&self.dir, e))?;
         if deleted {
             merge_all(&self.fts, &mut writer)?;
         }
         writer
             .wait_merging_threads()
             .map_err(|e| Error::fts(&self.dir, e))?;
+        Graph::set_meta(&tx, "generation", &generation)?;
         Graph::set_meta(
             &tx,
             "indexed_commit",
@@ -761,6 +794,36 @@ const SESSION_ROWS: &str = "INSERT INTO sessions(session, project, first_ts, las
             (SELECT text FROM events p WHERE p.session = e.session AND p.kind = 'user_prompt' ORDER BY ts, seq LIMIT 1),
             (SELECT json_extract(meta, '$.branch') FROM events b WHERE b.session = e.session AND json_extract(meta, '$.branch') IS NOT NULL ORDER BY ts, seq LIMIT 1)
      FROM events e";
+
+/// Removes half-built or swapped-out index directories that a killed
+/// rebuild left behind (the caller holds the writer lock, so none is live).
+fn remove_leftovers(repo: &Repo) {
+    let Ok(entries) = std::fs::read_dir(&repo.memlog_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with("index.new-") || name.starts_with("index.old-") {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// A token naming one run's committed state.
+fn new_generation(report: &IndexReport, marks: &HashMap<String, JournalMark>) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let seed = format!(
+        "{:?}|{}|{}|{}",
+        report.commit,
+        serde_json::to_string(marks).unwrap_or_default(),
+        nanos,
+        std::process::id()
+    );
+    blake3::hash(seed.as_bytes()).to_hex()[..16].to_string()
+}
 
 /// Recomputes the `sessions` rows of the given sessions (of all of them in
 /// a rebuild) from `events`.
