@@ -20,6 +20,12 @@
 //! context:
 //!   budget_tokens: 1500       # size of injected context
 //!   min_relevance: 0.3        # leave out weaker matches
+//! hooks:
+//!   inject: true              # memories at SessionStart / UserPromptSubmit
+//!   inject_budget_ms: 300     # past it, injection is skipped
+//!   record_budget_ms: 100
+//!   seal_idle_minutes: 120    # orphaned journals sealed at SessionStart
+//!   briefing_sessions: 5
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -46,6 +52,37 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub ranking: RankingConfig,
     pub context: ContextConfig,
+    pub hooks: HooksConfig,
+}
+
+/// Claude Code hooks (`memlog hook …`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksConfig {
+    /// Inject memories at SessionStart and UserPromptSubmit.
+    pub inject: bool,
+    /// Hard time budget of a hook that injects context, in milliseconds:
+    /// past it, injection is skipped (the event is still recorded).
+    pub inject_budget_ms: u64,
+    /// Time budget of a hook that only records.
+    pub record_budget_ms: u64,
+    /// At SessionStart, journals idle for this many minutes are sealed
+    /// (sessions that ended without a SessionEnd).
+    pub seal_idle_minutes: u64,
+    /// Recent sessions listed in the SessionStart briefing.
+    pub briefing_sessions: usize,
+}
+
+impl Default for HooksConfig {
+    fn default() -> Self {
+        HooksConfig {
+            inject: true,
+            inject_budget_ms: 300,
+            record_budget_ms: 100,
+            seal_idle_minutes: 120,
+            briefing_sessions: 5,
+        }
+    }
 }
 
 /// Weights of the ranking signals (each normalised to [0, 1]); when a signal
@@ -121,6 +158,7 @@ impl Default for Config {
             tools: ToolsConfig::default(),
             ranking: RankingConfig::default(),
             context: ContextConfig::default(),
+            hooks: HooksConfig::default(),
         }
     }
 }

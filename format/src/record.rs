@@ -78,14 +78,39 @@ impl<'r> Recorder<'r> {
     /// Filters sessions of drafts, numbers them in order and seals each as
     /// one commit; events already in the log are skipped.
     pub fn import(&self, sessions: Vec<(String, Vec<Draft>)>) -> Result<(Vec<Sealed>, Report)> {
+        self.import_numbered(
+            sessions
+                .into_iter()
+                .map(|(s, drafts)| {
+                    (
+                        s,
+                        drafts
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, d)| (i as u64, d))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// Like [`Recorder::import`], with each draft's `seq` given by the
+    /// caller (for sources whose order is not one stream, such as a
+    /// transcript and its subagents' files: numbering each stream on its
+    /// own keeps ids stable when one of them grows).
+    pub fn import_numbered(
+        &self,
+        sessions: Vec<(String, Vec<(u64, Draft)>)>,
+    ) -> Result<(Vec<Sealed>, Report)> {
         let mut report = Report::default();
         let mut requests = Vec::with_capacity(sessions.len());
         for (session, drafts) in sessions {
             let mut events = Vec::with_capacity(drafts.len());
-            for (seq, d) in drafts.into_iter().enumerate() {
+            for (seq, d) in drafts {
                 let (d, r) = self.prepare(d);
                 report.absorb(r);
-                events.push(d.into_event(seq as u64));
+                events.push(d.into_event(seq));
             }
             requests.push(SealRequest { session, events });
         }

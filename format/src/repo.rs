@@ -45,19 +45,58 @@ impl Repo {
 
     /// Wraps an already opened repository.
     pub fn from_git(git: gix::Repository) -> Result<Repo> {
+        let (repo, config_error) = Repo::from_git_lenient(git);
+        match config_error {
+            Some(e) => Err(e),
+            None => Ok(repo),
+        }
+    }
+
+    /// Finds the repository like [`Repo::discover`], but a configuration
+    /// that does not load is returned beside a repository with the default
+    /// configuration (for callers that must still know where memlog lives,
+    /// such as a hook logging the problem).
+    pub fn discover_lenient(start: &Path) -> Result<(Repo, Option<Error>)> {
+        let git = gix::discover(start).map_err(|e| Error::GitOpen {
+            path: start.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Ok(Repo::from_git_lenient(git))
+    }
+
+    fn from_git_lenient(git: gix::Repository) -> (Repo, Option<Error>) {
         let common_dir = absolute(git.common_dir());
         let work_tree = git.workdir().map(absolute);
-        let config = match &work_tree {
-            Some(dir) => Config::load_from_dir(dir)?,
-            None => Config::default(),
+        let (config, error) = match &work_tree {
+            Some(dir) => match Config::load_from_dir(dir) {
+                Ok(c) => (c, None),
+                Err(e) => (Config::default(), Some(e)),
+            },
+            None => (Config::default(), None),
         };
-        Ok(Repo {
-            memlog_dir: common_dir.join("memlog"),
-            common_dir,
-            work_tree,
-            git,
-            config,
-        })
+        (
+            Repo {
+                memlog_dir: common_dir.join("memlog"),
+                common_dir,
+                work_tree,
+                git,
+                config,
+            },
+            error,
+        )
+    }
+
+    /// The checked-out branch (short name) and HEAD commit of the user's
+    /// code, if any.
+    pub fn code_position(&self) -> (Option<String>, Option<String>) {
+        let branch = self
+            .git
+            .head_name()
+            .ok()
+            .flatten()
+            .map(|n| n.shorten().to_string());
+        let head = self.git.head_id().ok().map(|id| id.to_string());
+        (branch, head)
     }
 
     /// `<common dir>/memlog/journal`.

@@ -38,12 +38,14 @@ pub struct Assembled {
     pub tokens: usize,
 }
 
-/// Assembles the context for `prompt` within `budget` tokens.
+/// Assembles the context for `prompt` within `budget` tokens, leaving out
+/// `exclude_session` (the session asking).
 pub fn assemble(
     p: &Projections,
     config: &Config,
     prompt: &str,
     budget: usize,
+    exclude_session: Option<&str>,
 ) -> Result<Assembled> {
     let hits = search(
         p,
@@ -51,16 +53,21 @@ pub fn assemble(
         &SearchRequest {
             query: prompt.to_string(),
             limit: CANDIDATES,
-            ..Default::default()
+            filters: crate::fts::Filters {
+                exclude_session: exclude_session.map(str::to_string),
+                ..Default::default()
+            },
         },
     )?;
-    let relevant: Vec<Hit> = hits
-        .into_iter()
-        .filter(|h| h.parts.fts >= config.context.min_relevance)
-        .collect();
-    if relevant.is_empty() {
+    // Nothing is injected unless something is relevant enough; once
+    // something is, memories at least half as relevant come along (the
+    // answer to a question is often worded unlike the question).
+    let best = hits.iter().map(|h| h.parts.fts).fold(0.0f32, f32::max);
+    if best < config.context.min_relevance {
         return Ok(Assembled::default());
     }
+    let floor = config.context.min_relevance.min(best * 0.5);
+    let relevant: Vec<Hit> = hits.into_iter().filter(|h| h.parts.fts >= floor).collect();
     // deduplicate by normalised text
     let mut seen = HashSet::new();
     let relevant: Vec<Hit> = relevant

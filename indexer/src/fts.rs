@@ -219,6 +219,9 @@ pub struct Filters {
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
     pub file: Option<String>,
+    /// Leave this session out (the live session, when injecting memories
+    /// of earlier ones).
+    pub exclude_session: Option<String>,
 }
 
 /// The first 64 bits of an event id (hex), the event's key in the index.
@@ -242,25 +245,46 @@ pub struct Candidate {
     pub kind: String,
 }
 
-/// The query terms of `text` (analyzer tokens, deduplicated) with a flag for
-/// whole identifiers, which are boosted.
+/// English function words left out of queries (not of the index): they
+/// say nothing about what is asked, and counted in a query's coverage they
+/// make a long question look irrelevant to the event that answers it.
+const QUERY_STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
+    "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is",
+    "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "such", "that", "the",
+    "their", "then", "there", "these", "they", "this", "to", "us", "was", "we", "were", "what",
+    "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// The query terms of `text` (analyzer tokens, deduplicated, function
+/// words left out unless nothing else is left) with a flag for whole
+/// identifiers, which are boosted.
 pub fn query_terms(index: &Index, field: Field, text: &str) -> Vec<(Term, bool)> {
     let mut analyzer = index
         .tokenizers()
         .get(tokenizer::CODE)
         .unwrap_or_else(tokenizer::code_analyzer);
     let mut seen = HashSet::new();
-    let mut out = Vec::new();
+    let mut all = Vec::new();
     let mut stream = analyzer.token_stream(text);
     while let Some(tok) = stream.next() {
         if seen.insert(tok.text.clone()) {
-            out.push((
-                Term::from_field_text(field, &tok.text),
-                tok.position_length > 1,
-            ));
+            all.push((tok.text.clone(), tok.position_length > 1));
         }
     }
-    out
+    let content: Vec<&(String, bool)> = all
+        .iter()
+        .filter(|(t, _)| !QUERY_STOPWORDS.contains(&t.as_str()))
+        .collect();
+    let chosen: Vec<&(String, bool)> = if content.is_empty() {
+        all.iter().collect()
+    } else {
+        content
+    };
+    chosen
+        .into_iter()
+        .map(|(t, whole)| (Term::from_field_text(field, t), *whole))
+        .collect()
 }
 
 /// Boost of a whole identifier over its parts.
@@ -341,6 +365,15 @@ impl Fts {
                 Term::from_field_text(f.files, &path),
                 IndexRecordOption::Basic,
             ))));
+        }
+        if let Some(s) = &filters.exclude_session {
+            clauses.push((
+                Occur::MustNot,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.session, s),
+                    IndexRecordOption::Basic,
+                )),
+            ));
         }
         let query = BooleanQuery::new(clauses);
         let top = searcher

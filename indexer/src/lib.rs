@@ -22,6 +22,7 @@ pub mod fts;
 pub mod graph;
 pub mod projection;
 pub mod search;
+pub mod tasks;
 pub mod tokenizer;
 
 pub use error::{Error, Result};

@@ -21,6 +21,10 @@ pub struct ContextArgs {
     #[arg(long, value_name = "TOKENS")]
     budget: Option<usize>,
 
+    /// Leave out this session (the one asking).
+    #[arg(long, value_name = "SESSION")]
+    exclude_session: Option<String>,
+
     /// Print {"markdown", "cited", "tokens"} as JSON.
     #[arg(long)]
     json: bool,
@@ -30,7 +34,13 @@ pub fn cmd_context(dir: &Path, args: ContextArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let projections = workspace::projections(&repo)?;
     let budget = args.budget.unwrap_or(repo.config.context.budget_tokens);
-    let assembled = assemble(&projections, &repo.config, &args.prompt, budget)?;
+    let assembled = assemble(
+        &projections,
+        &repo.config,
+        &args.prompt,
+        budget,
+        args.exclude_session.as_deref(),
+    )?;
     if args.json {
         output::print_json(&assembled)?;
     } else {

@@ -24,6 +24,26 @@ pub struct ImportArgs {
 #[derive(Subcommand)]
 enum ImportSource {
     Jsonl(JsonlArgs),
+    ClaudeCode(ClaudeCodeArgs),
+}
+
+/// Import Claude Code transcripts (their sessions, one commit each).
+///
+/// Reads Claude Code's transcript JSONL: prompts, answers, tool calls with
+/// their results, TodoWrite task updates, summaries and compaction
+/// continuations, and the transcripts of subagents. Each event keeps the
+/// transcript line it came from in meta.ref. Importing again adds nothing;
+/// a transcript that grew adds only its new part. Claude Code deletes
+/// transcripts after 30 days by default: imported sessions stay in memlog.
+#[derive(Args)]
+struct ClaudeCodeArgs {
+    /// Transcript files or folders of them (default: this project's folder
+    /// under ~/.claude/projects/).
+    paths: Vec<PathBuf>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Import a file in memlog's neutral format (`-` for stdin).
@@ -51,6 +71,7 @@ struct JsonlArgs {
 pub fn cmd_import(dir: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     match args.source {
         ImportSource::Jsonl(a) => import_jsonl(dir, a),
+        ImportSource::ClaudeCode(a) => import_claude_code(dir, a),
     }
 }
 
@@ -95,6 +116,146 @@ fn import_jsonl(dir: &Path, args: JsonlArgs) -> anyhow::Result<ExitCode> {
         println!(
             "imported {added} new events from {origin} in {commits} commits ({sessions} sessions; {duplicates} already present)"
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Claude Code's folder for a project: `~/.claude/projects/` and the
+/// project's path with every character that is not a letter or digit
+/// replaced by `-`.
+fn claude_project_dir(work_tree: &Path) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    let escaped: String = work_tree
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    Some(PathBuf::from(home).join(".claude/projects").join(escaped))
+}
+
+/// The transcripts named by `paths`: files as given, folders' `*.jsonl`.
+fn transcript_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("reading {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "jsonl"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else if p.is_file() {
+            files.push(p.clone());
+        } else {
+            anyhow::bail!("{}: no such file or folder", p.display());
+        }
+    }
+    Ok(files)
+}
+
+/// `seq` of a transcript draft: its position in its stream (the main
+/// transcript, or one subagent's file), subagent streams placed apart by a
+/// hash of their agent id, so each stream can grow without renumbering the
+/// others.
+fn transcript_seq(
+    draft: &memlog_format::Draft,
+    positions: &mut std::collections::HashMap<String, u64>,
+) -> u64 {
+    let stream = draft
+        .meta
+        .get("agent_id")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    let position = positions.entry(stream.clone()).or_insert(0);
+    let seq = *position;
+    *position += 1;
+    if stream.is_empty() {
+        return seq;
+    }
+    // FNV-1a: stable across versions and platforms
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in stream.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (((h % (1 << 20)) + 1) << 32) | seq
+}
+
+fn import_claude_code(dir: &Path, args: ClaudeCodeArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open_for_writing(dir)?;
+    let paths = if args.paths.is_empty() {
+        let work_tree = repo
+            .work_tree
+            .clone()
+            .context("this repository has no working tree; give transcript paths")?;
+        let default =
+            claude_project_dir(&work_tree).context("HOME is not set; give transcript paths")?;
+        if !default.exists() {
+            anyhow::bail!(
+                "no Claude Code transcripts for this project at {} (give transcript paths)",
+                default.display()
+            );
+        }
+        vec![default]
+    } else {
+        args.paths.clone()
+    };
+    let files = transcript_files(&paths)?;
+    let options = memlog_hooks::HookOptions {
+        project: repo.project(),
+        excluded_tools: repo.config.tools.exclude.clone(),
+        record_pre_tool_use: false,
+    };
+    let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
+    let mut per_file = Vec::new();
+    for file in &files {
+        let t = memlog_hooks::transcript::read_with_subagents(file, &options)
+            .with_context(|| format!("reading {}", file.display()))?;
+        let mut positions = std::collections::HashMap::new();
+        let drafts: Vec<(u64, memlog_format::Draft)> = t
+            .drafts
+            .into_iter()
+            .map(|(_, d)| (transcript_seq(&d, &mut positions), d))
+            .collect();
+        per_file.push(json!({
+            "path": file.display().to_string(),
+            "session": t.session_id,
+            "events": drafts.len(),
+            "skipped_lines": t.skipped,
+            "malformed_lines": t.malformed,
+        }));
+        match sessions.iter_mut().find(|(s, _)| *s == t.session_id) {
+            Some((_, existing)) => existing.extend(drafts),
+            None => sessions.push((t.session_id, drafts)),
+        }
+    }
+    let recorder = Recorder::new(&repo)?;
+    let (sealed, report) = recorder.import_numbered(sessions)?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    let added: usize = sealed.iter().map(|s| s.added).sum();
+    let duplicates: usize = sealed.iter().map(|s| s.duplicates).sum();
+    let commits = sealed.iter().filter(|s| s.commit.is_some()).count();
+    if args.json {
+        output::print_json(&json!({
+            "files": per_file,
+            "sessions": sealed.len(),
+            "commits": commits,
+            "added": added,
+            "duplicates": duplicates,
+        }))?;
+    } else {
+        for f in &per_file {
+            println!(
+                "{}: session {} ({} events)",
+                f["path"].as_str().unwrap_or(""),
+                f["session"].as_str().unwrap_or(""),
+                f["events"]
+            );
+        }
+        println!("imported {added} new events in {commits} commits ({duplicates} already present)");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,9 +10,11 @@ mod cat;
 mod context;
 mod forget;
 mod fsck;
+mod hook;
 mod import;
 mod index;
 mod init;
+mod install;
 mod log;
 mod note;
 mod rebuild;
@@ -40,6 +42,9 @@ pub enum Command {
     Sql(sql::SqlArgs),
     Forget(forget::ForgetArgs),
     Fsck(fsck::FsckArgs),
+    Install(install::InstallArgs),
+    Uninstall(install::UninstallArgs),
+    Hook(hook::HookArgs),
     Stats(stats::StatsArgs),
 }
 
@@ -60,6 +65,9 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Sql(args) => sql::cmd_sql(dir, args),
         Command::Forget(args) => forget::cmd_forget(dir, args),
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
+        Command::Install(args) => install::cmd_install(dir, args),
+        Command::Uninstall(args) => install::cmd_uninstall(dir, args),
+        Command::Hook(args) => hook::cmd_hook(dir, args),
         Command::Stats(args) => stats::cmd_stats(dir, args),
     }
 }

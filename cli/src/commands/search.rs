@@ -70,6 +70,7 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
             since_ms: ms(&args.since)?,
             until_ms: ms(&args.until)?,
             file: args.file.clone(),
+            exclude_session: None,
         },
     };
     let projections = workspace::projections(&repo)?;

@@ -1,0 +1,609 @@
+//! Claude Code integration, end to end: every real and sample hook payload
+//! through `memlog hook`, transcript import (idempotent, counted
+//! independently), a scripted session with context injection, faults that
+//! must never hurt the agent, settings install/uninstall and the plugin.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use memlog_e2e::{Run, TestRepo, memlog_command, shared_dir};
+use serde_json::{Value, json};
+
+fn own_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/claude-code")
+}
+
+/// Pipes `payload` into `memlog hook <event>` in `repo`.
+fn hook(repo: &TestRepo, event: &str, payload: &Value) -> (Run, Duration) {
+    let started = Instant::now();
+    let mut child = memlog_command(repo.path())
+        .args(["hook", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memlog hook");
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(payload.to_string().as_bytes());
+    }
+    let output = child.wait_with_output().expect("wait");
+    (Run { output }, started.elapsed())
+}
+
+fn with_cwd(mut payload: Value, repo: &TestRepo, session: &str) -> Value {
+    payload["cwd"] = json!(repo.path().display().to_string());
+    payload["session_id"] = json!(session);
+    payload
+}
+
+fn events_of(repo: &TestRepo, session: &str) -> Vec<Value> {
+    repo.memlog(&["cat", "--session", session])
+        .ok()
+        .json_lines()
+}
+
+fn payload_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn check_payloads(dir: &Path) -> usize {
+    let repo = TestRepo::new();
+    let mut checked = 0;
+    for (i, file) in payload_files(dir).iter().enumerate() {
+        let name = file.file_stem().unwrap().to_string_lossy().to_string();
+        let event = name.split('.').next().unwrap().to_string();
+        let raw: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        let session = format!("payload-{i}");
+        let (out, _) = hook(&repo, &event, &with_cwd(raw.clone(), &repo, &session));
+        assert_eq!(out.code(), Some(0), "{name}: {}", out.stderr());
+        let stdout = out.stdout();
+        if !stdout.trim().is_empty() {
+            let v: Value = serde_json::from_str(stdout.trim())
+                .unwrap_or_else(|e| panic!("{name}: not JSON ({e}): {stdout}"));
+            assert!(
+                v["hookSpecificOutput"]["additionalContext"].is_string(),
+                "{name}: {v}"
+            );
+        }
+        let events = events_of(&repo, &session);
+        let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+        let tool = raw["tool_name"].as_str().unwrap_or("");
+        match event.as_str() {
+            "PreToolUse" => assert!(kinds.is_empty(), "{name}: {kinds:?}"),
+            "PostToolUse" if tool == "TodoWrite" => {
+                assert!(
+                    !kinds.is_empty() && kinds.iter().all(|k| k.starts_with("task_")),
+                    "{name}: {kinds:?}"
+                )
+            }
+            "PostToolUse" | "PostToolUseFailure" => {
+                assert_eq!(kinds, ["tool_observation"], "{name}");
+                assert_eq!(events[0]["body"]["tool"], tool, "{name}");
+                assert_eq!(events[0]["meta"]["client"], "claude-code");
+                assert_eq!(
+                    events[0]["meta"]["branch"], "main",
+                    "{name}: code context recorded"
+                );
+            }
+            "SessionStart" => assert_eq!(kinds, ["session_start"], "{name}"),
+            "SessionEnd" => assert_eq!(kinds.last(), Some(&"session_end"), "{name}"),
+            "UserPromptSubmit" => assert_eq!(kinds.first(), Some(&"user_prompt"), "{name}"),
+            // Stop without last_assistant_message and with a transcript that
+            // is not on this machine records nothing; with it, the answer
+            "Stop" | "SubagentStop" => assert!(
+                kinds.iter().all(|k| *k == "agent_response"),
+                "{name}: {kinds:?}"
+            ),
+            _ => {}
+        }
+        checked += 1;
+    }
+    // SessionEnd sealed its session; the rest is in journals
+    repo.memlog(&["seal", "--all"]).ok();
+    assert!(repo.memlog(&["fsck", "--json"]).ok().json()["problems"] == json!([]));
+    checked
+}
+
+#[test]
+fn every_real_captured_payload_is_recorded() {
+    let Some(shared) = shared_dir("fixtures/claude-code/hooks") else {
+        return;
+    };
+    let mut total = 0;
+    for entry in std::fs::read_dir(shared).unwrap().flatten() {
+        if entry.path().is_dir() {
+            total += check_payloads(&entry.path());
+        }
+    }
+    assert!(total >= 30, "checked {total} payloads");
+}
+
+#[test]
+fn every_own_sample_payload_is_recorded() {
+    assert!(check_payloads(&own_fixtures().join("hooks")) >= 5);
+}
+
+/// tool_use blocks (TodoWrite aside) in a transcript and its subagents,
+/// counted by Python straight from the JSONL.
+fn python_tool_uses(dir: &Path) -> Option<u64> {
+    let script = r#"
+import json, sys, pathlib
+ids = set()
+for root in sys.argv[1:]:
+    for p in pathlib.Path(root).rglob('*.jsonl'):
+        if p.name.startswith('agent-acompact'):
+            continue
+        for line in p.read_text(encoding='utf-8').splitlines():
+            try:
+                o = json.loads(line)
+            except ValueError:
+                continue
+            m = o.get('message') if isinstance(o, dict) else None
+            if o.get('type') != 'assistant' or not isinstance(m, dict) or not isinstance(m.get('content'), list):
+                continue
+            for b in m['content']:
+                if isinstance(b, dict) and b.get('type') == 'tool_use' and b.get('name') not in ('TodoWrite', 'TodoRead'):
+                    ids.add((str(p).split('/subagents/')[0], b.get('id')))
+print(len(ids))
+"#;
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(dir)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+#[test]
+fn transcripts_import_once_with_the_counted_tool_calls() {
+    let Some(dir) = shared_dir("fixtures/claude-code/transcripts") else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let paths: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path().display().to_string())
+        .collect();
+    let mut args = vec!["import", "claude-code", "--json"];
+    args.extend(paths.iter().map(String::as_str));
+    let first = repo.memlog(&args).ok().json();
+    assert!(first["added"].as_u64().unwrap() > 100, "{first}");
+    let second = repo.memlog(&args).ok().json();
+    assert_eq!(second["added"], 0, "a second import adds nothing: {second}");
+    assert_eq!(second["commits"], 0);
+    let stats = repo.memlog(&["stats", "--json"]).ok().json();
+    if let Some(expected) = python_tool_uses(&dir) {
+        assert_eq!(
+            stats["events_by_kind"]["tool_observation"], expected,
+            "{stats}"
+        );
+    } else {
+        eprintln!("skipped the Python count: python3 is not available");
+    }
+    assert!(stats["events_by_kind"]["user_prompt"].as_u64().unwrap() > 10);
+    assert!(stats["events_by_kind"]["task_created"].as_u64().unwrap() > 0);
+    // our own sample transcript too
+    let own = repo
+        .memlog(&[
+            "import",
+            "claude-code",
+            own_fixtures().join("transcripts").to_str().unwrap(),
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert!(own["added"].as_u64().unwrap() > 0, "{own}");
+    repo.memlog(&["fsck"]).ok();
+}
+
+fn quiet_repo_with_history() -> TestRepo {
+    let repo = TestRepo::new();
+    // generous budgets: this test checks behaviour, not speed (see the bench)
+    std::fs::write(repo.path().join(".git/info/exclude"), ".memlog.yaml\n").unwrap();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 10000\n  record_budget_ms: 10000\n",
+    )
+    .unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/sessions.jsonl");
+    repo.memlog(&["import", "jsonl", demo.to_str().unwrap()])
+        .ok();
+    repo.memlog(&["index"]).ok();
+    repo
+}
+
+#[test]
+fn a_scripted_session_is_recorded_injected_and_sealed() {
+    let repo = quiet_repo_with_history();
+    let status_before = repo
+        .git(&["status", "--porcelain=v2", "--branch"])
+        .ok()
+        .stdout();
+    let sid = "7d0c1e2a-0000-4000-8000-00000000beef";
+    let base = json!({"transcript_path": "/nonexistent/t.jsonl", "permission_mode": "default"});
+
+    let mut start = with_cwd(base.clone(), &repo, sid);
+    start["hook_event_name"] = json!("SessionStart");
+    start["source"] = json!("startup");
+    let (out, _) = hook(&repo, "SessionStart", &start);
+    let briefing: Value =
+        serde_json::from_str(out.ok().stdout().trim()).expect("SessionStart prints JSON");
+    let text = briefing["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("demo-0001"),
+        "the briefing lists recent sessions: {text}"
+    );
+
+    let mut prompt = with_cwd(base.clone(), &repo, sid);
+    prompt["hook_event_name"] = json!("UserPromptSubmit");
+    prompt["prompt"] =
+        json!("The checkout page times out again for big carts, what did we change in price_cart?");
+    let (out, _) = hook(&repo, "UserPromptSubmit", &prompt);
+    let injected: Value = serde_json::from_str(out.ok().stdout().trim()).expect("valid JSON");
+    assert_eq!(
+        injected["hookSpecificOutput"]["hookEventName"],
+        "UserPromptSubmit"
+    );
+    let context = injected["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains("demo-0001") && context.contains("price_cart"),
+        "{context}"
+    );
+    let cited: Vec<&str> = context
+        .split('[')
+        .skip(1)
+        .filter_map(|s| s.split(']').next())
+        .filter(|s| s.len() == 12 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect();
+    assert!(!cited.is_empty(), "{context}");
+    let shown = repo.memlog(&["show", cited[0], "--json"]).ok().json();
+    assert_eq!(shown["event"]["session"], "demo-0001");
+
+    let mut bash = with_cwd(base.clone(), &repo, sid);
+    bash["hook_event_name"] = json!("PostToolUse");
+    bash["tool_name"] = json!("Bash");
+    bash["tool_input"] =
+        json!({"command": "cargo test -p cart", "description": "run the cart tests"});
+    bash["tool_response"] =
+        json!({"stdout": "test result: ok. 38 passed", "stderr": "", "interrupted": false});
+    assert_eq!(hook(&repo, "PostToolUse", &bash).0.code(), Some(0));
+
+    let mut todo = with_cwd(base.clone(), &repo, sid);
+    todo["hook_event_name"] = json!("PostToolUse");
+    todo["tool_name"] = json!("TodoWrite");
+    let todos = json!([{"content": "Batch discount lookups in price_cart", "status": "completed", "activeForm": "Batching"}]);
+    todo["tool_input"] = json!({"todos": todos});
+    todo["tool_response"] = json!({"oldTodos": [{"content": "Batch discount lookups in price_cart", "status": "in_progress", "activeForm": "Batching"}], "newTodos": todos});
+    assert_eq!(hook(&repo, "PostToolUse", &todo).0.code(), Some(0));
+
+    let mut stop = with_cwd(base.clone(), &repo, sid);
+    stop["hook_event_name"] = json!("Stop");
+    stop["stop_hook_active"] = json!(false);
+    stop["last_assistant_message"] =
+        json!("price_cart still batches; the new timeout comes from the coupon service.");
+    assert_eq!(hook(&repo, "Stop", &stop).0.code(), Some(0));
+
+    let mut end = with_cwd(base, &repo, sid);
+    end["hook_event_name"] = json!("SessionEnd");
+    end["reason"] = json!("other");
+    assert_eq!(hook(&repo, "SessionEnd", &end).0.code(), Some(0));
+
+    let kinds: Vec<String> = events_of(&repo, sid)
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_string())
+        .collect();
+    for k in [
+        "session_start",
+        "user_prompt",
+        "recall",
+        "tool_observation",
+        "task_status_changed",
+        "agent_response",
+        "session_end",
+    ] {
+        assert!(kinds.iter().any(|x| x == k), "{k} missing from {kinds:?}");
+    }
+    let recall = events_of(&repo, sid)
+        .into_iter()
+        .find(|e| e["kind"] == "recall")
+        .unwrap();
+    assert!(
+        recall["body"]["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t.as_str().unwrap().starts_with(cited[0]))
+    );
+    let log = repo
+        .git(&["log", "--format=%B", "refs/heads/memlog"])
+        .ok()
+        .stdout();
+    assert_eq!(
+        log.matches(&format!("Memlog-Session: {sid}")).count(),
+        1,
+        "one commit for the session"
+    );
+    assert_eq!(events_of(&repo, sid).len(), kinds.len());
+    let journals = repo.memlog(&["stats", "--json"]).ok().json()["journals"].clone();
+    assert_eq!(journals, 0, "the session's journal was sealed");
+    assert_eq!(
+        repo.git(&["status", "--porcelain=v2", "--branch"])
+            .ok()
+            .stdout(),
+        status_before
+    );
+}
+
+fn prompt_payload(repo: &TestRepo, session: &str) -> Value {
+    json!({
+        "session_id": session,
+        "transcript_path": "/nonexistent.jsonl",
+        "cwd": repo.path().display().to_string(),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "checkout timeout in price_cart"
+    })
+}
+
+fn assert_harmless(out: &Run, elapsed: Duration, what: &str) {
+    assert_eq!(out.code(), Some(0), "{what}: {}", out.stderr());
+    let stdout = out.stdout();
+    if !stdout.trim().is_empty() {
+        serde_json::from_str::<Value>(stdout.trim())
+            .unwrap_or_else(|e| panic!("{what}: invalid JSON ({e})"));
+    }
+    // far above the real budget (see the bench), far below "hurting"
+    assert!(elapsed < Duration::from_secs(5), "{what}: took {elapsed:?}");
+}
+
+#[test]
+fn faults_never_hurt_the_agent() {
+    // index missing: the prompt is still recorded, a background index starts
+    let repo = quiet_repo_with_history();
+    std::fs::remove_dir_all(repo.path().join(".git/memlog/index")).unwrap();
+    let (out, t) = hook(&repo, "UserPromptSubmit", &prompt_payload(&repo, "f1"));
+    assert_harmless(&out, t, "index missing");
+    assert_eq!(events_of(&repo, "f1").len(), 1);
+
+    // index locked by a running writer: the hook does not wait for it
+    let repo = quiet_repo_with_history();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(repo.path().join(".git/memlog/index.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    repo.record(
+        "s-new",
+        "note",
+        "sealed after the index, so the index is stale",
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    let (out, t) = hook(&repo, "UserPromptSubmit", &prompt_payload(&repo, "f2"));
+    assert_harmless(&out, t, "index locked");
+    assert!(
+        out.stdout().contains("price_cart"),
+        "the stale index still serves: {}",
+        out.stdout()
+    );
+    drop(lock);
+
+    // a corrupted configuration: nothing recorded (privacy settings unknown)
+    let repo = TestRepo::new();
+    std::fs::write(repo.path().join(".memlog.yaml"), "privacy: [unclosed\n").unwrap();
+    let (out, t) = hook(&repo, "UserPromptSubmit", &prompt_payload(&repo, "f3"));
+    assert_harmless(&out, t, "corrupted config");
+    assert_eq!(out.stdout(), "");
+    let log = std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap();
+    assert!(log.contains(".memlog.yaml"), "{log}");
+    std::fs::remove_file(repo.path().join(".memlog.yaml")).unwrap();
+    assert!(events_of(&repo, "f3").is_empty());
+
+    // the journal cannot be written (a file where its directory should be)
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.path().join(".git/memlog")).unwrap();
+    std::fs::write(repo.path().join(".git/memlog/journal"), b"not a directory").unwrap();
+    let (out, t) = hook(
+        &repo,
+        "PostToolUse",
+        &json!({
+            "session_id": "f4", "cwd": repo.path().display().to_string(), "hook_event_name": "PostToolUse",
+            "tool_name": "Read", "tool_input": {"file_path": "/x"}, "tool_response": "contents"
+        }),
+    );
+    assert_harmless(&out, t, "unwritable journal");
+    assert!(
+        std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log"))
+            .unwrap()
+            .contains("PostToolUse")
+    );
+
+    // malformed payloads, unknown events, not a git repository
+    let repo = TestRepo::new();
+    let mut child = memlog_command(repo.path())
+        .args(["hook", "UserPromptSubmit"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"{not json").unwrap();
+    let out = Run {
+        output: child.wait_with_output().unwrap(),
+    };
+    assert_harmless(&out, Duration::ZERO, "malformed JSON");
+    let (out, t) = hook(
+        &repo,
+        "BrandNewEvent",
+        &json!({"session_id": "f5", "cwd": repo.path().display().to_string(), "hook_event_name": "BrandNewEvent", "x": 1}),
+    );
+    assert_harmless(&out, t, "unknown event");
+    let kept = events_of(&repo, "f5");
+    assert_eq!(kept.len(), 1, "an unknown shape is kept, not dropped");
+    assert_eq!(kept[0]["meta"]["unknown_hook"], true);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = memlog_e2e::run(
+        memlog_command(elsewhere.path())
+            .args(["hook", "Stop"])
+            .stdin(Stdio::null()),
+    );
+    assert_eq!(out.code(), Some(0));
+}
+
+#[test]
+fn install_and_uninstall_keep_other_hooks() {
+    let repo = TestRepo::new();
+    let settings = repo.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let theirs = json!({
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "prettier --write"}]}]}
+    });
+    std::fs::write(&settings, serde_json::to_string_pretty(&theirs).unwrap()).unwrap();
+    repo.memlog(&["install", "claude"]).ok();
+    repo.memlog(&["install", "claude"]).ok(); // again: replaces, does not duplicate
+    let v: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(v["permissions"], theirs["permissions"]);
+    let commands = |v: &Value| -> Vec<String> {
+        v["hooks"]
+            .as_object()
+            .map(|events| {
+                events
+                    .values()
+                    .flat_map(|groups| groups.as_array().cloned().unwrap_or_default())
+                    .flat_map(|g| g["hooks"].as_array().cloned().unwrap_or_default())
+                    .filter_map(|h| h["command"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let all = commands(&v);
+    assert_eq!(
+        all.iter().filter(|c| c.contains(" hook ")).count(),
+        8,
+        "{all:?}"
+    );
+    assert!(all.contains(&"prettier --write".to_string()));
+    assert!(
+        v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("hook UserPromptSubmit")
+    );
+    repo.memlog(&["uninstall", "claude"]).ok();
+    let v: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(v, theirs, "uninstall leaves exactly what was there");
+    std::fs::write(&settings, "{ broken").unwrap();
+    let out = repo.memlog(&["install", "claude"]);
+    assert_eq!(out.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ broken");
+}
+
+#[test]
+fn the_plugin_follows_the_documented_schema() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(root.join(".claude-plugin/plugin.json")).unwrap())
+            .unwrap();
+    let name = manifest["name"].as_str().expect("name is required");
+    // kebab-case: ^[a-z][a-z0-9]*(-[a-z0-9]+)*$
+    let mut parts = name.split('-');
+    let first = parts.next().unwrap();
+    assert!(first.starts_with(|c: char| c.is_ascii_lowercase()));
+    assert!(std::iter::once(first).chain(parts).all(|p| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    }));
+    let version = manifest["version"].as_str().unwrap();
+    assert_eq!(
+        version
+            .split('.')
+            .filter(|p| p.parse::<u32>().is_ok())
+            .count(),
+        3,
+        "semver: {version}"
+    );
+    assert!(manifest["description"].is_string() && manifest["author"]["name"].is_string());
+    let allowed = [
+        "name",
+        "version",
+        "description",
+        "author",
+        "homepage",
+        "repository",
+        "license",
+        "keywords",
+        "commands",
+        "agents",
+        "hooks",
+        "mcpServers",
+        "skills",
+    ];
+    for k in manifest.as_object().unwrap().keys() {
+        assert!(allowed.contains(&k.as_str()), "unknown manifest field {k}");
+    }
+    let hooks: Value =
+        serde_json::from_slice(&std::fs::read(root.join("hooks/hooks.json")).unwrap()).unwrap();
+    let known = [
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "UserPromptSubmit",
+        "Notification",
+        "Stop",
+        "SubagentStop",
+        "SessionStart",
+        "SessionEnd",
+        "PreCompact",
+    ];
+    for (event, groups) in hooks["hooks"].as_object().unwrap() {
+        assert!(known.contains(&event.as_str()), "{event}");
+        for g in groups.as_array().unwrap() {
+            for h in g["hooks"].as_array().unwrap() {
+                assert_eq!(h["type"], "command");
+                assert_eq!(
+                    h["command"].as_str().unwrap(),
+                    format!("memlog hook {event}")
+                );
+            }
+        }
+    }
+    let mcp: Value =
+        serde_json::from_slice(&std::fs::read(root.join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(mcp["mcpServers"]["memlog"]["args"], json!(["mcp"]));
+    let mut commands = 0;
+    for entry in std::fs::read_dir(root.join("commands")).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let front = text
+            .strip_prefix("---\n")
+            .and_then(|t| t.split_once("\n---\n"))
+            .map(|x| x.0)
+            .expect("frontmatter");
+        assert!(
+            front.lines().any(|l| l.starts_with("description: ")),
+            "{:?}",
+            entry.path()
+        );
+        commands += 1;
+    }
+    assert!(commands >= 4);
+}
