@@ -172,3 +172,17 @@ pub fn corpus(seed: u64, sessions: usize, per_session: usize) -> String {
     }
     text
 }
+
+/// Queries like the ones people and agents type: identifiers, paths,
+/// problem descriptions, module names.
+pub fn queries(seed: u64, n: usize) -> Vec<String> {
+    let mut r = Rng::new(seed ^ 0x5eed);
+    (0..n)
+        .map(|i| match i % 4 {
+            0 => identifier(&mut r),
+            1 => format!("{} {}", r.pick(MODULES), r.pick(PROBLEMS)),
+            2 => path(&mut r),
+            _ => format!("why does {} {}", identifier(&mut r), r.pick(PROBLEMS)),
+        })
+        .collect()
+}

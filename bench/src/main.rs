@@ -5,6 +5,8 @@
 //! the real `memlog` binary found next to this one.
 
 mod generator;
+mod hooks;
+mod search;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,12 +35,20 @@ struct Args {
     /// Events to generate with --generate.
     #[arg(long, default_value_t = 100_000)]
     events: usize,
+
+    /// Also measure indexing and search at 1M events (takes minutes).
+    #[arg(long)]
+    million: bool,
+
+    /// Only the log figures (import, seal, record).
+    #[arg(long)]
+    log_only: bool,
 }
 
-struct Row {
-    name: String,
-    value: String,
-    target: String,
+pub struct Row {
+    pub name: String,
+    pub value: String,
+    pub target: String,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -55,6 +65,14 @@ fn main() -> anyhow::Result<()> {
     rows.push(bench_import(&bin, args.seed, import_events)?);
     rows.extend(bench_seal(&bin, if args.quick { 2 } else { 7 })?);
     rows.push(bench_record(&bin, if args.quick { 30 } else { 300 })?);
+    if !args.log_only {
+        let events = if args.quick { 10_000 } else { 100_000 };
+        search::bench(&bin, args.seed, events, &mut rows)?;
+        if args.million && !args.quick {
+            search::bench(&bin, args.seed, 1_000_000, &mut rows)?;
+        }
+        hooks::bench(&bin, args.seed, events, if args.quick { 20 } else { 100 }, &mut rows)?;
+    }
     println!("| benchmark | result | target |");
     println!("|---|---|---|");
     for r in rows {
@@ -84,13 +102,13 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn fresh_repo() -> anyhow::Result<tempfile::TempDir> {
+pub fn fresh_repo() -> anyhow::Result<tempfile::TempDir> {
     let dir = tempfile::Builder::new().prefix("memlog-bench-").tempdir()?;
     git(dir.path(), &["init", "-q"])?;
     Ok(dir)
 }
 
-fn run(bin: &Path, dir: &Path, args: &[&str]) -> anyhow::Result<Duration> {
+pub fn run(bin: &Path, dir: &Path, args: &[&str]) -> anyhow::Result<Duration> {
     let t = Instant::now();
     let out = Command::new(bin).current_dir(dir).args(args).output()?;
     let elapsed = t.elapsed();
@@ -100,13 +118,13 @@ fn run(bin: &Path, dir: &Path, args: &[&str]) -> anyhow::Result<Duration> {
     Ok(elapsed)
 }
 
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
     samples[i.min(samples.len() - 1)]
 }
 
-fn ms(d: Duration) -> String {
+pub fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 

@@ -1,0 +1,61 @@
+//! Hook figures, the way Claude Code runs them: a whole process per event,
+//! its payload on stdin, on a repository with a large memory.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::{Row, generator, ms, percentile, run};
+
+fn time_hook(bin: &Path, dir: &Path, event: &str, payload: &serde_json::Value) -> anyhow::Result<std::time::Duration> {
+    let t = Instant::now();
+    let mut child = Command::new(bin)
+        .args(["hook", event])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(payload.to_string().as_bytes())?;
+    }
+    child.wait()?;
+    Ok(t.elapsed())
+}
+
+pub fn bench(bin: &Path, seed: u64, events: usize, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    let label = format!("{}k", events / 1000);
+    let repo = crate::fresh_repo()?;
+    let corpus = tempfile::NamedTempFile::new()?;
+    std::fs::write(corpus.path(), generator::corpus(seed, events / 100, 100))?;
+    run(bin, repo.path(), &["import", "jsonl", &corpus.path().to_string_lossy()])?;
+    run(bin, repo.path(), &["index"])?;
+    let cwd = repo.path().display().to_string();
+    let queries = generator::queries(seed, runs);
+    let mut post = Vec::new();
+    let mut prompt = Vec::new();
+    for (i, q) in queries.iter().enumerate() {
+        let tool = json!({
+            "session_id": "bench-hook", "cwd": cwd, "hook_event_name": "PostToolUse",
+            "tool_name": "Read", "tool_input": {"file_path": "src/auth/token.rs"},
+            "tool_response": {"type": "text", "file": {"filePath": "src/auth/token.rs", "content": format!("fn get_token_by_id() {{}} // {i}"), "numLines": 1}}
+        });
+        post.push(time_hook(bin, repo.path(), "PostToolUse", &tool)?);
+        let p = json!({"session_id": "bench-hook", "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": q});
+        prompt.push(time_hook(bin, repo.path(), "UserPromptSubmit", &p)?);
+    }
+    rows.push(Row {
+        name: format!("`memlog hook PostToolUse`, whole process, {label} events ({runs} runs)"),
+        value: format!("p50 {} / p95 {}", ms(percentile(&mut post.clone(), 0.5)), ms(percentile(&mut post, 0.95))),
+        target: "≤ 10 ms p50".into(),
+    });
+    rows.push(Row {
+        name: format!("`memlog hook UserPromptSubmit` with injection, {label} events ({runs} runs)"),
+        value: format!("p50 {} / p95 {}", ms(percentile(&mut prompt.clone(), 0.5)), ms(percentile(&mut prompt, 0.95))),
+        target: "≤ 50 ms p50, ≤ 150 ms p95".into(),
+    });
+    Ok(())
+}
