@@ -10,7 +10,12 @@ use serde_json::json;
 
 use crate::{Row, generator, ms, percentile, run};
 
-fn time_hook(bin: &Path, dir: &Path, event: &str, payload: &serde_json::Value) -> anyhow::Result<std::time::Duration> {
+fn time_hook(
+    bin: &Path,
+    dir: &Path,
+    event: &str,
+    payload: &serde_json::Value,
+) -> anyhow::Result<std::time::Duration> {
     let t = Instant::now();
     let mut child = Command::new(bin)
         .args(["hook", event])
@@ -26,12 +31,22 @@ fn time_hook(bin: &Path, dir: &Path, event: &str, payload: &serde_json::Value) -
     Ok(t.elapsed())
 }
 
-pub fn bench(bin: &Path, seed: u64, events: usize, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+pub fn bench(
+    bin: &Path,
+    seed: u64,
+    events: usize,
+    runs: usize,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
     let label = format!("{}k", events / 1000);
     let repo = crate::fresh_repo()?;
     let corpus = tempfile::NamedTempFile::new()?;
     std::fs::write(corpus.path(), generator::corpus(seed, events / 100, 100))?;
-    run(bin, repo.path(), &["import", "jsonl", &corpus.path().to_string_lossy()])?;
+    run(
+        bin,
+        repo.path(),
+        &["import", "jsonl", &corpus.path().to_string_lossy()],
+    )?;
     run(bin, repo.path(), &["index"])?;
     let cwd = repo.path().display().to_string();
     let queries = generator::queries(seed, runs);
@@ -49,12 +64,22 @@ pub fn bench(bin: &Path, seed: u64, events: usize, runs: usize, rows: &mut Vec<R
     }
     rows.push(Row {
         name: format!("`memlog hook PostToolUse`, whole process, {label} events ({runs} runs)"),
-        value: format!("p50 {} / p95 {}", ms(percentile(&mut post.clone(), 0.5)), ms(percentile(&mut post, 0.95))),
+        value: format!(
+            "p50 {} / p95 {}",
+            ms(percentile(&mut post.clone(), 0.5)),
+            ms(percentile(&mut post, 0.95))
+        ),
         target: "≤ 10 ms p50".into(),
     });
     rows.push(Row {
-        name: format!("`memlog hook UserPromptSubmit` with injection, {label} events ({runs} runs)"),
-        value: format!("p50 {} / p95 {}", ms(percentile(&mut prompt.clone(), 0.5)), ms(percentile(&mut prompt, 0.95))),
+        name: format!(
+            "`memlog hook UserPromptSubmit` with injection, {label} events ({runs} runs)"
+        ),
+        value: format!(
+            "p50 {} / p95 {}",
+            ms(percentile(&mut prompt.clone(), 0.5)),
+            ms(percentile(&mut prompt, 0.95))
+        ),
         target: "≤ 50 ms p50, ≤ 150 ms p95".into(),
     });
     Ok(())

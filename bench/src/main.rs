@@ -71,7 +71,13 @@ fn main() -> anyhow::Result<()> {
         if args.million && !args.quick {
             search::bench(&bin, args.seed, 1_000_000, &mut rows)?;
         }
-        hooks::bench(&bin, args.seed, events, if args.quick { 20 } else { 100 }, &mut rows)?;
+        hooks::bench(
+            &bin,
+            args.seed,
+            events,
+            if args.quick { 20 } else { 100 },
+            &mut rows,
+        )?;
     }
     println!("| benchmark | result | target |");
     println!("|---|---|---|");

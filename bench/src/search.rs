@@ -12,19 +12,34 @@ use memlog_indexer::search::{SearchRequest, search};
 use crate::{Row, generator, ms, percentile, run};
 
 pub fn bench(bin: &Path, seed: u64, events: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
-    let label = if events >= 1_000_000 { format!("{}M", events / 1_000_000) } else { format!("{}k", events / 1000) };
+    let label = if events >= 1_000_000 {
+        format!("{}M", events / 1_000_000)
+    } else {
+        format!("{}k", events / 1000)
+    };
     let per_session = 100;
     let repo_dir = crate::fresh_repo()?;
     let corpus = tempfile::NamedTempFile::new()?;
-    std::fs::write(corpus.path(), generator::corpus(seed, events / per_session, per_session))?;
-    run(bin, repo_dir.path(), &["import", "jsonl", &corpus.path().to_string_lossy()])?;
+    std::fs::write(
+        corpus.path(),
+        generator::corpus(seed, events / per_session, per_session),
+    )?;
+    run(
+        bin,
+        repo_dir.path(),
+        &["import", "jsonl", &corpus.path().to_string_lossy()],
+    )?;
 
     let t = Instant::now();
     run(bin, repo_dir.path(), &["rebuild"])?;
     let rebuild = t.elapsed();
     rows.push(Row {
         name: format!("rebuild the index, {label} events (whole process)"),
-        value: format!("{:.1} s ({:.0} events/s)", rebuild.as_secs_f64(), events as f64 / rebuild.as_secs_f64()),
+        value: format!(
+            "{:.1} s ({:.0} events/s)",
+            rebuild.as_secs_f64(),
+            events as f64 / rebuild.as_secs_f64()
+        ),
         target: "≥ 50k events/s".into(),
     });
 
@@ -36,7 +51,11 @@ pub fn bench(bin: &Path, seed: u64, events: usize, rows: &mut Vec<Row>) -> anyho
         .map(|v| v.to_string() + "\n")
         .collect();
     std::fs::write(extra.path(), lines)?;
-    run(bin, repo_dir.path(), &["import", "jsonl", &extra.path().to_string_lossy()])?;
+    run(
+        bin,
+        repo_dir.path(),
+        &["import", "jsonl", &extra.path().to_string_lossy()],
+    )?;
     let t = Instant::now();
     run(bin, repo_dir.path(), &["index"])?;
     rows.push(Row {
@@ -51,13 +70,25 @@ pub fn bench(bin: &Path, seed: u64, events: usize, rows: &mut Vec<Row>) -> anyho
     let mut inproc = Vec::new();
     for q in &queries {
         let t = Instant::now();
-        let hits = search(&p, &repo.config.ranking, &SearchRequest { query: q.clone(), limit: 10, ..Default::default() })?;
+        let hits = search(
+            &p,
+            &repo.config.ranking,
+            &SearchRequest {
+                query: q.clone(),
+                limit: 10,
+                ..Default::default()
+            },
+        )?;
         inproc.push(t.elapsed());
         std::hint::black_box(hits);
     }
     rows.push(Row {
         name: format!("search, in-process, {label} events (200 queries)"),
-        value: format!("p50 {} / p95 {}", ms(percentile(&mut inproc.clone(), 0.5)), ms(percentile(&mut inproc, 0.95))),
+        value: format!(
+            "p50 {} / p95 {}",
+            ms(percentile(&mut inproc.clone(), 0.5)),
+            ms(percentile(&mut inproc, 0.95))
+        ),
         target: "p50 ≤ 5 ms at 1M".into(),
     });
 
@@ -73,13 +104,21 @@ pub fn bench(bin: &Path, seed: u64, events: usize, rows: &mut Vec<Row>) -> anyho
             .output()?;
         whole.push(t.elapsed());
         let stderr = String::from_utf8_lossy(&out.stderr);
-        if let Some(kb) = stderr.lines().last().and_then(|l| l.trim().parse::<u64>().ok()) {
+        if let Some(kb) = stderr
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse::<u64>().ok())
+        {
             peak_kb = peak_kb.max(kb);
         }
     }
     rows.push(Row {
         name: format!("`memlog search`, whole process, {label} events (40 runs)"),
-        value: format!("p50 {} / p95 {}", ms(percentile(&mut whole.clone(), 0.5)), ms(percentile(&mut whole, 0.95))),
+        value: format!(
+            "p50 {} / p95 {}",
+            ms(percentile(&mut whole.clone(), 0.5)),
+            ms(percentile(&mut whole, 0.95))
+        ),
         target: "p50 ≤ 30 ms at 1M".into(),
     });
     rows.push(Row {
@@ -103,7 +142,11 @@ pub fn bench(bin: &Path, seed: u64, events: usize, rows: &mut Vec<Row>) -> anyho
     let ours = percentile(&mut inproc.clone(), 0.5);
     rows.push(Row {
         name: format!("SQLite FTS5 on the same corpus, in-process p50, {label}"),
-        value: format!("{} (memlog / FTS5 = {:.2})", ms(fts5), ours.as_secs_f64() / fts5.as_secs_f64().max(1e-9)),
+        value: format!(
+            "{} (memlog / FTS5 = {:.2})",
+            ms(fts5),
+            ours.as_secs_f64() / fts5.as_secs_f64().max(1e-9)
+        ),
         target: "-".into(),
     });
     Ok(())
@@ -125,7 +168,10 @@ fn fts5_p50(repo: &Repo, queries: &[String]) -> anyhow::Result<Duration> {
         let mut sel = src.prepare("SELECT id, text FROM events")?;
         let mut rows = sel.query([])?;
         while let Some(r) = rows.next()? {
-            ins.execute(rusqlite::params![r.get::<_, String>(0)?, r.get::<_, String>(1)?])?;
+            ins.execute(rusqlite::params![
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?
+            ])?;
         }
         drop(ins);
         tx.commit()?;
@@ -143,7 +189,9 @@ fn fts5_p50(repo: &Repo, queries: &[String]) -> anyhow::Result<Duration> {
         }
         let expr = words.join(" OR ");
         let t = Instant::now();
-        let ids: Vec<String> = stmt.query_map([&expr], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        let ids: Vec<String> = stmt
+            .query_map([&expr], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
         times.push(t.elapsed());
         std::hint::black_box(ids);
     }

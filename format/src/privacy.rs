@@ -33,30 +33,101 @@ pub const REDACTED: &str = "[REDACTED]";
 /// Marker inserted where a tool output was cut.
 pub const TRUNCATION_MARKER: &str = "\n...[TRUNCATED]...\n";
 
-/// Built-in secret shapes. The first six are seed 001 §5.1 (the key-block
-/// pattern is widened from the header line to the whole block).
-const SECRET_PATTERNS: &[&str] = &[
-    r#"(?i)password\s*[:=]\s*['"]?[^\s'"]+"#,
-    r#"(?i)api[_-]?key\s*[:=]\s*['"]?[^\s'"]+"#,
-    r#"(?i)secret\s*[:=]\s*['"]?[^\s'"]+"#,
-    r#"(?i)token\s*[:=]\s*['"]?[^\s'"]+"#,
-    r"(?i)bearer\s+[a-zA-Z0-9\-_.]+",
-    r"(?s)-----BEGIN\s+(?:[A-Z0-9]+\s+)*PRIVATE\s+KEY(?:\s+BLOCK)?-----.*?(?:-----END\s+(?:[A-Z0-9]+\s+)*PRIVATE\s+KEY(?:\s+BLOCK)?-----|\z)",
+/// Built-in secret shapes, each with the words (ASCII, lowercase) one of
+/// which any match must contain: a pattern is compiled, lazily, only for a
+/// text that contains one of them, so recording an ordinary prompt compiles
+/// no regex at all (compiling them all was most of a hook's run time). The
+/// first six are seed 001 §5.1 (the key-block pattern widened from the
+/// header line to the whole block).
+const SECRET_RULES: &[(&[&str], &str)] = &[
+    (&["password"], r#"(?i)password\s*[:=]\s*['"]?[^\s'"]+"#),
+    (&["api"], r#"(?i)api[_-]?key\s*[:=]\s*['"]?[^\s'"]+"#),
+    (&["secret"], r#"(?i)secret\s*[:=]\s*['"]?[^\s'"]+"#),
+    (&["token"], r#"(?i)token\s*[:=]\s*['"]?[^\s'"]+"#),
+    (&["bearer"], r"(?i)bearer\s+[a-zA-Z0-9\-_.]+"),
+    (
+        &["private key"],
+        r"(?s)-----BEGIN\s+(?:[A-Z0-9]+\s+)*PRIVATE\s+KEY(?:\s+BLOCK)?-----.*?(?:-----END\s+(?:[A-Z0-9]+\s+)*PRIVATE\s+KEY(?:\s+BLOCK)?-----|\z)",
+    ),
     // Anthropic before OpenAI: both start with sk-.
-    r"sk-ant-[A-Za-z0-9_\-]{8,}",
-    r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
-    r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b",
-    r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
-    r"\bgithub_pat_[A-Za-z0-9_]{22,}\b",
+    (&["sk-ant-"], r"sk-ant-[A-Za-z0-9_\-]{8,}"),
+    (
+        &["sk-"],
+        r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+    ),
+    (
+        &[
+            "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa",
+        ],
+        r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b",
+    ),
+    (
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
+    ),
+    (&["github_pat_"], r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
 ];
 
-/// JSON object keys whose string values are secrets whatever they look like.
-const SECRET_KEYS: &str = r"(?i)^(?:password|passwd|pwd|secret|client_secret|token|access_token|refresh_token|auth_token|api[_-]?key|apikey|private_key|authorization)$";
+/// JSON object keys whose string values are secrets whatever they look
+/// like (compared lowercased, `-` read as `_`).
+const SECRET_KEYS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "client_secret",
+    "token",
+    "access_token",
+    "refresh_token",
+    "auth_token",
+    "api_key",
+    "apikey",
+    "private_key",
+    "authorization",
+];
+
+/// A regular expression compiled on first use.
+struct LazyRegex {
+    pattern: String,
+    case_insensitive: bool,
+    compiled: std::sync::OnceLock<Option<Regex>>,
+}
+
+impl LazyRegex {
+    fn new(pattern: &str, case_insensitive: bool) -> LazyRegex {
+        LazyRegex {
+            pattern: pattern.to_string(),
+            case_insensitive,
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The compiled regex (`None` only for a pattern that does not compile,
+    /// which [`PrivacyFilter::new`] rules out for configured ones and tests
+    /// rule out for built-in ones).
+    fn get(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| {
+                RegexBuilder::new(&self.pattern)
+                    .case_insensitive(self.case_insensitive)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
+    }
+}
+
+/// A secret pattern and the words that must be present for it to match
+/// (empty: always tried, as for configured patterns).
+struct SecretRule {
+    triggers: &'static [&'static str],
+    regex: LazyRegex,
+}
 
 /// One tag form: its opening and closing token patterns.
 struct TagForm {
-    open: Regex,
-    close: Regex,
+    open: LazyRegex,
+    close: LazyRegex,
 }
 
 /// What filtering did to a text.
@@ -82,54 +153,43 @@ impl Report {
 /// The privacy filter, compiled once per process.
 pub struct PrivacyFilter {
     forms: Vec<TagForm>,
-    secrets: Vec<Regex>,
-    secret_keys: Regex,
+    secrets: Vec<SecretRule>,
 }
 
 impl PrivacyFilter {
     /// The built-in rules plus `extra_patterns` (regular expressions from
     /// `.memlog.yaml`; an invalid one is an error naming it).
     pub fn new(extra_patterns: &[String]) -> Result<Self> {
-        let tag = |p: &str| {
-            RegexBuilder::new(p)
-                .case_insensitive(true)
-                .build()
-                .map_err(|e| Error::invalid("built-in private tag pattern", e.to_string()))
-        };
         let forms = vec![
             TagForm {
-                open: tag(r"<private>")?,
-                close: tag(r"</private>")?,
+                open: LazyRegex::new(r"<private>", true),
+                close: LazyRegex::new(r"</private>", true),
             },
             TagForm {
-                open: tag(r"\[private\]")?,
-                close: tag(r"\[/private\]")?,
+                open: LazyRegex::new(r"\[private\]", true),
+                close: LazyRegex::new(r"\[/private\]", true),
             },
             TagForm {
-                open: tag(r"<!--\s*private\s*-->")?,
-                close: tag(r"<!--\s*/private\s*-->")?,
+                open: LazyRegex::new(r"<!--\s*private\s*-->", true),
+                close: LazyRegex::new(r"<!--\s*/private\s*-->", true),
             },
         ];
-        let mut secrets = Vec::new();
-        for p in SECRET_PATTERNS {
-            secrets.push(
-                Regex::new(p)
-                    .map_err(|e| Error::invalid("built-in secret pattern", e.to_string()))?,
-            );
-        }
+        let mut secrets: Vec<SecretRule> = SECRET_RULES
+            .iter()
+            .map(|(triggers, pattern)| SecretRule {
+                triggers,
+                regex: LazyRegex::new(pattern, false),
+            })
+            .collect();
         for p in extra_patterns {
-            secrets
-                .push(Regex::new(p).map_err(|e| {
-                    Error::invalid(format!("privacy pattern {p:?}"), e.to_string())
-                })?);
+            Regex::new(p)
+                .map_err(|e| Error::invalid(format!("privacy pattern {p:?}"), e.to_string()))?;
+            secrets.push(SecretRule {
+                triggers: &[],
+                regex: LazyRegex::new(p, false),
+            });
         }
-        let secret_keys = Regex::new(SECRET_KEYS)
-            .map_err(|e| Error::invalid("secret key names", e.to_string()))?;
-        Ok(PrivacyFilter {
-            forms,
-            secrets,
-            secret_keys,
-        })
+        Ok(PrivacyFilter { forms, secrets })
     }
 
     /// Filters one text: private spans, then secrets.
@@ -138,7 +198,12 @@ impl PrivacyFilter {
         let (mut current, spans, warning) = self.remove_private_spans(text);
         report.private_spans = spans;
         report.warnings.extend(warning);
-        for re in &self.secrets {
+        let lower = current.to_ascii_lowercase();
+        for rule in &self.secrets {
+            if !rule.triggers.is_empty() && !rule.triggers.iter().any(|t| lower.contains(t)) {
+                continue;
+            }
+            let Some(re) = rule.regex.get() else { continue };
             if re.is_match(&current) {
                 let mut n = 0;
                 let replaced = re.replace_all(&current, |_: &regex::Captures| {
@@ -157,23 +222,25 @@ impl PrivacyFilter {
     /// forms inside it are content. Returns the text, the spans replaced and
     /// a warning for an unclosed span.
     fn remove_private_spans(&self, text: &str) -> (String, usize, Option<String>) {
-        if !text.contains('<') && !text.contains('[') {
+        if (!text.contains('<') && !text.contains('['))
+            || !text.to_ascii_lowercase().contains("private")
+        {
             return (text.to_string(), 0, None);
         }
         let fences = fenced_blocks(text);
         // (start, end, form, is_open)
         let mut tokens: Vec<(usize, usize, usize, bool)> = Vec::new();
         for (i, form) in self.forms.iter().enumerate() {
-            tokens.extend(
-                form.open
-                    .find_iter(text)
-                    .map(|m| (m.start(), m.end(), i, true)),
-            );
-            tokens.extend(
-                form.close
-                    .find_iter(text)
-                    .map(|m| (m.start(), m.end(), i, false)),
-            );
+            if let Some(open) = form.open.get() {
+                tokens.extend(open.find_iter(text).map(|m| (m.start(), m.end(), i, true)));
+            }
+            if let Some(close) = form.close.get() {
+                tokens.extend(
+                    close
+                        .find_iter(text)
+                        .map(|m| (m.start(), m.end(), i, false)),
+                );
+            }
         }
         tokens.retain(|(s, _, _, _)| !inside(&fences, *s));
         if tokens.is_empty() {
@@ -229,7 +296,7 @@ impl PrivacyFilter {
             }
             Value::Object(map) => {
                 for (key, item) in map.iter_mut() {
-                    if self.secret_keys.is_match(key)
+                    if is_secret_key(key)
                         && let Value::String(s) = item
                         && !s.is_empty()
                         && s != REDACTED
@@ -245,6 +312,12 @@ impl PrivacyFilter {
         }
         report
     }
+}
+
+/// Whether a JSON key names a secret (`password`, `api-key`, `Token`…).
+fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace('-', "_");
+    SECRET_KEYS.contains(&k.as_str())
 }
 
 /// Byte ranges of fenced code blocks (``` or ~~~, at least three, at the
@@ -446,6 +519,17 @@ mod tests {
         assert_eq!(v["env"]["user"], "ann");
         assert_eq!(v["list"][0], "[REDACTED]");
         assert!(!v["command"].as_str().unwrap().contains("zzz"));
+    }
+
+    #[test]
+    fn every_built_in_pattern_compiles() {
+        let f = PrivacyFilter::new(&[]).unwrap();
+        for rule in &f.secrets {
+            assert!(rule.regex.get().is_some(), "{}", rule.regex.pattern);
+        }
+        for form in &f.forms {
+            assert!(form.open.get().is_some() && form.close.get().is_some());
+        }
     }
 
     #[test]
