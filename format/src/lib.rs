@@ -38,6 +38,7 @@ pub mod refs;
 pub mod repo;
 pub mod seal;
 pub mod segment;
+mod sessions;
 pub mod time;
 pub mod visibility;
 

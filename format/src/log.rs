@@ -326,11 +326,10 @@ impl<'r> Log<'r> {
         sessions: &HashSet<String>,
     ) -> Result<HashMap<String, HashSet<String>>> {
         let mut out: HashMap<String, HashSet<String>> = HashMap::new();
-        for commit in self.commits_from(tip)? {
-            let Some(session) = commit.session.as_ref().filter(|s| sessions.contains(*s)) else {
-                continue;
-            };
-            let ids = out.entry(session.clone()).or_default();
+        let index = crate::sessions::SessionCommits::at(self.repo, self, tip)?;
+        for (session, id) in index.commits_of(sessions) {
+            let commit = self.commit(id)?;
+            let ids = out.entry(session.to_string()).or_default();
             for seg in self.added_segments(&commit)? {
                 ids.extend(segment::ids(&self.read_blob(seg.blob)?));
             }

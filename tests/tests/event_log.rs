@@ -454,3 +454,36 @@ fn a_large_import_is_written_as_one_valid_pack() {
     repo.git(&["fsck", "--strict", "--no-dangling"]).ok();
     assert_eq!(repo.cat().len(), 601);
 }
+
+#[test]
+fn a_rewritten_history_is_not_mistaken_for_the_old_one() {
+    // repo A imports a file; then its memlog ref is replaced by an unrelated
+    // history (as a purge or a force-fetch would); importing the same file
+    // again must add the events again, not trust what the old history held
+    let a = TestRepo::new();
+    let b = TestRepo::new();
+    let file = a.path().join("in.jsonl");
+    std::fs::write(
+        &file,
+        "{\"session\":\"kept\",\"ts\":\"2024-01-01T00:00:00Z\",\"kind\":\"note\",\"text\":\"first\"}\n",
+    )
+    .unwrap();
+    a.memlog(&["import", "jsonl", "in.jsonl"]).ok();
+    b.record("other", "note", "an unrelated history");
+    b.memlog(&["seal", "--all"]).ok();
+    a.git(&[
+        "fetch",
+        "-q",
+        "--force",
+        b.path().to_str().unwrap(),
+        "+refs/heads/memlog:refs/heads/memlog",
+    ])
+    .ok();
+    assert_eq!(a.cat().len(), 1, "only the other history now");
+    let again = a
+        .memlog(&["import", "jsonl", "in.jsonl", "--json"])
+        .ok()
+        .json();
+    assert_eq!(again["added"], 1, "{again}");
+    assert_eq!(a.cat().len(), 2);
+}

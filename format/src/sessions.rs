@@ -1,0 +1,143 @@
+//! Which commits seal which session: an index of the memlog history kept
+//! in `<memlog dir>/sessions.cache`, so that sealing a session does not walk
+//! the whole history to learn whether (and where) it was sealed before.
+//!
+//! The cache holds every commit reachable from the tip it was built for,
+//! with the session each one seals. It is brought up to date by walking
+//! from the current tip only until known commits. If its tip is no longer
+//! in the history (a purge rewrote it), it is rebuilt. It is a cache:
+//! missing or unreadable, it is rebuilt, and writing it may fail silently.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use gix::ObjectId;
+
+use crate::log::Log;
+use crate::{Repo, Result};
+
+const FILE: &str = "sessions.cache";
+const HEADER: &str = "memlog-sessions-cache 1";
+
+/// Commits of the history and the sessions they seal.
+#[derive(Default)]
+pub struct SessionCommits {
+    tip: Option<ObjectId>,
+    /// Every known commit and the session it seals (None: a merge).
+    commits: HashMap<ObjectId, Option<String>>,
+}
+
+impl SessionCommits {
+    /// The index for the history of `tip`, from the cache where it can be.
+    pub fn at(repo: &Repo, log: &Log, tip: ObjectId) -> Result<SessionCommits> {
+        let mut cache = SessionCommits::load(repo).unwrap_or_default();
+        if cache.tip == Some(tip) {
+            return Ok(cache);
+        }
+        let mut new = Vec::new();
+        let mut reached_old_tip = cache.tip.is_none();
+        let mut stack = vec![tip];
+        let mut seen = HashSet::new();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            if Some(id) == cache.tip {
+                reached_old_tip = true;
+            }
+            if cache.commits.contains_key(&id) {
+                continue;
+            }
+            let info = log.commit(id)?;
+            stack.extend(info.parents.iter().copied());
+            new.push((
+                id,
+                if info.parents.len() > 1 {
+                    None
+                } else {
+                    info.session
+                },
+            ));
+        }
+        if !reached_old_tip {
+            // History was rewritten: start over from the tip.
+            cache = SessionCommits::default();
+            return SessionCommits::rebuild(repo, log, tip, cache);
+        }
+        cache.commits.extend(new);
+        cache.tip = Some(tip);
+        cache.save(repo);
+        Ok(cache)
+    }
+
+    fn rebuild(
+        repo: &Repo,
+        log: &Log,
+        tip: ObjectId,
+        mut cache: SessionCommits,
+    ) -> Result<SessionCommits> {
+        for c in log.commits_from(tip)? {
+            cache
+                .commits
+                .insert(c.id, if c.parents.len() > 1 { None } else { c.session });
+        }
+        cache.tip = Some(tip);
+        cache.save(repo);
+        Ok(cache)
+    }
+
+    /// The commits that seal any of `sessions`, with the session each seals.
+    pub fn commits_of<'a>(
+        &'a self,
+        sessions: &'a HashSet<String>,
+    ) -> impl Iterator<Item = (&'a str, ObjectId)> + 'a {
+        self.commits.iter().filter_map(|(id, s)| {
+            s.as_deref()
+                .filter(|s| sessions.contains(*s))
+                .map(|s| (s, *id))
+        })
+    }
+
+    fn path(repo: &Repo) -> PathBuf {
+        repo.memlog_dir.join(FILE)
+    }
+
+    fn load(repo: &Repo) -> Option<SessionCommits> {
+        let text = std::fs::read_to_string(SessionCommits::path(repo)).ok()?;
+        let mut lines = text.lines();
+        if lines.next()? != HEADER {
+            return None;
+        }
+        let tip = ObjectId::from_hex(lines.next()?.as_bytes()).ok()?;
+        let mut commits = HashMap::new();
+        for line in lines {
+            let (id, session) = line.split_once(' ').unwrap_or((line, ""));
+            let id = ObjectId::from_hex(id.as_bytes()).ok()?;
+            commits.insert(id, (!session.is_empty()).then(|| session.to_string()));
+        }
+        Some(SessionCommits {
+            tip: Some(tip),
+            commits,
+        })
+    }
+
+    /// Writes the cache (temporary file, then rename); a failure only means
+    /// the next seal walks more.
+    fn save(&self, repo: &Repo) {
+        let Some(tip) = self.tip else { return };
+        let mut text = format!("{HEADER}\n{tip}\n");
+        for (id, session) in &self.commits {
+            text.push_str(&id.to_string());
+            if let Some(s) = session {
+                text.push(' ');
+                text.push_str(s);
+            }
+            text.push('\n');
+        }
+        let path = SessionCommits::path(repo);
+        let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
