@@ -96,12 +96,11 @@ fn import_jsonl(dir: &Path, args: JsonlArgs) -> anyhow::Result<ExitCode> {
     let sessions = batch.sessions.len();
     let recorder = Recorder::new(&repo)?;
     let (sealed, report) = recorder.import(batch.sessions)?;
-    for w in &report.warnings {
-        eprintln!("warning: {w}");
-    }
-    let added: usize = sealed.iter().map(|s| s.added).sum();
-    let duplicates: usize = sealed.iter().map(|s| s.duplicates).sum();
-    let commits = sealed.iter().filter(|s| s.commit.is_some()).count();
+    let Totals {
+        added,
+        duplicates,
+        commits,
+    } = totals(&sealed, &report);
     if args.json {
         output::print_json(&json!({
             "file": origin,
@@ -232,12 +231,11 @@ fn import_claude_code(dir: &Path, args: ClaudeCodeArgs) -> anyhow::Result<ExitCo
     }
     let recorder = Recorder::new(&repo)?;
     let (sealed, report) = recorder.import_numbered(sessions)?;
-    for w in &report.warnings {
-        eprintln!("warning: {w}");
-    }
-    let added: usize = sealed.iter().map(|s| s.added).sum();
-    let duplicates: usize = sealed.iter().map(|s| s.duplicates).sum();
-    let commits = sealed.iter().filter(|s| s.commit.is_some()).count();
+    let Totals {
+        added,
+        duplicates,
+        commits,
+    } = totals(&sealed, &report);
     if args.json {
         output::print_json(&json!({
             "files": per_file,
@@ -258,4 +256,27 @@ fn import_claude_code(dir: &Path, args: ClaudeCodeArgs) -> anyhow::Result<ExitCo
         println!("imported {added} new events in {commits} commits ({duplicates} already present)");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an import added, over all its sessions.
+struct Totals {
+    added: usize,
+    duplicates: usize,
+    commits: usize,
+}
+
+/// Adds up the outcome of an import and reports the privacy filter's
+/// warnings (unclosed private tags) on stderr.
+fn totals(
+    sealed: &[memlog_format::seal::Sealed],
+    report: &memlog_format::privacy::Report,
+) -> Totals {
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    Totals {
+        added: sealed.iter().map(|s| s.added).sum(),
+        duplicates: sealed.iter().map(|s| s.duplicates).sum(),
+        commits: sealed.iter().filter(|s| s.commit.is_some()).count(),
+    }
 }
