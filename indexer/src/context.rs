@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use memlog_format::Config;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::projection::Projections;
 use crate::search::{Hit, SearchRequest, search};
@@ -28,7 +28,7 @@ const ITEM_CHARS: usize = 480;
 pub const CITATION_LEN: usize = 12;
 
 /// An assembled context.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Assembled {
     /// Markdown; empty when nothing was relevant enough.
     pub markdown: String,

@@ -10,7 +10,7 @@ use crate::{Error, Result};
 
 /// Bumped whenever the schema or what is derived into it changes: an index
 /// with another version is rebuilt.
-pub const SCHEMA_VERSION: &str = "2";
+pub const SCHEMA_VERSION: &str = "3";
 
 /// Tables. Unique and lookup indexes are separate ([`INDEXES`]) so that a
 /// rebuild can fill the tables first and index them once at the end.
@@ -89,7 +89,7 @@ CREATE INDEX IF NOT EXISTS events_by_time ON events(ts_ms);
 CREATE UNIQUE INDEX IF NOT EXISTS entities_by_id ON entities(entity_id);
 CREATE UNIQUE INDEX IF NOT EXISTS entities_by_type_key ON entities(entity_type, canonical_key);
 CREATE INDEX IF NOT EXISTS entities_by_status ON entities(status);
-CREATE UNIQUE INDEX IF NOT EXISTS edges_by_src ON edges(src_id, rel_type, dst_id, evidence);
+CREATE INDEX IF NOT EXISTS edges_by_src ON edges(src_id, rel_type, dst_id);
 CREATE INDEX IF NOT EXISTS edges_by_dst ON edges(dst_id, rel_type);
 CREATE INDEX IF NOT EXISTS edges_by_evidence ON edges(evidence);
 "#;

@@ -696,7 +696,8 @@ impl Batch<'_> {
     fn edge(&self, src: &str, rel: &str, dst: &str, evidence: &str, ts: &str) -> Result<()> {
         self.tx
             .prepare_cached(
-                "INSERT OR IGNORE INTO edges(src_id, rel_type, dst_id, evidence, ts) VALUES (?1, ?2, ?3, ?4, ?5)",
+                // an event is indexed once, so its edges are new
+                "INSERT INTO edges(src_id, rel_type, dst_id, evidence, ts) VALUES (?1, ?2, ?3, ?4, ?5)",
             )
             .and_then(|mut st| st.execute(params![src, rel, dst, evidence, ts]))
             .map_err(|x| self.sql(x))?;
