@@ -15,9 +15,8 @@ use crate::workspace;
 /// refs) and the journals of live sessions, and indexes what is new once a
 /// burst of changes has settled (about 150 ms after the last change, at
 /// most a second after the first). Prints one line per index run. Costs no
-/// CPU while nothing changes. Runs until interrupted or killed; the index
-/// is written in transactions, so stopping it at any moment is safe. A
-/// failed run is reported on stderr and retried.
+/// CPU while nothing changes. Runs until interrupted or killed. A failed
+/// run is reported on stderr and retried.
 #[derive(Args)]
 pub struct WatchArgs {
     /// Index once and exit (for scripts).
