@@ -24,6 +24,7 @@ mod search;
 mod show;
 mod sql;
 mod stats;
+mod watch;
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -46,6 +47,7 @@ pub enum Command {
     Uninstall(install::UninstallArgs),
     Hook(hook::HookArgs),
     Stats(stats::StatsArgs),
+    Watch(watch::WatchArgs),
 }
 
 pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
@@ -69,5 +71,6 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Uninstall(args) => install::cmd_uninstall(dir, args),
         Command::Hook(args) => hook::cmd_hook(dir, args),
         Command::Stats(args) => stats::cmd_stats(dir, args),
+        Command::Watch(args) => watch::cmd_watch(dir, args),
     }
 }

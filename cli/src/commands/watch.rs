@@ -1,0 +1,133 @@
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use memlog_watcher::{IndexRun, Watcher};
+use serde::Serialize;
+
+use crate::workspace;
+
+/// Keep the search projections fresh while it runs.
+///
+/// Watches the memlog ref (seals, `git fetch`/`pull`, `git gc` packing
+/// refs) and the journals of live sessions, and indexes what is new once a
+/// burst of changes has settled (about 150 ms after the last change, at
+/// most a second after the first). Prints one line per index run. Costs no
+/// CPU while nothing changes. Runs until interrupted or killed. A failed
+/// run is reported on stderr and retried.
+#[derive(Args)]
+pub struct WatchArgs {
+    /// Index once and exit (for scripts).
+    #[arg(long)]
+    once: bool,
+
+    /// Print one JSON object per index run (JSON lines).
+    #[arg(long)]
+    json: bool,
+}
+
+/// One index run as printed by `--json`.
+#[derive(Serialize)]
+struct RunLine<'a> {
+    ts: String,
+    took_ms: f64,
+    changes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    report: Option<&'a memlog_indexer::IndexReport>,
+}
+
+pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
+    // Fails early, with the usual message, outside a git repository.
+    workspace::open_for_writing(dir)?;
+    if args.once {
+        let run = memlog_watcher::index_once(dir);
+        print_run(&run, args.json)?;
+        return Ok(if run.outcome.is_ok() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    let mut watcher = Watcher::new(dir)?;
+    if !args.json {
+        let dirs: Vec<String> = watcher
+            .watched_dirs()
+            .map(|d| d.display().to_string())
+            .collect();
+        eprintln!("watching {}", dirs.join(", "));
+    }
+    let failure = RefCell::new(None);
+    watcher.run(
+        || failure.borrow().is_some(),
+        |run| {
+            if let Err(e) = print_run(run, args.json) {
+                *failure.borrow_mut() = Some(e);
+            }
+        },
+    );
+    match failure.into_inner() {
+        // stdout closed (`memlog watch | head`): nobody is listening
+        Some(e) => Err(e),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn print_run(run: &IndexRun, json: bool) -> anyhow::Result<()> {
+    let ts = memlog_format::time::now();
+    let took_ms = (run.took.as_secs_f64() * 10_000.0).round() / 10.0;
+    if let Err(e) = &run.outcome {
+        // Errors go to stderr in both modes; the loop retries.
+        eprintln!("{ts} error: {e}");
+        let mut cause = std::error::Error::source(e);
+        while let Some(c) = cause {
+            eprintln!("  caused by: {c}");
+            cause = c.source();
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if json {
+        let line = RunLine {
+            ts,
+            took_ms,
+            changes: run.changes,
+            error: run.outcome.as_ref().err().map(|e| e.to_string()),
+            report: run.outcome.as_ref().ok(),
+        };
+        serde_json::to_writer(&mut out, &line)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let Ok(report) = &run.outcome else {
+        return Ok(());
+    };
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    let what = if report.rebuilt {
+        format!(
+            "rebuilt the index ({}): {} events",
+            report.reason.as_deref().unwrap_or("requested"),
+            report.events_added
+        )
+    } else {
+        format!(
+            "indexed {} new events ({} segments, {} from journals)",
+            report.events_added, report.segments, report.journal_events
+        )
+    };
+    let hidden = match report.events_hidden {
+        0 => String::new(),
+        n => format!(", {n} hidden"),
+    };
+    writeln!(
+        out,
+        "{} {what}{hidden} in {took_ms} ms ({} changes)",
+        ts.get(..19).unwrap_or(&ts).replace('T', " "),
+        run.changes
+    )?;
+    Ok(())
+}

@@ -1,0 +1,357 @@
+//! `memlog watch`, end to end: the real binary as a child process on real
+//! repositories, changed by `memlog` and by git itself.
+//!
+//! Read commands (`search`, `sql`) bring the index up to date on their own,
+//! so they cannot tell whether the watcher did. These tests read the index
+//! database directly, read-only, and only ever look at what the watcher
+//! wrote: the indexed commit, and the events with where they were indexed
+//! from (`journal` while live, `log` once their segment was indexed).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use memlog_e2e::{TestRepo, memlog_command};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use serde_json::Value;
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A running `memlog watch --json`, killed when dropped (also when a test
+/// panics), with its output collected by reader threads.
+struct WatchChild {
+    child: Child,
+    lines: Arc<Mutex<Vec<Value>>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl WatchChild {
+    /// Starts the watcher and waits for its first index run, so that its
+    /// watches are in place before the test changes anything.
+    fn start(repo: &TestRepo) -> WatchChild {
+        let mut child = memlog_command(repo.path())
+            .args(["watch", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn memlog watch");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(String::new()));
+        if let Some(out) = child.stdout.take() {
+            let lines = Arc::clone(&lines);
+            thread::spawn(move || {
+                for line in BufReader::new(out).lines().map_while(Result::ok) {
+                    let value = serde_json::from_str(&line)
+                        .unwrap_or_else(|e| panic!("bad JSON line from watch ({e}): {line}"));
+                    lines.lock().expect("lines").push(value);
+                }
+            });
+        }
+        if let Some(err) = child.stderr.take() {
+            let stderr = Arc::clone(&stderr);
+            thread::spawn(move || {
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    let mut s = stderr.lock().expect("stderr");
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            });
+        }
+        let watcher = WatchChild {
+            child,
+            lines,
+            stderr,
+        };
+        watcher.wait_for("the first index run", || !watcher.runs().is_empty());
+        watcher
+    }
+
+    /// Every index run reported so far.
+    fn runs(&self) -> Vec<Value> {
+        self.lines.lock().expect("lines").clone()
+    }
+
+    /// Polls `done` every 20 ms for up to [`TIMEOUT`].
+    fn wait_for(&self, what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + TIMEOUT;
+        while !done() {
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}\nwatch runs:\n{}\nwatch stderr:\n{}",
+                self.runs()
+                    .iter()
+                    .map(Value::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                self.stderr.lock().expect("stderr")
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until the watcher indexed the memlog ref's current tip.
+    fn wait_for_tip(&self, repo: &TestRepo) {
+        let tip = tip(repo);
+        self.wait_for(&format!("commit {tip} to be indexed"), || {
+            indexed_commit(repo).as_deref() == Some(tip.as_str())
+        });
+    }
+
+    /// Waits until `event` is indexed from the sealed log.
+    fn wait_for_sealed(&self, repo: &TestRepo, event: &str) {
+        self.wait_for(&format!("event {event} to be indexed from the log"), || {
+            event_source(repo, event).as_deref() == Some("log")
+        });
+    }
+
+    fn failed_runs(&self) -> Vec<Value> {
+        self.runs()
+            .into_iter()
+            .filter(|r| r.get("error").is_some())
+            .collect()
+    }
+}
+
+impl Drop for WatchChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn index_db(repo: &TestRepo) -> PathBuf {
+    repo.path().join(".git/memlog/index/graph.sqlite")
+}
+
+/// The index database, read-only; `None` while it does not exist (before
+/// the first run, or between a rebuild's directory swap).
+fn open_index(repo: &TestRepo) -> Option<Connection> {
+    let path = index_db(repo);
+    if !path.exists() {
+        return None;
+    }
+    Connection::open_with_flags(
+        &path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .ok()
+}
+
+fn query_text(repo: &TestRepo, sql: &str, arg: &str) -> Option<String> {
+    let db = open_index(repo)?;
+    db.query_row(sql, [arg], |r| r.get::<_, String>(0))
+        .optional()
+        .ok()
+        .flatten()
+}
+
+fn indexed_commit(repo: &TestRepo) -> Option<String> {
+    query_text(
+        repo,
+        "SELECT value FROM meta WHERE key = ?1",
+        "indexed_commit",
+    )
+}
+
+/// Where the index has `event` from: `journal`, `log`, or nowhere.
+fn event_source(repo: &TestRepo, event: &str) -> Option<String> {
+    query_text(repo, "SELECT source FROM events WHERE id = ?1", event)
+}
+
+fn event_count(repo: &TestRepo) -> i64 {
+    open_index(repo)
+        .and_then(|db| {
+            db.query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+                .ok()
+        })
+        .unwrap_or(-1)
+}
+
+fn tip(repo: &TestRepo) -> String {
+    repo.git(&["rev-parse", "refs/heads/memlog"])
+        .ok()
+        .stdout()
+        .trim()
+        .to_string()
+}
+
+/// Records one event in `session` and seals it; returns the event id.
+fn seal_one(repo: &TestRepo, session: &str, text: &str) -> String {
+    let id = repo.record(session, "user_prompt", text);
+    repo.memlog(&["seal", "--session", session]).ok();
+    id
+}
+
+#[test]
+fn a_sealed_session_becomes_searchable_without_a_read_command() {
+    let repo = TestRepo::new();
+    let watcher = WatchChild::start(&repo);
+    let id = seal_one(
+        &repo,
+        "s1",
+        "Why does reconcileLedger double count refunds?",
+    );
+    watcher.wait_for_tip(&repo);
+    watcher.wait_for_sealed(&repo, &id);
+    // The index is fresh, so search reads it as it is.
+    let out = repo
+        .memlog(&["search", "reconcileLedger", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["hits"][0]["id"], id.as_str());
+    assert_eq!(watcher.failed_runs(), Vec::<Value>::new());
+}
+
+#[test]
+fn a_git_fetch_of_a_teammates_memlog_is_picked_up() {
+    let origin = TestRepo::new();
+    origin.record("mine", "note", "first memory");
+    origin.memlog(&["seal", "--all"]).ok();
+    let bare = tempfile::tempdir().unwrap();
+    let remote = bare.path().join("r.git");
+    origin
+        .git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()])
+        .ok();
+    let me = TestRepo::clone_of(&remote);
+    let teammate = TestRepo::clone_of(&remote);
+    for c in [&me, &teammate] {
+        c.git(&["branch", "memlog", "origin/memlog"]).ok();
+    }
+    let watcher = WatchChild::start(&me);
+    watcher.wait_for_tip(&me);
+    let theirs = seal_one(
+        &teammate,
+        "theirs",
+        "the flaky test is test_upload_retry, it needs a mock clock",
+    );
+    teammate.git(&["push", "-q", "origin", "memlog"]).ok();
+    // git itself moves the ref: no memlog command runs in `me`
+    me.git(&["fetch", "-q", "origin", "memlog:memlog"]).ok();
+    watcher.wait_for_tip(&me);
+    watcher.wait_for_sealed(&me, &theirs);
+    assert_eq!(watcher.failed_runs(), Vec::<Value>::new());
+}
+
+#[test]
+fn a_deleted_index_is_rebuilt_on_the_next_change() {
+    let repo = TestRepo::new();
+    let watcher = WatchChild::start(&repo);
+    let first = seal_one(&repo, "s1", "first session");
+    watcher.wait_for_sealed(&repo, &first);
+    std::fs::remove_dir_all(repo.path().join(".git/memlog/index")).unwrap();
+    let second = seal_one(&repo, "s2", "second session");
+    watcher.wait_for_tip(&repo);
+    watcher.wait_for_sealed(&repo, &second);
+    assert_eq!(event_source(&repo, &first).as_deref(), Some("log"));
+    assert!(
+        watcher.runs().iter().skip(1).any(|r| r["rebuilt"] == true),
+        "a run rebuilt the index: {:?}",
+        watcher.runs()
+    );
+    assert_eq!(watcher.failed_runs(), Vec::<Value>::new());
+}
+
+#[test]
+fn seals_after_git_gc_are_picked_up() {
+    let repo = TestRepo::new();
+    let watcher = WatchChild::start(&repo);
+    let first = seal_one(&repo, "s1", "before gc");
+    watcher.wait_for_sealed(&repo, &first);
+    repo.git(&["gc", "-q"]).ok();
+    // the scenario is real: the ref now lives in packed-refs and the
+    // segments in a pack
+    let loose_ref = repo.path().join(".git/refs/heads/memlog");
+    assert!(!loose_ref.exists(), "git gc packed the memlog ref");
+    let packed = std::fs::read_to_string(repo.path().join(".git/packed-refs")).unwrap();
+    assert!(packed.contains("refs/heads/memlog"));
+    let loose = repo.git(&["count-objects", "-v"]).ok().stdout();
+    assert!(loose.contains("count: 0"), "{loose}");
+    let second = seal_one(&repo, "s2", "after gc");
+    watcher.wait_for_tip(&repo);
+    watcher.wait_for_sealed(&repo, &second);
+    assert_eq!(watcher.failed_runs(), Vec::<Value>::new());
+}
+
+#[test]
+fn a_burst_of_thousands_of_events_coalesces_into_few_runs() {
+    let repo = TestRepo::new();
+    repo.memlog(&["init"]).ok();
+    let watcher = WatchChild::start(&repo);
+    let runs_before = watcher.runs().len();
+    // 2,000 appends, each its own locked and fsynced write to the journal,
+    // as a busy agent session would make them.
+    let core = memlog_format::Repo::discover(repo.path()).unwrap();
+    let recorder = memlog_format::Recorder::new(&core).unwrap();
+    for i in 0..2000 {
+        let draft = memlog_format::Draft::text(
+            "burst",
+            memlog_format::time::now(),
+            memlog_format::Kind::ToolObservation,
+            "demo",
+            format!("observation {i}: edited src/module_{}.rs", i % 37),
+        );
+        recorder.record(vec![draft]).unwrap();
+    }
+    watcher.wait_for("all 2,000 events to be indexed", || {
+        event_count(&repo) == 2000
+    });
+    // The same burst sealed at once, then 2,000 more through an import of
+    // 100 sessions (100 commits).
+    repo.memlog(&["seal", "--all"]).ok();
+    let file = repo.path().join("burst.jsonl");
+    let mut text = String::new();
+    for i in 0..2000 {
+        text.push_str(&format!(
+            "{{\"session\":\"import-{}\",\"ts\":\"2026-01-01T00:{:02}:{:02}Z\",\"kind\":\"note\",\"text\":\"imported note {i}\"}}\n",
+            i / 20,
+            (i / 60) % 60,
+            i % 60
+        ));
+    }
+    std::fs::write(&file, text).unwrap();
+    repo.memlog(&["import", "jsonl", file.to_str().unwrap()])
+        .ok();
+    watcher.wait_for_tip(&repo);
+    watcher.wait_for("all 4,000 events to be indexed", || {
+        event_count(&repo) == 4000
+    });
+    let runs = watcher.runs().len() - runs_before;
+    eprintln!("{runs} index runs for 4,000 events and 101 commits");
+    assert!(
+        runs <= 100,
+        "{runs} index runs for 4,000 events and 101 commits: bursts must coalesce"
+    );
+    assert_eq!(watcher.failed_runs(), Vec::<Value>::new());
+}
+
+#[test]
+fn watch_once_indexes_and_exits() {
+    let repo = TestRepo::new();
+    let sealed = seal_one(&repo, "s1", "sealed before anyone indexed");
+    let live = repo.record("s2", "note", "still in a journal");
+    let out = repo.memlog(&["watch", "--once", "--json"]).ok();
+    let runs = out.json_lines();
+    assert_eq!(runs.len(), 1, "{}", out.stdout());
+    assert_eq!(runs[0]["events_added"], 2);
+    assert_eq!(runs[0]["commit"], tip(&repo).as_str());
+    assert_eq!(event_source(&repo, &sealed).as_deref(), Some("log"));
+    assert_eq!(event_source(&repo, &live).as_deref(), Some("journal"));
+    // and as text, with nothing new
+    let out = repo.memlog(&["watch", "--once"]).ok();
+    assert!(
+        out.stdout().contains("indexed 0 new events"),
+        "{}",
+        out.stdout()
+    );
+}
+
+#[test]
+fn watch_outside_a_repository_fails_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = memlog_e2e::run(memlog_command(dir.path()).args(["watch", "--once"]));
+    assert_eq!(out.code(), Some(1));
+    assert!(out.stderr().contains("error:"), "{}", out.stderr());
+}
