@@ -6,6 +6,7 @@
 
 mod commands;
 mod output;
+mod warm;
 mod workspace;
 
 use std::path::PathBuf;

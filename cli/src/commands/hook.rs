@@ -15,6 +15,8 @@ use memlog_indexer::context::{Assembled, assemble};
 use memlog_indexer::projection::WriterLock;
 use serde_json::{Map, Value};
 
+use crate::warm::{self, ContextRequest};
+
 /// Handle a Claude Code hook: record the event, and inject memories.
 ///
 /// Reads the hook's JSON payload on stdin. Records prompts, tool calls
@@ -169,37 +171,16 @@ fn inject(
     started: Instant,
     budget: Duration,
 ) -> anyhow::Result<Option<String>> {
-    let (tx, rx) = mpsc::channel();
-    let repo_dir = repo.common_dir.clone();
-    let prompt = payload.prompt.clone().unwrap_or_default();
-    let session = payload.session_id.clone().unwrap_or_default();
-    let config = repo.config.clone();
-    std::thread::spawn(move || {
-        let result = (|| -> anyhow::Result<Option<Assembled>> {
-            let repo = Repo::discover(&repo_dir)?;
-            let Some(p) = projections_for_hook(&repo)? else {
-                return Ok(None);
-            };
-            Ok(Some(match event {
-                HookEvent::SessionStart => briefing(&p, &config, &session)?,
-                _ => assemble(
-                    &p,
-                    &config,
-                    &prompt,
-                    config.context.budget_tokens,
-                    Some(&session),
-                )?,
-            }))
-        })();
-        let _ = tx.send(result);
-    });
+    let request = ContextRequest {
+        event: event.as_str().to_string(),
+        prompt: payload.prompt.clone().unwrap_or_default(),
+        session: payload.session_id.clone().unwrap_or_default(),
+    };
+    // Warm path: a running `memlog watch` answers from open indexes.
     let remaining = budget.saturating_sub(started.elapsed());
-    let assembled = match rx.recv_timeout(remaining) {
-        Ok(result) => result?,
-        Err(_) => anyhow::bail!(
-            "injection skipped: over the {} ms budget",
-            budget.as_millis()
-        ),
+    let (assembled, path) = match warm::ask(repo, &request, remaining) {
+        Some(a) => (Some(a), "warm"),
+        None => (local_context(repo, request, started, budget)?, "local"),
     };
     let Some(assembled) = assembled.filter(|a| !a.markdown.is_empty()) else {
         return Ok(None);
@@ -215,6 +196,7 @@ fn inject(
             Value::Array(assembled.cited.iter().cloned().map(Value::String).collect()),
         );
         body.insert("hook".into(), Value::String(event.as_str().to_string()));
+        body.insert("path".into(), Value::String(path.to_string()));
         if let Some(p) = &payload.prompt {
             body.insert("query".into(), Value::String(p.clone()));
         }
@@ -228,6 +210,53 @@ fn inject(
         }])?;
     }
     Ok(memlog_hooks::hook_output(event, Some(&assembled.markdown)))
+}
+
+/// Assembles the context in this process, in a worker thread, giving up
+/// when the budget runs out (the worker dies with the process).
+fn local_context(
+    repo: &Repo,
+    request: ContextRequest,
+    started: Instant,
+    budget: Duration,
+) -> anyhow::Result<Option<Assembled>> {
+    let (tx, rx) = mpsc::channel();
+    let repo_dir = repo.common_dir.clone();
+    std::thread::spawn(move || {
+        let result = (|| -> anyhow::Result<Option<Assembled>> {
+            let repo = Repo::discover(&repo_dir)?;
+            let Some(p) = projections_for_hook(&repo)? else {
+                return Ok(None);
+            };
+            answer(&repo, &p, &request).map(Some)
+        })();
+        let _ = tx.send(result);
+    });
+    let remaining = budget.saturating_sub(started.elapsed());
+    match rx.recv_timeout(remaining) {
+        Ok(result) => result,
+        Err(_) => anyhow::bail!(
+            "injection skipped: over the {} ms budget",
+            budget.as_millis()
+        ),
+    }
+}
+
+/// The context for a hook's request: a briefing at SessionStart, the
+/// memories most relevant to the prompt otherwise. Used by the hook itself
+/// and by the warm server of `memlog watch`.
+pub fn answer(repo: &Repo, p: &Projections, request: &ContextRequest) -> anyhow::Result<Assembled> {
+    let config = &repo.config;
+    if request.event == HookEvent::SessionStart.as_str() {
+        return briefing(p, config, &request.session);
+    }
+    Ok(assemble(
+        p,
+        config,
+        &request.prompt,
+        config.context.budget_tokens,
+        Some(&request.session),
+    )?)
 }
 
 /// The projections as they are; when sealed sessions are missing from

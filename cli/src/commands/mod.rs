@@ -10,7 +10,7 @@ mod cat;
 mod context;
 mod forget;
 mod fsck;
-mod hook;
+pub mod hook;
 mod import;
 mod index;
 mod init;

@@ -17,6 +17,10 @@ use crate::workspace;
 /// most a second after the first). Prints one line per index run. Costs no
 /// CPU while nothing changes. Runs until interrupted or killed. A failed
 /// run is reported on stderr and retried.
+///
+/// While it runs it also answers Claude Code hooks from its open indexes
+/// over a local socket (`.git/memlog/warm.sock`): the warm path, which spares
+/// each hook opening the indexes itself.
 #[derive(Args)]
 pub struct WatchArgs {
     /// Index once and exit (for scripts).
@@ -53,6 +57,15 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let mut watcher = Watcher::new(dir)?;
+    // gix repositories are not Send: the server opens its own.
+    let repo_dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        let served = workspace::open(&repo_dir)
+            .and_then(|repo| crate::warm::serve(&repo, crate::commands::hook::answer));
+        if let Err(e) = served {
+            eprintln!("warning: the hooks' warm path is off: {e:#}");
+        }
+    });
     if !args.json {
         let dirs: Vec<String> = watcher
             .watched_dirs()
