@@ -20,6 +20,8 @@
 //! context:
 //!   budget_tokens: 1500       # size of injected context
 //!   min_relevance: 0.3        # leave out weaker matches
+//! sync:
+//!   remotes: [origin]         # where `memlog sync` may push memory
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -46,6 +48,17 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub ranking: RankingConfig,
     pub context: ContextConfig,
+    pub sync: SyncConfig,
+}
+
+/// `memlog sync`: the remotes memory may be pushed to. Memory can hold
+/// private context, so there is no default: a remote is used only when it is
+/// listed here or named on the command line.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SyncConfig {
+    /// Names of git remotes (or URLs) `memlog sync` uses when given none.
+    pub remotes: Vec<String>,
 }
 
 /// Weights of the ranking signals (each normalised to [0, 1]); when a signal
@@ -121,6 +134,7 @@ impl Default for Config {
             tools: ToolsConfig::default(),
             ranking: RankingConfig::default(),
             context: ContextConfig::default(),
+            sync: SyncConfig::default(),
         }
     }
 }
@@ -213,6 +227,10 @@ mod tests {
         assert_eq!(c.ref_name, "refs/heads/agent-memory");
         assert_eq!(c.tools.max_output_lines, 20);
         assert_eq!(c.tools.max_output_bytes, 10_000);
+        let c = Config::parse("sync:\n  remotes: [origin, backup]\n", p).unwrap();
+        assert_eq!(c.sync.remotes, ["origin", "backup"]);
+        let typo = Config::parse("sync:\n  remote: [origin]\n", p).unwrap_err();
+        assert!(typo.to_string().contains("remote"), "{typo}");
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod config;
 mod error;
 pub mod event;
 pub mod fsck;
+mod git_command;
 pub mod journal;
 pub mod key;
 pub mod log;
@@ -38,6 +39,7 @@ pub mod refs;
 pub mod repo;
 pub mod seal;
 pub mod segment;
+pub mod sync;
 pub mod time;
 pub mod visibility;
 

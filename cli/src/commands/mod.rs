@@ -22,6 +22,7 @@ mod search;
 mod show;
 mod sql;
 mod stats;
+mod sync;
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -41,6 +42,7 @@ pub enum Command {
     Forget(forget::ForgetArgs),
     Fsck(fsck::FsckArgs),
     Stats(stats::StatsArgs),
+    Sync(sync::SyncArgs),
 }
 
 pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
@@ -61,5 +63,6 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Forget(args) => forget::cmd_forget(dir, args),
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
         Command::Stats(args) => stats::cmd_stats(dir, args),
+        Command::Sync(args) => sync::cmd_sync(dir, args),
     }
 }
