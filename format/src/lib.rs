@@ -31,6 +31,7 @@ mod git_command;
 pub mod journal;
 pub mod key;
 pub mod log;
+pub mod memory_diff;
 pub mod neutral;
 mod objects;
 pub mod privacy;

@@ -8,11 +8,13 @@ use clap::Subcommand;
 
 mod cat;
 mod context;
+mod diff;
 mod forget;
 mod fsck;
 mod import;
 mod index;
 mod init;
+mod install;
 mod log;
 mod note;
 mod rebuild;
@@ -23,6 +25,8 @@ mod show;
 mod sql;
 mod stats;
 mod sync;
+mod textconv;
+mod uninstall;
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -43,6 +47,10 @@ pub enum Command {
     Fsck(fsck::FsckArgs),
     Stats(stats::StatsArgs),
     Sync(sync::SyncArgs),
+    Diff(diff::DiffArgs),
+    Textconv(textconv::TextconvArgs),
+    Install(install::InstallArgs),
+    Uninstall(uninstall::UninstallArgs),
 }
 
 pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
@@ -64,5 +72,9 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
         Command::Stats(args) => stats::cmd_stats(dir, args),
         Command::Sync(args) => sync::cmd_sync(dir, args),
+        Command::Diff(args) => diff::cmd_diff(dir, args),
+        Command::Textconv(args) => textconv::cmd_textconv(args),
+        Command::Install(args) => install::cmd_install(dir, args),
+        Command::Uninstall(args) => uninstall::cmd_uninstall(dir, args),
     }
 }
