@@ -35,6 +35,7 @@ pub mod memory_diff;
 pub mod neutral;
 mod objects;
 pub mod privacy;
+pub mod purge;
 pub mod record;
 pub mod refs;
 pub mod repo;

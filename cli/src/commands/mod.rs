@@ -17,6 +17,7 @@ mod init;
 mod install;
 mod log;
 mod note;
+mod purge;
 mod rebuild;
 mod record;
 mod seal;
@@ -48,6 +49,7 @@ pub enum Command {
     Stats(stats::StatsArgs),
     Sync(sync::SyncArgs),
     Diff(diff::DiffArgs),
+    Purge(purge::PurgeArgs),
     Textconv(textconv::TextconvArgs),
     Install(install::InstallArgs),
     Uninstall(uninstall::UninstallArgs),
@@ -73,6 +75,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Stats(args) => stats::cmd_stats(dir, args),
         Command::Sync(args) => sync::cmd_sync(dir, args),
         Command::Diff(args) => diff::cmd_diff(dir, args),
+        Command::Purge(args) => purge::cmd_purge(dir, args),
         Command::Textconv(args) => textconv::cmd_textconv(args),
         Command::Install(args) => install::cmd_install(dir, args),
         Command::Uninstall(args) => uninstall::cmd_uninstall(dir, args),
