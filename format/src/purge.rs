@@ -111,7 +111,11 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     }
     let mut remotes = tracking_refs(repo)?;
     if replacements.is_empty() {
-        report.remotes_to_force_push = Vec::new();
+        if !forgets.is_empty() {
+            // History is clean, but objects fetched or left from before
+            // (a refused sync) may still hold forgotten bytes.
+            prune(repo)?;
+        }
         return Ok(report);
     }
     report.segments_rewritten = replacements.len();
@@ -184,6 +188,13 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     let objects = staging.objects.take_object_memory().unwrap_or_default();
     publish(repo, &objects, Some(tip), new_tip, "memlog: purge")?;
     report.new_tip = Some(new_tip.to_string());
+    remember_purged(
+        repo,
+        rewritten
+            .iter()
+            .filter(|(old, new)| old != new)
+            .map(|(old, _)| *old),
+    )?;
 
     for r in &remotes {
         git_command::run(repo, &["update-ref", "-d", &r.1])?;
@@ -198,6 +209,12 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     report.remotes_to_force_push.sort();
     report.remotes_to_force_push.dedup();
 
+    prune(repo)?;
+    Ok(report)
+}
+
+/// Expires every reflog and deletes unreachable objects (gix has no gc).
+fn prune(repo: &Repo) -> Result<()> {
     git_command::run(
         repo,
         &[
@@ -209,7 +226,39 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
         ],
     )?;
     git_command::run(repo, &["gc", "--quiet", "--prune=now"])?;
-    Ok(report)
+    Ok(())
+}
+
+/// File (in memlog's directory) listing the commits a purge replaced, one
+/// id a line: `memlog sync` refuses to merge them back from a remote.
+const PURGED_COMMITS_FILE: &str = "purged-commits";
+
+fn remember_purged(repo: &Repo, old: impl Iterator<Item = ObjectId>) -> Result<()> {
+    use std::io::Write;
+    let path = repo.memlog_dir.join(PURGED_COMMITS_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    let text: String = old.map(|id| format!("{id}\n")).collect();
+    file.write_all(text.as_bytes())
+        .and_then(|_| file.sync_all())
+        .map_err(|e| Error::io(&path, e))
+}
+
+/// Commits replaced by earlier purges of this repository.
+pub fn purged_commits(repo: &Repo) -> Result<HashSet<ObjectId>> {
+    let path = repo.memlog_dir.join(PURGED_COMMITS_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    Ok(text
+        .lines()
+        .filter_map(|l| ObjectId::from_hex(l.trim().as_bytes()).ok())
+        .collect())
 }
 
 /// Commits reachable from `tip`, every parent before its children.

@@ -107,6 +107,9 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
             std::thread::sleep(backoff(round));
         }
         let remote_tip = fetch(repo, remote)?;
+        if let Some(tip) = remote_tip {
+            refuse_purged_history(repo, remote, tip)?;
+        }
         let mut report = join(repo, remote, remote_tip)?;
         report.before = before.map(|b| b.to_string());
         let local = log.tip()?;
@@ -135,6 +138,36 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
             last_error.map(|e| e.to_string()).unwrap_or_default()
         ),
     })
+}
+
+/// A remote whose history still holds commits a purge replaced would bring
+/// the purged bytes back: refuse, drop the fetched tracking ref, and say how
+/// to fix the remote.
+fn refuse_purged_history(repo: &Repo, remote: &str, remote_tip: ObjectId) -> Result<()> {
+    let purged = crate::purge::purged_commits(repo)?;
+    if purged.is_empty() {
+        return Ok(());
+    }
+    let log = Log::new(repo);
+    let local: HashSet<ObjectId> = match log.tip()? {
+        Some(t) => ancestors(&log, t, &HashSet::new())?.into_keys().collect(),
+        None => HashSet::new(),
+    };
+    let remote_only = ancestors(&log, remote_tip, &local)?;
+    if remote_only.keys().any(|id| purged.contains(id)) {
+        let tracking = tracking_ref(repo, remote);
+        let _ = git_command::run(repo, &["update-ref", "-d", &tracking]);
+        return Err(Error::Sync {
+            remote: remote.to_string(),
+            message: format!(
+                "it still holds history that `memlog purge` removed here; merging it would \
+                 bring the forgotten bytes back. Replace it first: git push --force {remote} \
+                 {0}:{0} (then run `memlog purge` again to drop what this fetch brought in)",
+                repo.ref_name()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A remote must be one of the repository's git remotes: a URL or path

@@ -104,3 +104,54 @@ fn purge_erases_forgotten_bytes_and_keeps_everything_else() {
     let again = repo.memlog(&["purge"]).ok().stdout();
     assert!(again.contains("nothing to purge"), "{again}");
 }
+
+#[test]
+fn sync_refuses_to_merge_purged_history_back() {
+    let remote = tempfile::Builder::new()
+        .prefix("memlog-e2e-remote-")
+        .tempdir()
+        .expect("tempdir");
+    run(git_command(remote.path()).args(["init", "-q", "--bare", "-b", "main"])).ok();
+    let repo = TestRepo::new();
+    repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        &remote.path().display().to_string(),
+    ])
+    .ok();
+    let secret = repo.record("s-leak", "user_prompt", &format!("token is {MARKER}"));
+    repo.record("s-leak", "agent_response", "ok");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["sync", "origin"]).ok();
+    repo.memlog(&["forget", &secret]).ok();
+    let out = repo.memlog(&["purge"]).ok().stdout();
+    assert!(out.contains("git push --force origin"), "{out}");
+
+    // The remote still has the old history: sync must not merge it back.
+    let refused = repo.memlog(&["sync", "origin"]);
+    assert_eq!(refused.code(), Some(1));
+    assert!(refused.stderr().contains("purge"), "{}", refused.stderr());
+    assert!(!repo.cat().iter().any(|e| e["id"] == secret.as_str()));
+
+    // After the force push the way the message says, sync works again and
+    // the remote no longer holds the marker.
+    repo.git(&[
+        "push",
+        "-q",
+        "--force",
+        "origin",
+        "refs/heads/memlog:refs/heads/memlog",
+    ])
+    .ok();
+    repo.memlog(&["purge"]).ok();
+    repo.memlog(&["sync", "origin"]).ok();
+    run(git_command(remote.path()).args(["gc", "-q", "--prune=now"])).ok();
+    let remote_objects =
+        run(git_command(remote.path()).args(["cat-file", "--batch-all-objects", "--batch"]))
+            .ok()
+            .output
+            .stdout;
+    assert!(!contains(&remote_objects, MARKER));
+    assert!(!contains(&all_objects(&repo), MARKER));
+}

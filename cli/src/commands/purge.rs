@@ -38,7 +38,9 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if report.events_purged == 0 {
-        println!("nothing to purge: no forgotten event is stored in the history");
+        println!(
+            "nothing to purge: no forgotten event is stored in the history (unreachable objects pruned)"
+        );
         return Ok(ExitCode::SUCCESS);
     }
     println!(
