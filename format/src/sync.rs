@@ -11,9 +11,9 @@
 //!   whose message ends in the `Memlog-Merge: <remote>` trailer.
 //!
 //! The local ref moves by compare-and-swap through the same path as a seal
-//! ([`crate::seal::publish`]). Fetch and push run the `git` command: gix has
-//! no push, and fetching with git keeps remote-tracking refs exactly as
-//! `git fetch` / `git pull` keep them.
+//! ([`crate::seal::publish`]). Fetch uses gix (falling back to `git fetch`
+//! for transports this build of gix lacks, such as http); push runs the
+//! `git` command, as gix has no push.
 //!
 //! Memory can hold private context, so a remote is used only when the user
 //! named it or listed it in `.memlog.yaml` (`sync.remotes`): see
@@ -177,7 +177,7 @@ fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
         && !remote.starts_with('-')
         && gix::validate::reference::name(format!("refs/remotes/{remote}/x").as_str().into())
             .is_ok();
-    let known = valid_name && git_command::run(repo, &["remote", "get-url", remote]).is_ok();
+    let known = valid_name && repo.git.find_remote(remote).is_ok();
     if !known {
         return Err(Error::Sync {
             remote: remote.to_string(),
@@ -190,8 +190,62 @@ fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
 }
 
 /// Fetches the remote's memlog ref into its remote-tracking ref; returns
-/// the remote's tip, or `None` when the remote has no memlog ref.
+/// the remote's tip, or `None` when the remote has no memlog ref. Uses gix;
+/// transports this build of gix lacks (http) fall back to `git fetch`.
 fn fetch(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
+    match fetch_with_gix(repo, remote) {
+        Ok(tip) => Ok(tip),
+        Err(_) => fetch_with_git(repo, remote),
+    }
+}
+
+fn fetch_with_gix(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
+    use gix::remote::Direction;
+    let configured = repo.git.find_remote(remote).map_err(Error::git)?;
+    let url = configured
+        .url(Direction::Fetch)
+        .cloned()
+        .ok_or_else(|| Error::Sync {
+            remote: remote.to_string(),
+            message: "the remote has no fetch URL".into(),
+        })?;
+    let tracking = tracking_ref(repo, remote);
+    let refspec = format!("+{}:{tracking}", repo.ref_name());
+    // Only this refspec: the remote's configured ones would fetch every branch.
+    let prepared = repo
+        .git
+        .remote_at(url)
+        .map_err(Error::git)?
+        .with_refspecs([refspec.as_str()], Direction::Fetch)
+        .map_err(Error::git)?
+        .connect(Direction::Fetch)
+        .map_err(Error::git)?
+        .prepare_fetch(gix::progress::Discard, Default::default())
+        .map_err(Error::git)?;
+    if prepared.ref_map().mappings.is_empty() {
+        return Ok(None);
+    }
+    prepared
+        .with_reflog_message(gix::remote::fetch::RefLogMessage::Override {
+            message: format!("memlog sync: fetch {remote}").into(),
+        })
+        .receive(
+            gix::progress::Discard,
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .map_err(Error::git)?;
+    tracking_tip(repo, &tracking)
+}
+
+fn tracking_tip(repo: &Repo, tracking: &str) -> Result<Option<ObjectId>> {
+    let found = repo.git.try_find_reference(tracking).map_err(Error::git)?;
+    match found {
+        Some(mut r) => Ok(Some(r.peel_to_id().map_err(Error::git)?.detach())),
+        None => Ok(None),
+    }
+}
+
+fn fetch_with_git(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
     let listed = git_command::run(repo, &["ls-remote", remote, repo.ref_name()])?;
     let exists = listed
         .lines()
@@ -212,14 +266,7 @@ fn fetch(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
             &refspec,
         ],
     )?;
-    let found = repo
-        .git
-        .try_find_reference(tracking.as_str())
-        .map_err(Error::git)?;
-    match found {
-        Some(mut r) => Ok(Some(r.peel_to_id().map_err(Error::git)?.detach())),
-        None => Ok(None),
-    }
+    tracking_tip(repo, &tracking)
 }
 
 /// Joins `remote_tip` into the local ref (take, fast-forward or merge),
