@@ -207,3 +207,42 @@ fn a_clone_without_memory_takes_the_remote_s() {
     assert_eq!(memlog_tip(&clones[0]), memlog_tip(&clones[1]));
     assert_eq!(clones[1].cat().len(), 2);
 }
+
+#[test]
+fn fsck_reports_a_merge_that_is_not_a_union() {
+    let (_remote, clones) = remote_and_clones(2);
+    let (a, b) = (&clones[0], &clones[1]);
+    seal_session(a, "only-a");
+    a.memlog(&["sync", "origin"]).ok();
+    seal_session(b, "only-b");
+    b.memlog(&["sync", "origin"]).ok();
+    let fsck = b.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+    // A hand-made merge that keeps only its first parent's tree.
+    let parents = b
+        .git(&["rev-parse", "refs/heads/memlog^1", "refs/heads/memlog^2"])
+        .ok()
+        .stdout();
+    let parents: Vec<&str> = parents.lines().collect();
+    let tree = b
+        .git(&["rev-parse", &format!("{}^{{tree}}", parents[0])])
+        .ok()
+        .stdout();
+    let bad = b
+        .git(&[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            parents[0],
+            "-p",
+            parents[1],
+            "-m",
+            "lossy merge",
+        ])
+        .ok()
+        .stdout();
+    b.git(&["update-ref", "refs/heads/memlog", bad.trim()]).ok();
+    let fsck = b.memlog(&["fsck", "--json"]).json();
+    let problems = fsck["problems"].to_string();
+    assert!(problems.contains("a merge must be a union"), "{fsck}");
+}
