@@ -326,8 +326,15 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
                 }
                 return Ok(report);
             }
-            Err(e) if started.elapsed().as_secs() >= 20 => return Err(e),
-            Err(_) => continue,
+            // Retry only on contention: a concurrent seal moved the ref or
+            // holds its lock.
+            Err(e)
+                if started.elapsed().as_secs() < 20
+                    && (log.tip()? != local || e.to_string().contains("lock")) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(e),
         }
     }
 }
