@@ -149,6 +149,12 @@ fn diverged_clones_give_the_same_memory_with_git_pull_as_with_sync() {
         .git(&["pull", "-q", "--no-rebase", "--no-edit", "origin", "memlog"])
         .ok();
     b.memlog(&["sync", "origin"]).ok();
+    // `memlog diff` by default shows what the sync brought in.
+    let diff = b.memlog(&["diff"]).ok().stdout();
+    assert!(
+        diff.contains("only-a") && !diff.contains("only-b"),
+        "{diff}"
+    );
     let with_sync = b.memlog(&["cat"]).ok().stdout();
     let with_git = b_git.memlog(&["cat"]).ok().stdout();
     assert_eq!(with_sync, with_git);
