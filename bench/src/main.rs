@@ -32,6 +32,11 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     generate: Option<PathBuf>,
 
+    /// Also time `memlog sync` of two clones diverged by 10,000 sessions each
+    /// (1,000 with --quick).
+    #[arg(long)]
+    sync: bool,
+
     /// Events to generate with --generate.
     #[arg(long, default_value_t = 100_000)]
     events: usize,
@@ -78,6 +83,13 @@ fn main() -> anyhow::Result<()> {
             if args.quick { 20 } else { 100 },
             &mut rows,
         )?;
+    }
+    if args.sync {
+        rows.extend(bench_sync(
+            &bin,
+            args.seed,
+            if args.quick { 1_000 } else { 10_000 },
+        )?);
     }
     println!("| benchmark | result | target |");
     println!("|---|---|---|");
@@ -241,4 +253,83 @@ fn bench_record(bin: &Path, runs: usize) -> anyhow::Result<Row> {
         value: format!("p50 {} / p95 {}", ms(p50), ms(p95)),
         target: "≤ 5 ms median".into(),
     })
+}
+
+/// Writes `sessions` generated sessions of 5 events each, their ids
+/// prefixed by `clone` so two clones seal different sessions.
+fn sessions_file(
+    seed: u64,
+    sessions: usize,
+    clone: &str,
+) -> anyhow::Result<tempfile::NamedTempFile> {
+    let text =
+        generator::corpus(seed, sessions, 5).replace("\"bench-", &format!("\"{clone}-bench-"));
+    let file = tempfile::NamedTempFile::new()?;
+    std::fs::write(file.path(), text)?;
+    Ok(file)
+}
+
+fn git_output(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new("git").current_dir(dir).args(args).output()?;
+    if !out.status.success() {
+        bail!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Two clones of a bare remote share a small memlog, then each imports
+/// `sessions` sessions of its own; the first syncs (a fast-forward push),
+/// and the second's `memlog sync` (fetch, union merge, push; indexing left
+/// out) is timed.
+fn bench_sync(bin: &Path, seed: u64, sessions: usize) -> anyhow::Result<Vec<Row>> {
+    let root = tempfile::Builder::new()
+        .prefix("memlog-bench-sync-")
+        .tempdir()?;
+    let remote = root.path().join("remote.git");
+    git(root.path(), &["init", "-q", "--bare", "remote.git"])?;
+    let remote_path = remote.to_string_lossy().to_string();
+    let mut clones = Vec::new();
+    for name in ["a", "b"] {
+        git(root.path(), &["clone", "-q", &remote_path, name])?;
+        clones.push(root.path().join(name));
+    }
+    let (a, b) = (&clones[0], &clones[1]);
+    let base = sessions_file(seed, 10, "base")?;
+    run(bin, a, &["import", "jsonl", &base.path().to_string_lossy()])?;
+    run(bin, a, &["sync", "origin", "--no-index"])?;
+    run(bin, b, &["sync", "origin", "--no-index"])?;
+    for (clone, name, s) in [(a, "a", seed + 1), (b, "b", seed + 2)] {
+        let file = sessions_file(s, sessions, name)?;
+        run(
+            bin,
+            clone,
+            &["import", "jsonl", &file.path().to_string_lossy()],
+        )?;
+    }
+    run(bin, a, &["sync", "origin", "--no-index"])?;
+    let elapsed = run(bin, b, &["sync", "origin", "--no-index"])?;
+    let merges = git_output(b, &["rev-list", "--merges", "--count", "refs/heads/memlog"])?;
+    let commits = git_output(b, &["rev-list", "--count", "refs/heads/memlog"])?;
+    let tip_a = {
+        run(bin, a, &["sync", "origin", "--no-index"])?;
+        git_output(a, &["rev-parse", "refs/heads/memlog"])?
+    };
+    let tip_b = git_output(b, &["rev-parse", "refs/heads/memlog"])?;
+    if tip_a != tip_b {
+        bail!("clones did not converge after sync");
+    }
+    Ok(vec![
+        Row {
+            name: format!(
+                "`memlog sync` of two clones diverged by {sessions} sessions each ({commits} commits after), whole process"
+            ),
+            value: format!("{:.2} s", elapsed.as_secs_f64()),
+            target: "—".into(),
+        },
+        Row {
+            name: "merge commits made by that sync".into(),
+            value: merges,
+            target: "1".into(),
+        },
+    ])
 }

@@ -26,6 +26,8 @@
 //!   record_budget_ms: 100
 //!   seal_idle_minutes: 120    # orphaned journals sealed at SessionStart
 //!   briefing_sessions: 5
+//! sync:
+//!   remotes: [origin]         # where `memlog sync` may push memory
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -53,6 +55,7 @@ pub struct Config {
     pub ranking: RankingConfig,
     pub context: ContextConfig,
     pub hooks: HooksConfig,
+    pub sync: SyncConfig,
 }
 
 /// Claude Code hooks (`memlog hook …`).
@@ -83,6 +86,16 @@ impl Default for HooksConfig {
             briefing_sessions: 5,
         }
     }
+}
+
+/// `memlog sync`: the remotes memory may be pushed to. Memory can hold
+/// private context, so there is no default: a remote is used only when it is
+/// listed here or named on the command line.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SyncConfig {
+    /// Names of git remotes (or URLs) `memlog sync` uses when given none.
+    pub remotes: Vec<String>,
 }
 
 /// Weights of the ranking signals (each normalised to [0, 1]); when a signal
@@ -159,6 +172,7 @@ impl Default for Config {
             ranking: RankingConfig::default(),
             context: ContextConfig::default(),
             hooks: HooksConfig::default(),
+            sync: SyncConfig::default(),
         }
     }
 }
@@ -251,6 +265,10 @@ mod tests {
         assert_eq!(c.ref_name, "refs/heads/agent-memory");
         assert_eq!(c.tools.max_output_lines, 20);
         assert_eq!(c.tools.max_output_bytes, 10_000);
+        let c = Config::parse("sync:\n  remotes: [origin, backup]\n", p).unwrap();
+        assert_eq!(c.sync.remotes, ["origin", "backup"]);
+        let typo = Config::parse("sync:\n  remote: [origin]\n", p).unwrap_err();
+        assert!(typo.to_string().contains("remote"), "{typo}");
     }
 
     #[test]

@@ -34,6 +34,19 @@ pub enum Error {
         message: String,
     },
 
+    #[error(
+        "no remote named and none configured: memory may hold private context, so memlog never \
+         picks a remote by itself; run `memlog sync REMOTE`, or list the remotes in .memlog.yaml \
+         as `sync: {{ remotes: [origin] }}`"
+    )]
+    NoSyncRemote,
+
+    #[error("sync with {remote}: {message}")]
+    Sync { remote: String, message: String },
+
+    #[error("`{command}` failed: {message}")]
+    GitCommand { command: String, message: String },
+
     #[error("the memlog ref {ref_name} kept moving; gave up after {attempts} attempts")]
     Contention { ref_name: String, attempts: u32 },
 }

@@ -4,7 +4,8 @@
 //!   name, and each of its lines is a valid event, in canonical form, whose
 //!   id matches its content;
 //! - every seal commit names its session and the number of events it adds,
-//!   and that number is right;
+//!   and that number is right; every merge commit keeps all the segments of
+//!   its parents (a union);
 //! - every journal line decodes (a torn last line is only a note: it was an
 //!   interrupted, unacknowledged append).
 
@@ -103,6 +104,21 @@ pub fn check(repo: &Repo) -> Result<FsckReport> {
 
     for c in &commits {
         if c.parents.len() > 1 {
+            // A merge (memlog sync or git merge) is a union: it must keep
+            // every segment of every parent.
+            for p in &c.parents {
+                let parent_tree = log.commit(*p)?.tree;
+                let dropped = log.diff_trees(parent_tree, c.tree)?.removed;
+                if !dropped.is_empty() {
+                    report.problems.push(Problem {
+                        place: format!("commit {}", c.id),
+                        message: format!(
+                            "merge drops {} segment(s) of parent {p} (a merge must be a union)",
+                            dropped.len()
+                        ),
+                    });
+                }
+            }
             continue;
         }
         let place = format!("commit {}", c.id);

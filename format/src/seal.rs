@@ -79,17 +79,8 @@ pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
             return Ok(outcomes);
         };
         let objects = staging.objects.take_object_memory().unwrap_or_default();
-        let keep = objects::persist(repo, &objects)?;
-        let updated = update_ref(repo, tip, new_tip);
-        if let Some(keep) = keep {
-            // The ref (or nothing, on failure) protects the pack from now on.
-            let _ = std::fs::remove_file(keep);
-        }
-        match updated {
-            Ok(()) => {
-                sync_ref(repo)?;
-                return Ok(outcomes);
-            }
+        match publish(repo, &objects, tip, new_tip, "memlog: seal") {
+            Ok(()) => return Ok(outcomes),
             Err(e) => last_error = Some(e),
         }
     }
@@ -102,7 +93,7 @@ pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
     })
 }
 
-fn backoff(attempt: u32) -> Duration {
+pub(crate) fn backoff(attempt: u32) -> Duration {
     // Jitter from the clock's sub-second part keeps racing sealers apart.
     let nanos = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -187,14 +178,35 @@ fn build_commits(
     Ok((parent, outcomes))
 }
 
-fn identity(git: &gix::Repository) -> (BString, BString) {
+/// Makes the staged `objects` durable, then moves the memlog ref from
+/// `expected` to `new` with compare-and-swap and fsyncs it. The one way the
+/// log's ref is moved (seal, sync, purge). Fails, leaving the ref alone,
+/// when the ref is no longer at `expected`.
+pub(crate) fn publish(
+    repo: &Repo,
+    objects: &gix::odb::memory::Storage,
+    expected: Option<ObjectId>,
+    new: ObjectId,
+    reflog_message: &str,
+) -> Result<()> {
+    let keep = objects::persist(repo, objects)?;
+    let updated = update_ref(repo, expected, new, reflog_message);
+    if let Some(keep) = keep {
+        // The ref (or nothing, on failure) protects the pack from now on.
+        let _ = std::fs::remove_file(keep);
+    }
+    updated?;
+    sync_ref(repo)
+}
+
+pub(crate) fn identity(git: &gix::Repository) -> (BString, BString) {
     match git.committer() {
         Some(Ok(sig)) => (sig.name.to_owned(), sig.email.to_owned()),
         _ => ("memlog".into(), "memlog@localhost".into()),
     }
 }
 
-fn signature(name: &BString, email: &BString, seconds: i64) -> gix::actor::Signature {
+pub(crate) fn signature(name: &BString, email: &BString, seconds: i64) -> gix::actor::Signature {
     gix::actor::Signature {
         name: name.clone(),
         email: email.clone(),
@@ -202,7 +214,12 @@ fn signature(name: &BString, email: &BString, seconds: i64) -> gix::actor::Signa
     }
 }
 
-fn update_ref(repo: &Repo, expected: Option<ObjectId>, new: ObjectId) -> Result<()> {
+fn update_ref(
+    repo: &Repo,
+    expected: Option<ObjectId>,
+    new: ObjectId,
+    reflog_message: &str,
+) -> Result<()> {
     let name = repo
         .ref_name()
         .try_into()
@@ -212,7 +229,7 @@ fn update_ref(repo: &Repo, expected: Option<ObjectId>, new: ObjectId) -> Result<
             log: LogChange {
                 mode: RefLog::AndReference,
                 force_create_reflog: true,
-                message: "memlog: seal".into(),
+                message: reflog_message.into(),
             },
             expected: match expected {
                 Some(t) => PreviousValue::MustExistAndMatch(Target::Object(t)),
@@ -229,7 +246,7 @@ fn update_ref(repo: &Repo, expected: Option<ObjectId>, new: ObjectId) -> Result<
 
 /// Removes a ref lock left behind by a killed process, so one crash cannot
 /// block sealing forever. A live lock is held for microseconds.
-fn remove_stale_lock(repo: &Repo) {
+pub(crate) fn remove_stale_lock(repo: &Repo) {
     let lock = repo.common_dir.join(format!("{}.lock", repo.ref_name()));
     if let Ok(meta) = std::fs::metadata(&lock)
         && meta

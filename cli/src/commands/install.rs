@@ -24,6 +24,15 @@ pub struct UninstallArgs {
 #[derive(Subcommand)]
 enum InstallTarget {
     Claude(ClaudeArgs),
+    /// git: read memory diffs as events (`git log -p memlog`).
+    ///
+    /// Sets git's diff driver for segments in this repository:
+    /// `diff.memlog.textconv` in `.git/config` and
+    /// `segments/**/*.jsonl diff=memlog` in `.git/info/attributes`, so that
+    /// `git log -p memlog` and `git show` print events (through `memlog
+    /// textconv`) instead of raw JSON lines. Idempotent. `memlog` must be on
+    /// the PATH git runs with.
+    Git,
 }
 
 /// Claude Code: memlog's hooks in Claude Code's settings.
@@ -72,12 +81,14 @@ const HOOK_TIMEOUT_SECS: u64 = 10;
 pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         InstallTarget::Claude(a) => claude(dir, a, true),
+        InstallTarget::Git => super::install_git::install(dir),
     }
 }
 
 pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         InstallTarget::Claude(a) => claude(dir, a, false),
+        InstallTarget::Git => super::install_git::uninstall(dir),
     }
 }
 

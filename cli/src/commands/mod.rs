@@ -8,6 +8,7 @@ use clap::Subcommand;
 
 mod cat;
 mod context;
+mod diff;
 mod forget;
 mod fsck;
 pub mod hook;
@@ -15,8 +16,10 @@ mod import;
 mod index;
 mod init;
 mod install;
+mod install_git;
 mod log;
 mod note;
+mod purge;
 mod rebuild;
 mod record;
 mod seal;
@@ -24,6 +27,8 @@ mod search;
 mod show;
 mod sql;
 mod stats;
+mod sync;
+mod textconv;
 mod watch;
 
 #[derive(Subcommand)]
@@ -43,11 +48,15 @@ pub enum Command {
     Sql(sql::SqlArgs),
     Forget(forget::ForgetArgs),
     Fsck(fsck::FsckArgs),
-    Install(install::InstallArgs),
     Uninstall(install::UninstallArgs),
     Hook(hook::HookArgs),
     Stats(stats::StatsArgs),
     Watch(watch::WatchArgs),
+    Sync(sync::SyncArgs),
+    Diff(diff::DiffArgs),
+    Purge(purge::PurgeArgs),
+    Textconv(textconv::TextconvArgs),
+    Install(install::InstallArgs),
 }
 
 pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
@@ -67,10 +76,14 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Sql(args) => sql::cmd_sql(dir, args),
         Command::Forget(args) => forget::cmd_forget(dir, args),
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
-        Command::Install(args) => install::cmd_install(dir, args),
         Command::Uninstall(args) => install::cmd_uninstall(dir, args),
         Command::Hook(args) => hook::cmd_hook(dir, args),
         Command::Stats(args) => stats::cmd_stats(dir, args),
         Command::Watch(args) => watch::cmd_watch(dir, args),
+        Command::Sync(args) => sync::cmd_sync(dir, args),
+        Command::Diff(args) => diff::cmd_diff(dir, args),
+        Command::Purge(args) => purge::cmd_purge(dir, args),
+        Command::Textconv(args) => textconv::cmd_textconv(args),
+        Command::Install(args) => install::cmd_install(dir, args),
     }
 }

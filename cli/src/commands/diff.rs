@@ -1,0 +1,344 @@
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use memlog_format::log::Log;
+use memlog_format::memory_diff::{self, MemoryDiff, TaskChange, TaskChangeKind};
+use memlog_format::{Event, ObjectId, Repo};
+use serde::Serialize;
+use similar::{ChangeTag, TextDiff};
+
+use crate::{output, workspace};
+
+/// Show what memory changed between two states of the memlog ref.
+///
+/// Prints sessions added (with their first prompt), events added by kind,
+/// tasks created, changed and closed (with a diff of their state), files and
+/// artifacts named for the first time, and forgets with what they hide (never
+/// the hidden text). REVS is `A..B` (any revisions of the memlog ref, e.g.
+/// `memlog~3..memlog`), `A..` (up to the tip) or one commit (what it added
+/// to its first parent). Default: what the last seal or sync added
+/// (`memlog@{1}..memlog`, or the tip's first parent when the reflog has no
+/// entry).
+#[derive(Args)]
+pub struct DiffArgs {
+    /// `A..B`, `A..` or one commit.
+    revs: Option<String>,
+
+    /// Output format: text, or markdown for a pull-request comment.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    format: DiffFormat,
+
+    /// Print the result as JSON (same as --format json).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DiffFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(Serialize)]
+struct DiffDocument<'a> {
+    from: Option<String>,
+    to: String,
+    #[serde(flatten)]
+    diff: &'a MemoryDiff,
+}
+
+pub fn cmd_diff(dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open(dir)?;
+    let log = Log::new(&repo);
+    let Some(tip) = log.tip()? else {
+        bail!("no memory yet: {} does not exist", repo.ref_name());
+    };
+    let (from, to) = resolve_range(&repo, &log, tip, args.revs.as_deref())?;
+    let before = match from {
+        Some(f) => events_at(&log, f)?,
+        None => Vec::new(),
+    };
+    let after = events_at(&log, to)?;
+    let diff = memory_diff::diff(&before, &after);
+    let format = if args.json {
+        DiffFormat::Json
+    } else {
+        args.format
+    };
+    let from_name = from.map(|f| short(&f.to_string()));
+    let to_name = short(&to.to_string());
+    match format {
+        DiffFormat::Json => output::print_json(&DiffDocument {
+            from: from.map(|f| f.to_string()),
+            to: to.to_string(),
+            diff: &diff,
+        })?,
+        DiffFormat::Text => print!("{}", render_text(&diff, from_name.as_deref(), &to_name)),
+        DiffFormat::Markdown => {
+            print!("{}", render_markdown(&diff, from_name.as_deref(), &to_name))
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn events_at(log: &Log, commit: ObjectId) -> anyhow::Result<Vec<Event>> {
+    let (events, problems) = log
+        .events_at(commit)
+        .with_context(|| format!("reading the log at {commit}"))?;
+    for p in problems {
+        eprintln!(
+            "warning: segment {}: {} (run `memlog fsck`)",
+            p.path, p.problem
+        );
+    }
+    Ok(events)
+}
+
+/// `(A, B)` commits of the range; `A` is `None` for "nothing before".
+fn resolve_range(
+    repo: &Repo,
+    log: &Log,
+    tip: ObjectId,
+    revs: Option<&str>,
+) -> anyhow::Result<(Option<ObjectId>, ObjectId)> {
+    let first_parent = |id: ObjectId| -> anyhow::Result<Option<ObjectId>> {
+        Ok(log.commit(id)?.parents.first().copied())
+    };
+    match revs {
+        None => {
+            let previous = log
+                .resolve(&format!("{}@{{1}}", repo.ref_name()))
+                .ok()
+                .filter(|p| *p != tip);
+            let from = match previous {
+                Some(p) => Some(p),
+                None => first_parent(tip)?,
+            };
+            Ok((from, tip))
+        }
+        Some(spec) => match spec.split_once("..") {
+            Some((a, b)) => {
+                let from = if a.is_empty() {
+                    None
+                } else {
+                    Some(log.resolve(a)?)
+                };
+                let to = if b.is_empty() { tip } else { log.resolve(b)? };
+                Ok((from, to))
+            }
+            None => {
+                let to = log.resolve(spec)?;
+                Ok((first_parent(to)?, to))
+            }
+        },
+    }
+}
+
+fn short(id: &str) -> String {
+    id.chars().take(12).collect()
+}
+
+fn kinds_line(diff: &MemoryDiff) -> String {
+    diff.events_by_kind
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn change_word(kind: TaskChangeKind) -> &'static str {
+    match kind {
+        TaskChangeKind::Created => "created",
+        TaskChangeKind::Changed => "changed",
+        TaskChangeKind::Closed => "closed",
+    }
+}
+
+/// A line diff of a task's state (`-status: open` / `+status: done`);
+/// unchanged fields are left out.
+fn state_diff(task: &TaskChange) -> Vec<String> {
+    let old = TaskChange::state_text(&task.before);
+    let new = TaskChange::state_text(&task.after);
+    TextDiff::from_lines(&old, &new)
+        .iter_all_changes()
+        .filter_map(|c| {
+            let sign = match c.tag() {
+                ChangeTag::Delete => '-',
+                ChangeTag::Insert => '+',
+                ChangeTag::Equal => return None,
+            };
+            Some(format!("{sign}{}", c.value().trim_end_matches('\n')))
+        })
+        .collect()
+}
+
+fn range_title(from: Option<&str>, to: &str) -> String {
+    match from {
+        Some(f) => format!("{f}..{to}"),
+        None => format!("(empty)..{to}"),
+    }
+}
+
+fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "memory {}: ", range_title(from, to));
+    if diff.is_empty() {
+        s.push_str("no change\n");
+        return s;
+    }
+    let _ = write!(s, "{} event(s) added", diff.events_added);
+    if diff.events_removed > 0 {
+        let _ = write!(s, ", {} removed", diff.events_removed);
+    }
+    s.push('\n');
+    if !diff.events_by_kind.is_empty() {
+        let _ = writeln!(s, "  {}", kinds_line(diff));
+    }
+    if !diff.sessions_added.is_empty() {
+        let _ = writeln!(s, "\nsessions added ({}):", diff.sessions_added.len());
+        for a in &diff.sessions_added {
+            let _ = writeln!(
+                s,
+                "  {}  {}  {} event(s)  {}",
+                output::short_time(&a.start),
+                a.session,
+                a.events,
+                a.first_prompt.as_deref().unwrap_or("-")
+            );
+        }
+    }
+    if !diff.tasks.is_empty() {
+        let _ = writeln!(s, "\ntasks ({}):", diff.tasks.len());
+        for t in &diff.tasks {
+            let _ = writeln!(s, "  {:<8} {}  ({})", change_word(t.change), t.title, t.key);
+            for line in state_diff(t) {
+                let _ = writeln!(s, "      {line}");
+            }
+        }
+    }
+    if !diff.entities_added.is_empty() {
+        let _ = writeln!(s, "\nentities added ({}):", diff.entities_added.len());
+        for e in &diff.entities_added {
+            let _ = writeln!(s, "  {:<8} {}", e.entity_type, e.title);
+        }
+    }
+    if !diff.forgets.is_empty() {
+        let _ = writeln!(s, "\nforgets ({}):", diff.forgets.len());
+        for f in &diff.forgets {
+            let _ = writeln!(
+                s,
+                "  {}  {}  hides {} event(s){}",
+                short(&f.id),
+                output::short_time(&f.ts),
+                f.hides.len(),
+                f.reason
+                    .as_deref()
+                    .map(|r| format!("  reason: {r}"))
+                    .unwrap_or_default()
+            );
+            for h in &f.hides {
+                let _ = writeln!(
+                    s,
+                    "      {}  {}  {}  {}",
+                    short(&h.id),
+                    h.kind,
+                    h.session,
+                    output::short_time(&h.ts)
+                );
+            }
+        }
+    }
+    s
+}
+
+/// Escapes text for a markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "### Memory changes `{}`\n", range_title(from, to));
+    if diff.is_empty() {
+        s.push_str("No change.\n");
+        return s;
+    }
+    let _ = write!(s, "**{} event(s) added**", diff.events_added);
+    if diff.events_removed > 0 {
+        let _ = write!(s, ", {} removed", diff.events_removed);
+    }
+    let _ = writeln!(s, ": {}\n", kinds_line(diff));
+    if !diff.sessions_added.is_empty() {
+        let _ = writeln!(s, "#### Sessions added ({})\n", diff.sessions_added.len());
+        s.push_str("| started | session | events | first prompt |\n|---|---|---|---|\n");
+        for a in &diff.sessions_added {
+            let _ = writeln!(
+                s,
+                "| {} | `{}` | {} | {} |",
+                output::short_time(&a.start),
+                cell(&a.session),
+                a.events,
+                cell(a.first_prompt.as_deref().unwrap_or("—"))
+            );
+        }
+        s.push('\n');
+    }
+    if !diff.tasks.is_empty() {
+        let _ = writeln!(s, "#### Tasks ({})\n", diff.tasks.len());
+        for t in &diff.tasks {
+            let _ = writeln!(
+                s,
+                "- **{}** {} (`{}`)",
+                change_word(t.change),
+                cell(&t.title),
+                t.key
+            );
+            let lines = state_diff(t);
+            if !lines.is_empty() {
+                s.push_str("\n  ```diff\n");
+                for line in lines {
+                    let _ = writeln!(s, "  {line}");
+                }
+                s.push_str("  ```\n");
+            }
+        }
+        s.push('\n');
+    }
+    if !diff.entities_added.is_empty() {
+        let _ = writeln!(s, "#### Entities added ({})\n", diff.entities_added.len());
+        for e in &diff.entities_added {
+            let _ = writeln!(s, "- {} `{}`", e.entity_type, e.title);
+        }
+        s.push('\n');
+    }
+    if !diff.forgets.is_empty() {
+        let _ = writeln!(s, "#### Forgets ({})\n", diff.forgets.len());
+        for f in &diff.forgets {
+            let _ = writeln!(
+                s,
+                "- `{}` hides {} event(s){}",
+                short(&f.id),
+                f.hides.len(),
+                f.reason
+                    .as_deref()
+                    .map(|r| format!(" — {}", cell(r)))
+                    .unwrap_or_default()
+            );
+            for h in &f.hides {
+                let _ = writeln!(
+                    s,
+                    "  - `{}` {} in `{}` ({})",
+                    short(&h.id),
+                    h.kind,
+                    h.session,
+                    output::short_time(&h.ts)
+                );
+            }
+        }
+    }
+    s
+}

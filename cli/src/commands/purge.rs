@@ -1,0 +1,71 @@
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use memlog_format::purge::purge;
+use memlog_indexer::Projections;
+
+use crate::{output, workspace};
+
+/// Erase forgotten events from git history (for secrets that leaked).
+///
+/// `memlog forget` hides events; their bytes stay in every commit of the
+/// memlog ref. `purge` rewrites that history without them: segments holding
+/// forgotten events are rewritten (new content hashes), commits are rebuilt
+/// oldest first with the same authors and a `Memlog-Purged` note, the ref
+/// moves, remote-tracking refs of memlog are deleted, reflogs are expired,
+/// the object store is pruned (`git gc --prune=now`) and the search index is
+/// rebuilt. The forget events stay (they name ids, not content).
+///
+/// Remotes still hold the old history: purge names them; push there with
+/// `git push --force REMOTE refs/heads/memlog` before the next `memlog sync`,
+/// or the sync would merge the old history back.
+#[derive(Args)]
+pub struct PurgeArgs {
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open_for_writing(dir)?;
+    let report = purge(&repo)?;
+    if report.events_purged > 0 {
+        Projections::rebuild(&repo)?;
+    }
+    if args.json {
+        output::print_json(&report)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if report.events_purged == 0 {
+        println!(
+            "nothing to purge: no forgotten event is stored in the history (unreachable objects pruned)"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "purged {} forgotten event(s): {} segment(s) and {} commit(s) rewritten, {} -> {}",
+        report.events_purged,
+        report.segments_rewritten,
+        report.commits_rewritten,
+        short(report.old_tip.as_deref()),
+        short(report.new_tip.as_deref())
+    );
+    println!("expired reflogs, pruned unreachable objects and rebuilt the index");
+    for r in &report.tracking_refs_deleted {
+        println!("deleted {r} (it still reached the old history)");
+    }
+    if report.remotes_to_force_push.is_empty() {
+        println!("no remote is known to hold the old history");
+    } else {
+        println!("these remotes still hold the forgotten bytes; force-push before syncing again:");
+        for r in &report.remotes_to_force_push {
+            println!("  git push --force {r} {0}:{0}", repo.ref_name());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn short(id: Option<&str>) -> &str {
+    id.map(|c| &c[..12.min(c.len())]).unwrap_or("-")
+}

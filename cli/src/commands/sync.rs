@@ -1,0 +1,90 @@
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use memlog_format::sync::{SyncAction, SyncReport, remotes_to_sync, sync};
+use memlog_indexer::Projections;
+
+use crate::{output, workspace};
+
+/// Share memory with a git remote: fetch its memlog ref, join it with yours, push.
+///
+/// Fetches REMOTE's memlog branch into `refs/remotes/REMOTE/memlog`, then
+/// fast-forwards the local memlog ref or, when both sides sealed sessions,
+/// makes one merge commit whose tree is the union of both (segments are
+/// content-addressed, so this never conflicts). Pushes the result, creating
+/// the branch on a remote that never had it, and updates the search index.
+/// Running it again changes nothing.
+///
+/// Memory can hold private context: memlog only talks to a remote named here
+/// or listed in `.memlog.yaml` (`sync: { remotes: [origin] }`), and never
+/// picks one by itself.
+#[derive(Args)]
+pub struct SyncArgs {
+    /// A git remote of this repository (default: the configured sync.remotes).
+    remote: Option<String>,
+
+    /// Do not update the search index afterwards.
+    #[arg(long)]
+    no_index: bool,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn cmd_sync(dir: &Path, args: SyncArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open_for_writing(dir)?;
+    let remotes = remotes_to_sync(&repo, args.remote.as_deref())?;
+    let mut reports = Vec::new();
+    for remote in &remotes {
+        let report = sync(&repo, remote)?;
+        if !args.json {
+            print_report(&report);
+        }
+        reports.push(report);
+    }
+    if !args.no_index {
+        let indexed = Projections::update(&repo)?;
+        for w in &indexed.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    if args.json {
+        output::print_json(&reports)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn short(id: &Option<String>) -> &str {
+    id.as_deref().map(|c| &c[..12.min(c.len())]).unwrap_or("-")
+}
+
+fn print_report(r: &SyncReport) {
+    let received = format!(
+        "{} session(s), {} event(s) from {}",
+        r.sessions_received, r.events_received, r.remote
+    );
+    let what = match r.action {
+        SyncAction::UpToDate if r.before.is_none() => {
+            "nothing to sync: no memory here or there".to_string()
+        }
+        SyncAction::UpToDate => format!("already in sync with {}", r.remote),
+        SyncAction::TookRemote => format!("took {received}"),
+        SyncAction::FastForward => format!("fast-forwarded: {received}"),
+        SyncAction::LocalAhead => format!("{} has nothing new", r.remote),
+        SyncAction::Merged => format!("merged {received} ({})", short(&r.merge_commit)),
+    };
+    println!("{what}");
+    if r.pushed {
+        if r.created_on_remote {
+            println!(
+                "pushed {} to {} (created its memlog branch)",
+                short(&r.after),
+                r.remote
+            );
+        } else {
+            println!("pushed {} to {}", short(&r.after), r.remote);
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! What memory changed between two states of the log, in human terms.
+//!
+//! A pure function of two sets of events (the log at revision A and at
+//! revision B): sessions added, events added by kind, tasks created,
+//! changed and closed, entities (files, URLs, issues) first seen, and the
+//! `forget` events added with what they hide. The text of a hidden event is
+//! never part of the result: a review of a forget must not repeat the secret.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::log::sort_events;
+use crate::refs::{self, Reference};
+use crate::visibility::Forgets;
+use crate::{Event, Kind};
+
+/// Task statuses that mean the task is finished.
+pub const CLOSED_STATUSES: &[&str] = &[
+    "done",
+    "closed",
+    "completed",
+    "cancelled",
+    "canceled",
+    "resolved",
+    "wont_do",
+];
+
+/// The difference between two states of the log.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct MemoryDiff {
+    /// Events in B that are not in A.
+    pub events_added: usize,
+    /// Events in A that are not in B (only a purge removes events).
+    pub events_removed: usize,
+    /// Added events by kind.
+    pub events_by_kind: BTreeMap<String, usize>,
+    pub sessions_added: Vec<SessionAdded>,
+    pub tasks: Vec<TaskChange>,
+    pub entities_added: Vec<EntityAdded>,
+    pub forgets: Vec<ForgetAdded>,
+}
+
+impl MemoryDiff {
+    pub fn is_empty(&self) -> bool {
+        self.events_added == 0 && self.events_removed == 0
+    }
+}
+
+/// A session with no events in A.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SessionAdded {
+    pub session: String,
+    pub project: String,
+    /// Time of its first event.
+    pub start: String,
+    pub events: usize,
+    /// Its first prompt (or first text), unless forgotten.
+    pub first_prompt: Option<String>,
+}
+
+/// What happened to a task.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskChangeKind {
+    Created,
+    Changed,
+    Closed,
+}
+
+/// The state of a task: the fields its events set, folded in order.
+pub type TaskState = BTreeMap<String, String>;
+
+/// A task created, changed or closed between A and B.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TaskChange {
+    pub key: String,
+    pub change: TaskChangeKind,
+    pub title: String,
+    /// State in A (empty for a created task) and in B.
+    pub before: TaskState,
+    pub after: TaskState,
+}
+
+impl TaskChange {
+    /// The state as `field: value` lines, for a text diff.
+    pub fn state_text(state: &TaskState) -> String {
+        state.iter().map(|(k, v)| format!("{k}: {v}\n")).collect()
+    }
+}
+
+/// An entity named for the first time.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EntityAdded {
+    /// `file` or `artifact`.
+    pub entity_type: String,
+    /// Canonical key (`file:src/db.rs`, `art:jira:ACME-12`…).
+    pub key: String,
+    pub title: String,
+}
+
+/// A forget event added, and what it hides (never the hidden text).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ForgetAdded {
+    pub id: String,
+    pub ts: String,
+    pub reason: Option<String>,
+    pub targets: Vec<String>,
+    pub session: Option<String>,
+    pub before: Option<String>,
+    /// Events of B this forget hides.
+    pub hides: Vec<HiddenEvent>,
+}
+
+/// An event hidden by a forget: where it was, not what it said.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HiddenEvent {
+    pub id: String,
+    pub session: String,
+    pub kind: String,
+    pub ts: String,
+}
+
+/// What changed from the events of state A to those of state B.
+pub fn diff(before: &[Event], after: &[Event]) -> MemoryDiff {
+    let before_ids: HashSet<&str> = before.iter().map(|e| e.id.as_str()).collect();
+    let after_ids: HashSet<&str> = after.iter().map(|e| e.id.as_str()).collect();
+    let mut added: Vec<Event> = after
+        .iter()
+        .filter(|e| !before_ids.contains(e.id.as_str()))
+        .cloned()
+        .collect();
+    sort_events(&mut added);
+    added.dedup_by(|a, b| a.id == b.id);
+    let forgets_after = Forgets::from_events(after.iter());
+
+    let mut out = MemoryDiff {
+        events_added: added.len(),
+        events_removed: before_ids.difference(&after_ids).count(),
+        ..Default::default()
+    };
+    for e in &added {
+        *out.events_by_kind
+            .entry(e.kind.as_str().to_string())
+            .or_default() += 1;
+    }
+    out.sessions_added = sessions_added(before, &added, &forgets_after);
+    out.tasks = task_changes(before, after);
+    out.entities_added = entities_added(before, &added, &forgets_after);
+    out.forgets = added
+        .iter()
+        .filter(|e| e.kind == Kind::Forget)
+        .map(|f| forget_added(f, after))
+        .collect();
+    out
+}
+
+fn sessions_added(before: &[Event], added: &[Event], forgets: &Forgets) -> Vec<SessionAdded> {
+    let known: HashSet<&str> = before.iter().map(|e| e.session.as_str()).collect();
+    let mut by_session: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
+    for e in added.iter().filter(|e| !known.contains(e.session.as_str())) {
+        by_session.entry(&e.session).or_default().push(e);
+    }
+    let mut out: Vec<SessionAdded> = by_session
+        .into_iter()
+        .map(|(session, events)| {
+            let visible: Vec<&&Event> = events.iter().filter(|e| !forgets.hides(e)).collect();
+            let first_prompt = visible
+                .iter()
+                .find(|e| e.kind == Kind::UserPrompt)
+                .or_else(|| visible.iter().find(|e| e.text().is_some()))
+                .map(|e| e.headline(100))
+                .filter(|s| !s.is_empty());
+            SessionAdded {
+                session: session.to_string(),
+                project: events
+                    .first()
+                    .map(|e| e.project.clone())
+                    .unwrap_or_default(),
+                start: events.first().map(|e| e.ts.clone()).unwrap_or_default(),
+                events: events.len(),
+                first_prompt,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.start, &a.session).cmp(&(&b.start, &b.session)));
+    out
+}
+
+fn is_task_kind(kind: &Kind) -> bool {
+    kind.as_str().starts_with("task_")
+}
+
+/// Folds task events (ordered by time) into the state of each task.
+fn task_states(events: &[Event]) -> BTreeMap<String, TaskState> {
+    let mut tasks: Vec<&Event> = events.iter().filter(|e| is_task_kind(&e.kind)).collect();
+    tasks.sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
+    let mut states: BTreeMap<String, TaskState> = BTreeMap::new();
+    for e in tasks {
+        if e.kind.as_str() == "task_transition_rejected" {
+            continue;
+        }
+        let Some(key) = e.body.get("key").and_then(Value::as_str) else {
+            continue;
+        };
+        let state = states.entry(key.to_string()).or_default();
+        for (field, value) in &e.body {
+            match field.as_str() {
+                "key" | "from" => {}
+                "to" => {
+                    state.insert("status".into(), scalar(value));
+                }
+                _ => {
+                    state.insert(field.clone(), scalar(value));
+                }
+            }
+        }
+    }
+    states
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => crate::canonical::to_string(other),
+    }
+}
+
+fn is_closed(state: &TaskState) -> bool {
+    state
+        .get("status")
+        .is_some_and(|s| CLOSED_STATUSES.contains(&s.to_ascii_lowercase().as_str()))
+}
+
+fn task_changes(before: &[Event], after: &[Event]) -> Vec<TaskChange> {
+    let old = task_states(before);
+    let new = task_states(after);
+    let mut out = Vec::new();
+    for (key, state) in new {
+        let prior = old.get(&key).cloned().unwrap_or_default();
+        if prior == state {
+            continue;
+        }
+        let change = if prior.is_empty() {
+            TaskChangeKind::Created
+        } else if is_closed(&state) && !is_closed(&prior) {
+            TaskChangeKind::Closed
+        } else {
+            TaskChangeKind::Changed
+        };
+        out.push(TaskChange {
+            title: state.get("title").cloned().unwrap_or_else(|| key.clone()),
+            key,
+            change,
+            before: prior,
+            after: state,
+        });
+    }
+    out.sort_by(|a, b| (a.change, &a.key).cmp(&(b.change, &b.key)));
+    out
+}
+
+/// Files and artifacts an event names: references in its text and the file
+/// paths of tool inputs.
+pub fn entities_of(event: &Event) -> Vec<Reference> {
+    let mut out = Vec::new();
+    if let Some(text) = event.text() {
+        out.extend(refs::extract(text));
+    }
+    if let Some(Value::Object(input)) = event.body.get("input") {
+        for key in ["file_path", "notebook_path", "path"] {
+            if let Some(p) = input.get(key).and_then(Value::as_str) {
+                out.push(Reference::File(refs::normalize_path(p)));
+            }
+        }
+        for key in ["command", "description", "url"] {
+            if let Some(t) = input.get(key).and_then(Value::as_str) {
+                out.extend(refs::extract(t));
+            }
+        }
+    }
+    out
+}
+
+fn entities_added(before: &[Event], added: &[Event], forgets: &Forgets) -> Vec<EntityAdded> {
+    let forgets_before = Forgets::from_events(before.iter());
+    let known: HashSet<String> = before
+        .iter()
+        .filter(|e| !forgets_before.hides(e))
+        .flat_map(entities_of)
+        .map(|r| r.key())
+        .collect();
+    let mut out = BTreeSet::new();
+    for e in added.iter().filter(|e| !forgets.hides(e)) {
+        for r in entities_of(e) {
+            let key = r.key();
+            if !known.contains(&key) {
+                out.insert(EntityAdded {
+                    entity_type: r.entity_type().to_string(),
+                    key,
+                    title: r.title(),
+                });
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+fn forget_added(forget: &Event, after: &[Event]) -> ForgetAdded {
+    let only_this = Forgets::from_events([forget]);
+    let mut seen = HashMap::new();
+    let mut hides: Vec<HiddenEvent> = after
+        .iter()
+        .filter(|e| only_this.hides(e) && seen.insert(e.id.as_str(), ()).is_none())
+        .map(|e| HiddenEvent {
+            id: e.id.clone(),
+            session: e.session.clone(),
+            kind: e.kind.as_str().to_string(),
+            ts: e.ts.clone(),
+        })
+        .collect();
+    hides.sort_by(|a, b| (&a.ts, &a.id).cmp(&(&b.ts, &b.id)));
+    let strings = |field: &str| -> Vec<String> {
+        match forget.body.get(field) {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let string = |field: &str| {
+        forget
+            .body
+            .get(field)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    ForgetAdded {
+        id: forget.id.clone(),
+        ts: forget.ts.clone(),
+        reason: string("reason"),
+        targets: strings("targets"),
+        session: string("session"),
+        before: string("before"),
+        hides,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Draft;
+    use serde_json::json;
+
+    fn ev(session: &str, ts: &str, kind: Kind, body: Value) -> Event {
+        let Value::Object(body) = body else {
+            unreachable!()
+        };
+        Draft {
+            session: session.into(),
+            ts: ts.into(),
+            kind,
+            project: "p".into(),
+            body,
+            meta: Default::default(),
+        }
+        .into_event(0)
+    }
+
+    #[test]
+    fn sessions_tasks_entities_and_forgets() {
+        let t0 = "2026-01-01T00:00:00.000Z";
+        let t1 = "2026-01-02T00:00:00.000Z";
+        let prompt = ev("s1", t0, Kind::UserPrompt, json!({"text": "Fix src/db.rs"}));
+        let task = ev(
+            "s1",
+            t0,
+            Kind::parse("task_created"),
+            json!({"key": "p::fix db", "title": "Fix db", "status": "open"}),
+        );
+        let before = vec![prompt.clone(), task.clone()];
+        let secret = ev(
+            "s2",
+            t1,
+            Kind::UserPrompt,
+            json!({"text": "key SECRET-1 in lib/x.rs"}),
+        );
+        let other = ev("s2", t1, Kind::Note, json!({"text": "see ACME-12"}));
+        let done = ev(
+            "s2",
+            t1,
+            Kind::parse("task_status_changed"),
+            json!({"key": "p::fix db", "from": "open", "to": "done"}),
+        );
+        let forget = ev("f", t1, Kind::Forget, json!({"targets": [secret.id]}));
+        let mut after = before.clone();
+        after.extend([secret.clone(), other, done, forget]);
+        let d = diff(&before, &after);
+        assert_eq!(d.events_added, 4);
+        assert_eq!(d.sessions_added.len(), 2);
+        let s2 = d.sessions_added.iter().find(|s| s.session == "s2").unwrap();
+        assert_eq!(s2.first_prompt.as_deref(), Some("see ACME-12"));
+        assert_eq!(d.tasks.len(), 1);
+        assert_eq!(d.tasks[0].change, TaskChangeKind::Closed);
+        assert_eq!(
+            d.tasks[0].after.get("status").map(String::as_str),
+            Some("done")
+        );
+        assert!(d.entities_added.iter().any(|e| e.key == "art:jira:ACME-12"));
+        assert!(!d.entities_added.iter().any(|e| e.title.contains("x.rs")));
+        assert_eq!(d.forgets.len(), 1);
+        assert_eq!(d.forgets[0].hides[0].id, secret.id);
+        let json = serde_json::to_string(&d).unwrap();
+        assert!(!json.contains("SECRET-1"));
+    }
+}

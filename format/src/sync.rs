@@ -1,0 +1,486 @@
+//! Sync: exchanging the log with a git remote.
+//!
+//! `sync(repo, remote)` fetches the remote's memlog ref into its
+//! remote-tracking ref (`refs/remotes/<remote>/memlog`), joins it with the
+//! local ref, and pushes the result back:
+//!
+//! - no local ref: the local ref takes the remote's tip;
+//! - one side contains the other: fast-forward (no merge commit);
+//! - diverged: one merge commit whose tree is the union of both trees
+//!   (segment paths are content hashes, so a union never conflicts) and
+//!   whose message ends in the `Memlog-Merge: <remote>` trailer.
+//!
+//! The local ref moves by compare-and-swap through the same path as a seal
+//! ([`crate::seal::publish`]). Fetch uses gix (falling back to `git fetch`
+//! for transports this build of gix lacks, such as http); push runs the
+//! `git` command, as gix has no push.
+//!
+//! Memory can hold private context, so a remote is used only when the user
+//! named it or listed it in `.memlog.yaml` (`sync.remotes`): see
+//! [`remotes_to_sync`].
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use gix::ObjectId;
+use gix::objs::tree::EntryKind;
+use serde::Serialize;
+
+use crate::log::{CommitInfo, Log};
+use crate::seal::{backoff, identity, publish, remove_stale_lock, signature};
+use crate::{Error, Repo, Result, git_command, segment};
+
+/// Trailer of a merge commit made by `memlog sync`: the remote merged.
+pub const MERGE_TRAILER: &str = "Memlog-Merge";
+
+/// How often a sync starts over when the remote or the local ref moved
+/// under it.
+const MAX_ROUNDS: u32 = 5;
+
+/// What sync did to the local ref.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncAction {
+    /// Both sides were already the same (or both empty).
+    UpToDate,
+    /// The local ref did not exist and took the remote's tip.
+    TookRemote,
+    /// The local ref moved forward to the remote's tip.
+    FastForward,
+    /// The remote had nothing the local ref lacks (it may get a push).
+    LocalAhead,
+    /// A merge commit joined the two.
+    Merged,
+}
+
+/// The result of syncing with one remote.
+#[derive(Clone, Debug, Serialize)]
+pub struct SyncReport {
+    pub remote: String,
+    pub action: SyncAction,
+    /// Local tip before and after.
+    pub before: Option<String>,
+    pub after: Option<String>,
+    /// The remote's tip as fetched (none: it had no memlog ref yet).
+    pub remote_tip: Option<String>,
+    /// The merge commit, when one was made.
+    pub merge_commit: Option<String>,
+    /// Sessions and events that came from the remote.
+    pub sessions_received: usize,
+    pub events_received: u64,
+    /// Whether the remote's ref was created or moved by the push.
+    pub pushed: bool,
+    /// Whether the remote had no memlog ref before this sync.
+    pub created_on_remote: bool,
+}
+
+/// The remotes a sync may use: the one named on the command line, else the
+/// configured `sync.remotes`. With neither, refuses: there is no default
+/// remote, so memory is never pushed somewhere by accident.
+pub fn remotes_to_sync(repo: &Repo, named: Option<&str>) -> Result<Vec<String>> {
+    if let Some(name) = named {
+        return Ok(vec![name.to_string()]);
+    }
+    if repo.config.sync.remotes.is_empty() {
+        return Err(Error::NoSyncRemote);
+    }
+    Ok(repo.config.sync.remotes.clone())
+}
+
+/// The remote-tracking ref that holds a remote's memlog ref:
+/// `refs/remotes/<remote>/<branch>` (`refs/remotes/origin/memlog`).
+pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
+    let name = repo.ref_name();
+    let short = name.strip_prefix("refs/heads/").unwrap_or(name);
+    format!("refs/remotes/{remote}/{short}")
+}
+
+/// Fetches `remote`'s memlog ref, joins it with the local one and pushes
+/// the result back (see the module documentation).
+pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
+    check_remote(repo, remote)?;
+    let log = Log::new(repo);
+    let before = log.tip()?;
+    let mut last_error = None;
+    for round in 0..MAX_ROUNDS {
+        if round > 0 {
+            std::thread::sleep(backoff(round));
+        }
+        let remote_tip = fetch(repo, remote)?;
+        if let Some(tip) = remote_tip {
+            refuse_purged_history(repo, remote, tip)?;
+        }
+        let mut report = join(repo, remote, remote_tip)?;
+        report.before = before.map(|b| b.to_string());
+        let local = log.tip()?;
+        report.after = local.map(|t| t.to_string());
+        let Some(local) = local else {
+            return Ok(report);
+        };
+        if Some(local) == remote_tip {
+            return Ok(report);
+        }
+        let refspec = format!("{0}:{0}", repo.ref_name());
+        match git_command::run(repo, &["push", "--quiet", remote, &refspec]) {
+            Ok(_) => {
+                report.pushed = true;
+                report.created_on_remote = remote_tip.is_none();
+                return Ok(report);
+            }
+            // Someone pushed meanwhile: fetch and join again.
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(Error::Sync {
+        remote: remote.to_string(),
+        message: format!(
+            "the remote kept moving; gave up after {MAX_ROUNDS} rounds ({})",
+            last_error.map(|e| e.to_string()).unwrap_or_default()
+        ),
+    })
+}
+
+/// A remote whose history still holds commits a purge replaced would bring
+/// the purged bytes back: refuse, drop the fetched tracking ref, and say how
+/// to fix the remote.
+fn refuse_purged_history(repo: &Repo, remote: &str, remote_tip: ObjectId) -> Result<()> {
+    let purged = crate::purge::purged_commits(repo)?;
+    if purged.is_empty() {
+        return Ok(());
+    }
+    let log = Log::new(repo);
+    let local: HashSet<ObjectId> = match log.tip()? {
+        Some(t) => ancestors(&log, t, &HashSet::new())?.into_keys().collect(),
+        None => HashSet::new(),
+    };
+    let remote_only = ancestors(&log, remote_tip, &local)?;
+    if remote_only.keys().any(|id| purged.contains(id)) {
+        let tracking = tracking_ref(repo, remote);
+        let _ = git_command::run(repo, &["update-ref", "-d", &tracking]);
+        return Err(Error::Sync {
+            remote: remote.to_string(),
+            message: format!(
+                "it still holds history that `memlog purge` removed here; merging it would \
+                 bring the forgotten bytes back. Replace it first: git push --force {remote} \
+                 {0}:{0} (then run `memlog purge` again to drop what this fetch brought in)",
+                repo.ref_name()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A remote must be one of the repository's git remotes: a URL or path
+/// given by mistake (a fork, a public mirror) is not pushed to.
+fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
+    let valid_name = !remote.is_empty()
+        && !remote.starts_with('-')
+        && gix::validate::reference::name(format!("refs/remotes/{remote}/x").as_str().into())
+            .is_ok();
+    let known = valid_name && repo.git.find_remote(remote).is_ok();
+    if !known {
+        return Err(Error::Sync {
+            remote: remote.to_string(),
+            message: "not a remote of this repository (see `git remote -v`; add it with \
+                      `git remote add NAME URL`)"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+/// Fetches the remote's memlog ref into its remote-tracking ref; returns
+/// the remote's tip, or `None` when the remote has no memlog ref. Uses gix;
+/// transports this build of gix lacks (http) fall back to `git fetch`.
+fn fetch(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
+    match fetch_with_gix(repo, remote) {
+        Ok(tip) => Ok(tip),
+        Err(_) => fetch_with_git(repo, remote),
+    }
+}
+
+fn fetch_with_gix(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
+    use gix::remote::Direction;
+    let configured = repo.git.find_remote(remote).map_err(Error::git)?;
+    let url = configured
+        .url(Direction::Fetch)
+        .cloned()
+        .ok_or_else(|| Error::Sync {
+            remote: remote.to_string(),
+            message: "the remote has no fetch URL".into(),
+        })?;
+    let tracking = tracking_ref(repo, remote);
+    let refspec = format!("+{}:{tracking}", repo.ref_name());
+    // Only this refspec: the remote's configured ones would fetch every branch.
+    let prepared = repo
+        .git
+        .remote_at(url)
+        .map_err(Error::git)?
+        .with_refspecs([refspec.as_str()], Direction::Fetch)
+        .map_err(Error::git)?
+        .connect(Direction::Fetch)
+        .map_err(Error::git)?
+        .prepare_fetch(gix::progress::Discard, Default::default())
+        .map_err(Error::git)?;
+    if prepared.ref_map().mappings.is_empty() {
+        return Ok(None);
+    }
+    prepared
+        .with_reflog_message(gix::remote::fetch::RefLogMessage::Override {
+            message: format!("memlog sync: fetch {remote}").into(),
+        })
+        .receive(
+            gix::progress::Discard,
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .map_err(Error::git)?;
+    tracking_tip(repo, &tracking)
+}
+
+fn tracking_tip(repo: &Repo, tracking: &str) -> Result<Option<ObjectId>> {
+    let found = repo.git.try_find_reference(tracking).map_err(Error::git)?;
+    match found {
+        Some(mut r) => Ok(Some(r.peel_to_id().map_err(Error::git)?.detach())),
+        None => Ok(None),
+    }
+}
+
+fn fetch_with_git(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
+    let listed = git_command::run(repo, &["ls-remote", remote, repo.ref_name()])?;
+    let exists = listed
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(repo.ref_name()));
+    if !exists {
+        return Ok(None);
+    }
+    let tracking = tracking_ref(repo, remote);
+    let refspec = format!("+{}:{tracking}", repo.ref_name());
+    git_command::run(
+        repo,
+        &[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            remote,
+            &refspec,
+        ],
+    )?;
+    tracking_tip(repo, &tracking)
+}
+
+/// Joins `remote_tip` into the local ref (take, fast-forward or merge),
+/// retrying on a local ref that moved meanwhile (a concurrent seal).
+fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncReport> {
+    let log = Log::new(repo);
+    let mut report = SyncReport {
+        remote: remote.to_string(),
+        action: SyncAction::UpToDate,
+        before: None,
+        after: None,
+        remote_tip: remote_tip.map(|t| t.to_string()),
+        merge_commit: None,
+        sessions_received: 0,
+        events_received: 0,
+        pushed: false,
+        created_on_remote: false,
+    };
+    let Some(remote_tip) = remote_tip else {
+        if log.tip()?.is_some() {
+            report.action = SyncAction::LocalAhead;
+        }
+        return Ok(report);
+    };
+    let started = Instant::now();
+    let mut attempt = 0u32;
+    loop {
+        if attempt > 0 {
+            std::thread::sleep(backoff(attempt));
+        }
+        attempt += 1;
+        remove_stale_lock(repo);
+        let local = log.tip()?;
+        let plan = plan_join(&log, local, remote_tip)?;
+        report.sessions_received = plan.received_sessions.len();
+        report.events_received = plan.received_events;
+        let (action, new_tip, objects) = match plan.relation {
+            Relation::Same => (SyncAction::UpToDate, None, None),
+            Relation::RemoteBehind => (SyncAction::LocalAhead, None, None),
+            Relation::NoLocal => (SyncAction::TookRemote, Some(remote_tip), None),
+            Relation::LocalBehind => (SyncAction::FastForward, Some(remote_tip), None),
+            Relation::Diverged(local) => {
+                let (commit, objects) = merge_commit(repo, remote, local, remote_tip, &plan)?;
+                (SyncAction::Merged, Some(commit), Some(objects))
+            }
+        };
+        report.action = action;
+        let Some(new_tip) = new_tip else {
+            return Ok(report);
+        };
+        let objects = objects.unwrap_or_default();
+        let message = format!("memlog: sync with {remote} ({action:?})");
+        match publish(repo, &objects, local, new_tip, &message) {
+            Ok(()) => {
+                if action == SyncAction::Merged {
+                    report.merge_commit = Some(new_tip.to_string());
+                }
+                return Ok(report);
+            }
+            // Retry only on contention: a concurrent seal moved the ref or
+            // holds its lock.
+            Err(e)
+                if started.elapsed().as_secs() < 20
+                    && (log.tip()? != local || e.to_string().contains("lock")) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// How the local and the remote tips relate.
+enum Relation {
+    Same,
+    NoLocal,
+    /// The remote tip is in the local history.
+    RemoteBehind,
+    /// The local tip is in the remote history.
+    LocalBehind,
+    /// Neither contains the other; carries the local tip.
+    Diverged(ObjectId),
+}
+
+struct Plan {
+    relation: Relation,
+    /// Remote commits the local history lacks, with their sessions.
+    received_sessions: Vec<(String, String)>,
+    received_events: u64,
+}
+
+fn plan_join(log: &Log, local: Option<ObjectId>, remote: ObjectId) -> Result<Plan> {
+    let mut plan = Plan {
+        relation: Relation::Same,
+        received_sessions: Vec::new(),
+        received_events: 0,
+    };
+    let Some(local) = local else {
+        plan.relation = Relation::NoLocal;
+        let commits = log.commits_from(remote)?;
+        add_received(&mut plan, commits.iter());
+        return Ok(plan);
+    };
+    if local == remote {
+        return Ok(plan);
+    }
+    let local_history = ancestors(log, local, &HashSet::new())?;
+    if local_history.contains_key(&remote) {
+        plan.relation = Relation::RemoteBehind;
+        return Ok(plan);
+    }
+    // Remote commits not in the local history (the walk stops at it).
+    let stop: HashSet<ObjectId> = local_history.keys().copied().collect();
+    let remote_only = ancestors(log, remote, &stop)?;
+    let mut received: Vec<&CommitInfo> = remote_only.values().collect();
+    received.sort_by_key(|c| (c.commit_time, c.author_time, c.id));
+    add_received(&mut plan, received.into_iter());
+    let remote_history_has_local = remote_only.values().any(|c| c.parents.contains(&local));
+    plan.relation = if remote_history_has_local {
+        Relation::LocalBehind
+    } else {
+        Relation::Diverged(local)
+    };
+    Ok(plan)
+}
+
+fn add_received<'a>(plan: &mut Plan, commits: impl Iterator<Item = &'a CommitInfo>) {
+    for c in commits {
+        if c.parents.len() > 1 {
+            continue;
+        }
+        if let Some(s) = &c.session {
+            plan.received_sessions.push((s.clone(), c.subject.clone()));
+        }
+        plan.received_events += c.events.unwrap_or(0);
+    }
+}
+
+/// Commits reachable from `tip`, not walking past commits in `stop`.
+fn ancestors(
+    log: &Log,
+    tip: ObjectId,
+    stop: &HashSet<ObjectId>,
+) -> Result<HashMap<ObjectId, CommitInfo>> {
+    let mut out = HashMap::new();
+    let mut stack = vec![tip];
+    while let Some(id) = stack.pop() {
+        if stop.contains(&id) || out.contains_key(&id) {
+            continue;
+        }
+        let info = log.commit(id)?;
+        stack.extend(info.parents.iter().copied());
+        out.insert(id, info);
+    }
+    Ok(out)
+}
+
+/// Builds (in memory) the merge commit of `local` and `remote`: the local
+/// tree plus every segment of the remote tree it lacks.
+fn merge_commit(
+    repo: &Repo,
+    remote_name: &str,
+    local: ObjectId,
+    remote: ObjectId,
+    plan: &Plan,
+) -> Result<(ObjectId, gix::odb::memory::Storage)> {
+    let log = Log::new(repo);
+    let local_tree = log.commit(local)?.tree;
+    let remote_tree = log.commit(remote)?.tree;
+    let missing = log.diff_trees(local_tree, remote_tree)?.added;
+    let mut staging = repo.git.clone().with_object_memory();
+    let mut editor = staging.edit_tree(local_tree).map_err(Error::git)?;
+    for seg in &missing {
+        editor
+            .upsert(
+                segment::path_for(&seg.hash).as_str(),
+                EntryKind::Blob,
+                seg.blob,
+            )
+            .map_err(Error::git)?;
+    }
+    let tree = editor.write().map_err(Error::git)?.detach();
+    let (name, email) = identity(&staging);
+    let now = jiff::Timestamp::now().as_second();
+    let commit = gix::objs::Commit {
+        tree,
+        parents: vec![local, remote].into(),
+        author: signature(&name, &email, now),
+        committer: signature(&name, &email, now),
+        encoding: None,
+        message: merge_message(remote_name, plan, missing.len()).into(),
+        extra_headers: Vec::new(),
+    };
+    let id = staging.write_object(&commit).map_err(Error::git)?.detach();
+    let objects = staging.objects.take_object_memory().unwrap_or_default();
+    Ok((id, objects))
+}
+
+/// `Merge memlog from origin: 3 sessions, 41 events`, a list of the
+/// sessions received, and the `Memlog-Merge` trailer.
+fn merge_message(remote: &str, plan: &Plan, segments: usize) -> String {
+    let sessions = &plan.received_sessions;
+    let mut body = Vec::new();
+    for (session, subject) in sessions.iter().take(20) {
+        body.push(format!("- {session}: {subject}"));
+    }
+    if sessions.len() > 20 {
+        body.push(format!("- … and {} more sessions", sessions.len() - 20));
+    }
+    body.push(format!("{segments} segment(s) joined from {remote}."));
+    format!(
+        "Merge memlog from {remote}: {} session(s), {} event(s)\n\n{}\n\n{MERGE_TRAILER}: {remote}\n",
+        sessions.len(),
+        plan.received_events,
+        body.join("\n")
+    )
+}

@@ -1,0 +1,157 @@
+//! `memlog purge`: after forgetting a leaked secret and purging, no object
+//! of the repository holds a byte of it, every other event is still there,
+//! both fscks are clean and the index does not find it.
+
+use std::collections::BTreeSet;
+
+use memlog_e2e::{TestRepo, git_command, run};
+
+const MARKER: &str = "ZQXJ-LEAK-4471-MARKER";
+
+fn all_objects(repo: &TestRepo) -> Vec<u8> {
+    run(git_command(repo.path()).args(["cat-file", "--batch-all-objects", "--batch"]))
+        .ok()
+        .output
+        .stdout
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+fn live_ids(repo: &TestRepo) -> BTreeSet<String> {
+    repo.cat()
+        .iter()
+        .filter(|e| e["kind"] != "forget")
+        .map(|e| e["id"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn purge_erases_forgotten_bytes_and_keeps_everything_else() {
+    let repo = TestRepo::new();
+    repo.record("s-before", "user_prompt", "Set up the database migrations");
+    repo.memlog(&["seal", "--all"]).ok();
+    // The secret is the session's first prompt: it is the commit's subject.
+    let secret = repo.record(
+        "s-leak",
+        "user_prompt",
+        &format!("the staging login is {MARKER} do not share"),
+    );
+    repo.record("s-leak", "agent_response", "Noted, using the staging login");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.record("s-after", "note", "Emails are stored lowercased");
+    repo.memlog(&["seal", "--all"]).ok();
+    // A remote-tracking ref that still reaches the old history.
+    repo.git(&[
+        "update-ref",
+        "refs/remotes/origin/memlog",
+        "refs/heads/memlog",
+    ])
+    .ok();
+    assert!(
+        repo.memlog(&["search", "ZQXJ"])
+            .ok()
+            .stdout()
+            .contains("ZQXJ"),
+        "the index finds the secret before"
+    );
+
+    repo.memlog(&["forget", &secret, "--reason", "leaked"]).ok();
+    let kept = live_ids(&repo);
+    assert!(!kept.contains(&secret));
+    assert!(
+        contains(&all_objects(&repo), MARKER),
+        "hidden is not erased"
+    );
+
+    let out = repo.memlog(&["purge"]).ok().stdout();
+    assert!(out.contains("purged 1 forgotten event"), "{out}");
+    assert!(out.contains("git push --force origin"), "{out}");
+    assert!(out.contains("deleted refs/remotes/origin/memlog"), "{out}");
+
+    assert!(
+        !contains(&all_objects(&repo), MARKER),
+        "a git object still holds the forgotten text"
+    );
+    assert_eq!(live_ids(&repo), kept);
+    assert_eq!(
+        repo.cat().iter().filter(|e| e["kind"] == "forget").count(),
+        1
+    );
+    let fsck = repo.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+    let git_fsck = repo.git(&["fsck", "--strict", "--no-dangling"]).ok();
+    assert!(git_fsck.stdout().trim().is_empty(), "{}", git_fsck.stdout());
+    let search = repo.memlog(&["search", "ZQXJ"]).ok().stdout();
+    assert!(!search.contains("ZQXJ-LEAK"), "{search}");
+    assert!(
+        repo.memlog(&["search", "lowercased"])
+            .ok()
+            .stdout()
+            .contains("lowercased")
+    );
+    let messages = repo
+        .git(&["log", "--format=%B", "refs/heads/memlog"])
+        .ok()
+        .stdout();
+    assert!(messages.contains("Memlog-Purged: 1 events"), "{messages}");
+    assert_eq!(repo.memlog_commits().len(), 4);
+
+    // Purging again finds nothing to do.
+    let again = repo.memlog(&["purge"]).ok().stdout();
+    assert!(again.contains("nothing to purge"), "{again}");
+}
+
+#[test]
+fn sync_refuses_to_merge_purged_history_back() {
+    let remote = tempfile::Builder::new()
+        .prefix("memlog-e2e-remote-")
+        .tempdir()
+        .expect("tempdir");
+    run(git_command(remote.path()).args(["init", "-q", "--bare", "-b", "main"])).ok();
+    let repo = TestRepo::new();
+    repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        &remote.path().display().to_string(),
+    ])
+    .ok();
+    let secret = repo.record("s-leak", "user_prompt", &format!("token is {MARKER}"));
+    repo.record("s-leak", "agent_response", "ok");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["sync", "origin"]).ok();
+    repo.memlog(&["forget", &secret]).ok();
+    let out = repo.memlog(&["purge"]).ok().stdout();
+    assert!(out.contains("git push --force origin"), "{out}");
+
+    // The remote still has the old history: sync must not merge it back.
+    let refused = repo.memlog(&["sync", "origin"]);
+    assert_eq!(refused.code(), Some(1));
+    assert!(refused.stderr().contains("purge"), "{}", refused.stderr());
+    assert!(!repo.cat().iter().any(|e| e["id"] == secret.as_str()));
+
+    // After the force push the way the message says, sync works again and
+    // the remote no longer holds the marker.
+    repo.git(&[
+        "push",
+        "-q",
+        "--force",
+        "origin",
+        "refs/heads/memlog:refs/heads/memlog",
+    ])
+    .ok();
+    repo.memlog(&["purge"]).ok();
+    repo.memlog(&["sync", "origin"]).ok();
+    run(git_command(remote.path()).args(["gc", "-q", "--prune=now"])).ok();
+    let remote_objects =
+        run(git_command(remote.path()).args(["cat-file", "--batch-all-objects", "--batch"]))
+            .ok()
+            .output
+            .stdout;
+    assert!(!contains(&remote_objects, MARKER));
+    assert!(!contains(&all_objects(&repo), MARKER));
+}

@@ -1,0 +1,221 @@
+//! Reviewing memory like code: `memlog diff` in its three formats and
+//! `git log -p` through the textconv driver, checked by snapshots.
+//!
+//! The repository is built from fixed inputs: sessions imported with fixed
+//! timestamps (`memlog import jsonl`), and task and forget events (whose
+//! bodies the neutral format cannot carry) sealed with the library at fixed
+//! times. Commit ids and committer dates vary from run to run; they are
+//! replaced by `<commit-N>` placeholders before comparing.
+
+use std::collections::HashMap;
+
+use memlog_e2e::{TestRepo, memlog_bin};
+use memlog_format::seal::{SealRequest, seal};
+use memlog_format::{Draft, Kind, Repo};
+use serde_json::{Value, json};
+
+fn import(repo: &TestRepo, lines: &[Value]) {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    repo.memlog_stdin(&["import", "jsonl", "-"], &text).ok();
+}
+
+/// Seals events with exactly these times, kinds and bodies, one session.
+fn seal_fixed(repo: &TestRepo, session: &str, events: &[(&str, &str, Value)]) {
+    let opened = Repo::discover(repo.path()).expect("open repo");
+    let events = events
+        .iter()
+        .enumerate()
+        .map(|(seq, (ts, kind, body))| {
+            let Value::Object(body) = body.clone() else {
+                panic!("body must be an object")
+            };
+            Draft {
+                session: session.into(),
+                ts: ts.to_string(),
+                kind: Kind::parse(kind),
+                project: "demo".into(),
+                body,
+                meta: Default::default(),
+            }
+            .into_event(seq as u64)
+        })
+        .collect();
+    seal(
+        &opened,
+        &[SealRequest {
+            session: session.into(),
+            events,
+        }],
+    )
+    .expect("seal");
+}
+
+/// Replaces every commit id of the memlog ref (full or 12-digit prefix)
+/// with `<commit-N>`, N in order of first appearance in `text`.
+fn redact_commits(repo: &TestRepo, text: &str) -> String {
+    let ids: Vec<String> = repo
+        .git(&["rev-list", "refs/heads/memlog"])
+        .ok()
+        .stdout()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut found: Vec<(usize, &String)> = ids
+        .iter()
+        .filter_map(|id| text.find(&id[..12]).map(|at| (at, id)))
+        .collect();
+    found.sort();
+    let names: HashMap<&String, String> = found
+        .iter()
+        .enumerate()
+        .map(|(n, (_, id))| (*id, format!("<commit-{}>", n + 1)))
+        .collect();
+    let mut out = text.to_string();
+    for (id, name) in &names {
+        out = out.replace(id.as_str(), name).replace(&id[..12], name);
+    }
+    out
+}
+
+/// A repository with two reviewable states: `A` (returned) and the tip.
+fn reviewed_repo() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    std::fs::write(repo.path().join(".memlog.yaml"), "project: demo\n").expect("config");
+    import(
+        &repo,
+        &[
+            json!({"session": "s-alpha", "ts": "2026-03-01T09:00:00Z", "kind": "user_prompt",
+                   "text": "Fix the login timeout in src/auth/session.rs (ACME-12)"}),
+            json!({"session": "s-alpha", "ts": "2026-03-01T09:01:00Z", "kind": "agent_response",
+                   "text": "Raised the timeout to 30 s; see https://example.com/docs/timeouts"}),
+        ],
+    );
+    seal_fixed(
+        &repo,
+        "s-alpha-tasks",
+        &[(
+            "2026-03-01T09:02:00.000Z",
+            "task_created",
+            json!({"key": "demo::fix login timeout", "title": "Fix login timeout", "status": "open"}),
+        )],
+    );
+    let a = repo
+        .git(&["rev-parse", "refs/heads/memlog"])
+        .ok()
+        .stdout()
+        .trim()
+        .to_string();
+    import(
+        &repo,
+        &[
+            json!({"session": "s-beta", "ts": "2026-03-02T10:00:00Z", "kind": "user_prompt",
+                   "text": "Add a retry to lib/http/client.rs for acme/shop#42"}),
+            json!({"session": "s-beta", "ts": "2026-03-02T10:01:00Z", "kind": "note",
+                   "text": "Emails are stored lowercased"}),
+            json!({"session": "s-beta", "ts": "2026-03-02T10:02:00Z", "kind": "user_prompt",
+                   "text": "my personal reminder UNIQUE-MARKER-7731 goes here"}),
+        ],
+    );
+    let hidden = repo
+        .cat()
+        .into_iter()
+        .find(|e| {
+            e["body"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("UNIQUE-MARKER"))
+        })
+        .and_then(|e| e["id"].as_str().map(str::to_string))
+        .expect("the marker event");
+    seal_fixed(
+        &repo,
+        "s-beta-tasks",
+        &[
+            (
+                "2026-03-02T10:03:00.000Z",
+                "task_status_changed",
+                json!({"key": "demo::fix login timeout", "from": "open", "to": "done"}),
+            ),
+            (
+                "2026-03-02T10:04:00.000Z",
+                "task_created",
+                json!({"key": "demo::add retry", "title": "Add retry", "status": "open"}),
+            ),
+        ],
+    );
+    seal_fixed(
+        &repo,
+        "forget-fixed",
+        &[(
+            "2026-03-02T11:00:00.000Z",
+            "forget",
+            json!({"targets": [hidden], "reason": "personal"}),
+        )],
+    );
+    (repo, a)
+}
+
+#[test]
+fn memlog_diff_in_three_formats() {
+    let (repo, a) = reviewed_repo();
+    let range = format!("{a}..memlog");
+    let text = repo.memlog(&["diff", &range]).ok().stdout();
+    assert!(
+        !text.contains("UNIQUE-MARKER"),
+        "a forget's review repeats the text"
+    );
+    insta::assert_snapshot!("diff_text", redact_commits(&repo, &text));
+    let markdown = repo
+        .memlog(&["diff", &range, "--format", "markdown"])
+        .ok()
+        .stdout();
+    insta::assert_snapshot!("diff_markdown", redact_commits(&repo, &markdown));
+    let json = repo.memlog(&["diff", &range, "--json"]).ok().stdout();
+    assert!(!json.contains("UNIQUE-MARKER"));
+    insta::assert_snapshot!("diff_json", redact_commits(&repo, &json));
+
+    // The default is what the last seal added: the forget.
+    let last = repo.memlog(&["diff"]).ok().stdout();
+    assert!(last.contains("forgets (1)"), "{last}");
+    assert!(last.contains("1 event(s) added"), "{last}");
+}
+
+#[test]
+fn git_log_reads_as_events_after_install_git() {
+    let (repo, _) = reviewed_repo();
+    repo.memlog(&["install", "git"]).ok();
+    // idempotent
+    repo.memlog(&["install", "git"]).ok();
+    let attributes =
+        std::fs::read_to_string(repo.path().join(".git/info/attributes")).expect("attributes");
+    assert_eq!(attributes.matches("diff=memlog").count(), 1, "{attributes}");
+    let bin_dir = memlog_bin()
+        .parent()
+        .expect("binary directory")
+        .to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let out = memlog_e2e::run(
+        memlog_e2e::git_command(repo.path())
+            .env("PATH", path)
+            .args([
+                "log",
+                "-p",
+                "--format=commit %H%nDate:   %aI%n%n%B",
+                "refs/heads/memlog",
+            ]),
+    )
+    .ok()
+    .stdout();
+    assert!(out.contains("user_prompt session=s-beta"), "{out}");
+    assert!(!out.contains("{\"body\""), "raw JSON in git log -p:\n{out}");
+    insta::assert_snapshot!("git_log_p", redact_commits(&repo, &out));
+
+    repo.memlog(&["uninstall", "git"]).ok();
+    let raw = repo
+        .git(&["log", "-p", "-1", "refs/heads/memlog"])
+        .ok()
+        .stdout();
+    assert!(raw.contains("{\"body\""), "{raw}");
+}

@@ -1,0 +1,254 @@
+//! `memlog sync` between clones of a local bare remote: union of events, no
+//! conflicts, idempotence, equivalence with plain `git pull`, and refusing
+//! remotes the user did not name or configure.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use memlog_e2e::{TestRepo, git_command, run};
+
+/// A bare repository with one commit on `main`, and `n` clones of it.
+fn remote_and_clones(n: usize) -> (tempfile::TempDir, Vec<TestRepo>) {
+    let remote = tempfile::Builder::new()
+        .prefix("memlog-e2e-remote-")
+        .tempdir()
+        .expect("tempdir");
+    run(git_command(remote.path()).args(["init", "-q", "--bare", "-b", "main"])).ok();
+    let seed = TestRepo::new();
+    seed.git(&[
+        "remote",
+        "add",
+        "origin",
+        &remote.path().display().to_string(),
+    ])
+    .ok();
+    seed.git(&["push", "-q", "origin", "main"]).ok();
+    let clones = (0..n).map(|_| TestRepo::clone_of(remote.path())).collect();
+    (remote, clones)
+}
+
+fn memlog_tip(repo: &TestRepo) -> Option<String> {
+    let out = repo.git(&["rev-parse", "-q", "--verify", "refs/heads/memlog"]);
+    out.output
+        .status
+        .success()
+        .then(|| out.stdout().trim().to_string())
+}
+
+fn remote_has_memlog(remote: &Path) -> bool {
+    let out = run(git_command(remote).args(["ls-remote", ".", "refs/heads/memlog"])).ok();
+    !out.stdout().trim().is_empty()
+}
+
+fn ids(events: &[serde_json::Value]) -> BTreeSet<String> {
+    events
+        .iter()
+        .map(|e| e["id"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A tiny seeded generator (xorshift), so the order is random but repeatable.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+fn seal_session(repo: &TestRepo, session: &str) -> BTreeSet<String> {
+    let mut ids = BTreeSet::new();
+    ids.insert(repo.record(session, "user_prompt", &format!("prompt of {session}")));
+    ids.insert(repo.record(session, "agent_response", &format!("answer of {session}")));
+    repo.memlog(&["seal", "--session", session]).ok();
+    ids
+}
+
+#[test]
+fn three_clones_syncing_in_random_order_converge_on_the_union() {
+    let (remote, clones) = remote_and_clones(3);
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut expected = BTreeSet::new();
+    for round in 0..12 {
+        let who = rng.below(clones.len());
+        expected.extend(seal_session(&clones[who], &format!("s-{round}-c{who}")));
+        let syncer = rng.below(clones.len());
+        let out = clones[syncer].memlog(&["sync", "origin"]).ok();
+        assert!(!out.stdout().contains("conflict"), "{}", out.stdout());
+    }
+    // Two passes bring every clone to the union.
+    for _ in 0..2 {
+        for c in &clones {
+            c.memlog(&["sync", "origin"]).ok();
+        }
+    }
+    let tips: Vec<_> = clones.iter().map(memlog_tip).collect();
+    assert!(
+        tips.iter().all(|t| t.is_some() && *t == tips[0]),
+        "{tips:?}"
+    );
+    for c in &clones {
+        assert_eq!(ids(&c.cat()), expected);
+        let fsck = c.memlog(&["fsck", "--json"]).ok().json();
+        assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+        assert!(c.git(&["fsck", "--strict"]).output.status.success());
+    }
+    // Sync again: nothing moves, locally or on the remote.
+    let remote_tip = run(git_command(remote.path()).args(["rev-parse", "refs/heads/memlog"]))
+        .ok()
+        .stdout();
+    for c in &clones {
+        let before = memlog_tip(c);
+        let out = c.memlog(&["sync", "origin"]).ok();
+        assert!(out.stdout().contains("already in sync"), "{}", out.stdout());
+        assert_eq!(memlog_tip(c), before);
+    }
+    let remote_after = run(git_command(remote.path()).args(["rev-parse", "refs/heads/memlog"]))
+        .ok()
+        .stdout();
+    assert_eq!(remote_tip, remote_after);
+    // Merge commits carry the trailer and no seal trailers.
+    let messages = clones[0]
+        .git(&["log", "--merges", "--format=%B%x00", "refs/heads/memlog"])
+        .ok()
+        .stdout();
+    for m in messages.split('\0').filter(|m| !m.trim().is_empty()) {
+        assert!(m.contains("Memlog-Merge: origin"), "{m}");
+        assert!(!m.contains("Memlog-Session"), "{m}");
+    }
+}
+
+#[test]
+fn diverged_clones_give_the_same_memory_with_git_pull_as_with_sync() {
+    let (_remote, clones) = remote_and_clones(2);
+    let (a, b) = (&clones[0], &clones[1]);
+    seal_session(a, "common");
+    a.memlog(&["sync", "origin"]).ok();
+    b.memlog(&["sync", "origin"]).ok();
+    seal_session(a, "only-a");
+    a.memlog(&["sync", "origin"]).ok();
+    seal_session(b, "only-b");
+    // A copy of b merges with plain git; b itself with memlog sync.
+    let copy = tempfile::Builder::new()
+        .prefix("memlog-e2e-copy-")
+        .tempdir()
+        .expect("tempdir");
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", b.path().display()))
+        .arg(copy.path())
+        .status()
+        .expect("cp");
+    assert!(status.success());
+    let b_git = TestRepo { dir: copy };
+    b_git.git(&["checkout", "-q", "memlog"]).ok();
+    b_git
+        .git(&["pull", "-q", "--no-rebase", "--no-edit", "origin", "memlog"])
+        .ok();
+    b.memlog(&["sync", "origin"]).ok();
+    // `memlog diff` by default shows what the sync brought in.
+    let diff = b.memlog(&["diff"]).ok().stdout();
+    assert!(
+        diff.contains("only-a") && !diff.contains("only-b"),
+        "{diff}"
+    );
+    let with_sync = b.memlog(&["cat"]).ok().stdout();
+    let with_git = b_git.memlog(&["cat"]).ok().stdout();
+    assert_eq!(with_sync, with_git);
+    assert_eq!(ids(&b.cat()).len(), 6);
+    // one merge commit, two parents
+    let merges = b
+        .git(&["rev-list", "--merges", "refs/heads/memlog"])
+        .ok()
+        .stdout();
+    assert_eq!(merges.lines().count(), 1, "{merges}");
+    let fsck = b_git.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+}
+
+#[test]
+fn sync_refuses_remotes_not_named_or_configured() {
+    let (remote, clones) = remote_and_clones(1);
+    let repo = &clones[0];
+    seal_session(repo, "private-session");
+
+    let out = repo.memlog(&["sync"]);
+    assert_eq!(out.code(), Some(1));
+    assert!(out.stderr().contains("no remote named"), "{}", out.stderr());
+    assert!(!remote_has_memlog(remote.path()));
+
+    // A path or URL that is not a remote of the repository is refused too.
+    let out = repo.memlog(&["sync", &remote.path().display().to_string()]);
+    assert_eq!(out.code(), Some(1));
+    assert!(out.stderr().contains("not a remote"), "{}", out.stderr());
+    let out = repo.memlog(&["sync", "upstream"]);
+    assert_eq!(out.code(), Some(1));
+    assert!(!remote_has_memlog(remote.path()));
+
+    // Configured: the remote, which never had memlog, gets the branch.
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "sync:\n  remotes: [origin]\n",
+    )
+    .expect("write config");
+    let out = repo.memlog(&["sync"]).ok();
+    assert!(out.stdout().contains("created"), "{}", out.stdout());
+    assert!(remote_has_memlog(remote.path()));
+    let remote_tip = run(git_command(remote.path()).args(["rev-parse", "refs/heads/memlog"]))
+        .ok()
+        .stdout();
+    assert_eq!(Some(remote_tip.trim().to_string()), memlog_tip(repo));
+}
+
+#[test]
+fn a_clone_without_memory_takes_the_remote_s() {
+    let (_remote, clones) = remote_and_clones(2);
+    seal_session(&clones[0], "first");
+    clones[0].memlog(&["sync", "origin"]).ok();
+    let out = clones[1].memlog(&["sync", "origin", "--json"]).ok().json();
+    assert_eq!(out[0]["action"], "took_remote");
+    assert_eq!(memlog_tip(&clones[0]), memlog_tip(&clones[1]));
+    assert_eq!(clones[1].cat().len(), 2);
+}
+
+#[test]
+fn fsck_reports_a_merge_that_is_not_a_union() {
+    let (_remote, clones) = remote_and_clones(2);
+    let (a, b) = (&clones[0], &clones[1]);
+    seal_session(a, "only-a");
+    a.memlog(&["sync", "origin"]).ok();
+    seal_session(b, "only-b");
+    b.memlog(&["sync", "origin"]).ok();
+    let fsck = b.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+    // A hand-made merge that keeps only its first parent's tree.
+    let parents = b
+        .git(&["rev-parse", "refs/heads/memlog^1", "refs/heads/memlog^2"])
+        .ok()
+        .stdout();
+    let parents: Vec<&str> = parents.lines().collect();
+    let tree = b
+        .git(&["rev-parse", &format!("{}^{{tree}}", parents[0])])
+        .ok()
+        .stdout();
+    let bad = b
+        .git(&[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            parents[0],
+            "-p",
+            parents[1],
+            "-m",
+            "lossy merge",
+        ])
+        .ok()
+        .stdout();
+    b.git(&["update-ref", "refs/heads/memlog", bad.trim()]).ok();
+    let fsck = b.memlog(&["fsck", "--json"]).json();
+    let problems = fsck["problems"].to_string();
+    assert!(problems.contains("a merge must be a union"), "{fsck}");
+}
