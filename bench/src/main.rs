@@ -5,6 +5,7 @@
 //! the real `memlog` binary found next to this one.
 
 mod generator;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,6 +34,11 @@ struct Args {
     /// Events to generate with --generate.
     #[arg(long, default_value_t = 100_000)]
     events: usize,
+
+    /// Benchmark `memlog watch` instead (latency from a ref update to
+    /// searchable, idle CPU over 60 s); takes a minute and a half.
+    #[arg(long)]
+    watch: bool,
 }
 
 struct Row {
@@ -51,16 +57,25 @@ fn main() -> anyhow::Result<()> {
     }
     let bin = memlog_bin()?;
     let mut rows = Vec::new();
+    if args.watch {
+        rows.extend(watch::bench_watch(&bin, args.seed, args.quick)?);
+        print_table(rows);
+        return Ok(());
+    }
     let import_events = if args.quick { 10_000 } else { 100_000 };
     rows.push(bench_import(&bin, args.seed, import_events)?);
     rows.extend(bench_seal(&bin, if args.quick { 2 } else { 7 })?);
     rows.push(bench_record(&bin, if args.quick { 30 } else { 300 })?);
+    print_table(rows);
+    Ok(())
+}
+
+fn print_table(rows: Vec<Row>) {
     println!("| benchmark | result | target |");
     println!("|---|---|---|");
     for r in rows {
         println!("| {} | {} | {} |", r.name, r.value, r.target);
     }
-    Ok(())
 }
 
 /// The memlog binary next to this one.
