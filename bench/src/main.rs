@@ -7,6 +7,7 @@
 mod generator;
 mod hooks;
 mod search;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,6 +49,10 @@ struct Args {
     /// Only the log figures (import, seal, record).
     #[arg(long)]
     log_only: bool,
+    /// Benchmark `memlog watch` instead (latency from a ref update to
+    /// searchable, idle CPU over 60 s); takes a minute and a half.
+    #[arg(long)]
+    watch: bool,
 }
 
 pub struct Row {
@@ -66,6 +71,11 @@ fn main() -> anyhow::Result<()> {
     }
     let bin = memlog_bin()?;
     let mut rows = Vec::new();
+    if args.watch {
+        rows.extend(watch::bench_watch(&bin, args.seed, args.quick)?);
+        print_table(rows);
+        return Ok(());
+    }
     let import_events = if args.quick { 10_000 } else { 100_000 };
     rows.push(bench_import(&bin, args.seed, import_events)?);
     rows.extend(bench_seal(&bin, if args.quick { 2 } else { 7 })?);
@@ -91,12 +101,16 @@ fn main() -> anyhow::Result<()> {
             if args.quick { 1_000 } else { 10_000 },
         )?);
     }
+    print_table(rows);
+    Ok(())
+}
+
+fn print_table(rows: Vec<Row>) {
     println!("| benchmark | result | target |");
     println!("|---|---|---|");
     for r in rows {
         println!("| {} | {} | {} |", r.name, r.value, r.target);
     }
-    Ok(())
 }
 
 /// The memlog binary next to this one.

@@ -329,3 +329,27 @@ fn a_refresh_request_runs_at_once() {
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(memlog_indexer::projection::index_dir(&repo).exists());
 }
+
+#[test]
+fn a_failed_run_is_reported_and_retried() {
+    let dir = git_repo();
+    let repo = Repo::discover(dir.path()).unwrap();
+    repo.ensure_dirs().unwrap();
+    record(&repo, "s", "indexed once the obstacle is gone");
+    // A rebuild derives into `index.new-<pid>`; a file in its place makes
+    // it fail (this test's process is the watcher's).
+    let obstacle = repo
+        .memlog_dir
+        .join(format!("index.new-{}", std::process::id()));
+    std::fs::write(&obstacle, "not a directory").unwrap();
+    let watcher = Running::start(dir.path());
+    let failed = watcher
+        .runs
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a first run");
+    assert!(failed.error.is_some(), "{failed:?}");
+    std::fs::remove_file(&obstacle).unwrap();
+    // no change to the log: the retry alone brings the index up to date
+    let retried = watcher.wait_for_events(1);
+    assert!(retried.iter().any(|r| r.rebuilt), "{retried:?}");
+}
