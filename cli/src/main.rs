@@ -5,6 +5,7 @@
 //! repository, calls the library and prints the result as text or JSON.
 
 mod commands;
+mod mcp;
 mod output;
 mod workspace;
 

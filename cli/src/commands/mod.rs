@@ -8,20 +8,21 @@ use clap::Subcommand;
 
 mod cat;
 mod context;
-mod forget;
+pub mod forget;
 mod fsck;
 mod import;
 mod index;
 mod init;
 mod log;
+mod mcp;
 mod note;
 mod rebuild;
 mod record;
 mod seal;
-mod search;
+pub mod search;
 mod show;
 mod sql;
-mod stats;
+pub mod stats;
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -41,6 +42,7 @@ pub enum Command {
     Forget(forget::ForgetArgs),
     Fsck(fsck::FsckArgs),
     Stats(stats::StatsArgs),
+    Mcp(mcp::McpArgs),
 }
 
 pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
@@ -61,5 +63,6 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Forget(args) => forget::cmd_forget(dir, args),
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
         Command::Stats(args) => stats::cmd_stats(dir, args),
+        Command::Mcp(args) => mcp::cmd_mcp(dir, args),
     }
 }
