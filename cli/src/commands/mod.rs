@@ -13,6 +13,7 @@ mod fsck;
 mod import;
 mod index;
 mod init;
+mod install;
 mod log;
 mod mcp;
 mod note;
@@ -43,6 +44,7 @@ pub enum Command {
     Fsck(fsck::FsckArgs),
     Stats(stats::StatsArgs),
     Mcp(mcp::McpArgs),
+    Install(install::InstallArgs),
 }
 
 pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
@@ -64,5 +66,6 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
         Command::Stats(args) => stats::cmd_stats(dir, args),
         Command::Mcp(args) => mcp::cmd_mcp(dir, args),
+        Command::Install(args) => install::cmd_install(dir, args),
     }
 }
