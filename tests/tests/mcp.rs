@@ -499,6 +499,38 @@ fn a_killed_server_leaves_a_journal_that_seal_all_picks_up() {
 }
 
 #[test]
+fn sigterm_stops_the_server_cleanly_and_seals_what_it_remembered() {
+    let repo = repo_with_memory();
+    let mut server = McpProcess::start(repo.path());
+    let remembered = server.tool(
+        "memory_remember",
+        json!({"text": "Release branches are cut on Thursdays"}),
+    );
+    let session = remembered["session"].as_str().unwrap().to_string();
+    let pid = server.child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no exit after SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(repo.memlog(&["log"]).ok().stdout().contains(&session));
+}
+
+#[test]
 fn install_mcp_prints_and_merges_the_client_configuration() {
     let repo = TestRepo::new();
     let root = std::fs::canonicalize(repo.path()).unwrap();

@@ -49,9 +49,11 @@ pub fn serve(dir: &Path) -> anyhow::Result<()> {
         }
         anyhow::Ok(())
     });
-    // Dropping the runtime drops the last handle to the worker's queue: the
-    // worker finishes the calls it has, seals and ends.
-    drop(runtime);
+    // Shutting the runtime down drops the tasks holding the worker's queue:
+    // the worker finishes the calls it has, seals and ends. In the
+    // background, because after a signal the stdin reader is still blocked
+    // in a read that only the process's exit ends.
+    runtime.shutdown_background();
     let finished = match thread.join() {
         Ok(result) => result?,
         Err(_) => anyhow::bail!("the MCP worker thread panicked"),
