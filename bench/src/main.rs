@@ -313,7 +313,12 @@ fn bench_mcp(bin: &Path, seed: u64, events: usize, quick: bool) -> anyhow::Resul
     let report: serde_json::Value =
         serde_json::from_slice(&out.stdout).context("reading the MCP client's report")?;
     let bench = &report["bench"];
-    let ms_of = |k: &str| bench[k].as_f64().map(|v| format!("{v:.2} ms")).unwrap_or("-".into());
+    let ms_of = |k: &str| {
+        bench[k]
+            .as_f64()
+            .map(|v| format!("{v:.2} ms"))
+            .unwrap_or("-".into())
+    };
     let mib_of = |k: &str| {
         bench[k]
             .as_f64()
