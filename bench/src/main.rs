@@ -53,6 +53,16 @@ struct Args {
     /// searchable, idle CPU over 60 s); takes a minute and a half.
     #[arg(long)]
     watch: bool,
+
+    /// Also benchmark `memlog mcp` through the Python MCP client
+    /// (scripts/install-assets installs it): memory_search round trips at
+    /// 100k events, and the server's resident memory.
+    #[arg(long)]
+    mcp: bool,
+
+    /// Run only the sections asked for (with --mcp: only the MCP one).
+    #[arg(long)]
+    only: bool,
 }
 
 pub struct Row {
@@ -77,22 +87,24 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let import_events = if args.quick { 10_000 } else { 100_000 };
-    rows.push(bench_import(&bin, args.seed, import_events)?);
-    rows.extend(bench_seal(&bin, if args.quick { 2 } else { 7 })?);
-    rows.push(bench_record(&bin, if args.quick { 30 } else { 300 })?);
-    if !args.log_only {
-        let events = if args.quick { 10_000 } else { 100_000 };
-        search::bench(&bin, args.seed, events, &mut rows)?;
-        if args.million && !args.quick {
-            search::bench(&bin, args.seed, 1_000_000, &mut rows)?;
+    if !args.only {
+        rows.push(bench_import(&bin, args.seed, import_events)?);
+        rows.extend(bench_seal(&bin, if args.quick { 2 } else { 7 })?);
+        rows.push(bench_record(&bin, if args.quick { 30 } else { 300 })?);
+        if !args.log_only {
+            let events = if args.quick { 10_000 } else { 100_000 };
+            search::bench(&bin, args.seed, events, &mut rows)?;
+            if args.million && !args.quick {
+                search::bench(&bin, args.seed, 1_000_000, &mut rows)?;
+            }
+            hooks::bench(
+                &bin,
+                args.seed,
+                events,
+                if args.quick { 20 } else { 100 },
+                &mut rows,
+            )?;
         }
-        hooks::bench(
-            &bin,
-            args.seed,
-            events,
-            if args.quick { 20 } else { 100 },
-            &mut rows,
-        )?;
     }
     if args.sync {
         rows.extend(bench_sync(
@@ -100,6 +112,9 @@ fn main() -> anyhow::Result<()> {
             args.seed,
             if args.quick { 1_000 } else { 10_000 },
         )?);
+    }
+    if args.mcp {
+        rows.extend(bench_mcp(&bin, args.seed, import_events, args.quick)?);
     }
     print_table(rows);
     Ok(())
@@ -344,6 +359,113 @@ fn bench_sync(bin: &Path, seed: u64, sessions: usize) -> anyhow::Result<Vec<Row>
             name: "merge commits made by that sync".into(),
             value: merges,
             target: "1".into(),
+        },
+    ])
+}
+
+/// The Python of the project's venv with the MCP client, if installed.
+fn python_mcp_client() -> Option<PathBuf> {
+    let venv = std::env::var_os("MEMLOG_PY_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/py"));
+    let python = venv.join("bin/python");
+    python.exists().then_some(python)
+}
+
+/// `memory_search` round trips through the reference MCP client (the
+/// Python `mcp` package, via tests/mcp/client.py) on a repository of
+/// `events` generated events, and the server's resident memory when idle
+/// (started, initialized, nothing asked yet) and after the searches.
+fn bench_mcp(bin: &Path, seed: u64, events: usize, quick: bool) -> anyhow::Result<Vec<Row>> {
+    let Some(python) = python_mcp_client() else {
+        return Ok(vec![Row {
+            name: "`memory_search` through the MCP client".into(),
+            value: "skipped: the Python MCP client is not installed (scripts/install-assets)"
+                .into(),
+            target: "p50 ≤ 10 ms".into(),
+        }]);
+    };
+    let per_session = 100;
+    let corpus = tempfile::NamedTempFile::new()?;
+    std::fs::write(
+        corpus.path(),
+        generator::corpus(seed, events / per_session, per_session),
+    )?;
+    let repo = fresh_repo()?;
+    run(
+        bin,
+        repo.path(),
+        &["import", "jsonl", &corpus.path().to_string_lossy()],
+    )?;
+    // Build the projections first: the benchmark is about serving.
+    run(bin, repo.path(), &["index"])?;
+    let runs = if quick { 50 } else { 300 };
+    let queries = [
+        "getUserById",
+        "validate token expiry",
+        "billing invoice",
+        "src/auth",
+        "parseConfigFromCache",
+        "scheduler timeout",
+        "fetch order batch",
+        "render report",
+        "cache miss",
+        "router resolve route",
+    ];
+    let request = serde_json::json!({
+        "memlog": bin,
+        "repo": repo.path(),
+        "bench": {
+            "tool": "memory_search",
+            "args": {"query": queries[0], "limit": 10},
+            "queries": queries,
+            "runs": runs,
+            "warmup": 10,
+        },
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");
+    let mut child = Command::new(&python)
+        .arg(&script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting {}", python.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        stdin.write_all(request.to_string().as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!("the MCP client failed ({})", out.status);
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("reading the MCP client's report")?;
+    let bench = &report["bench"];
+    let ms_of = |k: &str| {
+        bench[k]
+            .as_f64()
+            .map(|v| format!("{v:.2} ms"))
+            .unwrap_or("-".into())
+    };
+    let mib_of = |k: &str| {
+        bench[k]
+            .as_f64()
+            .map(|kib| format!("{:.1} MiB", kib / 1024.0))
+            .unwrap_or("-".into())
+    };
+    Ok(vec![
+        Row {
+            name: format!(
+                "`memory_search` round trip through the Python MCP client, {events} events ({runs} calls)"
+            ),
+            value: format!("p50 {} / p95 {}", ms_of("p50_ms"), ms_of("p95_ms")),
+            target: "p50 ≤ 10 ms".into(),
+        },
+        Row {
+            name: "`memlog mcp` resident memory: idle / after the searches".into(),
+            value: format!("{} / {}", mib_of("idle_rss_kib"), mib_of("rss_after_kib")),
+            target: "—".into(),
         },
     ])
 }

@@ -5,6 +5,7 @@
 //! repository, calls the library and prints the result as text or JSON.
 
 mod commands;
+mod mcp;
 mod output;
 mod warm;
 mod workspace;
@@ -45,6 +46,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     let dir = cli.directory.unwrap_or_else(|| PathBuf::from("."));
     match commands::run(cli.command, &dir) {
@@ -65,4 +67,22 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
             || c.downcast_ref::<serde_json::Error>()
                 .is_some_and(|e| e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
     })
+}
+
+/// `println!` panics when stdout is a pipe that was closed (`memlog log |
+/// head`); end quietly instead, as other command-line tools do.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

@@ -216,3 +216,206 @@ pub fn run(cmd: &mut Command) -> Run {
         output: cmd.output().expect("command starts"),
     }
 }
+
+/// The Python interpreter of the project's virtual environment holding the
+/// reference MCP client (`mcp` from PyPI), installed by
+/// `scripts/install-assets` into `target/py/` (or `$MEMLOG_PY_VENV`).
+/// `None`, with a message saying how to get it, when it is not installed.
+pub fn python_mcp_client() -> Option<PathBuf> {
+    let venv = std::env::var_os("MEMLOG_PY_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/py"));
+    let python = venv.join("bin/python");
+    if python.exists() {
+        Some(python)
+    } else {
+        eprintln!(
+            "skipped: the Python MCP client is not installed at {} (run scripts/install-assets)",
+            venv.display()
+        );
+        None
+    }
+}
+
+/// `tests/mcp/client.py`: drives `memlog mcp` with the Python MCP client.
+pub fn mcp_client_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client.py")
+}
+
+/// Runs `tests/mcp/client.py` with `python` on `request` (see the script
+/// for its shape; `memlog` and `repo` are filled in) and returns its
+/// report. Panics with the script's stderr if it fails.
+pub fn run_mcp_client(
+    python: &Path,
+    repo: &Path,
+    mut request: serde_json::Value,
+) -> serde_json::Value {
+    use std::io::Write;
+    request["memlog"] = memlog_bin().to_string_lossy().into_owned().into();
+    request["repo"] = repo.to_string_lossy().into_owned().into();
+    let mut command = Command::new(python);
+    let mut child = git_env(&mut command)
+        .arg(mcp_client_script())
+        .current_dir(repo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the Python MCP client");
+    if let Some(mut input) = child.stdin.take() {
+        input
+            .write_all(request.to_string().as_bytes())
+            .expect("write the client's request");
+    }
+    let out = child.wait_with_output().expect("wait for the MCP client");
+    let run = Run { output: out };
+    let run = run.ok();
+    run.json()
+}
+
+fn git_env(c: &mut Command) -> &mut Command {
+    c.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+}
+
+/// `memlog mcp` started in `dir`, spoken to line by line over its pipes:
+/// for tests that send what no well-behaved client sends.
+pub struct McpProcess {
+    pub child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    /// Responses read but not yet asked for, by id.
+    pending: std::collections::HashMap<String, serde_json::Value>,
+}
+
+impl McpProcess {
+    /// Starts the server and completes the MCP handshake.
+    pub fn start(dir: &Path) -> McpProcess {
+        let mut child = memlog_command(dir)
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start memlog mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut server = McpProcess {
+            child,
+            stdin,
+            lines,
+            pending: Default::default(),
+        };
+        server.send(&serde_json::json!({
+            "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "memlog-e2e", "version": "0"}
+            }
+        }));
+        let init = server.response("init");
+        assert!(init.get("result").is_some(), "initialize failed: {init}");
+        server.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    /// Writes one raw line (a newline is added).
+    pub fn send_raw(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin
+            .write_all(line.as_bytes())
+            .expect("write to memlog mcp");
+        stdin.write_all(b"\n").expect("write to memlog mcp");
+        stdin.flush().expect("flush");
+    }
+
+    pub fn send(&mut self, message: &serde_json::Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    /// Sends a `tools/call` request with this id.
+    pub fn call_tool(&mut self, id: &str, tool: &str, args: serde_json::Value) {
+        self.send(&serde_json::json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}
+        }));
+    }
+
+    /// Calls a tool and returns its structured result, panicking on an
+    /// error.
+    pub fn tool(&mut self, tool: &str, args: serde_json::Value) -> serde_json::Value {
+        let id = format!("call-{}", next_call_id());
+        self.call_tool(&id, tool, args);
+        let response = self.response(&id);
+        let result = &response["result"];
+        assert_eq!(result["isError"], false, "{tool} failed: {response}");
+        result["structuredContent"].clone()
+    }
+
+    /// Waits (up to 60 s) for the response with this id.
+    pub fn response(&mut self, id: &str) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if let Some(r) = self.pending.remove(id) {
+                return r;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no response to {id} from memlog mcp"));
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("memlog mcp wrote a line that is not JSON ({e}): {line}")
+            });
+            let key = match &value["id"] {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => "null".to_string(),
+                other => other.to_string(),
+            };
+            self.pending.insert(key, value);
+        }
+    }
+
+    /// Closes stdin (a client going away) and waits for the server to exit.
+    pub fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for memlog mcp") {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "memlog mcp did not exit after its stdin closed"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for McpProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn next_call_id() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}

@@ -657,9 +657,17 @@ fn injection_has_a_warm_path_through_memlog_watch_and_a_local_one() {
     p["session_id"] = json!("warm-1");
     let (warm, _) = hook(&repo, "UserPromptSubmit", &p);
     assert_eq!(recall_path("warm-1"), "warm");
-    assert_eq!(
-        context(&warm),
-        context(&local),
-        "both paths give the same memories"
-    );
+    // the warm index may already hold more (the watcher indexed session
+    // cold-1 meanwhile), never less
+    let (warm_text, local_text) = (context(&warm), context(&local));
+    for cited in local_text
+        .split('[')
+        .skip(2)
+        .filter_map(|s| s.split(']').next())
+    {
+        assert!(
+            warm_text.contains(&format!("[{cited}]")),
+            "{cited} missing from the warm answer:\n{warm_text}"
+        );
+    }
 }

@@ -4,8 +4,9 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::Args;
 use memlog_format::seal::{JournalSelection, seal_journals};
-use memlog_format::{Draft, Kind, Recorder, time};
-use serde_json::{Map, Value, json};
+use memlog_format::{Draft, Kind, Recorder, Repo, time};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::{output, workspace};
 
@@ -38,15 +39,77 @@ pub struct ForgetArgs {
 }
 
 pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
-    if args.ids.is_empty() && args.session.is_none() && args.before.is_none() {
-        bail!("say what to forget: event ids, --session ID or --before DATE");
-    }
+    let request = ForgetRequest {
+        ids: args.ids,
+        session: args.session,
+        before: args.before,
+        reason: args.reason,
+    };
+    request.check()?;
     let repo = workspace::open_for_writing(dir)?;
+    let forgotten = forget(&repo, &request)?;
+    if args.json {
+        output::print_json(&forgotten)?;
+    } else {
+        println!(
+            "recorded forget {} ({})",
+            &forgotten.id[..12.min(forgotten.id.len())],
+            forgotten
+                .commit
+                .as_deref()
+                .map(|c| &c[..12.min(c.len())])
+                .unwrap_or("-")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What to forget: the arguments of `memlog forget` and of the MCP tool
+/// `memory_forget`.
+#[derive(Clone, Debug, Default)]
+pub struct ForgetRequest {
+    /// Event ids or unique prefixes of at least 8 hex digits.
+    pub ids: Vec<String>,
+    pub session: Option<String>,
+    /// A date or RFC 3339 time.
+    pub before: Option<String>,
+    pub reason: Option<String>,
+}
+
+impl ForgetRequest {
+    /// Fails unless the request names something to forget.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.ids.is_empty() && self.session.is_none() && self.before.is_none() {
+            bail!(
+                "say what to forget: event ids, a session, or a date to forget everything before"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The recorded `forget` event (`memlog forget --json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Forgotten {
+    /// Id of the `forget` event.
+    pub id: String,
+    /// The commit that sealed it.
+    pub commit: Option<String>,
+    /// Full ids of the events named by id.
+    pub targets: Vec<String>,
+    pub session: Option<String>,
+    pub before: Option<String>,
+}
+
+/// Records and seals a `forget` event. Ids are resolved against every live
+/// event (sealed or in a journal) so that a prefix names exactly one.
+pub fn forget(repo: &Repo, request: &ForgetRequest) -> anyhow::Result<Forgotten> {
+    request.check()?;
     let mut targets = Vec::new();
-    if !args.ids.is_empty() {
-        let live = workspace::live(&repo, false)?;
-        for prefix in &args.ids {
-            let p = prefix.to_ascii_lowercase();
+    if !request.ids.is_empty() {
+        let live = workspace::live(repo, false)?;
+        for prefix in &request.ids {
+            let p = prefix.trim().to_ascii_lowercase();
             if p.len() < 8 || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
                 bail!("{prefix:?} is not an event id (give at least 8 hex digits)");
             }
@@ -56,7 +119,7 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
                 .map(|e| e.id.as_str())
                 .collect();
             match matches.as_slice() {
-                [one] => targets.push(Value::String(one.to_string())),
+                [one] => targets.push(one.to_string()),
                 [] => bail!("no live event has id {prefix:?}"),
                 many => bail!(
                     "{prefix:?} is ambiguous ({} events); give more digits",
@@ -67,15 +130,18 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
     }
     let mut body = Map::new();
     if !targets.is_empty() {
-        body.insert("targets".into(), Value::Array(targets.clone()));
+        body.insert(
+            "targets".into(),
+            Value::Array(targets.iter().cloned().map(Value::String).collect()),
+        );
     }
-    if let Some(s) = &args.session {
+    if let Some(s) = &request.session {
         body.insert("session".into(), Value::String(s.clone()));
     }
-    if let Some(b) = &args.before {
+    if let Some(b) = &request.before {
         body.insert("before".into(), Value::String(time::normalize(b)?));
     }
-    if let Some(r) = &args.reason {
+    if let Some(r) = &request.reason {
         body.insert("reason".into(), Value::String(r.clone()));
     }
     let session = memlog_format::journal::mint_session("forget");
@@ -87,20 +153,15 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
         body,
         meta: Map::new(),
     };
-    let (events, _) = Recorder::new(&repo)?.record(vec![draft])?;
-    let report = seal_journals(&repo, &JournalSelection::Session(session))?;
+    let (events, _) = Recorder::new(repo)?.record(vec![draft])?;
+    let report = seal_journals(repo, &JournalSelection::Session(session))?;
     let id = events.first().map(|e| e.id.clone()).unwrap_or_default();
     let commit = report.sealed.into_iter().find_map(|s| s.commit);
-    if args.json {
-        output::print_json(
-            &json!({"id": id, "commit": commit, "targets": targets, "session": args.session, "before": args.before}),
-        )?;
-    } else {
-        println!(
-            "recorded forget {} ({})",
-            &id[..12.min(id.len())],
-            commit.as_deref().map(|c| &c[..12]).unwrap_or("-")
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(Forgotten {
+        id,
+        commit,
+        targets,
+        session: request.session.clone(),
+        before: request.before.clone(),
+    })
 }

@@ -33,6 +33,7 @@ enum InstallTarget {
     /// textconv`) instead of raw JSON lines. Idempotent. `memlog` must be on
     /// the PATH git runs with.
     Git,
+    Mcp(super::install_mcp::InstallMcpArgs),
 }
 
 /// Claude Code: memlog's hooks in Claude Code's settings.
@@ -82,6 +83,7 @@ pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         InstallTarget::Claude(a) => claude(dir, a, true),
         InstallTarget::Git => super::install_git::install(dir),
+        InstallTarget::Mcp(a) => super::install_mcp::install(dir, a),
     }
 }
 
@@ -89,6 +91,11 @@ pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode
     match args.target {
         InstallTarget::Claude(a) => claude(dir, a, false),
         InstallTarget::Git => super::install_git::uninstall(dir),
+        InstallTarget::Mcp(_) => {
+            anyhow::bail!(
+                "remove the \"memlog\" entry under \"mcpServers\" in .mcp.json (memlog does not edit it for you)"
+            )
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use clap::Subcommand;
 mod cat;
 mod context;
 mod diff;
-mod forget;
+pub mod forget;
 mod fsck;
 pub mod hook;
 mod import;
@@ -17,16 +17,18 @@ mod index;
 mod init;
 mod install;
 mod install_git;
+mod install_mcp;
 mod log;
+mod mcp;
 mod note;
 mod purge;
 mod rebuild;
 mod record;
 mod seal;
-mod search;
+pub mod search;
 mod show;
 mod sql;
-mod stats;
+pub mod stats;
 mod sync;
 mod textconv;
 mod watch;
@@ -56,6 +58,7 @@ pub enum Command {
     Diff(diff::DiffArgs),
     Purge(purge::PurgeArgs),
     Textconv(textconv::TextconvArgs),
+    Mcp(mcp::McpArgs),
     Install(install::InstallArgs),
 }
 
@@ -84,6 +87,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Diff(args) => diff::cmd_diff(dir, args),
         Command::Purge(args) => purge::cmd_purge(dir, args),
         Command::Textconv(args) => textconv::cmd_textconv(args),
+        Command::Mcp(args) => mcp::cmd_mcp(dir, args),
         Command::Install(args) => install::cmd_install(dir, args),
     }
 }

@@ -52,27 +52,15 @@ pub struct SearchArgs {
 
 pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    for k in &args.kind {
-        Kind::parse_known(k).map_err(anyhow::Error::msg)?;
-    }
-    let ms = |d: &Option<String>| -> anyhow::Result<Option<i64>> {
-        Ok(match d {
-            Some(s) => Some(time::parse(s)?.as_millisecond()),
-            None => None,
-        })
-    };
-    let request = SearchRequest {
-        query: args.query.clone(),
-        limit: args.limit,
-        filters: Filters {
-            kinds: args.kind.clone(),
-            session: args.session.clone(),
-            since_ms: ms(&args.since)?,
-            until_ms: ms(&args.until)?,
-            file: args.file.clone(),
-            exclude_session: None,
-        },
-    };
+    let request = search_request(
+        &args.query,
+        args.limit,
+        &args.kind,
+        args.session.as_deref(),
+        args.since.as_deref(),
+        args.until.as_deref(),
+        args.file.as_deref(),
+    )?;
     let projections = workspace::projections(&repo)?;
     let hits = search(&projections, &repo.config.ranking, &request)?;
     if args.json {
@@ -94,4 +82,36 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Checks search arguments (known kinds, readable dates) and makes the
+/// request: shared by `memlog search` and the MCP tool `memory_search`, so
+/// that the two give the same hits for the same arguments.
+pub fn search_request(
+    query: &str,
+    limit: usize,
+    kinds: &[String],
+    session: Option<&str>,
+    since: Option<&str>,
+    until: Option<&str>,
+    file: Option<&str>,
+) -> anyhow::Result<SearchRequest> {
+    for k in kinds {
+        Kind::parse_known(k).map_err(anyhow::Error::msg)?;
+    }
+    let ms = |d: Option<&str>| -> anyhow::Result<Option<i64>> {
+        d.map(|s| Ok(time::parse(s)?.as_millisecond())).transpose()
+    };
+    Ok(SearchRequest {
+        query: query.to_string(),
+        limit,
+        filters: Filters {
+            kinds: kinds.to_vec(),
+            session: session.map(str::to_string),
+            since_ms: ms(since)?,
+            until_ms: ms(until)?,
+            file: file.map(str::to_string),
+            exclude_session: None,
+        },
+    })
 }

@@ -3,9 +3,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
+use memlog_format::Repo;
 use memlog_format::journal;
 use memlog_format::log::{Log, live_events};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::{output, workspace};
 
@@ -19,7 +20,57 @@ pub struct StatsArgs {
 
 pub fn cmd_stats(dir: &Path, args: StatsArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    let log = Log::new(&repo);
+    let stats = stats(&repo)?;
+    if args.json {
+        output::print_json(&stats)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let num = |key: &str| stats[key].as_u64().unwrap_or(0);
+    println!("project   {}", stats["project"].as_str().unwrap_or(""));
+    println!(
+        "ref       {} ({})",
+        stats["ref"].as_str().unwrap_or(""),
+        stats["tip"]
+            .as_str()
+            .map(|t| t.get(..12).unwrap_or(t).to_string())
+            .unwrap_or_else(|| "not created yet".into())
+    );
+    println!("sessions  {}", num("sessions"));
+    println!(
+        "events    {} live ({} hidden by forget)",
+        num("events"),
+        num("hidden_events")
+    );
+    if let Some(by_kind) = stats["events_by_kind"].as_object() {
+        for (k, n) in by_kind {
+            println!("  {k:<26} {n}");
+        }
+    }
+    println!(
+        "commits   {} ({} session seals)",
+        num("commits"),
+        num("seal_commits")
+    );
+    println!("segments  {}", num("segments"));
+    println!(
+        "journals  {} open ({} events)",
+        num("journals"),
+        num("journal_events")
+    );
+    if let (Some(f), Some(l)) = (stats["first_event"].as_str(), stats["last_event"].as_str()) {
+        println!(
+            "span      {} .. {}",
+            output::short_time(f),
+            output::short_time(l)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The numbers `memlog stats --json` prints and the MCP tool
+/// `memory_stats` returns: one function so that the two always agree.
+pub fn stats(repo: &Repo) -> anyhow::Result<Value> {
+    let log = Log::new(repo);
     let tip = log.tip()?;
     let commits = log.commits()?;
     let seal_commits = commits.iter().filter(|c| c.parents.len() <= 1).count();
@@ -30,7 +81,7 @@ pub fn cmd_stats(dir: &Path, args: StatsArgs) -> anyhow::Result<ExitCode> {
         None => 0,
     };
     let journals = journal::list(&repo.journal_dir())?;
-    let journal_events = memlog_format::log::journal_events(&repo)?;
+    let journal_events = memlog_format::log::journal_events(repo)?;
     let journal_total = journal_events.len();
     let mut all = sealed;
     all.extend(journal_events);
@@ -43,7 +94,7 @@ pub fn cmd_stats(dir: &Path, args: StatsArgs) -> anyhow::Result<ExitCode> {
     }
     let first = live.first().map(|e| e.ts.clone());
     let last = live.last().map(|e| e.ts.clone());
-    let stats = json!({
+    Ok(json!({
         "ref": repo.ref_name(),
         "tip": tip.map(|t| t.to_string()),
         "project": repo.project(),
@@ -60,44 +111,5 @@ pub fn cmd_stats(dir: &Path, args: StatsArgs) -> anyhow::Result<ExitCode> {
         "journal_bytes": journals.iter().map(|j| j.bytes).sum::<u64>(),
         "first_event": first,
         "last_event": last,
-    });
-    if args.json {
-        output::print_json(&stats)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!("project   {}", repo.project());
-    println!(
-        "ref       {} ({})",
-        repo.ref_name(),
-        tip.map(|t| t.to_string()[..12].to_string())
-            .unwrap_or_else(|| "not created yet".into())
-    );
-    println!("sessions  {}", sessions.len());
-    println!(
-        "events    {} live ({} hidden by forget)",
-        live.len(),
-        total_recorded - live.len()
-    );
-    for (k, n) in &by_kind {
-        println!("  {k:<26} {n}");
-    }
-    println!(
-        "commits   {} ({} session seals)",
-        commits.len(),
-        seal_commits
-    );
-    println!("segments  {segments}");
-    println!(
-        "journals  {} open ({} events)",
-        journals.len(),
-        journal_total
-    );
-    if let (Some(f), Some(l)) = (stats["first_event"].as_str(), stats["last_event"].as_str()) {
-        println!(
-            "span      {} .. {}",
-            output::short_time(f),
-            output::short_time(l)
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    }))
 }

@@ -1,0 +1,117 @@
+//! `memlog install mcp`: configuration for MCP clients to start
+//! `memlog mcp` for this repository.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::{Map, Value, json};
+
+use crate::workspace;
+
+/// MCP clients: start `memlog mcp` for this repository.
+///
+/// Prints the Claude Code project configuration (`.mcp.json` at the root of
+/// the working tree) and the Claude Desktop entry
+/// (`claude_desktop_config.json`, under `mcpServers`). Both start this
+/// memlog binary, by its absolute path, with `-C <repository>`. With
+/// --write, the `memlog` server is added to `.mcp.json` (other servers in
+/// it are kept); the Desktop entry is only printed, since that file is the
+/// user's own.
+#[derive(Args)]
+pub struct InstallMcpArgs {
+    /// Write the `memlog` entry into `.mcp.json` in the repository root.
+    #[arg(long)]
+    write: bool,
+
+    /// Name of the server entry.
+    #[arg(long, default_value = "memlog")]
+    name: String,
+}
+
+pub fn install(dir: &Path, args: InstallMcpArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open(dir)?;
+    let Some(root) = repo.work_tree.clone() else {
+        bail!("this repository has no working tree: run `memlog install mcp` in a checkout");
+    };
+    let exe = std::env::current_exe().context("finding the memlog binary")?;
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+    let entry = server_entry(&exe, &root);
+    let project_file = root.join(".mcp.json");
+
+    if args.write {
+        let merged = merge_server(&project_file, &args.name, &entry)?;
+        write_atomically(&project_file, &merged)?;
+        println!(
+            "wrote the {:?} server to {}",
+            args.name,
+            project_file.display()
+        );
+    } else {
+        println!(
+            "# Claude Code: {} (or run `memlog install mcp --write`)",
+            project_file.display()
+        );
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "mcpServers": { &args.name: entry } }))?
+        );
+    }
+    println!();
+    println!("# Claude Desktop: add this under \"mcpServers\" in claude_desktop_config.json");
+    println!(
+        "# (macOS: ~/Library/Application Support/Claude/, Windows: %APPDATA%\\Claude\\, Linux: ~/.config/Claude/)"
+    );
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&json!({ "mcpServers": { &args.name: entry } }))?
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `{"command": <memlog>, "args": ["-C", <repository>, "mcp"]}`
+fn server_entry(exe: &Path, root: &Path) -> Value {
+    json!({
+        "command": exe.to_string_lossy(),
+        "args": ["-C", root.to_string_lossy(), "mcp"],
+    })
+}
+
+/// The content of `file` with `mcpServers.<name>` set to `entry`, every
+/// other key and server kept. A file that is not a JSON object is an error
+/// rather than something to overwrite.
+fn merge_server(file: &Path, name: &str, entry: &Value) -> anyhow::Result<Value> {
+    let mut config = match std::fs::read_to_string(file) {
+        Ok(text) if text.trim().is_empty() => Map::new(),
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => bail!("{} is not a JSON object; fix it first", file.display()),
+            Err(e) => bail!("{} is not valid JSON ({e}); fix it first", file.display()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    };
+    let servers = config
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(servers) = servers else {
+        bail!(
+            "{}: \"mcpServers\" is not a JSON object; fix it first",
+            file.display()
+        );
+    };
+    servers.insert(name.to_string(), entry.clone());
+    Ok(Value::Object(config))
+}
+
+/// Writes pretty JSON through a temporary file and a rename, so that a
+/// reader never sees half a file.
+fn write_atomically(file: &Path, value: &Value) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    let tmp: PathBuf = file.with_extension(format!("json.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, file).with_context(|| format!("writing {}", file.display()))?;
+    Ok(())
+}

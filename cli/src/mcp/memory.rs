@@ -1,0 +1,453 @@
+//! What the MCP tools do, as plain blocking functions over one repository.
+//!
+//! [`Memory`] owns the repository, the open projections and the session
+//! the server writes to. It lives on the server's worker thread (see
+//! `worker.rs`); the async side only passes arguments in and JSON out.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use memlog_format::seal::{JournalSelection, seal_journals};
+use memlog_format::{Draft, Event, Kind, Recorder, Repo, time};
+use memlog_indexer::Projections;
+use memlog_indexer::search::{Hit, search};
+use serde_json::{Map, Value, json};
+
+use super::lookup::{self, TimelineQuery};
+use super::params::{
+    ForgetParams, GetParams, RememberKind, RememberParams, SearchParams, TasksParams,
+    TimelineParams,
+};
+use crate::commands::forget::{ForgetRequest, forget};
+use crate::commands::search::search_request;
+use crate::commands::stats::stats;
+use crate::{output, workspace};
+
+/// Longest query accepted: a search is for words, not documents, and the
+/// full-text query grows with every term.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
+/// Longest note or fact accepted.
+pub const MAX_REMEMBER_BYTES: usize = 64 * 1024;
+const MAX_SEARCH_LIMIT: usize = 50;
+const MAX_GET_IDS: usize = 20;
+const MAX_GET_CONTEXT: usize = 20;
+const MAX_TIMELINE_LIMIT: usize = 500;
+const MAX_TASKS_LIMIT: usize = 200;
+/// Characters of an event's first line in compact rows.
+const HEADLINE_CHARS: usize = 100;
+
+/// The projections as last opened, and which index directory they were
+/// opened from: a rebuild by another process swaps the directory, and the
+/// files still open would then be the old ones.
+struct OpenProjections {
+    projections: Projections,
+    dir_identity: Option<(u64, u64)>,
+}
+
+/// One repository's memory, as the MCP server serves it.
+pub struct Memory {
+    repo: Repo,
+    projections: Option<OpenProjections>,
+    /// The session `memory_remember` writes to: minted once per server run.
+    session: String,
+    /// Events written to `session` (sealed when the server stops).
+    remembered: usize,
+}
+
+impl Memory {
+    pub fn open(dir: &Path) -> anyhow::Result<Memory> {
+        let repo = workspace::open(dir)?;
+        Ok(Memory {
+            repo,
+            projections: None,
+            session: memlog_format::journal::mint_session("mcp"),
+            remembered: 0,
+        })
+    }
+
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// Forgets the open projections (after a failed call, which may have
+    /// left them in any state); the next call opens them again.
+    pub fn reset(&mut self) {
+        self.projections = None;
+    }
+
+    /// The projections, up to date: the open ones when the index directory
+    /// is the same and nothing was added to the log or a journal since;
+    /// else opened again through [`workspace::projections`], which updates
+    /// them (or, while another process holds the writer lock, serves what
+    /// is there).
+    fn projections(&mut self) -> anyhow::Result<&Projections> {
+        let dir_identity = index_dir_identity(&self.repo);
+        let reusable = match &self.projections {
+            Some(open) => {
+                open.dir_identity.is_some()
+                    && open.dir_identity == dir_identity
+                    && open.projections.is_fresh(&self.repo).unwrap_or(false)
+            }
+            None => false,
+        };
+        if !reusable {
+            // Close the old files before a possible update opens new ones.
+            self.projections = None;
+            let projections = workspace::projections(&self.repo)?;
+            self.projections = Some(OpenProjections {
+                projections,
+                dir_identity: index_dir_identity(&self.repo),
+            });
+        }
+        match &self.projections {
+            Some(open) => Ok(&open.projections),
+            None => bail!("the index could not be opened"),
+        }
+    }
+
+    /// `memory_search`: compact hits, best first, ranked exactly as
+    /// `memlog search` ranks them.
+    pub fn search(&mut self, p: SearchParams) -> anyhow::Result<Value> {
+        if p.query.trim().is_empty() {
+            bail!("query is empty: give words to look for");
+        }
+        if p.query.len() > MAX_QUERY_BYTES {
+            bail!(
+                "query is {} bytes; keep it under {MAX_QUERY_BYTES} (a few words or an identifier)",
+                p.query.len()
+            );
+        }
+        if p.limit == 0 || p.limit > MAX_SEARCH_LIMIT {
+            bail!("limit must be between 1 and {MAX_SEARCH_LIMIT}");
+        }
+        let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
+        let request = search_request(
+            &p.query,
+            p.limit,
+            &kinds,
+            p.session.as_deref(),
+            p.since.as_deref(),
+            p.until.as_deref(),
+            p.file.as_deref(),
+        )?;
+        let ranking = self.repo.config.ranking.clone();
+        let hits = search(self.projections()?, &ranking, &request)?;
+        Ok(json!({
+            "query": p.query,
+            "hits": hits.iter().map(compact_hit).collect::<Vec<_>>(),
+        }))
+    }
+
+    /// `memory_get`: each event in full with its session neighbours, as
+    /// `memlog show ID --context N --json` prints it.
+    pub fn get(&mut self, p: GetParams) -> anyhow::Result<Value> {
+        if p.ids.is_empty() {
+            bail!("ids is empty: give the ids of the events to read");
+        }
+        if p.ids.len() > MAX_GET_IDS {
+            bail!("{} ids given; at most {MAX_GET_IDS} per call", p.ids.len());
+        }
+        if p.context > MAX_GET_CONTEXT {
+            bail!("context must be at most {MAX_GET_CONTEXT}");
+        }
+        let mut found = Vec::with_capacity(p.ids.len());
+        let mut log_events: Option<Vec<Event>> = None;
+        for prefix in &p.ids {
+            let projections = self.projections()?;
+            let id = lookup::resolve_id(projections, prefix)?;
+            let Some(target) = lookup::event(projections, &id)? else {
+                bail!("no event has id {prefix:?} (unknown, or forgotten)");
+            };
+            let session = lookup::session_events(projections, &target.event.session)?;
+            let pos = session
+                .iter()
+                .position(|s| s.event.id == id)
+                .unwrap_or_default();
+            let from = pos.saturating_sub(p.context);
+            let to = (pos + p.context + 1).min(session.len());
+            let window = &session[from..to];
+            let neighbours: Vec<Event> = if window.iter().all(|s| s.verified) {
+                window.iter().map(|s| s.event.clone()).collect()
+            } else {
+                // The index does not keep these events exactly: read them
+                // from the log.
+                if log_events.is_none() {
+                    log_events = Some(workspace::live(&self.repo, false)?);
+                }
+                let all = log_events.as_deref().unwrap_or_default();
+                window
+                    .iter()
+                    .map(|s| {
+                        all.iter()
+                            .find(|e| e.id == s.event.id)
+                            .cloned()
+                            .unwrap_or_else(|| s.event.clone())
+                    })
+                    .collect()
+            };
+            let Some(event) = neighbours.iter().find(|e| e.id == id) else {
+                bail!("event {id} is missing from its session");
+            };
+            found.push(json!({
+                "event": event.to_value(true),
+                "context": neighbours
+                    .iter()
+                    .filter(|e| e.id != id)
+                    .map(|e| e.to_value(true))
+                    .collect::<Vec<_>>(),
+            }));
+        }
+        Ok(json!({ "events": found }))
+    }
+
+    /// `memory_timeline`: compact rows in time order.
+    pub fn timeline(&mut self, p: TimelineParams) -> anyhow::Result<Value> {
+        if p.session.is_none() && p.since.is_none() && p.until.is_none() {
+            bail!("give a session, or a time range (since and/or until)");
+        }
+        if p.limit == 0 || p.limit > MAX_TIMELINE_LIMIT {
+            bail!("limit must be between 1 and {MAX_TIMELINE_LIMIT}");
+        }
+        let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
+        for k in &kinds {
+            Kind::parse_known(k).map_err(anyhow::Error::msg)?;
+        }
+        let ms = |d: &Option<String>| -> anyhow::Result<Option<i64>> {
+            d.as_deref()
+                .map(|s| Ok(time::parse(s)?.as_millisecond()))
+                .transpose()
+        };
+        let query = TimelineQuery {
+            session: p.session.as_deref(),
+            since_ms: ms(&p.since)?,
+            until_ms: ms(&p.until)?,
+            kinds: &kinds,
+            latest: p.since.is_none() && p.until.is_some() && p.session.is_none(),
+            limit: p.limit,
+        };
+        let mut rows = lookup::timeline(self.projections()?, &query)?;
+        let more = rows.len() > p.limit;
+        if more {
+            if query.latest {
+                rows.remove(0);
+            } else {
+                rows.truncate(p.limit);
+            }
+        }
+        if rows.is_empty()
+            && let Some(s) = &p.session
+            && !self.session_exists(s)?
+        {
+            bail!("no session is named {s:?}");
+        }
+        let with_session = p.session.is_none();
+        Ok(json!({
+            "session": p.session,
+            "rows": rows.iter().map(|r| compact_row(&r.event, with_session)).collect::<Vec<_>>(),
+            "more": more,
+        }))
+    }
+
+    fn session_exists(&mut self, session: &str) -> anyhow::Result<bool> {
+        let p = self.projections()?;
+        let n: i64 = p
+            .graph
+            .conn
+            .query_row(
+                "SELECT count(*) FROM events WHERE session = ?1",
+                [session],
+                |r| r.get(0),
+            )
+            .context("reading the index")?;
+        Ok(n > 0)
+    }
+
+    /// `memory_remember`: a note or fact appended to this server's session
+    /// journal, through the same privacy filter as every other write.
+    pub fn remember(&mut self, p: RememberParams) -> anyhow::Result<Value> {
+        let text = p.text.trim();
+        if text.is_empty() {
+            bail!("text is empty: say what to remember");
+        }
+        if text.len() > MAX_REMEMBER_BYTES {
+            bail!(
+                "text is {} bytes; keep a memory under {MAX_REMEMBER_BYTES} bytes",
+                text.len()
+            );
+        }
+        let mut evidence = Vec::with_capacity(p.evidence.len());
+        if !p.evidence.is_empty() {
+            let projections = self.projections()?;
+            for prefix in &p.evidence {
+                let id = lookup::resolve_id(projections, prefix)
+                    .with_context(|| format!("evidence {prefix:?}"))?;
+                if !evidence.contains(&id) {
+                    evidence.push(id);
+                }
+            }
+        }
+        let kind = match p.kind {
+            RememberKind::Note => Kind::Note,
+            RememberKind::Fact => Kind::Fact,
+        };
+        let mut draft = Draft::text(
+            &self.session,
+            time::now(),
+            kind,
+            self.repo.project(),
+            text.to_string(),
+        );
+        draft.meta = remember_meta(&evidence);
+        self.repo.ensure_dirs()?;
+        let (mut events, report) = Recorder::new(&self.repo)?.record(vec![draft])?;
+        let event = events.pop().context("nothing was recorded")?;
+        self.remembered += 1;
+        Ok(json!({
+            "id": event.id,
+            "short_id": short_id(&event.id),
+            "kind": event.kind.as_str(),
+            "session": event.session,
+            "evidence": evidence,
+            "private_spans_removed": report.private_spans,
+            "secrets_redacted": report.redactions,
+            "warnings": report.warnings,
+        }))
+    }
+
+    /// `memory_forget`: exactly `memlog forget`.
+    pub fn forget(&mut self, p: ForgetParams) -> anyhow::Result<Value> {
+        let request = ForgetRequest {
+            ids: p.ids,
+            session: p.session,
+            before: p.before,
+            reason: p.reason,
+        };
+        self.repo.ensure_dirs()?;
+        let forgotten = forget(&self.repo, &request)?;
+        Ok(serde_json::to_value(forgotten)?)
+    }
+
+    /// `memory_tasks`: tasks that are not done, most recently updated
+    /// first.
+    pub fn tasks(&mut self, p: TasksParams) -> anyhow::Result<Value> {
+        if p.limit == 0 || p.limit > MAX_TASKS_LIMIT {
+            bail!("limit must be between 1 and {MAX_TASKS_LIMIT}");
+        }
+        let all = lookup::tasks(self.projections()?)?;
+        let wanted: Vec<_> = all
+            .into_iter()
+            .filter(|t| match &p.status {
+                Some(s) => t.status.as_deref() == Some(s.as_str()),
+                None => t.is_open(),
+            })
+            .collect();
+        let more = wanted.len() > p.limit;
+        let tasks: Vec<Value> = wanted
+            .iter()
+            .take(p.limit)
+            .map(|t| {
+                let mut row = Map::new();
+                row.insert("key".into(), json!(t.key));
+                row.insert("title".into(), json!(t.title));
+                row.insert("status".into(), json!(t.status));
+                if let Some(pr) = &t.priority {
+                    row.insert("priority".into(), json!(pr));
+                }
+                if !t.blockers.is_empty() {
+                    row.insert("blocked_by".into(), json!(t.blockers));
+                }
+                row.insert("updated".into(), json!(output::short_time(&t.updated)));
+                row.insert("session".into(), json!(t.session));
+                row.insert("last_event".into(), json!(short_id(&t.last_event)));
+                Value::Object(row)
+            })
+            .collect();
+        Ok(json!({ "tasks": tasks, "more": more }))
+    }
+
+    /// `memory_stats`: exactly `memlog stats --json`.
+    pub fn stats(&mut self) -> anyhow::Result<Value> {
+        stats(&self.repo)
+    }
+
+    /// Seals what this server remembered into one commit, if anything.
+    /// Returns the commit.
+    pub fn seal(&mut self) -> anyhow::Result<Option<String>> {
+        if self.remembered == 0 {
+            return Ok(None);
+        }
+        let report = seal_journals(&self.repo, &JournalSelection::Session(self.session.clone()))?;
+        self.remembered = 0;
+        Ok(report.sealed.into_iter().find_map(|s| s.commit))
+    }
+}
+
+fn remember_meta(evidence: &[String]) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert("client".into(), Value::String("mcp".into()));
+    if !evidence.is_empty() {
+        meta.insert(
+            "evidence".into(),
+            Value::Array(evidence.iter().cloned().map(Value::String).collect()),
+        );
+    }
+    meta
+}
+
+fn short_id(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+/// A search hit in about 50-100 tokens: enough to decide whether to read
+/// the whole event with `memory_get`.
+fn compact_hit(h: &Hit) -> Value {
+    let headline = h.headline(HEADLINE_CHARS);
+    json!({
+        "short_id": short_id(&h.id),
+        "id": h.id,
+        "date": output::short_time(&h.ts),
+        "kind": h.kind,
+        "session": h.session,
+        "headline": if headline.is_empty() { format!("({})", h.kind) } else { headline },
+        "score": (f64::from(h.score) * 1000.0).round() / 1000.0,
+    })
+}
+
+/// A timeline row: like a hit, without a score.
+fn compact_row(e: &Event, with_session: bool) -> Value {
+    let headline = e.headline(HEADLINE_CHARS);
+    let mut row = Map::new();
+    row.insert("short_id".into(), json!(short_id(&e.id)));
+    row.insert("id".into(), json!(e.id));
+    row.insert("date".into(), json!(output::short_time(&e.ts)));
+    row.insert("kind".into(), json!(e.kind.as_str()));
+    if with_session {
+        row.insert("session".into(), json!(e.session));
+    }
+    row.insert(
+        "headline".into(),
+        json!(if headline.is_empty() {
+            format!("({})", e.kind)
+        } else {
+            headline
+        }),
+    );
+    Value::Object(row)
+}
+
+/// Device and inode of the index directory, which a rebuild replaces.
+fn index_dir_identity(repo: &Repo) -> Option<(u64, u64)> {
+    let dir: PathBuf = memlog_indexer::projection::index_dir(repo);
+    let meta = std::fs::metadata(dir).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        // No inode to compare: never reuse, always reopen.
+        let _ = meta;
+        None
+    }
+}

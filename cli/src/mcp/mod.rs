@@ -1,0 +1,95 @@
+//! `memlog mcp`: memory as Model Context Protocol tools, over stdio, with
+//! rmcp (the official Rust SDK).
+//!
+//! - [`server`]: the tools, their descriptions and error mapping;
+//! - [`params`]: their arguments and JSON schemas;
+//! - [`memory`]: what each tool does, as blocking calls on one repository;
+//! - [`lookup`]: reading events out of the projection database;
+//! - [`worker`]: the thread that owns the repository and runs the calls.
+//!
+//! tokio is used here and nowhere else: one current-thread runtime drives
+//! the transport, and the work happens on the worker thread.
+//!
+//! The projections stay open between calls and are checked before each
+//! one (a ref read, a stat of the index directory and of each journal):
+//! new sessions, a `memlog watch` or a rebuild in another process are seen
+//! by the next call, without a restart. Measured with `memlog-bench --mcp`
+//! (100k events, Python client, release build): a `memory_search` round
+//! trip takes p50 1.4 ms this way and 2.6 ms when the projections are
+//! opened afresh for every call, the other design considered.
+
+mod lookup;
+mod memory;
+mod params;
+mod server;
+mod worker;
+
+use std::path::Path;
+
+use rmcp::ServiceExt;
+
+use server::MemoryServer;
+use worker::Worker;
+
+/// Serves MCP on stdin/stdout until the client closes stdin or the process
+/// is told to stop (SIGINT, SIGTERM); then seals what was remembered.
+pub fn serve(dir: &Path) -> anyhow::Result<()> {
+    let (worker, thread) = Worker::start(dir.to_path_buf())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let served = runtime.block_on(async move {
+        let service = MemoryServer::new(worker)
+            .serve(rmcp::transport::stdio())
+            .await?;
+        let stop = service.cancellation_token();
+        tokio::select! {
+            quit = service.waiting() => { quit?; }
+            () = stop_signal() => { stop.cancel(); }
+        }
+        anyhow::Ok(())
+    });
+    // Shutting the runtime down drops the tasks holding the worker's queue:
+    // the worker finishes the calls it has, seals and ends. In the
+    // background, because after a signal the stdin reader is still blocked
+    // in a read that only the process's exit ends.
+    runtime.shutdown_background();
+    let finished = match thread.join() {
+        Ok(result) => result?,
+        Err(_) => anyhow::bail!("the MCP worker thread panicked"),
+    };
+    if let Some(commit) = &finished.commit {
+        eprintln!(
+            "memlog mcp: sealed session {} as {}",
+            finished.session,
+            commit.get(..12).unwrap_or(commit)
+        );
+    }
+    served
+}
+
+/// Resolves on SIGINT or SIGTERM (how clients stop a stdio server that
+/// does not exit when its stdin closes).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut int), Ok(mut term)) => {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            // No signal handling: run until stdin closes.
+            _ => std::future::pending().await,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

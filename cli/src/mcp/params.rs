@@ -1,0 +1,165 @@
+//! The arguments of each MCP tool. Their doc comments become the JSON
+//! schema's descriptions, which is what a model reads: they say what to
+//! pass, not how memlog works inside.
+//!
+//! Unknown fields are refused (`deny_unknown_fields`) so that a misspelt
+//! argument is an error the model sees, rather than silently ignored.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// One string or a list of strings.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchParams {
+    /// What to look for: words, code identifiers, file names, error
+    /// messages. `user` also finds `getUserById`.
+    pub query: String,
+    /// How many hits to return (1-50, default 10).
+    #[serde(default = "default_search_limit")]
+    pub limit: usize,
+    /// Only events of this kind, or of any of these kinds: user_prompt,
+    /// agent_response, tool_observation, note, fact, session_summary,
+    /// task_created, task_status_changed, …
+    #[serde(default)]
+    pub kind: Option<OneOrMany>,
+    /// Only events of this session id.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Only events at or after this date or time (2026-11-01 or RFC 3339).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only events before this date or time (2026-11-01 or RFC 3339).
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Only events that touched or mention this file (a path or a file name).
+    #[serde(default)]
+    pub file: Option<String>,
+}
+
+fn default_search_limit() -> usize {
+    10
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetParams {
+    /// Event ids from memory_search or memory_timeline: full ids or unique
+    /// prefixes of at least 8 hex digits (the 12-digit short ids work). At
+    /// most 20.
+    pub ids: Vec<String>,
+    /// Also return up to this many events before and after each one in its
+    /// session (0-20, default 1).
+    #[serde(default = "default_get_context")]
+    pub context: usize,
+}
+
+fn default_get_context() -> usize {
+    1
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineParams {
+    /// A session id: its events in order.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Events at or after this date or time (2026-11-01 or RFC 3339).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Events before this date or time. With `until` and no `since`, the
+    /// latest events before it are returned.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Only events of this kind, or of any of these kinds.
+    #[serde(default)]
+    pub kind: Option<OneOrMany>,
+    /// How many rows at most (1-500, default 50).
+    #[serde(default = "default_timeline_limit")]
+    pub limit: usize,
+}
+
+fn default_timeline_limit() -> usize {
+    50
+}
+
+/// What a remembered event is.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RememberKind {
+    /// Something worth knowing later: a decision, a pitfall, a convention.
+    #[default]
+    Note,
+    /// A verified statement about the project, ideally with evidence.
+    Fact,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RememberParams {
+    /// The note or fact, self-contained: it is read later without this
+    /// conversation.
+    pub text: String,
+    /// `note` (default) or `fact`.
+    #[serde(default)]
+    pub kind: RememberKind,
+    /// Ids of events that support it (from memory_search or memory_get;
+    /// prefixes of at least 8 hex digits work).
+    #[serde(default)]
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetParams {
+    /// Ids of events to forget (full ids or prefixes of at least 8 hex
+    /// digits).
+    #[serde(default)]
+    pub ids: Vec<String>,
+    /// Forget every event of this session.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Forget every event before this date or time (2026-01-01 or RFC 3339).
+    #[serde(default)]
+    pub before: Option<String>,
+    /// Why; kept with the forget event for reviewers.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TasksParams {
+    /// Only tasks with this status (e.g. `blocked`, `in_progress`,
+    /// `pending`); default: every task that is not done or cancelled.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// How many tasks at most (1-200, default 50), most recently updated
+    /// first.
+    #[serde(default = "default_tasks_limit")]
+    pub limit: usize,
+}
+
+fn default_tasks_limit() -> usize {
+    50
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatsParams {}
