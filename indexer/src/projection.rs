@@ -37,6 +37,8 @@ use crate::{Error, Result};
 /// gets more so that it writes fewer, larger segments.
 const WRITER_BUDGET: usize = 64 << 20;
 const REBUILD_BUDGET: usize = 192 << 20;
+/// Past this many full-text segments, an update waits for merges.
+const MAX_UNMERGED_SEGMENTS: usize = 16;
 
 /// What an update or rebuild did.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -466,9 +468,24 @@ impl Projections {
         if deleted {
             merge_all(&self.fts, &mut writer)?;
         }
-        writer
-            .wait_merging_threads()
-            .map_err(|e| Error::fts(&self.dir, e))?;
+        // Merging segments is what makes a small update slow (it was most of
+        // the time of indexing one session); it is worth waiting for only
+        // when segments have piled up, or after a rebuild. Otherwise merges
+        // started by the commit are abandoned with the writer (tantivy
+        // collects their files later) and the data is already committed.
+        let segments = self
+            .fts
+            .index
+            .searchable_segment_ids()
+            .map(|ids| ids.len())
+            .unwrap_or(0);
+        if rebuilding || deleted || segments > MAX_UNMERGED_SEGMENTS {
+            writer
+                .wait_merging_threads()
+                .map_err(|e| Error::fts(&self.dir, e))?;
+        } else {
+            drop(writer);
+        }
         Graph::set_meta(&tx, "generation", &generation)?;
         Graph::set_meta(
             &tx,
