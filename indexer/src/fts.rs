@@ -325,8 +325,8 @@ impl Fts {
                 },
             ));
         }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
-            vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        let text_query = BooleanQuery::new(should);
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let filter = |q: Box<dyn Query>| -> (Occur, Box<dyn Query>) {
             (Occur::Must, Box::new(ConstScoreQuery::new(q, 0.0)))
         };
@@ -375,9 +375,17 @@ impl Fts {
                 )),
             ));
         }
-        let query = BooleanQuery::new(clauses);
+        // Without filters the disjunction is searched as it is, so that
+        // tantivy can skip blocks that cannot reach the top (block-max WAND);
+        // wrapped in a conjunction it would score every matching document.
+        let query: Box<dyn Query> = if clauses.is_empty() {
+            Box::new(text_query)
+        } else {
+            clauses.insert(0, (Occur::Must, Box::new(text_query)));
+            Box::new(BooleanQuery::new(clauses))
+        };
         let top = searcher
-            .search(&query, &TopDocs::with_limit(limit).order_by_score())
+            .search(query.as_ref(), &TopDocs::with_limit(limit).order_by_score())
             .map_err(err)?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
