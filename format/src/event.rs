@@ -125,6 +125,24 @@ pub struct Draft {
 }
 
 impl Draft {
+    /// A draft with the given body and no metadata.
+    pub fn new(
+        session: impl Into<String>,
+        ts: impl Into<String>,
+        kind: Kind,
+        project: impl Into<String>,
+        body: Map<String, Value>,
+    ) -> Draft {
+        Draft {
+            session: session.into(),
+            ts: ts.into(),
+            kind,
+            project: project.into(),
+            body,
+            meta: Map::new(),
+        }
+    }
+
     /// A draft whose body is `{"text": text}`.
     pub fn text(
         session: impl Into<String>,

@@ -76,15 +76,7 @@ mod tests {
         let Value::Object(body) = body else {
             unreachable!()
         };
-        Draft {
-            session: session.into(),
-            ts: ts.into(),
-            kind,
-            project: "p".into(),
-            body,
-            meta: Default::default(),
-        }
-        .into_event(0)
+        Draft::new(session, ts, kind, "p", body).into_event(0)
     }
 
     #[test]
