@@ -153,14 +153,7 @@ impl Draft {
     ) -> Draft {
         let mut body = Map::new();
         body.insert("text".into(), Value::String(text.into()));
-        Draft {
-            session: session.into(),
-            ts: ts.into(),
-            kind,
-            project: project.into(),
-            body,
-            meta: Map::new(),
-        }
+        Draft::new(session, ts, kind, project, body)
     }
 
     /// Gives the draft its sequence number and computes its id.
