@@ -10,7 +10,7 @@ use crate::{Error, Result};
 
 /// Bumped whenever the schema or what is derived into it changes: an index
 /// with another version is rebuilt.
-pub const SCHEMA_VERSION: &str = "3";
+pub const SCHEMA_VERSION: &str = "4";
 
 /// Tables. Unique and lookup indexes are separate ([`INDEXES`]) so that a
 /// rebuild can fill the tables first and index them once at the end.
@@ -81,9 +81,14 @@ CREATE TABLE IF NOT EXISTS forgets (
 );
 "#;
 
+/// Indexes. Events are found by `key` (the first 16 hex digits of the id,
+/// as an integer; callers compare the full id): an index keyed by a hash
+/// receives every new row at a random place and costs about one page write
+/// per row, so there is one such index, small, and not one per id column.
+/// Edges are removed (forgets) through their source session, not through an
+/// index on `evidence`.
 pub(crate) const INDEXES: &str = r#"
-CREATE UNIQUE INDEX IF NOT EXISTS events_by_id ON events(id);
-CREATE INDEX IF NOT EXISTS events_by_key ON events(key);
+CREATE UNIQUE INDEX IF NOT EXISTS events_by_key ON events(key);
 CREATE INDEX IF NOT EXISTS events_by_session ON events(session, ts, seq);
 CREATE INDEX IF NOT EXISTS events_by_time ON events(ts_ms);
 CREATE UNIQUE INDEX IF NOT EXISTS entities_by_id ON entities(entity_id);
@@ -91,7 +96,6 @@ CREATE UNIQUE INDEX IF NOT EXISTS entities_by_type_key ON entities(entity_type, 
 CREATE INDEX IF NOT EXISTS entities_by_status ON entities(status);
 CREATE INDEX IF NOT EXISTS edges_by_src ON edges(src_id, rel_type, dst_id);
 CREATE INDEX IF NOT EXISTS edges_by_dst ON edges(dst_id, rel_type);
-CREATE INDEX IF NOT EXISTS edges_by_evidence ON edges(evidence);
 "#;
 
 /// The SQLite database of the projections.
@@ -109,6 +113,7 @@ impl Graph {
             "PRAGMA busy_timeout=5000; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;",
         )
         .map_err(|e| corrupt(path, e))?;
+        defer_checkpoints(&conn).map_err(|e| corrupt(path, e))?;
         conn.execute_batch(TABLES).map_err(|e| corrupt(path, e))?;
         conn.execute_batch(INDEXES).map_err(|e| corrupt(path, e))?;
         Ok(Graph { conn })
@@ -116,11 +121,13 @@ impl Graph {
 
     /// Creates a database to be filled in bulk by a rebuild: no journal, no
     /// fsync (a rebuild that dies leaves a directory that is thrown away),
-    /// and no indexes until [`Graph::finish_bulk`].
+    /// and no indexes until the tables are full.
     pub fn create_bulk(path: &Path) -> Result<Graph> {
         let conn = Connection::open(path).map_err(|e| Error::sql(path, e))?;
         conn.execute_batch(
-            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-131072; PRAGMA temp_store=MEMORY;",
+            // threads: creating the indexes sorts millions of rows, which
+            // SQLite can spread over helper threads.
+            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-131072; PRAGMA temp_store=MEMORY; PRAGMA threads=2;",
         )
         .map_err(|e| Error::sql(path, e))?;
         conn.execute_batch(TABLES)
@@ -128,16 +135,32 @@ impl Graph {
         Ok(Graph { conn })
     }
 
-    /// Indexes a bulk-filled database and makes it durable and shareable.
+    /// Makes a bulk-filled database durable and shareable: write-ahead
+    /// logging from now on (switched here, once, rather than by the first
+    /// update that opens it).
     pub fn finish_bulk(&self) -> Result<()> {
         let path = Path::new("graph.sqlite");
         self.conn
-            .execute_batch(INDEXES)
-            .map_err(|e| Error::sql(path, e))?;
-        self.conn
-            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            .execute_batch("PRAGMA synchronous=FULL; PRAGMA journal_mode=WAL;")
             .map_err(|e| Error::sql(path, e))?;
         Ok(())
+    }
+
+    /// Copies the write-ahead log into the database once it has grown past
+    /// `max_bytes`; returns whether it did. Commits leave their pages in the
+    /// log ([`defer_checkpoints`]), so that an update writes each page once
+    /// and syncs nothing; this is where the pages reach the database.
+    pub fn checkpoint_if_larger(&self, wal: &Path, max_bytes: u64) -> Result<bool> {
+        let size = std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0);
+        if size <= max_bytes {
+            return Ok(false);
+        }
+        self.conn
+            // PASSIVE: never waits for readers; frames they still need are
+            // copied by a later checkpoint.
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .map_err(|e| Error::sql(wal, e))?;
+        Ok(true)
     }
 
     /// Opens the database read-only (queries by people, searches).
@@ -167,6 +190,22 @@ impl Graph {
         .map_err(|e| Error::sql(Path::new("meta"), e))?;
         Ok(())
     }
+}
+
+/// Turns off SQLite's own checkpoints: the automatic one after a commit
+/// that grew the log past 1000 pages, and the one when the last connection
+/// closes. Either would make a routine update (or, worse, a search that
+/// happens to close last) copy and sync every page an update wrote, which
+/// was most of the time of indexing a session into a large database.
+/// Writers call [`Graph::checkpoint_if_larger`] instead.
+fn defer_checkpoints(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )?;
+    // The log file is reused from its start after a full checkpoint; this
+    // gives back the disk space of a log that grew large meanwhile.
+    conn.execute_batch("PRAGMA wal_autocheckpoint=0; PRAGMA journal_size_limit=16777216;")
 }
 
 fn corrupt(path: &Path, e: rusqlite::Error) -> Error {

@@ -40,6 +40,10 @@ const REBUILD_BUDGET: usize = 192 << 20;
 /// Past this many full-text segments, an update waits for merges.
 const MAX_UNMERGED_SEGMENTS: usize = 16;
 
+/// Size of the database's write-ahead log past which an update copies it
+/// into the database (see [`Projections::checkpoint`]).
+pub const WAL_CHECKPOINT_BYTES: u64 = 64 << 20;
+
 /// What an update or rebuild did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct IndexReport {
@@ -165,6 +169,15 @@ impl Projections {
         })
     }
 
+    /// Copies the database's write-ahead log into it when the log holds
+    /// more than `max_bytes` (0: anything). Updates leave their pages in
+    /// the log; `memlog watch` calls this when idle, and an update calls it
+    /// when the log has grown past [`WAL_CHECKPOINT_BYTES`].
+    pub fn checkpoint(&self, max_bytes: u64) -> Result<bool> {
+        self.graph
+            .checkpoint_if_larger(&self.dir.join("graph.sqlite-wal"), max_bytes)
+    }
+
     /// Whether every sealed session is indexed (journals aside): one ref
     /// read. Hooks use this: the live session need not be searchable for
     /// injecting memories of earlier ones.
@@ -247,6 +260,7 @@ impl Projections {
                 )));
             }
         };
+        p.graph.finish_bulk()?;
         drop(p);
         // Swap directories: readers that still have the old files open keep
         // reading them; new readers get the new index.
@@ -364,7 +378,7 @@ impl Projections {
         } else {
             WRITER_BUDGET
         };
-        let mut writer = self.fts.writer(threads, budget)?;
+        let writer = self.fts.writer(threads, budget)?;
         let tx = self
             .graph
             .conn
@@ -449,43 +463,34 @@ impl Projections {
         let sessions: Vec<String> = batch.sessions.drain().collect();
         let deleted = batch.deleted;
         drop(batch);
-        if rebuilding {
-            // the tables are full: index them once
-            tx.execute_batch(crate::graph::INDEXES)
-                .map_err(|e| Error::sql(&self.dir, e))?;
-        }
-        refresh_sessions(&tx, &sessions, rebuilding)?;
         // Both halves carry the same generation: if a crash lands between
         // the two commits, they disagree on the next open and the index is
         // rebuilt, instead of the full-text half holding documents the
         // database does not know (or missing some it does).
         let generation = new_generation(&report, &marks);
-        let mut prepared = writer
-            .prepare_commit()
-            .map_err(|e| Error::fts(&self.dir, e))?;
-        prepared.set_payload(&generation);
-        prepared.commit().map_err(|e| Error::fts(&self.dir, e))?;
-        if deleted {
-            merge_all(&self.fts, &mut writer)?;
-        }
-        // Merging segments is what makes a small update slow (it was most of
-        // the time of indexing one session); it is worth waiting for only
-        // when segments have piled up, or after a rebuild. Otherwise merges
-        // started by the commit are abandoned with the writer (tantivy
-        // collects their files later) and the data is already committed.
-        let segments = self
-            .fts
-            .index
-            .searchable_segment_ids()
-            .map(|ids| ids.len())
-            .unwrap_or(0);
-        if rebuilding || deleted || segments > MAX_UNMERGED_SEGMENTS {
-            writer
-                .wait_merging_threads()
-                .map_err(|e| Error::fts(&self.dir, e))?;
-        } else {
-            drop(writer);
-        }
+        // Until their commits the halves are independent: the full-text
+        // commit (flushing the indexing threads, a rebuild's merges) runs
+        // beside the database's indexing, which a rebuild otherwise did
+        // alone at the end. The full-text half still commits first.
+        let (fts, dir) = (&self.fts, &self.dir);
+        std::thread::scope(|scope| {
+            let fts_commit =
+                scope.spawn(|| commit_fts(fts, dir, writer, &generation, rebuilding, deleted));
+            let sql = (|| {
+                if rebuilding {
+                    // the tables are full: index them once
+                    tx.execute_batch(crate::graph::INDEXES)
+                        .map_err(|e| Error::sql(dir, e))?;
+                }
+                refresh_sessions(&tx, &sessions, rebuilding)
+            })();
+            let fts = fts_commit.join().unwrap_or_else(|_| {
+                Err(Error::Invalid(
+                    "the full-text commit stopped unexpectedly".into(),
+                ))
+            });
+            fts.and(sql)
+        })?;
         Graph::set_meta(&tx, "generation", &generation)?;
         Graph::set_meta(
             &tx,
@@ -510,6 +515,9 @@ impl Projections {
             .map_err(|e| Error::sql(&self.dir, e))?;
         }
         tx.commit().map_err(|e| Error::sql(&self.dir, e))?;
+        if !rebuilding {
+            self.checkpoint(WAL_CHECKPOINT_BYTES)?;
+        }
         Ok(Applied::Done(report))
     }
 
@@ -631,9 +639,9 @@ impl Batch<'_> {
             if source == Source::Log {
                 self.tx
                     .prepare_cached(
-                        "UPDATE events SET source = 'log' WHERE id = ?1 AND source = 'journal'",
+                        "UPDATE events SET source = 'log' WHERE key = ?1 AND id = ?2 AND source = 'journal'",
                     )
-                    .and_then(|mut st| st.execute([&e.id]))
+                    .and_then(|mut st| st.execute(params![crate::fts::event_key(&e.id) as i64, e.id]))
                     .map_err(|x| self.sql(x))?;
             }
             return Ok(());
@@ -727,12 +735,14 @@ impl Batch<'_> {
         {
             let mut by_id = self
                 .tx
-                .prepare("SELECT id, session FROM events WHERE id = ?1")
+                .prepare("SELECT id, session FROM events WHERE key = ?1 AND id = ?2")
                 .map_err(|x| self.sql(x))?;
             if let Some(serde_json::Value::Array(targets)) = forget.body.get("targets") {
                 for t in targets.iter().filter_map(|t| t.as_str()) {
                     let rows = by_id
-                        .query_map([t], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .query_map(params![crate::fts::event_key(t) as i64, t], |r| {
+                            Ok((r.get(0)?, r.get(1)?))
+                        })
                         .map_err(|x| self.sql(x))?;
                     for row in rows {
                         victims.push(row.map_err(|x| self.sql(x))?);
@@ -765,19 +775,26 @@ impl Batch<'_> {
             }
         }
         for (id, session) in victims {
-            self.remove(&id)?;
+            self.remove(&id, &session)?;
             self.sessions.insert(session);
             self.report.events_hidden += 1;
         }
         Ok(())
     }
 
-    fn remove(&mut self, id: &str) -> Result<()> {
+    fn remove(&mut self, id: &str, session: &str) -> Result<()> {
         self.tx
-            .execute("DELETE FROM events WHERE id = ?1", [id])
+            .execute(
+                "DELETE FROM events WHERE key = ?1 AND id = ?2",
+                params![crate::fts::event_key(id) as i64, id],
+            )
             .map_err(|x| self.sql(x))?;
+        // An event's edges start at its session (see `link`).
         self.tx
-            .execute("DELETE FROM edges WHERE evidence = ?1", [id])
+            .execute(
+                "DELETE FROM edges WHERE src_id = ?1 AND evidence = ?2",
+                params![format!("session:{session}"), id],
+            )
             .map_err(|x| self.sql(x))?;
         self.fts.delete(self.writer, id);
         self.deleted = true;
@@ -799,7 +816,7 @@ impl Batch<'_> {
                 .map_err(|x| self.sql(x))?
         };
         for id in ids {
-            self.remove(&id)?;
+            self.remove(&id, session)?;
         }
         self.sessions.insert(session.to_string());
         Ok(())
@@ -812,6 +829,40 @@ const SESSION_ROWS: &str = "INSERT INTO sessions(session, project, first_ts, las
             (SELECT text FROM events p WHERE p.session = e.session AND p.kind = 'user_prompt' ORDER BY ts, seq LIMIT 1),
             (SELECT json_extract(meta, '$.branch') FROM events b WHERE b.session = e.session AND json_extract(meta, '$.branch') IS NOT NULL ORDER BY ts, seq LIMIT 1)
      FROM events e";
+
+/// Commits the full-text half with its generation, and waits for the
+/// merges worth waiting for.
+fn commit_fts(
+    fts: &Fts,
+    dir: &Path,
+    mut writer: IndexWriter,
+    generation: &str,
+    rebuilding: bool,
+    deleted: bool,
+) -> Result<()> {
+    let mut prepared = writer.prepare_commit().map_err(|e| Error::fts(dir, e))?;
+    prepared.set_payload(generation);
+    prepared.commit().map_err(|e| Error::fts(dir, e))?;
+    if deleted {
+        merge_all(fts, &mut writer)?;
+    }
+    // Merging segments is what makes a small update slow (it was most of
+    // the time of indexing one session); it is worth waiting for only when
+    // segments have piled up, or after a rebuild. Otherwise merges started
+    // by the commit are abandoned with the writer (tantivy collects their
+    // files later) and the data is already committed.
+    let segments = fts
+        .index
+        .searchable_segment_ids()
+        .map(|ids| ids.len())
+        .unwrap_or(0);
+    if rebuilding || deleted || segments > MAX_UNMERGED_SEGMENTS {
+        writer
+            .wait_merging_threads()
+            .map_err(|e| Error::fts(dir, e))?;
+    }
+    Ok(())
+}
 
 /// Removes half-built or swapped-out index directories that a killed
 /// rebuild left behind (the caller holds the writer lock, so none is live).

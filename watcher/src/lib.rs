@@ -90,6 +90,10 @@ pub struct Timing {
     /// `max_retry`.
     pub retry: Duration,
     pub max_retry: Duration,
+    /// After a run, once nothing changed for this long, the database's
+    /// write-ahead log is copied into it ([`Projections::checkpoint`]):
+    /// updates leave that work to idle time.
+    pub checkpoint_after: Duration,
 }
 
 impl Default for Timing {
@@ -100,6 +104,7 @@ impl Default for Timing {
             tick: Duration::from_secs(1),
             retry: Duration::from_secs(1),
             max_retry: Duration::from_secs(60),
+            checkpoint_after: Duration::from_secs(2),
         }
     }
 }
@@ -326,6 +331,7 @@ impl Watcher {
             ..Schedule::default()
         };
         let mut retry_delay = self.timing.retry;
+        let mut checkpoint_at: Option<Instant> = None;
         loop {
             if until() {
                 return;
@@ -337,6 +343,7 @@ impl Watcher {
                 let run = self.index(changes);
                 if run.outcome.is_ok() {
                     retry_delay = self.timing.retry;
+                    checkpoint_at = Some(Instant::now() + self.timing.checkpoint_after);
                 } else {
                     schedule.retry_at = Some(Instant::now() + retry_delay);
                     retry_delay = (retry_delay * 2).min(self.timing.max_retry);
@@ -344,7 +351,16 @@ impl Watcher {
                 on_update(&run);
                 continue;
             }
+            if due.is_none() && checkpoint_at.is_some_and(|c| c <= now) {
+                checkpoint_at = None;
+                // Best effort: a failure here is retried after the next run,
+                // and the next update checkpoints a log grown too large.
+                let _ = self.checkpoint();
+            }
             let timeout = due
+                .into_iter()
+                .chain(checkpoint_at)
+                .min()
                 .map(|d| d.saturating_duration_since(now))
                 .unwrap_or(self.timing.tick)
                 .min(self.timing.tick);
@@ -390,6 +406,16 @@ impl Watcher {
         // reported, whatever changed before it is indexed now.
         self.arm()?;
         Ok(Projections::update(&repo)?)
+    }
+
+    /// Copies the database's write-ahead log into it, unless a writer is
+    /// busy (then its own update takes care of a log grown too large).
+    fn checkpoint(&self) -> Result<()> {
+        let repo = Repo::discover(&self.repo_path)?;
+        if let Some(_lock) = memlog_indexer::projection::WriterLock::try_acquire(&repo)? {
+            Projections::open(&repo)?.checkpoint(0)?;
+        }
+        Ok(())
     }
 
     /// Watches [`WatchTargets::dirs_to_watch`] and nothing else.

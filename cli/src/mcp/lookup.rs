@@ -74,16 +74,33 @@ pub fn resolve_id(p: &Projections, prefix: &str) -> anyhow::Result<String> {
     if wanted.len() < 8 || wanted.len() > 64 || !wanted.bytes().all(|b| b.is_ascii_hexdigit()) {
         bail!("{prefix:?} is not an event id (give the id, or at least its first 8 hex digits)");
     }
-    // Ids are lowercase hex, so every id starting with `wanted` sorts in
-    // [wanted, wanted + "g"): a range the unique index answers.
-    let upper = format!("{wanted}g");
+    // Rows are found by key, the id's first 16 hex digits as an integer:
+    // the ids starting with `wanted` have keys in [wanted00…, wantedff…].
+    let digits = &wanted[..wanted.len().min(16)];
+    let bound = |fill: char| {
+        let hex: String = digits
+            .chars()
+            .chain(std::iter::repeat(fill))
+            .take(16)
+            .collect();
+        u64::from_str_radix(&hex, 16).map(|k| k as i64)
+    };
+    let (Ok(low), Ok(high)) = (bound('0'), bound('f')) else {
+        bail!("{prefix:?} is not an event id");
+    };
+    // Both bounds share the top bit (the first digit), so the signed range
+    // the database stores them in is in order.
     let mut stmt = p
         .graph
         .conn
-        .prepare_cached("SELECT id FROM events WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 2")
+        .prepare_cached(
+            "SELECT id FROM events WHERE key BETWEEN ?1 AND ?2 AND substr(id, 1, ?3) = ?4 ORDER BY key LIMIT 2",
+        )
         .map_err(sql)?;
     let ids: Vec<String> = stmt
-        .query_map(params![wanted, upper], |r| r.get(0))
+        .query_map(params![low, high, wanted.len() as i64, wanted], |r| {
+            r.get(0)
+        })
         .map_err(sql)?
         .collect::<rusqlite::Result<_>>()
         .map_err(sql)?;
@@ -99,9 +116,16 @@ pub fn event(p: &Projections, id: &str) -> anyhow::Result<Option<Stored>> {
     let mut stmt = p
         .graph
         .conn
-        .prepare_cached(&format!("SELECT {COLUMNS} FROM events WHERE id = ?1"))
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM events WHERE key = ?1 AND id = ?2"
+        ))
         .map_err(sql)?;
-    stmt.query_row([id], stored).optional().map_err(sql)
+    stmt.query_row(
+        params![memlog_indexer::fts::event_key(id) as i64, id],
+        stored,
+    )
+    .optional()
+    .map_err(sql)
 }
 
 /// Every live event of a session, in session order (time, then seq, then
