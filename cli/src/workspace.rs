@@ -5,6 +5,7 @@ use std::path::Path;
 use anyhow::Context;
 use memlog_format::log::{Log, journal_events, live_events};
 use memlog_format::{Event, Repo};
+use memlog_indexer::lookup::Stored;
 use memlog_indexer::{Error as IndexError, Projections};
 
 /// Opens the repository containing `dir`.
@@ -72,4 +73,24 @@ pub fn projections(repo: &Repo) -> anyhow::Result<Projections> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The events of index rows, exactly as logged: a row that does not give
+/// back its event (`verified` false: a damaged database) is replaced by the
+/// event read from the log.
+pub fn exact_events(repo: &Repo, rows: Vec<Stored>) -> anyhow::Result<Vec<Event>> {
+    if rows.iter().all(|s| s.verified) {
+        return Ok(rows.into_iter().map(|s| s.event).collect());
+    }
+    let logged = live(repo, false)?;
+    Ok(rows
+        .into_iter()
+        .map(|s| {
+            logged
+                .iter()
+                .find(|e| e.id == s.event.id)
+                .cloned()
+                .unwrap_or(s.event)
+        })
+        .collect())
 }

@@ -79,6 +79,9 @@ CREATE TABLE IF NOT EXISTS forgets (
     id    TEXT PRIMARY KEY,
     event TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS hidden (
+    id    TEXT PRIMARY KEY
+);
 "#;
 
 /// Indexes. Events are found by `key` (the first 16 hex digits of the id,
@@ -91,6 +94,7 @@ pub(crate) const INDEXES: &str = r#"
 CREATE UNIQUE INDEX IF NOT EXISTS events_by_key ON events(key);
 CREATE INDEX IF NOT EXISTS events_by_session ON events(session, ts, seq);
 CREATE INDEX IF NOT EXISTS events_by_time ON events(ts_ms);
+CREATE INDEX IF NOT EXISTS events_by_kind ON events(kind, source);
 CREATE UNIQUE INDEX IF NOT EXISTS entities_by_id ON entities(entity_id);
 CREATE UNIQUE INDEX IF NOT EXISTS entities_by_type_key ON entities(entity_type, canonical_key);
 CREATE INDEX IF NOT EXISTS entities_by_status ON entities(status);

@@ -10,7 +10,8 @@
 //!   files, artifacts and the edges between them, queryable with SQL;
 //!
 //! kept up to date incrementally, or rebuilt from scratch, by
-//! [`projection::Projections`], with one writer at a time. [`search`] ranks
+//! [`projection::Projections`], with one writer at a time. [`lookup`] reads
+//! events back by id, session or time. [`search`] ranks
 //! events (full-text relevance, recency, importance) and [`context`]
 //! assembles the most relevant ones for a prompt within a token budget.
 //! Nothing here knows about Claude Code or the command line.
@@ -20,6 +21,7 @@ pub mod derive;
 mod error;
 pub mod fts;
 pub mod graph;
+pub mod lookup;
 pub mod projection;
 pub mod search;
 pub mod tasks;

@@ -596,14 +596,15 @@ impl Batch<'_> {
             }
         }
         if self.forgets.hides(e) {
-            return Ok(());
+            return self.note_hidden(&e.id);
         }
         if self.bulk && !self.seen_events.insert(e.id.clone()) {
             return Ok(());
         }
         let d = derive::derive(e);
-        // The body is kept only when it says more than the text.
-        let body = (e.body.len() != 1 || e.text().is_none()).then(|| {
+        // The body is kept unless it is `{"text": …}` with the row's text,
+        // so that every row gives back its event exactly (`lookup`).
+        let body = (e.body.len() != 1 || e.text() != Some(d.text.as_str())).then(|| {
             let mut out = String::new();
             memlog_format::canonical::write_map(&mut out, &e.body);
             out
@@ -776,6 +777,7 @@ impl Batch<'_> {
         }
         for (id, session) in victims {
             self.remove(&id, &session)?;
+            self.note_hidden(&id)?;
             self.sessions.insert(session);
             self.report.events_hidden += 1;
         }
@@ -798,6 +800,15 @@ impl Batch<'_> {
             .map_err(|x| self.sql(x))?;
         self.fts.delete(self.writer, id);
         self.deleted = true;
+        Ok(())
+    }
+
+    /// Counts an event hidden by a forget (`memlog stats`), once.
+    fn note_hidden(&self, id: &str) -> Result<()> {
+        self.tx
+            .prepare_cached("INSERT OR IGNORE INTO hidden(id) VALUES (?1)")
+            .and_then(|mut st| st.execute([id]))
+            .map_err(|x| self.sql(x))?;
         Ok(())
     }
 

@@ -267,10 +267,28 @@ fn incremental_indexing_equals_rebuild_over_random_sequences() {
                 repo.memlog(&["index"]).ok();
             }
         }
+        // What a rebuild must reproduce besides rankings: the edges (a
+        // forget removes those of its events) and the counts of `stats`
+        // (hidden events included).
+        let derived = |repo: &TestRepo| {
+            let edges = repo
+                .memlog(&[
+                    "sql",
+                    "SELECT src_id, rel_type, dst_id, evidence FROM edges ORDER BY 1, 2, 3, 4",
+                    "--json",
+                ])
+                .ok()
+                .json();
+            let mut stats = repo.memlog(&["stats", "--json"]).ok().json();
+            stats.as_object_mut().unwrap().remove("tip");
+            (edges, stats)
+        };
         let incremental: Vec<_> = queries.iter().map(|q| ranking(&repo, q)).collect();
+        let incremental_derived = derived(&repo);
         repo.memlog(&["rebuild"]).ok();
         let rebuilt: Vec<_> = queries.iter().map(|q| ranking(&repo, q)).collect();
         assert_eq!(incremental, rebuilt, "seed {seed}");
+        assert_eq!(incremental_derived, derived(&repo), "seed {seed}");
         let sql = |repo: &TestRepo| {
             repo.memlog(&[
                 "sql",
@@ -296,6 +314,8 @@ fn incremental_indexing_equals_rebuild_over_random_sequences() {
             indexed, live,
             "seed {seed}: the database holds exactly the live events"
         );
+        let stats = repo.memlog(&["stats", "--json"]).ok().json();
+        assert_eq!(stats["events"], live.len(), "seed {seed}");
     }
 }
 

@@ -39,20 +39,22 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let log = Log::new(&repo);
     let mut lines = Vec::new();
+    let mut shown = 0;
     for commit in log.commits()? {
         if commit.parents.len() > 1 {
             continue;
         }
-        if args.max_count.is_some_and(|n| lines.len() >= n) {
+        if args.max_count.is_some_and(|n| shown >= n) {
             break;
         }
+        shown += 1;
         let mut events: Vec<Event> = Vec::new();
         for seg in log.added_segments(&commit)? {
             events.extend(log.read_segment(&seg, false)?.0);
         }
         sort_events(&mut events);
         let count = |k: Kind| events.iter().filter(|e| e.kind == k).count();
-        lines.push(SessionLine {
+        let line = SessionLine {
             commit: commit.id.to_string(),
             session: commit.session.clone().unwrap_or_else(|| "?".into()),
             started: events
@@ -66,34 +68,42 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .find(|e| e.kind == Kind::UserPrompt)
                 .map(|e| e.headline(200)),
-        });
+        };
+        // Printed as it is read, so that the first screen (or `| head`)
+        // does not wait for a long history.
+        if args.json {
+            lines.push(line);
+        } else {
+            print_line(&line);
+        }
     }
     if args.json {
         output::print_json(&serde_json::json!({ "sessions": lines }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if lines.is_empty() {
+    if shown == 0 {
         println!(
             "no sealed sessions yet ({} does not exist)",
             repo.ref_name()
         );
     }
-    for l in &lines {
-        let what = l
-            .first_prompt
-            .as_deref()
-            .map(|p| memlog_format::event::truncate_chars(p, 60))
-            .unwrap_or_default();
-        println!(
-            "{}  {}  {:<36}  {:>4} ev {:>3} pr {:>4} tools  {}",
-            &l.commit[..10],
-            output::short_time(&l.started),
-            l.session,
-            l.events,
-            l.prompts,
-            l.tool_calls,
-            what
-        );
-    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_line(l: &SessionLine) {
+    let what = l
+        .first_prompt
+        .as_deref()
+        .map(|p| memlog_format::event::truncate_chars(p, 60))
+        .unwrap_or_default();
+    println!(
+        "{}  {}  {:<36}  {:>4} ev {:>3} pr {:>4} tools  {}",
+        &l.commit[..10],
+        output::short_time(&l.started),
+        l.session,
+        l.events,
+        l.prompts,
+        l.tool_calls,
+        what
+    );
 }

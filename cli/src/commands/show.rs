@@ -5,6 +5,8 @@ use anyhow::bail;
 use clap::Args;
 use memlog_format::log::{Log, sort_events};
 use memlog_format::{Event, Repo, canonical};
+use memlog_indexer::Projections;
+use memlog_indexer::lookup::{self, Stored};
 use serde_json::{Value, json};
 
 use crate::{output, workspace};
@@ -31,50 +33,61 @@ pub struct ShowArgs {
 
 pub fn cmd_show(dir: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    let events = workspace::live(&repo, false)?;
+    // Read from the index (brought up to date first): an indexed query,
+    // where reading the log took seconds at a million events.
+    let p = workspace::projections(&repo)?;
     let name = args.name.trim();
 
-    let session: Vec<&Event> = events.iter().filter(|e| e.session == name).collect();
+    let session = lookup::session_events(&p, name)?;
     if !session.is_empty() {
-        return show_session(name, &session, args.json);
+        let events = workspace::exact_events(&repo, session)?;
+        return show_session(name, &events, args.json);
     }
 
-    if name.len() >= 4 && name.bytes().all(|b| b.is_ascii_hexdigit()) {
-        let lower = name.to_ascii_lowercase();
-        let matches: Vec<&Event> = events.iter().filter(|e| e.id.starts_with(&lower)).collect();
-        match matches.len() {
-            0 => {}
-            1 => return show_event(matches[0], &events, args.context, args.json),
-            n => bail!(
-                "{name:?} is ambiguous: {n} events start with it (e.g. {}); give more digits",
-                matches
+    if name.len() >= lookup::MIN_PREFIX && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let ids = lookup::ids_with_prefix(&p, name, 3)?;
+        match ids.as_slice() {
+            [] => {}
+            [id] => {
+                if let Some(target) = lookup::event(&p, id)? {
+                    let session = lookup::session_events(&p, &target.event.session)?;
+                    return show_event(&repo, id, session, args.context, args.json);
+                }
+            }
+            several => bail!(
+                "{name:?} is ambiguous: several events start with it (e.g. {}); give more digits",
+                several
                     .iter()
-                    .take(3)
-                    .map(|e| &e.id[..16])
+                    .map(|id| &id[..16])
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
         }
     }
 
-    if let Some(code) = show_commit(&repo, name, &events, args.json)? {
+    if let Some(code) = show_commit(&repo, &p, name, args.json)? {
         return Ok(code);
     }
     bail!("no event, session or memlog commit is named {name:?} (forgotten events are hidden)")
 }
 
 fn show_event(
-    event: &Event,
-    all: &[Event],
+    repo: &Repo,
+    id: &str,
+    session: Vec<Stored>,
     context: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let mut session: Vec<&Event> = all.iter().filter(|e| e.session == event.session).collect();
-    session.sort_by(|a, b| (&a.ts, a.seq, &a.id).cmp(&(&b.ts, b.seq, &b.id)));
-    let pos = session.iter().position(|e| e.id == event.id).unwrap_or(0);
+    let pos = session
+        .iter()
+        .position(|s| s.event.id == id)
+        .unwrap_or_default();
     let from = pos.saturating_sub(context);
     let to = (pos + context + 1).min(session.len());
-    let neighbours = &session[from..to];
+    let neighbours = workspace::exact_events(repo, session[from..to].to_vec())?;
+    let Some(event) = neighbours.iter().find(|e| e.id == id) else {
+        bail!("event {id} is missing from its session in the index (run `memlog rebuild`)");
+    };
     if json {
         output::print_json(&json!({
             "event": event.to_value(true),
@@ -82,21 +95,17 @@ fn show_event(
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if context > 0 {
-        for e in &neighbours[..pos - from] {
-            println!("  {}", compact(e));
-        }
+    for e in &neighbours[..pos - from] {
+        println!("  {}", compact(e));
     }
     print_event(event);
-    if context > 0 {
-        for e in &neighbours[pos - from + 1..] {
-            println!("  {}", compact(e));
-        }
+    for e in &neighbours[pos - from + 1..] {
+        println!("  {}", compact(e));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn show_session(name: &str, events: &[&Event], json: bool) -> anyhow::Result<ExitCode> {
+fn show_session(name: &str, events: &[Event], json: bool) -> anyhow::Result<ExitCode> {
     if json {
         output::print_json(&json!({
             "session": name,
@@ -113,8 +122,8 @@ fn show_session(name: &str, events: &[&Event], json: bool) -> anyhow::Result<Exi
 
 fn show_commit(
     repo: &Repo,
+    p: &Projections,
     name: &str,
-    live: &[Event],
     json: bool,
 ) -> anyhow::Result<Option<ExitCode>> {
     let log = Log::new(repo);
@@ -125,12 +134,18 @@ fn show_commit(
         return Ok(None);
     };
     let commit = log.commit(id)?;
-    let live_ids: std::collections::HashSet<&str> = live.iter().map(|e| e.id.as_str()).collect();
     let mut events = Vec::new();
     for seg in log.added_segments(&commit)? {
         events.extend(log.read_segment(&seg, false)?.0);
     }
-    events.retain(|e| live_ids.contains(e.id.as_str()));
+    // Forgotten events are not in the index.
+    let mut live = Vec::with_capacity(events.len());
+    for e in events {
+        if lookup::event(p, &e.id)?.is_some() {
+            live.push(e);
+        }
+    }
+    let mut events = live;
     sort_events(&mut events);
     if json {
         output::print_json(&json!({

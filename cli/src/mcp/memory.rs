@@ -13,14 +13,16 @@ use memlog_indexer::Projections;
 use memlog_indexer::search::{Hit, search};
 use serde_json::{Map, Value, json};
 
-use super::lookup::{self, TimelineQuery};
+use memlog_indexer::lookup::{self, TimelineQuery};
+
 use super::params::{
     ForgetParams, GetParams, RememberKind, RememberParams, SearchParams, TasksParams,
     TimelineParams,
 };
+use super::tasks;
 use crate::commands::forget::{ForgetRequest, forget};
 use crate::commands::search::search_request;
-use crate::commands::stats::stats;
+use crate::commands::stats::stats_of;
 use crate::{output, workspace};
 
 /// Longest query accepted: a search is for words, not documents, and the
@@ -151,7 +153,6 @@ impl Memory {
             bail!("context must be at most {MAX_GET_CONTEXT}");
         }
         let mut found = Vec::with_capacity(p.ids.len());
-        let mut log_events: Option<Vec<Event>> = None;
         for prefix in &p.ids {
             let projections = self.projections()?;
             let id = lookup::resolve_id(projections, prefix)?;
@@ -166,25 +167,7 @@ impl Memory {
             let from = pos.saturating_sub(p.context);
             let to = (pos + p.context + 1).min(session.len());
             let window = &session[from..to];
-            let neighbours: Vec<Event> = if window.iter().all(|s| s.verified) {
-                window.iter().map(|s| s.event.clone()).collect()
-            } else {
-                // The index does not keep these events exactly: read them
-                // from the log.
-                if log_events.is_none() {
-                    log_events = Some(workspace::live(&self.repo, false)?);
-                }
-                let all = log_events.as_deref().unwrap_or_default();
-                window
-                    .iter()
-                    .map(|s| {
-                        all.iter()
-                            .find(|e| e.id == s.event.id)
-                            .cloned()
-                            .unwrap_or_else(|| s.event.clone())
-                    })
-                    .collect()
-            };
+            let neighbours = workspace::exact_events(&self.repo, window.to_vec())?;
             let Some(event) = neighbours.iter().find(|e| e.id == id) else {
                 bail!("event {id} is missing from its session");
             };
@@ -333,7 +316,7 @@ impl Memory {
         if p.limit == 0 || p.limit > MAX_TASKS_LIMIT {
             bail!("limit must be between 1 and {MAX_TASKS_LIMIT}");
         }
-        let all = lookup::tasks(self.projections()?)?;
+        let all = tasks::tasks(self.projections()?)?;
         let wanted: Vec<_> = all
             .into_iter()
             .filter(|t| match &p.status {
@@ -367,7 +350,11 @@ impl Memory {
 
     /// `memory_stats`: exactly `memlog stats --json`.
     pub fn stats(&mut self) -> anyhow::Result<Value> {
-        stats(&self.repo)
+        self.projections()?;
+        let Some(open) = &self.projections else {
+            anyhow::bail!("the index is not open");
+        };
+        stats_of(&self.repo, &open.projections)
     }
 
     /// Seals what this server remembered into one commit, if anything.

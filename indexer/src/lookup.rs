@@ -1,21 +1,23 @@
 //! Reading events back out of the projection database (`events` table), so
-//! that a tool call costs an indexed query rather than a read of the whole
-//! log.
+//! that showing an event or a session costs an indexed query rather than a
+//! read of the whole log.
 //!
 //! The table keeps an event's fields, with `body` left out when it is only
-//! `{"text": …}`. An event rebuilt from a row is checked against its id (the
-//! blake3 of its content): when the two disagree — the one case is a
-//! bookkeeping event whose text the index does not keep — the caller reads
-//! the event from the log instead.
+//! `{"text": …}` and that text is the row's. An event rebuilt from a row is
+//! checked against its id (the blake3 of its content): `verified` is false
+//! only for a row that is not the event (a damaged database), and callers
+//! then read the event from the log.
 
-use std::collections::HashMap;
+use std::path::Path;
 
-use anyhow::bail;
 use memlog_format::event::FORMAT_VERSION;
 use memlog_format::{Event, Kind};
-use memlog_indexer::Projections;
 use rusqlite::{OptionalExtension, Row, params};
 use serde_json::{Map, Value};
+
+use crate::fts::event_key;
+use crate::projection::Projections;
+use crate::{Error, Result};
 
 const COLUMNS: &str = "id, session, seq, ts, kind, project, text, body, meta";
 
@@ -63,19 +65,26 @@ fn object(json: &str) -> Map<String, Value> {
     }
 }
 
-fn sql(e: rusqlite::Error) -> anyhow::Error {
-    anyhow::anyhow!("reading the index: {e}")
+fn sql(e: rusqlite::Error) -> Error {
+    Error::sql(Path::new("graph.sqlite"), e)
 }
 
-/// The full id of the one live event whose id starts with `prefix` (at
-/// least 8 hex digits).
-pub fn resolve_id(p: &Projections, prefix: &str) -> anyhow::Result<String> {
+/// Ids of live events that start with `prefix` (hex, at least
+/// [`MIN_PREFIX`] digits), at most `limit`, in id order.
+pub fn ids_with_prefix(p: &Projections, prefix: &str, limit: usize) -> Result<Vec<String>> {
     let wanted = prefix.trim().to_ascii_lowercase();
-    if wanted.len() < 8 || wanted.len() > 64 || !wanted.bytes().all(|b| b.is_ascii_hexdigit()) {
-        bail!("{prefix:?} is not an event id (give the id, or at least its first 8 hex digits)");
+    if wanted.len() < MIN_PREFIX
+        || wanted.len() > 64
+        || !wanted.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return Err(Error::Invalid(format!(
+            "{prefix:?} is not an event id (give the id, or at least its first {MIN_PREFIX} hex digits)"
+        )));
     }
     // Rows are found by key, the id's first 16 hex digits as an integer:
     // the ids starting with `wanted` have keys in [wanted00…, wantedff…].
+    // Both bounds share the first digit, hence the sign they are stored
+    // with, so the signed range is in order.
     let digits = &wanted[..wanted.len().min(16)];
     let bound = |fill: char| {
         let hex: String = digits
@@ -83,36 +92,51 @@ pub fn resolve_id(p: &Projections, prefix: &str) -> anyhow::Result<String> {
             .chain(std::iter::repeat(fill))
             .take(16)
             .collect();
-        u64::from_str_radix(&hex, 16).map(|k| k as i64)
+        u64::from_str_radix(&hex, 16).map(|k| k as i64).unwrap_or(0)
     };
-    let (Ok(low), Ok(high)) = (bound('0'), bound('f')) else {
-        bail!("{prefix:?} is not an event id");
-    };
-    // Both bounds share the top bit (the first digit), so the signed range
-    // the database stores them in is in order.
     let mut stmt = p
         .graph
         .conn
         .prepare_cached(
-            "SELECT id FROM events WHERE key BETWEEN ?1 AND ?2 AND substr(id, 1, ?3) = ?4 ORDER BY key LIMIT 2",
+            "SELECT id FROM events WHERE key BETWEEN ?1 AND ?2 AND substr(id, 1, ?3) = ?4 ORDER BY key, id LIMIT ?5",
         )
         .map_err(sql)?;
-    let ids: Vec<String> = stmt
-        .query_map(params![low, high, wanted.len() as i64, wanted], |r| {
-            r.get(0)
-        })
+    let ids = stmt
+        .query_map(
+            params![
+                bound('0'),
+                bound('f'),
+                wanted.len() as i64,
+                wanted,
+                limit as i64
+            ],
+            |r| r.get(0),
+        )
         .map_err(sql)?
         .collect::<rusqlite::Result<_>>()
         .map_err(sql)?;
+    Ok(ids)
+}
+
+/// Fewest hex digits that name an event.
+pub const MIN_PREFIX: usize = 4;
+
+/// The full id of the one live event whose id starts with `prefix`.
+pub fn resolve_id(p: &Projections, prefix: &str) -> Result<String> {
+    let ids = ids_with_prefix(p, prefix, 2)?;
     match ids.as_slice() {
         [one] => Ok(one.clone()),
-        [] => bail!("no event has id {prefix:?} (unknown, or forgotten)"),
-        _ => bail!("{prefix:?} names more than one event; give more digits"),
+        [] => Err(Error::Invalid(format!(
+            "no event has id {prefix:?} (unknown, or forgotten)"
+        ))),
+        _ => Err(Error::Invalid(format!(
+            "{prefix:?} names more than one event; give more digits"
+        ))),
     }
 }
 
 /// The event with this full id, if it is live.
-pub fn event(p: &Projections, id: &str) -> anyhow::Result<Option<Stored>> {
+pub fn event(p: &Projections, id: &str) -> Result<Option<Stored>> {
     let mut stmt = p
         .graph
         .conn
@@ -120,17 +144,14 @@ pub fn event(p: &Projections, id: &str) -> anyhow::Result<Option<Stored>> {
             "SELECT {COLUMNS} FROM events WHERE key = ?1 AND id = ?2"
         ))
         .map_err(sql)?;
-    stmt.query_row(
-        params![memlog_indexer::fts::event_key(id) as i64, id],
-        stored,
-    )
-    .optional()
-    .map_err(sql)
+    stmt.query_row(params![event_key(id) as i64, id], stored)
+        .optional()
+        .map_err(sql)
 }
 
 /// Every live event of a session, in session order (time, then seq, then
 /// id: the order `memlog show` uses).
-pub fn session_events(p: &Projections, session: &str) -> anyhow::Result<Vec<Stored>> {
+pub fn session_events(p: &Projections, session: &str) -> Result<Vec<Stored>> {
     let mut stmt = p
         .graph
         .conn
@@ -159,7 +180,7 @@ pub struct TimelineQuery<'a> {
 
 /// Events in time order, filtered; at most `limit + 1` rows are read so
 /// that the caller can tell there are more.
-pub fn timeline(p: &Projections, q: &TimelineQuery) -> anyhow::Result<Vec<Stored>> {
+pub fn timeline(p: &Projections, q: &TimelineQuery) -> Result<Vec<Stored>> {
     let mut clauses: Vec<String> = Vec::new();
     let mut args: Vec<rusqlite::types::Value> = Vec::new();
     if let Some(s) = q.session {
@@ -209,94 +230,21 @@ pub fn timeline(p: &Projections, q: &TimelineQuery) -> anyhow::Result<Vec<Stored
     Ok(rows)
 }
 
-/// One task, folded from its events.
-#[derive(Clone, Debug, Default)]
-pub struct Task {
-    pub key: String,
-    pub title: String,
-    pub status: Option<String>,
-    pub priority: Option<String>,
-    pub blockers: Vec<String>,
-    /// Time of the last event about it.
-    pub updated: String,
-    pub session: String,
-    pub last_event: String,
-}
-
-impl Task {
-    /// Done, completed and cancelled tasks are closed; anything else
-    /// (pending, in_progress, blocked, no status) is open.
-    pub fn is_open(&self) -> bool {
-        !matches!(
-            self.status.as_deref(),
-            Some("done" | "completed" | "cancelled" | "canceled")
-        )
-    }
-}
-
-/// Tasks from the `task_*` events, folded by `body.key` in time order: a
-/// repeated `task_created` updates the task it names (hooks are stateless
-/// and may create a task twice), `task_status_changed` sets the status.
-pub fn tasks(p: &Projections) -> anyhow::Result<Vec<Task>> {
+/// Live events whose kind starts with `prefix` (`task_`), in time order.
+pub fn events_of_kind_prefix(p: &Projections, prefix: &str) -> Result<Vec<Stored>> {
     let mut stmt = p
         .graph
         .conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM events WHERE kind LIKE 'task_%' ORDER BY ts_ms, ts, seq, id"
+            "SELECT {COLUMNS} FROM events WHERE kind >= ?1 AND kind < ?2 ORDER BY ts_ms, ts, seq, id"
         ))
         .map_err(sql)?;
+    // Kinds starting with `prefix` sort in [prefix, prefix + U+10FFFF).
+    let upper = format!("{prefix}\u{10FFFF}");
     let rows = stmt
-        .query_map([], stored)
+        .query_map(params![prefix, upper], stored)
         .map_err(sql)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(sql)?;
-    let mut by_key: HashMap<String, Task> = HashMap::new();
-    for Stored { event: e, .. } in rows {
-        let text = |k: &str| e.body.get(k).and_then(Value::as_str).map(str::to_string);
-        let Some(key) = text("key") else { continue };
-        let task = by_key.entry(key.clone()).or_insert_with(|| Task {
-            key,
-            ..Task::default()
-        });
-        if let Some(t) = text("title") {
-            task.title = t;
-        }
-        match e.kind {
-            Kind::TaskCreated | Kind::TaskStatusChanged => {
-                if let Some(s) = text("to").or_else(|| text("status")) {
-                    task.status = Some(s);
-                }
-            }
-            Kind::TaskPriorityChanged => {
-                if let Some(p) = text("to").or_else(|| text("priority")) {
-                    task.priority = Some(p);
-                }
-            }
-            Kind::TaskBlockersSet => {
-                task.blockers = e
-                    .body
-                    .get("blockers")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-            }
-            _ => continue,
-        }
-        if e.kind == Kind::TaskCreated
-            && let Some(p) = text("priority")
-        {
-            task.priority = Some(p);
-        }
-        task.updated = e.ts.clone();
-        task.session = e.session.clone();
-        task.last_event = e.id.clone();
-    }
-    let mut tasks: Vec<Task> = by_key.into_values().collect();
-    tasks.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.key.cmp(&b.key)));
-    Ok(tasks)
+    Ok(rows)
 }
