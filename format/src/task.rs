@@ -29,6 +29,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::refs::{self, Reference};
 
+/// The `source` of task events derived from Claude Code's TodoWrite calls
+/// (the only source whose `pending → done` jumps imply a start).
+pub const TODO_WRITE_SOURCE: &str = "TodoWrite";
+
 /// The five statuses of a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

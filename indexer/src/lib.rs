@@ -20,6 +20,7 @@ pub mod derive;
 mod error;
 pub mod fts;
 pub mod graph;
+pub mod matcher;
 pub mod projection;
 pub mod search;
 pub mod tasks;

@@ -382,6 +382,7 @@ impl Projections {
             bulk: rebuilding,
             seen_events: HashSet::new(),
             seen_entities: HashSet::new(),
+            tasks_changed: false,
         };
         for seg in &segments {
             let (events, problem) = log.read_segment(seg, false)?;
@@ -448,11 +449,17 @@ impl Projections {
         }
         let sessions: Vec<String> = batch.sessions.drain().collect();
         let deleted = batch.deleted;
+        let tasks_changed = batch.tasks_changed;
         drop(batch);
         if rebuilding {
             // the tables are full: index them once
             tx.execute_batch(crate::graph::INDEXES)
                 .map_err(|e| Error::sql(&self.dir, e))?;
+        }
+        // After the indexes exist: artifacts that blockers name are
+        // get-or-create, which needs the unique index on entities.
+        if rebuilding || tasks_changed {
+            crate::tasks::refold(&tx)?;
         }
         refresh_sessions(&tx, &sessions, rebuilding)?;
         // Both halves carry the same generation: if a crash lands between
@@ -568,6 +575,9 @@ struct Batch<'a> {
     bulk: bool,
     seen_events: HashSet<String>,
     seen_entities: HashSet<String>,
+    /// Task events were added or events removed: the task rows are
+    /// derived again at the end of the run.
+    tasks_changed: bool,
 }
 
 impl Batch<'_> {
@@ -640,6 +650,7 @@ impl Batch<'_> {
         }
         self.report.events_added += 1;
         self.sessions.insert(e.session.clone());
+        self.tasks_changed |= crate::tasks::TASK_KINDS.contains(&e.kind);
         self.link(e, &d)?;
         if !d.text.is_empty() {
             let files = d.files();
@@ -781,6 +792,7 @@ impl Batch<'_> {
             .map_err(|x| self.sql(x))?;
         self.fts.delete(self.writer, id);
         self.deleted = true;
+        self.tasks_changed = true;
         Ok(())
     }
 
