@@ -181,14 +181,17 @@ pub struct Implied {
 }
 
 /// The folded state of one task: what the invariants are about.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskState {
     pub status: Status,
     /// Blockers set with `mode=replace` (non-empty iff the task may be
     /// blocked).
+    #[serde(default)]
     pub blockers: Vec<BlockerRef>,
     /// Blockers set with `mode=suggest`, accumulated.
+    #[serde(default)]
     pub suggestions: Vec<BlockerRef>,
+    #[serde(default)]
     pub priority: Option<String>,
 }
 

@@ -17,6 +17,7 @@
 
 pub mod context;
 pub mod derive;
+pub mod entities;
 mod error;
 pub mod fts;
 pub mod graph;

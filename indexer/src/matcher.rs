@@ -34,6 +34,8 @@ const SEMANTIC_WEIGHT: f32 = 0.4;
 const LEXICAL_WEIGHT: f32 = 0.25;
 /// How many candidates a suggestion lists.
 pub const MAX_CANDIDATES: usize = 5;
+/// Candidates scoring below this are not worth keeping with a condition.
+pub const CANDIDATE_FLOOR: f32 = 0.3;
 
 /// A semantic similarity between two texts, in [0, 1]; `None` when it
 /// cannot tell (no model, no vector for one of them).
@@ -102,7 +104,8 @@ pub fn match_title(
             Scored {
                 entity_id: c.entity_id.to_string(),
                 title: c.title.to_string(),
-                score,
+                // three decimals: scores are shown and stored in events
+                score: (score * 1000.0).round() / 1000.0,
             }
         })
         .collect();

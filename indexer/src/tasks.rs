@@ -804,7 +804,7 @@ pub fn resolve_blockers(
                     candidates: m
                         .candidates()
                         .into_iter()
-                        .filter(|c| c.score > 0.0)
+                        .filter(|c| c.score >= matcher::CANDIDATE_FLOOR)
                         .map(|c| memlog_format::task::Candidate {
                             entity_id: c.entity_id,
                             title: c.title,
