@@ -119,8 +119,7 @@ fn best_window(t: &[char], q: &[char]) -> Option<(usize, usize, usize)> {
             let substitute = diag_cost + usize::from(q[i - 1] != c);
             let skip_text = up_cost + 1;
             let skip_quote = cost[i - 1] + 1;
-            let (next_cost, next_origin) = if substitute <= skip_text && substitute <= skip_quote
-            {
+            let (next_cost, next_origin) = if substitute <= skip_text && substitute <= skip_quote {
                 (substitute, diag_origin)
             } else if skip_quote <= skip_text {
                 (skip_quote, origin[i - 1])
@@ -145,11 +144,17 @@ fn best_window(t: &[char], q: &[char]) -> Option<(usize, usize, usize)> {
 mod tests {
     use super::*;
 
-    const TEXT: &str = "We decided to add rate limiting to the login endpoint because of brute-force attempts.";
+    const TEXT: &str =
+        "We decided to add rate limiting to the login endpoint because of brute-force attempts.";
 
     #[test]
     fn exact_quotes_get_their_span_and_full_confidence() {
-        let span = align(TEXT, "rate limiting to the login endpoint", DEFAULT_THRESHOLD).unwrap();
+        let span = align(
+            TEXT,
+            "rate limiting to the login endpoint",
+            DEFAULT_THRESHOLD,
+        )
+        .unwrap();
         assert_eq!(span.match_type, MatchType::Exact);
         assert_eq!(span.score, 1.0);
         assert_eq!(span.slice(TEXT), "rate limiting to the login endpoint");
@@ -159,23 +164,41 @@ mod tests {
     #[test]
     fn paraphrased_quotes_within_the_threshold_are_fuzzy() {
         // an LLM's small slips: a changed letter, a dropped word's letter
-        let span = align(TEXT, "rate limitting to the logn endpoint", DEFAULT_THRESHOLD).unwrap();
+        let span = align(
+            TEXT,
+            "rate limitting to the logn endpoint",
+            DEFAULT_THRESHOLD,
+        )
+        .unwrap();
         assert_eq!(span.match_type, MatchType::Fuzzy);
         assert!(span.score >= 0.85 && span.score < 1.0, "{span:?}");
         assert_eq!(span.slice(TEXT), "rate limiting to the login endpoint");
         // a quote with different case and punctuation
-        let span = align(TEXT, "Rate limiting to the login endpoint,", DEFAULT_THRESHOLD).unwrap();
+        let span = align(
+            TEXT,
+            "Rate limiting to the login endpoint,",
+            DEFAULT_THRESHOLD,
+        )
+        .unwrap();
         assert_eq!(span.match_type, MatchType::Fuzzy);
-        assert!(span.slice(TEXT).starts_with("ate limiting") || span.slice(TEXT).starts_with("rate"));
+        assert!(
+            span.slice(TEXT).starts_with("ate limiting") || span.slice(TEXT).starts_with("rate")
+        );
     }
 
     #[test]
     fn quotes_that_are_not_there_are_rejected() {
-        assert_eq!(align(TEXT, "we moved the database to Postgres", DEFAULT_THRESHOLD), None);
+        assert_eq!(
+            align(TEXT, "we moved the database to Postgres", DEFAULT_THRESHOLD),
+            None
+        );
         assert_eq!(align(TEXT, "", DEFAULT_THRESHOLD), None);
         assert_eq!(align("", "rate", DEFAULT_THRESHOLD), None);
         // too different: about one character in four changed
-        assert_eq!(align(TEXT, "rote lemiteng ta tha lagin", DEFAULT_THRESHOLD), None);
+        assert_eq!(
+            align(TEXT, "rote lemiteng ta tha lagin", DEFAULT_THRESHOLD),
+            None
+        );
     }
 
     #[test]

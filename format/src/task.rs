@@ -273,11 +273,7 @@ impl TaskState {
             }
             BlockerMode::Suggest => {
                 for b in blockers {
-                    if !self
-                        .suggestions
-                        .iter()
-                        .any(|s| s.entity_id == b.entity_id)
-                    {
+                    if !self.suggestions.iter().any(|s| s.entity_id == b.entity_id) {
                         self.suggestions.push(b);
                     }
                 }
@@ -427,7 +423,10 @@ mod tests {
         assert_eq!(artifact_reference("the API key is configured"), None);
         assert_eq!(artifact_reference("see src/db.rs"), None);
         assert_eq!(task_key("Fix: login!", "shop"), "task:shop::fix login");
-        assert_eq!(condition_key("API key ready", "shop"), "cond:shop::api key ready");
+        assert_eq!(
+            condition_key("API key ready", "shop"),
+            "cond:shop::api key ready"
+        );
     }
 }
 

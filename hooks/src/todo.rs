@@ -240,7 +240,10 @@ mod tests {
             .collect();
         assert_eq!(
             steps,
-            [("pending", "in_progress", true), ("in_progress", "done", false)]
+            [
+                ("pending", "in_progress", true),
+                ("in_progress", "done", false)
+            ]
         );
         assert_eq!(events[0].body["implied"], true);
         assert_eq!(events[0].reference("u1"), "u1/todo/0/implied");

@@ -201,18 +201,27 @@ mod tests {
             ("t2", "Write the release notes"),
         ];
         let m = match_title("Implement vectors search", &tasks(&known), None);
-        assert!(matches!(&m, Match::High { best } if best.entity_id == "t1"), "{m:?}");
+        assert!(
+            matches!(&m, Match::High { best } if best.entity_id == "t1"),
+            "{m:?}"
+        );
     }
 
     #[test]
     fn close_but_different_titles_are_only_suggested() {
         let known = [("t1", "Fix the login bug")];
         let m = match_title("Fix login bug", &tasks(&known), None);
-        assert!(matches!(&m, Match::Suggested { candidates } if candidates[0].entity_id == "t1"), "{m:?}");
+        assert!(
+            matches!(&m, Match::Suggested { candidates } if candidates[0].entity_id == "t1"),
+            "{m:?}"
+        );
         // reordered words
         let known = [("t1", "write tests for the parser")];
         let m = match_title("write the parser tests for", &tasks(&known), None);
-        assert!(matches!(m, Match::High { .. }), "same words, any order: {m:?}");
+        assert!(
+            matches!(m, Match::High { .. }),
+            "same words, any order: {m:?}"
+        );
     }
 
     #[test]
@@ -241,10 +250,22 @@ mod tests {
             score,
         };
         assert!(matches!(decide(vec![s("a", 0.92)]), Match::High { .. }));
-        assert!(matches!(decide(vec![s("a", 0.95), s("b", 0.92)]), Match::High { .. }));
-        assert!(matches!(decide(vec![s("a", 0.95), s("b", 0.93)]), Match::Suggested { .. }));
-        assert!(matches!(decide(vec![s("a", 0.91)]), Match::Suggested { .. }));
-        assert!(matches!(decide(vec![s("a", 0.75)]), Match::Suggested { .. }));
+        assert!(matches!(
+            decide(vec![s("a", 0.95), s("b", 0.92)]),
+            Match::High { .. }
+        ));
+        assert!(matches!(
+            decide(vec![s("a", 0.95), s("b", 0.93)]),
+            Match::Suggested { .. }
+        ));
+        assert!(matches!(
+            decide(vec![s("a", 0.91)]),
+            Match::Suggested { .. }
+        ));
+        assert!(matches!(
+            decide(vec![s("a", 0.75)]),
+            Match::Suggested { .. }
+        ));
         assert!(matches!(decide(vec![s("a", 0.74)]), Match::None { .. }));
     }
 
@@ -258,7 +279,11 @@ mod tests {
     #[test]
     fn a_semantic_signal_joins_the_lexical_one() {
         let known = [("t1", "Set up continuous integration")];
-        let m = match_title("Configure the CI pipeline", &tasks(&known), Some(&Fixed(1.0)));
+        let m = match_title(
+            "Configure the CI pipeline",
+            &tasks(&known),
+            Some(&Fixed(1.0)),
+        );
         // (0.4 * 1.0 + 0.25 * lexical) / 0.65: lifted, yet not confirmed
         let lexical_only = match_title("Configure the CI pipeline", &tasks(&known), None);
         assert!(m.candidates()[0].score > lexical_only.candidates()[0].score + 0.4);

@@ -402,7 +402,10 @@ impl TaskGraph {
         for c in self.conditions.values_mut() {
             let exact = self
                 .aliases
-                .get(&format!("task:{}", canonical_key(&c.text, Some(&c.project))))
+                .get(&format!(
+                    "task:{}",
+                    canonical_key(&c.text, Some(&c.project))
+                ))
                 .cloned();
             c.resolved_to = exact.or_else(|| {
                 let candidates: Vec<matcher::Candidate<'_>> = self
@@ -837,31 +840,78 @@ mod tests {
     #[test]
     fn the_same_task_in_several_sessions_is_one_entity() {
         let g = fold(&[
-            ev(1, "s1", Kind::TaskCreated, json!({"key": "p::fix the login loop", "title": "Fix the login loop", "status": "pending", "source": "TodoWrite"})),
-            ev(2, "s2", Kind::TaskCreated, json!({"key": "p::fix the login loop", "title": "Fix the login loop!", "status": "in_progress", "source": "TodoWrite"})),
+            ev(
+                1,
+                "s1",
+                Kind::TaskCreated,
+                json!({"key": "p::fix the login loop", "title": "Fix the login loop", "status": "pending", "source": "TodoWrite"}),
+            ),
+            ev(
+                2,
+                "s2",
+                Kind::TaskCreated,
+                json!({"key": "p::fix the login loop", "title": "Fix the login loop!", "status": "in_progress", "source": "TodoWrite"}),
+            ),
             // reworded in a third session: confirmed by the matcher
-            ev(3, "s3", Kind::TaskCreated, json!({"key": "p::fix the login loops", "title": "Fix the login loops", "status": "in_progress", "source": "TodoWrite"})),
-            ev(4, "s3", Kind::TaskStatusChanged, json!({"key": "p::fix the login loops", "to": "done", "source": "TodoWrite"})),
+            ev(
+                3,
+                "s3",
+                Kind::TaskCreated,
+                json!({"key": "p::fix the login loops", "title": "Fix the login loops", "status": "in_progress", "source": "TodoWrite"}),
+            ),
+            ev(
+                4,
+                "s3",
+                Kind::TaskStatusChanged,
+                json!({"key": "p::fix the login loops", "to": "done", "source": "TodoWrite"}),
+            ),
         ]);
         assert_eq!(g.tasks.len(), 1, "{:?}", g.tasks.keys());
         let t = &g.tasks["task:p::fix the login loop"];
         assert_eq!(t.state.status, Status::Done);
         assert_eq!(t.sessions, ["s1", "s2", "s3"]);
         assert_eq!(t.aliases, ["task:p::fix the login loops"]);
-        assert_eq!(g.aliases["task:p::fix the login loops"], "task:p::fix the login loop");
+        assert_eq!(
+            g.aliases["task:p::fix the login loops"],
+            "task:p::fix the login loop"
+        );
     }
 
     #[test]
     fn refused_changes_stay_in_the_history_and_change_nothing() {
         let g = fold(&[
-            ev(1, "s1", Kind::TaskCreated, json!({"key": "p::ship", "title": "Ship"})),
-            ev(2, "s1", Kind::TaskStatusChanged, json!({"key": "p::ship", "to": "done", "source": "cli"})),
-            ev(3, "s1", Kind::TaskStatusChanged, json!({"key": "p::ship", "to": "blocked"})),
-            ev(4, "s1", Kind::TaskTransitionRejected, json!({"key": "p::ship", "to": "done", "reason": "pending → done"})),
+            ev(
+                1,
+                "s1",
+                Kind::TaskCreated,
+                json!({"key": "p::ship", "title": "Ship"}),
+            ),
+            ev(
+                2,
+                "s1",
+                Kind::TaskStatusChanged,
+                json!({"key": "p::ship", "to": "done", "source": "cli"}),
+            ),
+            ev(
+                3,
+                "s1",
+                Kind::TaskStatusChanged,
+                json!({"key": "p::ship", "to": "blocked"}),
+            ),
+            ev(
+                4,
+                "s1",
+                Kind::TaskTransitionRejected,
+                json!({"key": "p::ship", "to": "done", "reason": "pending → done"}),
+            ),
         ]);
         let t = &g.tasks["task:p::ship"];
         assert_eq!(t.state.status, Status::Pending);
-        let rejected: Vec<_> = t.history.iter().filter_map(|h| h.rejected.as_deref()).collect();
+        let rejected: Vec<_> = t
+            .history
+            .iter()
+            .filter_map(|h| h.rejected.as_deref())
+            .collect();
         assert_eq!(rejected.len(), 3, "{rejected:?}");
         assert!(rejected[0].contains("start it first"));
         assert!(rejected[1].contains("at least one blocker"));
@@ -877,7 +927,11 @@ mod tests {
         )]);
         let t = &g.tasks["task:p::a"];
         assert_eq!(t.state.status, Status::Done);
-        let steps: Vec<_> = t.history.iter().map(|h| (h.from, h.status, h.implied)).collect();
+        let steps: Vec<_> = t
+            .history
+            .iter()
+            .map(|h| (h.from, h.status, h.implied))
+            .collect();
         assert_eq!(
             steps,
             [
@@ -894,11 +948,36 @@ mod tests {
         assert_eq!(url.kind, BlockerKind::Artifact);
         assert_eq!(cond.entity_id, "cond:p::staging database migrated");
         let g = fold(&[
-            ev(1, "s1", Kind::TaskCreated, json!({"key": "p::deploy", "title": "Deploy", "status": "in_progress"})),
-            ev(2, "s1", Kind::TaskBlockersSet, json!({"key": "p::deploy", "mode": "replace", "blockers": [url, cond]})),
-            ev(3, "s1", Kind::TaskStatusChanged, json!({"key": "p::deploy", "to": "blocked"})),
-            ev(4, "s1", Kind::TaskBlockersSet, json!({"key": "p::deploy", "mode": "suggest", "blockers": ["ACME-9"]})),
-            ev(5, "s2", Kind::TaskCreated, json!({"key": "p::migrate staging database", "title": "Staging database migrated", "status": "pending"})),
+            ev(
+                1,
+                "s1",
+                Kind::TaskCreated,
+                json!({"key": "p::deploy", "title": "Deploy", "status": "in_progress"}),
+            ),
+            ev(
+                2,
+                "s1",
+                Kind::TaskBlockersSet,
+                json!({"key": "p::deploy", "mode": "replace", "blockers": [url, cond]}),
+            ),
+            ev(
+                3,
+                "s1",
+                Kind::TaskStatusChanged,
+                json!({"key": "p::deploy", "to": "blocked"}),
+            ),
+            ev(
+                4,
+                "s1",
+                Kind::TaskBlockersSet,
+                json!({"key": "p::deploy", "mode": "suggest", "blockers": ["ACME-9"]}),
+            ),
+            ev(
+                5,
+                "s2",
+                Kind::TaskCreated,
+                json!({"key": "p::migrate staging database", "title": "Staging database migrated", "status": "pending"}),
+            ),
         ]);
         let edges = g.edges();
         let rel = |r: &str| -> Vec<(String, String)> {
@@ -927,8 +1006,18 @@ mod tests {
     #[test]
     fn similar_titles_from_the_same_session_stay_apart() {
         let g = fold(&[
-            ev(1, "s1", Kind::TaskCreated, json!({"key": "p::add test", "title": "Add test", "status": "pending"})),
-            ev(2, "s1", Kind::TaskCreated, json!({"key": "p::add tests", "title": "Add tests", "status": "pending"})),
+            ev(
+                1,
+                "s1",
+                Kind::TaskCreated,
+                json!({"key": "p::add test", "title": "Add test", "status": "pending"}),
+            ),
+            ev(
+                2,
+                "s1",
+                Kind::TaskCreated,
+                json!({"key": "p::add tests", "title": "Add tests", "status": "pending"}),
+            ),
         ]);
         assert_eq!(g.tasks.len(), 2);
     }

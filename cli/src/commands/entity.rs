@@ -34,7 +34,9 @@ pub fn cmd_entity(dir: &Path, args: EntityArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let projections = workspace::projections(&repo)?;
     let Some(detail) = entities::entity(&projections, &key)? else {
-        anyhow::bail!("no entity {key:?} (ids look like task:PROJECT::title, art:jira:KEY, file:PATH)");
+        anyhow::bail!(
+            "no entity {key:?} (ids look like task:PROJECT::title, art:jira:KEY, file:PATH)"
+        );
     };
     if json {
         output::print_json(&detail)?;
@@ -48,7 +50,10 @@ pub fn cmd_entity(dir: &Path, args: EntityArgs) -> anyhow::Result<ExitCode> {
         println!("  aliases: {}", detail.aliases.join(", "));
     }
     if e.current.as_object().is_some_and(|m| !m.is_empty()) {
-        println!("  state: {}", memlog_format::canonical::to_string(&e.current));
+        println!(
+            "  state: {}",
+            memlog_format::canonical::to_string(&e.current)
+        );
     }
     for (label, edges, arrow) in [
         ("outgoing", &detail.outgoing, "→"),

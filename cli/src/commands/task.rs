@@ -116,7 +116,13 @@ fn add(dir: &Path, title: &str, priority: Option<String>, json: bool) -> anyhow:
         body.insert("priority".into(), json!(p));
     }
     let session = memlog_format::journal::mint_session("task");
-    let draft = Draft::new(&session, time::now(), Kind::TaskCreated, repo.project(), body);
+    let draft = Draft::new(
+        &session,
+        time::now(),
+        Kind::TaskCreated,
+        repo.project(),
+        body,
+    );
     workspace::record(&repo, vec![draft], true)?;
     let p = workspace::projections(&repo)?;
     let task = find(&p, &repo, &format!("task:{key}"))?;
@@ -265,7 +271,10 @@ fn print_task(task: &Value, json: bool) -> anyhow::Result<()> {
     if !aliases.is_empty() {
         println!("  aliases: {}", aliases.join(", "));
     }
-    for (label, field) in [("blockers", "blockers"), ("suggested blockers", "suggestions")] {
+    for (label, field) in [
+        ("blockers", "blockers"),
+        ("suggested blockers", "suggestions"),
+    ] {
         let items = list(field);
         if items.is_empty() {
             continue;
@@ -280,7 +289,12 @@ fn print_task(task: &Value, json: bool) -> anyhow::Result<()> {
                 get("raw_text"),
                 get("confidence")
             );
-            for c in b.get("candidates").and_then(Value::as_array).into_iter().flatten() {
+            for c in b
+                .get("candidates")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 println!(
                     "        candidate {} ({:.2})",
                     c.get("entity_id").and_then(Value::as_str).unwrap_or(""),

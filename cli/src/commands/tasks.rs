@@ -59,7 +59,11 @@ pub fn cmd_tasks(dir: &Path, args: TasksArgs) -> anyhow::Result<ExitCode> {
     }
     for t in &list {
         let blockers = if t.blockers > 0 {
-            format!("  [{} blocker{}]", t.blockers, if t.blockers == 1 { "" } else { "s" })
+            format!(
+                "  [{} blocker{}]",
+                t.blockers,
+                if t.blockers == 1 { "" } else { "s" }
+            )
         } else {
             String::new()
         };
