@@ -10,6 +10,7 @@ mod cat;
 mod context;
 mod diff;
 mod entity;
+mod extract;
 pub mod forget;
 mod fsck;
 mod graph;
@@ -54,6 +55,7 @@ pub enum Command {
     Sql(sql::SqlArgs),
     Forget(forget::ForgetArgs),
     Tasks(tasks::TasksArgs),
+    Extract(extract::ExtractArgs),
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
     Graph(graph::GraphArgs),
@@ -87,6 +89,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Sql(args) => sql::cmd_sql(dir, args),
         Command::Forget(args) => forget::cmd_forget(dir, args),
         Command::Tasks(args) => tasks::cmd_tasks(dir, args),
+        Command::Extract(args) => extract::cmd_extract(dir, args),
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),
         Command::Graph(args) => graph::cmd_graph(dir, args),
