@@ -75,6 +75,14 @@ CREATE TABLE IF NOT EXISTS edges (
     ts       TEXT NOT NULL,
     meta     TEXT NOT NULL DEFAULT '{}'
 );
+CREATE TABLE IF NOT EXISTS memory (
+    event_id    TEXT PRIMARY KEY,
+    base_level  INTEGER NOT NULL,
+    success     INTEGER NOT NULL DEFAULT 0,
+    failure     INTEGER NOT NULL DEFAULT 0,
+    recalls     INTEGER NOT NULL DEFAULT 0,
+    last_recall TEXT
+);
 CREATE TABLE IF NOT EXISTS forgets (
     id    TEXT PRIMARY KEY,
     event TEXT NOT NULL

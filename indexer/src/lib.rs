@@ -22,6 +22,7 @@ mod error;
 pub mod fts;
 pub mod graph;
 pub mod matcher;
+pub mod memory;
 pub mod projection;
 pub mod search;
 pub mod tasks;

@@ -383,6 +383,7 @@ impl Projections {
             seen_events: HashSet::new(),
             seen_entities: HashSet::new(),
             tasks_changed: false,
+            memory_changed: false,
         };
         for seg in &segments {
             let (events, problem) = log.read_segment(seg, false)?;
@@ -450,6 +451,7 @@ impl Projections {
         let sessions: Vec<String> = batch.sessions.drain().collect();
         let deleted = batch.deleted;
         let tasks_changed = batch.tasks_changed;
+        let memory_changed = batch.memory_changed;
         drop(batch);
         if rebuilding {
             // the tables are full: index them once
@@ -460,6 +462,9 @@ impl Projections {
         // get-or-create, which needs the unique index on entities.
         if rebuilding || tasks_changed {
             crate::tasks::refold(&tx)?;
+        }
+        if rebuilding || memory_changed {
+            crate::memory::refold(&tx)?;
         }
         refresh_sessions(&tx, &sessions, rebuilding)?;
         // Both halves carry the same generation: if a crash lands between
@@ -578,6 +583,8 @@ struct Batch<'a> {
     /// Task events were added or events removed: the task rows are
     /// derived again at the end of the run.
     tasks_changed: bool,
+    /// Likewise for the `memory` table (levels' counts).
+    memory_changed: bool,
 }
 
 impl Batch<'_> {
@@ -651,6 +658,7 @@ impl Batch<'_> {
         self.report.events_added += 1;
         self.sessions.insert(e.session.clone());
         self.tasks_changed |= crate::tasks::TASK_KINDS.contains(&e.kind);
+        self.memory_changed |= crate::memory::MEMORY_KINDS.contains(&e.kind);
         self.link(e, &d)?;
         if !d.text.is_empty() {
             let files = d.files();
@@ -793,6 +801,7 @@ impl Batch<'_> {
         self.fts.delete(self.writer, id);
         self.deleted = true;
         self.tasks_changed = true;
+        self.memory_changed = true;
         Ok(())
     }
 
