@@ -84,8 +84,11 @@ fn facts_are_aligned_to_their_event_or_rejected() {
         .collect();
     assert_eq!(stored.len(), 3);
     assert_eq!(stored[0]["body"]["span"], json!([5, 37]));
-    assert_eq!(stored[0]["body"]["evidence"], quote);
-    assert_eq!(stored[2]["body"]["evidence"], "벡터 검색을 먼저 구현하기로");
+    assert_eq!(stored[0]["body"]["matched_text"], quote);
+    assert_eq!(
+        stored[2]["body"]["matched_text"],
+        "벡터 검색을 먼저 구현하기로"
+    );
 
     // Again: nothing new.
     let again = repo

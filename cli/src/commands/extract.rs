@@ -131,7 +131,7 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
             "score".into(),
             json!((span.score * 1000.0).round() / 1000.0),
         );
-        body.insert("evidence".into(), json!(span.slice(&text)));
+        body.insert("matched_text".into(), json!(span.slice(&text)));
         drafts.push(Draft::new(
             &session,
             &now,
