@@ -189,11 +189,18 @@ impl TaskGraph {
         let known = explicit
             .map(str::to_string)
             .or_else(|| named.as_ref().and_then(|k| self.aliases.get(k).cloned()));
+        // Creations and status changes bring their task into being (a
+        // TodoWrite change implies the todo exists, even if its creation
+        // was forgotten); blockers or a refusal for an unknown task say
+        // nothing we can keep.
+        let may_create = matches!(
+            e.kind,
+            Kind::TaskCreated | Kind::TaskStatusChanged | Kind::TaskPriorityChanged
+        );
         let id = match (known, named) {
             (Some(id), _) => id,
-            (None, Some(key)) => self.new_or_matched(e, key),
-            // an event naming no task says nothing we can keep
-            (None, None) => return,
+            (None, Some(key)) if may_create => self.new_or_matched(e, key),
+            _ => return,
         };
         let Some(task) = self.tasks.get_mut(&id) else {
             return;
@@ -670,11 +677,16 @@ pub struct TaskSummary {
     pub status: String,
     pub priority: Option<String>,
     pub blockers: usize,
+    /// The blockers as written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked_by: Vec<String>,
     pub project: String,
     /// When it last changed.
     pub updated: String,
     /// The session that last changed it.
     pub session: String,
+    /// The last event about it.
+    pub last_event: String,
 }
 
 impl TaskSummary {
@@ -709,16 +721,30 @@ pub fn tasks(p: &Projections) -> Result<Vec<TaskSummary>> {
         let (entity_id, title, current, updated) = row.map_err(err)?;
         let current: Value = serde_json::from_str(&current).unwrap_or(Value::Null);
         let field = |k: &str| current.get(k).and_then(Value::as_str).map(str::to_string);
+        let blocked_by: Vec<String> = current
+            .get("blockers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b.get("raw_text").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
         out.push(TaskSummary {
             entity_id,
             title,
             status: field("status").unwrap_or_else(|| "pending".into()),
             priority: field("priority"),
-            blockers: current
-                .get("blockers")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len),
+            blockers: blocked_by.len(),
+            blocked_by,
             project: field("project").unwrap_or_default(),
+            last_event: current
+                .get("history")
+                .and_then(Value::as_array)
+                .and_then(|h| h.last())
+                .and_then(|h| h.get("event"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
             session: current
                 .get("sessions")
                 .and_then(Value::as_array)
