@@ -580,7 +580,12 @@ pub fn refold(tx: &Transaction) -> Result<()> {
         "DELETE FROM entities WHERE entity_type IN ('task', 'condition');
          DELETE FROM entity_aliases WHERE entity_type IN ('task', 'condition');
          DELETE FROM edges WHERE rel_type IN ('blocked_by', 'blocked_by_suggested', 'resolves_to')
-            OR (rel_type = 'mentions' AND dst_id LIKE 'task:%');",
+            OR (rel_type = 'mentions' AND dst_id LIKE 'task:%');
+         -- artifacts nothing links to any more (their blocker or mention was
+         -- forgotten or replaced): a rebuild would not have them; those the
+         -- fold still names are inserted again below
+         DELETE FROM entities WHERE entity_type = 'artifact'
+            AND NOT EXISTS (SELECT 1 FROM edges WHERE edges.dst_id = entities.entity_id);",
     )
     .map_err(sql_err)?;
     let mut entity = tx
