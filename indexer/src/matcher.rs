@@ -150,16 +150,50 @@ fn lexical_similarity(a: &str, a_words: &HashSet<&str>, b: &str) -> f32 {
     let b_words: HashSet<&str> = b.split(' ').filter(|w| !w.is_empty()).collect();
     let shared = a_words.intersection(&b_words).count();
     let dice = 2.0 * shared as f32 / (a_words.len() + b_words.len()).max(1) as f32;
-    let (la, lb) = (a.chars().count(), b.chars().count());
-    let longer = la.max(lb);
-    // the edit distance is at least the length difference: skip the
-    // quadratic part when even that cannot beat the word overlap
-    let best_possible = 1.0 - la.abs_diff(lb) as f32 / longer as f32;
-    if best_possible <= dice {
-        return dice;
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let longer = a.len().max(b.len());
+    // The character similarity matters only where it beats the word overlap
+    // and the floor below which no score is kept: the distance is needed
+    // only up to the matching bound (most pairs stop early).
+    let needed = dice.max(CANDIDATE_FLOOR);
+    let bound = ((1.0 - needed) * longer as f32).floor() as usize;
+    match levenshtein_within(&a, &b, bound) {
+        Some(d) => (1.0 - d as f32 / longer as f32).max(dice),
+        None => dice,
     }
-    let chars = 1.0 - levenshtein(a, b) as f32 / longer as f32;
-    chars.max(dice)
+}
+
+/// The edit distance between `a` and `b` if it is at most `bound`, else
+/// `None`: only the diagonal band of width `2 * bound + 1` is computed, and
+/// the computation stops once a whole row exceeds the bound (Ukkonen).
+pub fn levenshtein_within(a: &[char], b: &[char], bound: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > bound {
+        return None;
+    }
+    const FAR: usize = usize::MAX / 2;
+    let mut prev: Vec<usize> = (0..=b.len())
+        .map(|j| if j <= bound { j } else { FAR })
+        .collect();
+    let mut row = vec![FAR; b.len() + 1];
+    for i in 1..=a.len() {
+        let from = i.saturating_sub(bound).max(1);
+        let to = (i + bound).min(b.len());
+        row.iter_mut().for_each(|c| *c = FAR);
+        row[0] = if i <= bound { i } else { FAR };
+        let mut best = row[0];
+        for j in from..=to {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let value = (prev[j - 1] + cost).min(prev[j] + 1).min(row[j - 1] + 1);
+            row[j] = value;
+            best = best.min(value);
+        }
+        if best > bound {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut row);
+    }
+    Some(prev[b.len()]).filter(|d| *d <= bound)
 }
 
 /// Edit distance in characters.
@@ -290,5 +324,19 @@ mod tests {
         assert!(!matches!(m, Match::High { .. }), "{m:?}");
         assert_eq!(levenshtein("kitten", "sitting"), 3);
         assert_eq!(levenshtein("벡터", "벡타"), 1);
+        let chars = |s: &str| s.chars().collect::<Vec<_>>();
+        for (a, b) in [
+            ("kitten", "sitting"),
+            ("", "abc"),
+            ("flaw", "lawn"),
+            ("same", "same"),
+            ("abcdef", "azcdxf"),
+        ] {
+            let full = levenshtein(a, b);
+            for bound in 0..8 {
+                let banded = levenshtein_within(&chars(a), &chars(b), bound);
+                assert_eq!(banded, (full <= bound).then_some(full), "{a} {b} {bound}");
+            }
+        }
     }
 }

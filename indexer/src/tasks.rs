@@ -23,7 +23,7 @@
 //! history as rejected (a `task_transition_rejected` event, written by the
 //! CLI when it refuses a change, is shown the same way).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use memlog_format::Kind;
@@ -156,6 +156,9 @@ pub struct TaskGraph {
     pub aliases: BTreeMap<String, String>,
     pub conditions: BTreeMap<String, Condition>,
     pub artifacts: BTreeMap<String, Artifact>,
+    /// Words of task titles (normalised) → the tasks whose title has them:
+    /// where title matching looks for candidates.
+    words: BTreeMap<String, Vec<String>>,
 }
 
 /// Folds task events given in log order.
@@ -166,6 +169,20 @@ pub fn fold(events: &[TaskEvent]) -> TaskGraph {
     }
     g.resolve_conditions();
     g
+}
+
+/// The distinct words of a title, normalised as canonical keys are and cut
+/// to their first four characters, so that `login` and `logins`, `test`
+/// and `tests` count as shared.
+fn words(title: &str) -> Vec<String> {
+    let mut out: Vec<String> = memlog_format::key::normalize(title)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.chars().take(4).collect())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn text<'a>(body: &'a Map<String, Value>, field: &str) -> Option<&'a str> {
@@ -318,8 +335,9 @@ impl TaskGraph {
         let mut suggestions = Vec::new();
         if e.kind == Kind::TaskCreated {
             let candidates: Vec<matcher::Candidate<'_>> = self
-                .tasks
-                .values()
+                .sharing_words(&title)
+                .into_iter()
+                .filter_map(|id| self.tasks.get(id))
                 .filter(|t| {
                     t.is_open() && t.project == e.project && !t.sessions.contains(&e.session)
                 })
@@ -353,6 +371,9 @@ impl TaskGraph {
             }
         }
         self.aliases.insert(key.clone(), key.clone());
+        for word in words(&title) {
+            self.words.entry(word).or_default().push(key.clone());
+        }
         self.tasks.insert(
             key.clone(),
             Task {
@@ -406,7 +427,8 @@ impl TaskGraph {
     /// A condition resolves to a task whose title matches its text for sure
     /// (seed 000 §4.6: "a condition can later be resolved to a real task").
     fn resolve_conditions(&mut self) {
-        for c in self.conditions.values_mut() {
+        let mut resolved = Vec::new();
+        for c in self.conditions.values() {
             let exact = self
                 .aliases
                 .get(&format!(
@@ -414,10 +436,11 @@ impl TaskGraph {
                     canonical_key(&c.text, Some(&c.project))
                 ))
                 .cloned();
-            c.resolved_to = exact.or_else(|| {
+            let to = exact.or_else(|| {
                 let candidates: Vec<matcher::Candidate<'_>> = self
-                    .tasks
-                    .values()
+                    .sharing_words(&c.text)
+                    .into_iter()
+                    .filter_map(|id| self.tasks.get(id))
                     .filter(|t| t.project == c.project)
                     .map(|t| matcher::Candidate {
                         entity_id: &t.entity_id,
@@ -429,7 +452,37 @@ impl TaskGraph {
                     _ => None,
                 }
             });
+            resolved.push((c.entity_id.clone(), to));
         }
+        for (id, to) in resolved {
+            if let Some(c) = self.conditions.get_mut(&id) {
+                c.resolved_to = to;
+            }
+        }
+    }
+
+    /// The tasks whose title shares at least half of the words of `title`
+    /// (by their first four characters; in id order). Matching scores only
+    /// these: a title close enough to be suggested (similarity ≥ 0.75)
+    /// shares that many in practice, and scoring every task for every new
+    /// title would make the fold quadratic in the number of tasks (2,400
+    /// tasks took minutes).
+    fn sharing_words(&self, title: &str) -> Vec<&String> {
+        let wanted = words(title);
+        let mut shared: HashMap<&String, usize> = HashMap::new();
+        for w in &wanted {
+            for id in self.words.get(w).into_iter().flatten() {
+                *shared.entry(id).or_default() += 1;
+            }
+        }
+        let needed = wanted.len().div_ceil(2).max(1);
+        let mut ids: Vec<&String> = shared
+            .into_iter()
+            .filter(|(_, n)| *n >= needed)
+            .map(|(id, _)| id)
+            .collect();
+        ids.sort();
+        ids
     }
 
     /// Every edge the task events make, sorted.
