@@ -4,7 +4,8 @@ use std::path::Path;
 
 use anyhow::Context;
 use memlog_format::log::{Log, journal_events, live_events};
-use memlog_format::{Event, Repo};
+use memlog_format::seal::{JournalSelection, seal_journals};
+use memlog_format::{Draft, Event, Recorder, Repo};
 use memlog_indexer::lookup::Stored;
 use memlog_indexer::{Error as IndexError, Projections};
 
@@ -93,4 +94,30 @@ pub fn exact_events(repo: &Repo, rows: Vec<Stored>) -> anyhow::Result<Vec<Event>
                 .unwrap_or(s.event)
         })
         .collect())
+}
+
+/// Records drafts (all of one session) and, when `seal` is set, seals
+/// that session into a commit at once (a note, a task change, extracted
+/// facts: small sessions of their own). Privacy warnings go to stderr.
+/// Returns the events as stored and the commit, if sealed.
+pub fn record(
+    repo: &Repo,
+    drafts: Vec<Draft>,
+    seal: bool,
+) -> anyhow::Result<(Vec<Event>, Option<String>)> {
+    let Some(session) = drafts.first().map(|d| d.session.clone()) else {
+        return Ok((Vec::new(), None));
+    };
+    let recorder = Recorder::new(repo)?;
+    let (events, report) = recorder.record(drafts)?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    let commit = if seal {
+        let sealed = seal_journals(repo, &JournalSelection::Session(session))?;
+        sealed.sealed.into_iter().find_map(|s| s.commit)
+    } else {
+        None
+    };
+    Ok((events, commit))
 }

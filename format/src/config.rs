@@ -17,6 +17,11 @@
 //!   recency: 0.2
 //!   importance: 0.15
 //!   half_life_days: 30
+//!   levels:                   # memory levels (importance's inputs)
+//!     reinforced_successes: 10  # L3 needs this many successes…
+//!     reinforced_rate: 0.8      # …and this success rate
+//!     active_recalls: 3         # L4: an L3 memory recalled this often
+//!     vitality_decay: 0.95      # vitality kept per day without recall
 //! context:
 //!   budget_tokens: 1500       # size of injected context
 //!   min_relevance: 0.3        # leave out weaker matches
@@ -110,6 +115,8 @@ pub struct RankingConfig {
     pub importance: f32,
     /// Age at which the recency signal has halved.
     pub half_life_days: f32,
+    /// Memory levels and vitality, which feed the importance signal.
+    pub levels: LevelsConfig,
 }
 
 impl Default for RankingConfig {
@@ -120,6 +127,32 @@ impl Default for RankingConfig {
             recency: 0.2,
             importance: 0.15,
             half_life_days: 30.0,
+            levels: LevelsConfig::default(),
+        }
+    }
+}
+
+/// Thresholds of the memory levels (seed 000 §4.10, seed 003 §4): L3
+/// "reinforced" needs at least `reinforced_successes` successful uses and a
+/// success rate of at least `reinforced_rate`; L4 "active" is an L3 memory
+/// recalled at least `active_recalls` times. Vitality is multiplied by
+/// `vitality_decay` for every day without a recall.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LevelsConfig {
+    pub reinforced_successes: u32,
+    pub reinforced_rate: f32,
+    pub active_recalls: u32,
+    pub vitality_decay: f32,
+}
+
+impl Default for LevelsConfig {
+    fn default() -> Self {
+        LevelsConfig {
+            reinforced_successes: 10,
+            reinforced_rate: 0.8,
+            active_recalls: 3,
+            vitality_decay: 0.95,
         }
     }
 }
@@ -241,6 +274,12 @@ impl Config {
         }
         if r.half_life_days.is_nan() || r.half_life_days <= 0.0 {
             return Err(bad("ranking.half_life_days must be positive".into()));
+        }
+        let l = &r.levels;
+        if !(0.0..=1.0).contains(&l.reinforced_rate) || !(0.0..=1.0).contains(&l.vitality_decay) {
+            return Err(bad(
+                "ranking.levels.reinforced_rate and vitality_decay must be between 0 and 1".into(),
+            ));
         }
         for p in &self.privacy.patterns {
             regex::Regex::new(p).map_err(|e| bad(format!("privacy pattern {p:?}: {e}")))?;

@@ -17,11 +17,15 @@
 //! - [`log`] and [`seal`]: the git ref (`refs/heads/memlog` by default) that
 //!   holds one commit per sealed session, read and written with gix without
 //!   ever touching HEAD, the index or the working tree;
-//! - [`visibility`]: `forget` events and what they hide.
+//! - [`visibility`]: `forget` events and what they hide;
+//! - [`task`]: the task state machine and its invariants (seed 002), and
+//!   [`align`]: the evidence aligner for extracted facts (seed 000 §4.12) —
+//!   pure functions shared by the writers and the indexer.
 //!
 //! Nothing here knows about search indexes, Claude Code or the command line.
 //! The byte-level specification is `FORMAT.md` next to this crate.
 
+pub mod align;
 pub mod canonical;
 pub mod config;
 mod error;
@@ -43,6 +47,7 @@ pub mod seal;
 pub mod segment;
 mod sessions;
 pub mod sync;
+pub mod task;
 pub mod time;
 pub mod visibility;
 

@@ -9,6 +9,12 @@
 //! - `task_status_changed` when it was, with a different status;
 //! - nothing when it was, unchanged.
 //!
+//! A todo that went from `pending` straight to `completed` between two
+//! calls gets the step the state machine requires recorded first: a
+//! `task_status_changed` `pending → in_progress` marked `implied: true`
+//! (the call proves the work happened; `memlog_format::task` explains the
+//! rule), then `in_progress → done`.
+//!
 //! Todos that leave the list produce nothing: Claude Code drops finished
 //! lists wholesale, so leaving says nothing about the task.
 
@@ -37,6 +43,17 @@ pub(crate) struct TaskEvent {
     pub kind: Kind,
     pub body: Map<String, Value>,
     pub index: usize,
+    /// The implied `in_progress` step before a `pending → done` jump.
+    pub implied: bool,
+}
+
+impl TaskEvent {
+    /// A stable external reference for the event, from the call's: the
+    /// todo's index, and `/implied` for an implied step.
+    pub fn reference(&self, call: &str) -> String {
+        let implied = if self.implied { "/implied" } else { "" };
+        format!("{call}/todo/{}{implied}", self.index)
+    }
 }
 
 /// The todos of a TodoWrite list (`tool_input.todos`, `newTodos`,
@@ -125,7 +142,21 @@ pub(crate) fn task_events(
                 Kind::TaskCreated
             }
             Some(from) if *from != status => {
-                if let Some(from) = from {
+                if *from == Some("pending") && status == Some("done") {
+                    let mut step = body.clone();
+                    step.insert("status".into(), Value::String("in_progress".into()));
+                    step.remove("todo_status");
+                    step.insert("from".into(), Value::String("pending".into()));
+                    step.insert("to".into(), Value::String("in_progress".into()));
+                    step.insert("implied".into(), Value::Bool(true));
+                    events.push(TaskEvent {
+                        kind: Kind::TaskStatusChanged,
+                        body: step,
+                        index,
+                        implied: true,
+                    });
+                    body.insert("from".into(), Value::String("in_progress".into()));
+                } else if let Some(from) = from {
                     body.insert("from".into(), Value::String(from.to_string()));
                 }
                 if let Some(to) = status {
@@ -135,7 +166,12 @@ pub(crate) fn task_events(
             }
             Some(_) => continue,
         };
-        events.push(TaskEvent { kind, body, index });
+        events.push(TaskEvent {
+            kind,
+            body,
+            index,
+            implied: false,
+        });
     }
     events
 }
@@ -185,6 +221,33 @@ mod tests {
         assert_eq!(created.body["priority"], "low");
         assert_eq!(created.body["todo_id"], "4");
         assert_eq!(created.body["source"], "TodoWrite");
+    }
+
+    #[test]
+    fn a_jump_from_pending_to_completed_records_the_implied_start() {
+        let old = todos(json!([{"content": "Ship", "status": "pending"}]));
+        let new = todos(json!([{"content": "Ship", "status": "completed"}]));
+        let events = task_events(&new, Some(&old), "p");
+        let steps: Vec<(&str, &str, bool)> = events
+            .iter()
+            .map(|e| {
+                (
+                    e.body["from"].as_str().unwrap(),
+                    e.body["to"].as_str().unwrap(),
+                    e.implied,
+                )
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                ("pending", "in_progress", true),
+                ("in_progress", "done", false)
+            ]
+        );
+        assert_eq!(events[0].body["implied"], true);
+        assert_eq!(events[0].reference("u1"), "u1/todo/0/implied");
+        assert_eq!(events[1].reference("u1"), "u1/todo/0");
     }
 
     #[test]

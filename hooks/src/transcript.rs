@@ -39,7 +39,7 @@
 //!
 //! Every draft's `meta.ref` is the line's `uuid` (`<uuid>#<n>` for the n-th
 //! block of a line, n > 0; `…/todo/<i>` for the i-th todo of a TodoWrite
-//! call; `summary:<leafUuid>` for summaries; `line:<n>` for a line without
+//! call, `…/todo/<i>/implied` for its implied start, see `todo`; `summary:<leafUuid>` for summaries; `line:<n>` for a line without
 //! a uuid), and its `ts` the line's `timestamp`. Both depend only on the
 //! line and the ones before it, so importing a transcript again, or after
 //! it grew, yields the same drafts for the same lines.
@@ -670,7 +670,7 @@ impl<'a> Converter<'a> {
             let previous = self.todo_lists.get(&conversation).map(Vec::as_slice);
             let tasks = task_events(&todos, previous, &self.options.project);
             for task in tasks {
-                let task_ref = format!("{reference}/todo/{}", task.index);
+                let task_ref = task.reference(&reference);
                 let mut draft = self.draft(line, ts.to_string(), task.kind, task.body, &task_ref);
                 if let Some(id) = id {
                     draft
@@ -1040,6 +1040,8 @@ mod tests {
                 "user_prompt",
                 "task_created",
                 "task_created",
+                // Alpha went pending → completed: its implied start first
+                "task_status_changed",
                 "task_status_changed"
             ]
         );

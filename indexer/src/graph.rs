@@ -10,7 +10,7 @@ use crate::{Error, Result};
 
 /// Bumped whenever the schema or what is derived into it changes: an index
 /// with another version is rebuilt.
-pub const SCHEMA_VERSION: &str = "4";
+pub const SCHEMA_VERSION: &str = "5";
 
 /// Tables. Unique and lookup indexes are separate ([`INDEXES`]) so that a
 /// rebuild can fill the tables first and index them once at the end.
@@ -74,6 +74,14 @@ CREATE TABLE IF NOT EXISTS edges (
     evidence TEXT NOT NULL DEFAULT '',
     ts       TEXT NOT NULL,
     meta     TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS memory (
+    event_id    TEXT PRIMARY KEY,
+    base_level  INTEGER NOT NULL,
+    success     INTEGER NOT NULL DEFAULT 0,
+    failure     INTEGER NOT NULL DEFAULT 0,
+    recalls     INTEGER NOT NULL DEFAULT 0,
+    last_recall TEXT
 );
 CREATE TABLE IF NOT EXISTS forgets (
     id    TEXT PRIMARY KEY,

@@ -18,10 +18,13 @@
 
 pub mod context;
 pub mod derive;
+pub mod entities;
 mod error;
 pub mod fts;
 pub mod graph;
 pub mod lookup;
+pub mod matcher;
+pub mod memory;
 pub mod projection;
 pub mod search;
 pub mod tasks;

@@ -229,22 +229,3 @@ pub fn timeline(p: &Projections, q: &TimelineQuery) -> Result<Vec<Stored>> {
     }
     Ok(rows)
 }
-
-/// Live events whose kind starts with `prefix` (`task_`), in time order.
-pub fn events_of_kind_prefix(p: &Projections, prefix: &str) -> Result<Vec<Stored>> {
-    let mut stmt = p
-        .graph
-        .conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM events WHERE kind >= ?1 AND kind < ?2 ORDER BY ts_ms, ts, seq, id"
-        ))
-        .map_err(sql)?;
-    // Kinds starting with `prefix` sort in [prefix, prefix + U+10FFFF).
-    let upper = format!("{prefix}\u{10FFFF}");
-    let rows = stmt
-        .query_map(params![prefix, upper], stored)
-        .map_err(sql)?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(sql)?;
-    Ok(rows)
-}

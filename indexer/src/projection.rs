@@ -396,6 +396,8 @@ impl Projections {
             bulk: rebuilding,
             seen_events: HashSet::new(),
             seen_entities: HashSet::new(),
+            tasks_changed: false,
+            memory_changed: false,
         };
         for seg in &segments {
             let (events, problem) = log.read_segment(seg, false)?;
@@ -462,6 +464,8 @@ impl Projections {
         }
         let sessions: Vec<String> = batch.sessions.drain().collect();
         let deleted = batch.deleted;
+        let tasks_changed = batch.tasks_changed;
+        let memory_changed = batch.memory_changed;
         drop(batch);
         // Both halves carry the same generation: if a crash lands between
         // the two commits, they disagree on the next open and the index is
@@ -481,6 +485,14 @@ impl Projections {
                     // the tables are full: index them once
                     tx.execute_batch(crate::graph::INDEXES)
                         .map_err(|e| Error::sql(dir, e))?;
+                }
+                // After the indexes exist: artifacts that blockers name are
+                // get-or-create, which needs the unique index on entities.
+                if rebuilding || tasks_changed {
+                    crate::tasks::refold(&tx)?;
+                }
+                if rebuilding || memory_changed {
+                    crate::memory::refold(&tx)?;
                 }
                 refresh_sessions(&tx, &sessions, rebuilding)
             })();
@@ -576,6 +588,11 @@ struct Batch<'a> {
     bulk: bool,
     seen_events: HashSet<String>,
     seen_entities: HashSet<String>,
+    /// Task events were added or events removed: the task rows are
+    /// derived again at the end of the run.
+    tasks_changed: bool,
+    /// Likewise for the `memory` table (levels' counts).
+    memory_changed: bool,
 }
 
 impl Batch<'_> {
@@ -649,6 +666,8 @@ impl Batch<'_> {
         }
         self.report.events_added += 1;
         self.sessions.insert(e.session.clone());
+        self.tasks_changed |= crate::tasks::TASK_KINDS.contains(&e.kind);
+        self.memory_changed |= crate::memory::MEMORY_KINDS.contains(&e.kind);
         self.link(e, &d)?;
         if !d.text.is_empty() {
             let files = d.files();
@@ -800,6 +819,8 @@ impl Batch<'_> {
             .map_err(|x| self.sql(x))?;
         self.fts.delete(self.writer, id);
         self.deleted = true;
+        self.tasks_changed = true;
+        self.memory_changed = true;
         Ok(())
     }
 

@@ -1,4 +1,6 @@
-//! Search: full-text candidates re-ranked with recency and importance.
+//! Search: full-text candidates re-ranked with recency and importance (the
+//! kind's prior, raised by memory level and recalls, scaled by success
+//! rate: [`crate::memory`]).
 //!
 //! Each signal is in [0, 1] and weighted as `.memlog.yaml`'s `ranking` says
 //! (DESIGN: semantic 0.4, full-text 0.25, recency 0.2, importance 0.15).
@@ -12,8 +14,8 @@ use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::derive::importance;
 use crate::fts::Filters;
+use crate::memory::importance;
 use crate::projection::Projections;
 use crate::{Error, Result};
 
@@ -86,21 +88,22 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     } else {
         (1.0, 0.0, 0.0)
     };
-    let mut scored: Vec<(f32, ScoreParts, crate::fts::Candidate)> = candidates
-        .into_iter()
-        .map(|c| {
-            let age = (now_ms - c.ts_ms).max(0) as f64;
-            let recency = 0.5f64.powf(age / half_life_ms) as f32;
-            let parts = ScoreParts {
-                fts: c.relevance,
-                semantic: None,
-                recency,
-                importance: importance(&c.kind),
-            };
-            let score = wf * parts.fts + wr * parts.recency + wi * parts.importance;
-            (score, parts, c)
-        })
-        .collect();
+    let mut scored: Vec<(f32, ScoreParts, crate::fts::Candidate)> =
+        Vec::with_capacity(candidates.len());
+    for c in candidates {
+        let age = (now_ms - c.ts_ms).max(0) as f64;
+        let recency = 0.5f64.powf(age / half_life_ms) as f32;
+        // memory level, success rate and recall vitality (crate::memory)
+        let row = crate::memory::row_by_key(p, c.key as i64)?;
+        let parts = ScoreParts {
+            fts: c.relevance,
+            semantic: None,
+            recency,
+            importance: importance(&c.kind, row.as_ref(), c.ts_ms, now_ms, &ranking.levels),
+        };
+        let score = wf * parts.fts + wr * parts.recency + wi * parts.importance;
+        scored.push((score, parts, c));
+    }
     scored.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
             .then_with(|| b.2.ts_ms.cmp(&a.2.ts_ms))

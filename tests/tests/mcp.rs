@@ -78,7 +78,20 @@ fn repo_with_memory() -> TestRepo {
             "tasks-1",
             "2026-11-20T10:04:00Z",
             Kind::TaskCreated,
-            json!({"key": key("deploy"), "title": "Deploy the pricing fix", "status": "blocked"}),
+            json!({"key": key("deploy"), "title": "Deploy the pricing fix", "status": "pending"}),
+        ),
+        // blocked needs a blocker (seed 002's invariant)
+        draft(
+            "tasks-1",
+            "2026-11-20T10:04:20Z",
+            Kind::TaskBlockersSet,
+            json!({"key": key("deploy"), "mode": "replace", "blockers": ["the release freeze ends"]}),
+        ),
+        draft(
+            "tasks-1",
+            "2026-11-20T10:04:40Z",
+            Kind::TaskStatusChanged,
+            json!({"key": key("deploy"), "from": "pending", "to": "blocked"}),
         ),
         draft(
             "tasks-1",

@@ -9,8 +9,11 @@ use clap::Subcommand;
 mod cat;
 mod context;
 mod diff;
+mod entity;
+mod extract;
 pub mod forget;
 mod fsck;
+mod graph;
 pub mod hook;
 mod import;
 mod index;
@@ -30,6 +33,8 @@ mod show;
 mod sql;
 pub mod stats;
 mod sync;
+mod task;
+mod tasks;
 mod textconv;
 mod watch;
 
@@ -49,6 +54,11 @@ pub enum Command {
     Context(context::ContextArgs),
     Sql(sql::SqlArgs),
     Forget(forget::ForgetArgs),
+    Tasks(tasks::TasksArgs),
+    Extract(extract::ExtractArgs),
+    Task(task::TaskArgs),
+    Entity(entity::EntityArgs),
+    Graph(graph::GraphArgs),
     Fsck(fsck::FsckArgs),
     Uninstall(install::UninstallArgs),
     Hook(hook::HookArgs),
@@ -78,6 +88,11 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Context(args) => context::cmd_context(dir, args),
         Command::Sql(args) => sql::cmd_sql(dir, args),
         Command::Forget(args) => forget::cmd_forget(dir, args),
+        Command::Tasks(args) => tasks::cmd_tasks(dir, args),
+        Command::Extract(args) => extract::cmd_extract(dir, args),
+        Command::Task(args) => task::cmd_task(dir, args),
+        Command::Entity(args) => entity::cmd_entity(dir, args),
+        Command::Graph(args) => graph::cmd_graph(dir, args),
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
         Command::Uninstall(args) => install::cmd_uninstall(dir, args),
         Command::Hook(args) => hook::cmd_hook(dir, args),

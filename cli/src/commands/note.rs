@@ -2,8 +2,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::seal::{JournalSelection, seal_journals};
-use memlog_format::{Draft, Kind, Recorder, time};
+use memlog_format::{Draft, Kind, time};
 use serde_json::json;
 
 use crate::{output, workspace};
@@ -33,18 +32,8 @@ pub fn cmd_note(dir: &Path, args: NoteArgs) -> anyhow::Result<ExitCode> {
         .session
         .unwrap_or_else(|| memlog_format::journal::mint_session("note"));
     let draft = Draft::text(&session, time::now(), Kind::Note, repo.project(), args.text);
-    let recorder = Recorder::new(&repo)?;
-    let (events, report) = recorder.record(vec![draft])?;
-    for w in &report.warnings {
-        eprintln!("warning: {w}");
-    }
+    let (events, commit) = workspace::record(&repo, vec![draft], standalone)?;
     let id = events.first().map(|e| e.id.clone()).unwrap_or_default();
-    let commit = if standalone {
-        let sealed = seal_journals(&repo, &JournalSelection::Session(session.clone()))?;
-        sealed.sealed.into_iter().find_map(|s| s.commit)
-    } else {
-        None
-    };
     if args.json {
         output::print_json(&json!({"id": id, "session": session, "commit": commit}))?;
     } else {

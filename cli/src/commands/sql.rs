@@ -11,7 +11,7 @@ use crate::{output, workspace};
 
 /// Query the entity/edge database with SQL, read-only.
 ///
-/// Tables: events, sessions, entities, entity_aliases, edges, forgets, meta
+/// Tables: events, sessions, entities, entity_aliases, edges, memory, forgets, meta
 /// (see indexer/SCHEMA.md). The database is a projection: it is brought up
 /// to date first, and writes are refused.
 ///

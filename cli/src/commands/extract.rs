@@ -1,0 +1,285 @@
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use memlog_format::align::{self, Span};
+use memlog_format::{Draft, Event, Kind, time};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::{output, workspace};
+
+/// Record facts extracted by an LLM, each tied to the exact words of the
+/// event it came from.
+///
+/// FILE (or `-` for stdin) holds a JSON array of facts, `{"facts": [...]}`,
+/// or one fact per line. A fact is `{"text": "...", "quote": "...",
+/// "event": "ID"}`: the fact, the words of the event it rests on, and that
+/// event's id (or a unique prefix). memlog never calls an LLM: it aligns
+/// each quote in the event's text (exactly, else the closest window with a
+/// similarity of at least 0.85) and records a `fact` event with the span
+/// (in characters) and the match type. Facts whose quote cannot be found,
+/// or whose event does not exist, are rejected and listed; facts already
+/// recorded are skipped.
+#[derive(Args)]
+pub struct ExtractArgs {
+    /// The facts file (`-` for stdin).
+    #[arg(long = "facts", value_name = "FILE")]
+    facts: PathBuf,
+
+    /// Fuzzy alignment threshold (similarity, 0 to 1).
+    #[arg(long, default_value_t = align::DEFAULT_THRESHOLD)]
+    threshold: f32,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One fact as given.
+#[derive(Clone, Debug, Serialize)]
+struct Given {
+    index: usize,
+    text: String,
+    quote: String,
+    event: String,
+}
+
+#[derive(Serialize)]
+struct Rejected {
+    #[serde(flatten)]
+    fact: Given,
+    reason: String,
+}
+
+#[derive(Serialize)]
+struct Recorded {
+    id: String,
+    text: String,
+    event: String,
+    #[serde(flatten)]
+    span: Span,
+}
+
+pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
+    if !(0.0..=1.0).contains(&args.threshold) {
+        bail!("--threshold must be between 0 and 1");
+    }
+    let raw = if args.facts == Path::new("-") {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading facts from stdin")?;
+        s
+    } else {
+        std::fs::read_to_string(&args.facts)
+            .with_context(|| format!("reading {}", args.facts.display()))?
+    };
+    let (facts, mut rejected) = parse_facts(&raw)
+        .with_context(|| format!("{} is not a facts file", args.facts.display()))?;
+    let repo = workspace::open_for_writing(dir)?;
+    let events = workspace::live(&repo, false)?;
+    let by_id: HashMap<&str, &Event> = events.iter().map(|e| (e.id.as_str(), e)).collect();
+    let known: HashSet<(String, String, String)> = events
+        .iter()
+        .filter(|e| e.kind == Kind::Fact)
+        .filter_map(|e| {
+            let s = |k: &str| e.body.get(k).and_then(Value::as_str).map(str::to_string);
+            Some((s("event")?, s("quote")?, s("text")?))
+        })
+        .collect();
+
+    let session = memlog_format::journal::mint_session("facts");
+    let now = time::now();
+    let mut drafts = Vec::new();
+    let mut accepted: Vec<(Given, String, Span)> = Vec::new();
+    let mut skipped = 0usize;
+    for fact in facts {
+        let source = match find_event(&events, &by_id, &fact.event) {
+            Ok(e) => e,
+            Err(reason) => {
+                rejected.push(Rejected { fact, reason });
+                continue;
+            }
+        };
+        let text = source_text(source);
+        let Some(span) = align::align(&text, &fact.quote, args.threshold) else {
+            rejected.push(Rejected {
+                reason: format!(
+                    "the quote is not in event {} (nor anything with similarity ≥ {})",
+                    short(&source.id),
+                    args.threshold
+                ),
+                fact,
+            });
+            continue;
+        };
+        if known.contains(&(source.id.clone(), fact.quote.clone(), fact.text.clone())) {
+            skipped += 1;
+            continue;
+        }
+        let mut body = Map::new();
+        body.insert("text".into(), json!(fact.text));
+        body.insert("quote".into(), json!(fact.quote));
+        body.insert("event".into(), json!(source.id));
+        body.insert("span".into(), json!([span.start, span.end]));
+        body.insert("match".into(), json!(span.match_type.as_str()));
+        body.insert(
+            "score".into(),
+            json!((span.score * 1000.0).round() / 1000.0),
+        );
+        body.insert("matched_text".into(), json!(span.slice(&text)));
+        drafts.push(Draft::new(
+            &session,
+            &now,
+            Kind::Fact,
+            source.project.clone(),
+            body,
+        ));
+        accepted.push((fact, source.id.clone(), span));
+    }
+    let (stored, commit) = workspace::record(&repo, drafts, true)?;
+    let recorded: Vec<Recorded> = stored
+        .iter()
+        .zip(accepted)
+        .map(|(e, (fact, event, span))| Recorded {
+            id: e.id.clone(),
+            text: fact.text,
+            event,
+            span,
+        })
+        .collect();
+    if args.json {
+        output::print_json(&json!({
+            "recorded": recorded,
+            "rejected": rejected,
+            "already_recorded": skipped,
+            "session": (!recorded.is_empty()).then_some(&session),
+            "commit": commit,
+        }))?;
+    } else {
+        for r in &recorded {
+            println!(
+                "{}  {} {}..{} of {}: {}",
+                short(&r.id),
+                r.span.match_type.as_str(),
+                r.span.start,
+                r.span.end,
+                short(&r.event),
+                r.text
+            );
+        }
+        for r in &rejected {
+            println!("rejected #{}: {} ({})", r.fact.index, r.fact.text, r.reason);
+        }
+        println!(
+            "{} recorded, {} rejected, {} already recorded",
+            recorded.len(),
+            rejected.len(),
+            skipped
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+/// The facts of a file; malformed entries are rejected with a reason, a
+/// file that is not JSON at all is an error.
+fn parse_facts(raw: &str) -> anyhow::Result<(Vec<Given>, Vec<Rejected>)> {
+    let items: Vec<Value> = match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Array(items)) => items,
+        Ok(Value::Object(mut m)) if m.contains_key("facts") => match m.remove("facts") {
+            Some(Value::Array(items)) => items,
+            _ => bail!("\"facts\" must be an array"),
+        },
+        Ok(one @ Value::Object(_)) => vec![one],
+        Ok(_) => bail!("expected an array of facts, {{\"facts\": [...]}} or one fact per line"),
+        Err(_) => raw
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(n, l)| {
+                serde_json::from_str(l).with_context(|| format!("line {} is not JSON", n + 1))
+            })
+            .collect::<anyhow::Result<_>>()?,
+    };
+    let mut facts = Vec::new();
+    let mut rejected = Vec::new();
+    for (index, item) in items.into_iter().enumerate() {
+        let s = |k: &str| {
+            item.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
+        let text = Some(s("text"))
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| s("fact"));
+        let fact = Given {
+            index,
+            text,
+            quote: s("quote"),
+            event: s("event"),
+        };
+        let missing: Vec<&str> = [
+            ("text", &fact.text),
+            ("quote", &fact.quote),
+            ("event", &fact.event),
+        ]
+        .into_iter()
+        .filter(|(_, v)| v.is_empty())
+        .map(|(k, _)| k)
+        .collect();
+        if missing.is_empty() {
+            facts.push(fact);
+        } else {
+            rejected.push(Rejected {
+                reason: format!("missing {}", missing.join(", ")),
+                fact,
+            });
+        }
+    }
+    Ok((facts, rejected))
+}
+
+/// The event a fact names: by id, or by a unique prefix of at least 8 hex
+/// digits.
+fn find_event<'a>(
+    events: &'a [Event],
+    by_id: &HashMap<&str, &'a Event>,
+    name: &str,
+) -> Result<&'a Event, String> {
+    let lower = name.to_ascii_lowercase();
+    if let Some(e) = by_id.get(lower.as_str()) {
+        return Ok(e);
+    }
+    if lower.len() < 8 || !lower.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!(
+            "no event {name:?} (give its id or at least 8 hex digits)"
+        ));
+    }
+    let mut matches = events.iter().filter(|e| e.id.starts_with(&lower));
+    match (matches.next(), matches.next()) {
+        (Some(e), None) => Ok(e),
+        (Some(_), Some(_)) => Err(format!("{name:?} names several events; give more digits")),
+        (None, _) => Err(format!(
+            "no live event {name:?} (forgotten, or not in this log)"
+        )),
+    }
+}
+
+/// The text a quote is looked up in: the event's text, or for a tool call
+/// what the index holds of it (tool, telling inputs, output).
+fn source_text(e: &Event) -> String {
+    match e.text() {
+        Some(t) => t.to_string(),
+        None => memlog_indexer::derive::derive(e).text,
+    }
+}

@@ -1,0 +1,488 @@
+//! The task state machine of seed 002 §2.3, as pure functions of task
+//! events, shared by whoever writes task events (the CLI checks a change
+//! before recording it) and whoever folds them (the indexer's projection).
+//!
+//! ```text
+//! pending ──▶ in_progress ──▶ done
+//!    │  ▲          │  ▲         │
+//!    │  └──────────┘  │         └──▶ pending / in_progress (reopened)
+//!    └──▶ blocked ◀───┘
+//!           └──▶ in_progress (its blockers resolved)
+//! any open status ──▶ cancelled ──▶ pending / in_progress (reopened)
+//! ```
+//!
+//! Invariants, checked after every step: `blocked` has at least one blocker;
+//! `done` has none. `pending → done` is rejected: the work has to be started
+//! first. Staying in the same status is not a transition and always passes.
+//!
+//! Claude Code's TodoWrite is the exception the seed does not foresee: it
+//! moves a todo from `pending` to `completed` between two calls when the
+//! agent did the work without marking it started. The tool call itself
+//! proves the work happened, so for changes whose source is TodoWrite the
+//! missing `in_progress` step is applied first ([`Implied`]), and recorded
+//! as such (the hooks write it as its own event when they see both lists;
+//! the fold marks it `implied` in the task's history when they did not).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::refs::{self, Reference};
+
+/// The `source` of task events derived from Claude Code's TodoWrite calls
+/// (the only source whose `pending → done` jumps imply a start).
+pub const TODO_WRITE_SOURCE: &str = "TodoWrite";
+
+/// The five statuses of a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pending,
+    InProgress,
+    Blocked,
+    Done,
+    Cancelled,
+}
+
+impl Status {
+    pub const ALL: [Status; 5] = [
+        Status::Pending,
+        Status::InProgress,
+        Status::Blocked,
+        Status::Done,
+        Status::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::InProgress => "in_progress",
+            Status::Blocked => "blocked",
+            Status::Done => "done",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    /// Reads a status, accepting TodoWrite's `completed` for `done` and the
+    /// American `canceled`.
+    pub fn parse(name: &str) -> Option<Status> {
+        match name {
+            "completed" => Some(Status::Done),
+            "canceled" => Some(Status::Cancelled),
+            other => Status::ALL.into_iter().find(|s| s.as_str() == other),
+        }
+    }
+
+    /// Done and cancelled tasks are closed: not matched, not listed as open.
+    pub fn is_open(self) -> bool {
+        !matches!(self, Status::Done | Status::Cancelled)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a blocker refers to (seed 002 §4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockerKind {
+    Task,
+    Condition,
+    Artifact,
+}
+
+/// How sure the resolver was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    High,
+    Suggested,
+    None,
+}
+
+/// A task the resolver considered for a blocker that became a condition.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub entity_id: String,
+    pub title: String,
+    pub score: f32,
+}
+
+/// One resolved blocker, as `task_blockers_set` stores it: the text as
+/// written, and the entity it was resolved to when it was written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockerRef {
+    pub kind: BlockerKind,
+    pub entity_id: String,
+    pub raw_text: String,
+    pub confidence: Confidence,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<Candidate>,
+}
+
+/// `mode` of a `task_blockers_set` event: evidence-backed blockers replace
+/// the task's blockers; others are only suggestions (seed 002 §4.3–4.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockerMode {
+    Replace,
+    Suggest,
+}
+
+/// Why a change was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("a pending task cannot be done directly: start it first (in_progress)")]
+    PendingToDone,
+    #[error("{from} → {to} is not a transition of the task state machine")]
+    NotAllowed { from: Status, to: Status },
+    #[error("a blocked task needs at least one blocker (give --blocker)")]
+    BlockedWithoutBlockers,
+    #[error("a done task has no blockers: clear them before finishing it")]
+    DoneWithBlockers,
+    #[error("unknown task status {0:?} (known: pending, in_progress, blocked, done, cancelled)")]
+    UnknownStatus(String),
+}
+
+impl Rejection {
+    /// A short stable name for the log (`task_transition_rejected.rule`).
+    pub fn rule(&self) -> &'static str {
+        match self {
+            Rejection::PendingToDone => "pending_to_done",
+            Rejection::NotAllowed { .. } => "not_allowed",
+            Rejection::BlockedWithoutBlockers => "blocked_without_blockers",
+            Rejection::DoneWithBlockers => "done_with_blockers",
+            Rejection::UnknownStatus(_) => "unknown_status",
+        }
+    }
+}
+
+/// Whether `from → to` is an edge of the state machine (blockers aside).
+pub fn is_edge(from: Status, to: Status) -> bool {
+    use Status::*;
+    match (from, to) {
+        (a, b) if a == b => true,
+        (Pending, InProgress | Blocked | Cancelled) => true,
+        (InProgress, Pending | Blocked | Done | Cancelled) => true,
+        (Blocked, InProgress | Cancelled) => true,
+        (Done | Cancelled, Pending | InProgress) => true,
+        _ => false,
+    }
+}
+
+/// A step the fold applied without an event of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Implied {
+    pub from: Status,
+    pub to: Status,
+}
+
+/// The folded state of one task: what the invariants are about.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskState {
+    pub status: Status,
+    /// Blockers set with `mode=replace` (non-empty iff the task may be
+    /// blocked).
+    #[serde(default)]
+    pub blockers: Vec<BlockerRef>,
+    /// Blockers set with `mode=suggest`, accumulated.
+    #[serde(default)]
+    pub suggestions: Vec<BlockerRef>,
+    #[serde(default)]
+    pub priority: Option<String>,
+}
+
+impl TaskState {
+    /// A new task. Tasks are created `pending` or `in_progress`; a creation
+    /// in another status is a creation followed by a change to it.
+    pub fn new() -> TaskState {
+        TaskState {
+            status: Status::Pending,
+            blockers: Vec::new(),
+            suggestions: Vec::new(),
+            priority: None,
+        }
+    }
+
+    /// Checks the invariants of seed 002 §2.3.
+    pub fn check(&self) -> Result<(), Rejection> {
+        match self.status {
+            Status::Blocked if self.blockers.is_empty() => Err(Rejection::BlockedWithoutBlockers),
+            Status::Done if !self.blockers.is_empty() => Err(Rejection::DoneWithBlockers),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether changing to `to` would be accepted, without changing.
+    pub fn check_status(&self, to: Status, from_todo_write: bool) -> Result<(), Rejection> {
+        self.clone().set_status(to, from_todo_write).map(|_| ())
+    }
+
+    /// Changes the status, or refuses and leaves the state as it was.
+    /// `from_todo_write` allows the implied `in_progress` step of a
+    /// `pending → done` jump (module docs); the implied step is returned.
+    pub fn set_status(
+        &mut self,
+        to: Status,
+        from_todo_write: bool,
+    ) -> Result<Option<Implied>, Rejection> {
+        let from = self.status;
+        if from == to {
+            return Ok(None);
+        }
+        let mut next = self.clone();
+        let mut implied = None;
+        if from == Status::Pending && to == Status::Done {
+            if !from_todo_write {
+                return Err(Rejection::PendingToDone);
+            }
+            implied = Some(Implied {
+                from,
+                to: Status::InProgress,
+            });
+            next.status = Status::InProgress;
+        }
+        if !is_edge(next.status, to) {
+            return Err(Rejection::NotAllowed { from, to });
+        }
+        // Leaving `blocked` for work means its blockers were resolved.
+        if next.status == Status::Blocked && to == Status::InProgress {
+            next.blockers.clear();
+        }
+        next.status = to;
+        next.check()?;
+        *self = next;
+        Ok(implied)
+    }
+
+    /// Applies a `task_blockers_set` event.
+    pub fn set_blockers(
+        &mut self,
+        mode: BlockerMode,
+        blockers: Vec<BlockerRef>,
+    ) -> Result<(), Rejection> {
+        match mode {
+            BlockerMode::Replace => {
+                let mut next = self.clone();
+                next.blockers = blockers;
+                next.check()?;
+                *self = next;
+            }
+            BlockerMode::Suggest => {
+                for b in blockers {
+                    if !self.suggestions.iter().any(|s| s.entity_id == b.entity_id) {
+                        self.suggestions.push(b);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for TaskState {
+    fn default() -> Self {
+        TaskState::new()
+    }
+}
+
+/// The strong reference a blocker text makes, if any: a URL, a GitHub issue
+/// (`owner/repo#N`) or a JIRA key — an artifact, whatever else the text
+/// says (seed 000 §4.6 rule 1). File paths are not strong references.
+pub fn artifact_reference(text: &str) -> Option<Reference> {
+    refs::extract(text)
+        .into_iter()
+        .filter(|r| !matches!(r, Reference::File(_)))
+        // a URL first: `https://github.com/o/r/issues/1` is one reference
+        .min_by_key(|r| match r {
+            Reference::Url(_) => 0,
+            Reference::GithubIssue { .. } => 1,
+            _ => 2,
+        })
+}
+
+/// The entity key of a task: `task:` and the title's canonical key in the
+/// project's namespace (FORMAT.md §6), e.g. `task:shop::fix login`.
+pub fn task_key(title: &str, project: &str) -> String {
+    format!("task:{}", crate::key::canonical_key(title, Some(project)))
+}
+
+/// The entity key of a condition (an unresolved blocker text):
+/// `cond:` and the text's canonical key in the project's namespace.
+pub fn condition_key(text: &str, project: &str) -> String {
+    format!("cond:{}", crate::key::canonical_key(text, Some(project)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocker(id: &str) -> BlockerRef {
+        BlockerRef {
+            kind: BlockerKind::Artifact,
+            entity_id: id.into(),
+            raw_text: id.into(),
+            confidence: Confidence::High,
+            candidates: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn pending_to_done_is_rejected_except_from_todo_write() {
+        let mut t = TaskState::new();
+        assert_eq!(
+            t.set_status(Status::Done, false),
+            Err(Rejection::PendingToDone)
+        );
+        assert_eq!(t.status, Status::Pending, "a refusal changes nothing");
+        let implied = t.set_status(Status::Done, true).unwrap();
+        assert_eq!(
+            implied,
+            Some(Implied {
+                from: Status::Pending,
+                to: Status::InProgress
+            })
+        );
+        assert_eq!(t.status, Status::Done);
+    }
+
+    #[test]
+    fn blocked_needs_blockers_and_done_has_none() {
+        let mut t = TaskState::new();
+        assert_eq!(
+            t.set_status(Status::Blocked, false),
+            Err(Rejection::BlockedWithoutBlockers)
+        );
+        t.set_blockers(BlockerMode::Replace, vec![blocker("art:jira:A-1")])
+            .unwrap();
+        t.set_status(Status::Blocked, false).unwrap();
+        assert_eq!(
+            t.set_blockers(BlockerMode::Replace, vec![]),
+            Err(Rejection::BlockedWithoutBlockers)
+        );
+        assert_eq!(
+            t.set_status(Status::Done, false),
+            Err(Rejection::NotAllowed {
+                from: Status::Blocked,
+                to: Status::Done
+            })
+        );
+        // resolving: back to work clears the blockers, then it can finish
+        t.set_status(Status::InProgress, false).unwrap();
+        assert!(t.blockers.is_empty());
+        t.set_status(Status::Done, false).unwrap();
+        t.check().unwrap();
+        // suggestions never block
+        t.set_blockers(BlockerMode::Suggest, vec![blocker("cond:p::x")])
+            .unwrap();
+        t.set_blockers(BlockerMode::Suggest, vec![blocker("cond:p::x")])
+            .unwrap();
+        assert_eq!(t.suggestions.len(), 1);
+        t.check().unwrap();
+    }
+
+    #[test]
+    fn in_progress_with_blockers_cannot_finish() {
+        let mut t = TaskState::new();
+        t.set_status(Status::InProgress, false).unwrap();
+        t.set_blockers(BlockerMode::Replace, vec![blocker("art:jira:A-1")])
+            .unwrap();
+        assert_eq!(
+            t.set_status(Status::Done, false),
+            Err(Rejection::DoneWithBlockers)
+        );
+    }
+
+    #[test]
+    fn statuses_parse_todo_write_names() {
+        assert_eq!(Status::parse("completed"), Some(Status::Done));
+        assert_eq!(Status::parse("in_progress"), Some(Status::InProgress));
+        assert_eq!(Status::parse("bogus"), None);
+        for s in Status::ALL {
+            assert_eq!(Status::parse(s.as_str()), Some(s));
+        }
+    }
+
+    #[test]
+    fn strong_references_are_artifacts() {
+        assert_eq!(
+            artifact_reference("waiting on https://example.com/x and ACME-1"),
+            Some(Reference::Url("https://example.com/x".into()))
+        );
+        assert_eq!(
+            artifact_reference("needs ACME-412 merged").map(|r| r.key()),
+            Some("art:jira:ACME-412".into())
+        );
+        assert_eq!(
+            artifact_reference("fix in acme/shop#7").map(|r| r.key()),
+            Some("art:gh_issue:acme/shop:7".into())
+        );
+        assert_eq!(artifact_reference("the API key is configured"), None);
+        assert_eq!(artifact_reference("see src/db.rs"), None);
+        assert_eq!(task_key("Fix: login!", "shop"), "task:shop::fix login");
+        assert_eq!(
+            condition_key("API key ready", "shop"),
+            "cond:shop::api key ready"
+        );
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Status(Status, bool),
+        Blockers(BlockerMode, usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0..5usize, any::<bool>()).prop_map(|(s, tw)| Op::Status(Status::ALL[s], tw)),
+            (any::<bool>(), 0..3usize).prop_map(|(replace, n)| Op::Blockers(
+                if replace {
+                    BlockerMode::Replace
+                } else {
+                    BlockerMode::Suggest
+                },
+                n
+            )),
+        ]
+    }
+
+    proptest! {
+        /// Whatever events arrive, in whatever order, the folded state
+        /// satisfies the invariants; a refused event changes nothing.
+        #[test]
+        fn folding_any_events_keeps_the_invariants(ops in proptest::collection::vec(op(), 0..40)) {
+            let mut t = TaskState::new();
+            for op in ops {
+                let before = t.clone();
+                let result = match op {
+                    Op::Status(s, tw) => t.set_status(s, tw).map(|_| ()),
+                    Op::Blockers(mode, n) => t.set_blockers(
+                        mode,
+                        (0..n)
+                            .map(|i| BlockerRef {
+                                kind: BlockerKind::Condition,
+                                entity_id: format!("cond:p::c{i}"),
+                                raw_text: format!("c{i}"),
+                                confidence: Confidence::None,
+                                candidates: Vec::new(),
+                            })
+                            .collect(),
+                    ),
+                };
+                if result.is_err() {
+                    prop_assert_eq!(&t, &before);
+                }
+                prop_assert!(t.check().is_ok(), "{:?}", t);
+            }
+        }
+    }
+}
