@@ -8,7 +8,7 @@ use clap::Subcommand;
 
 mod cat;
 mod context;
-mod diff;
+pub mod diff;
 pub mod forget;
 mod fsck;
 pub mod hook;
@@ -18,7 +18,7 @@ mod init;
 mod install;
 mod install_git;
 mod install_mcp;
-mod log;
+pub mod log;
 mod mcp;
 mod note;
 mod purge;
@@ -26,6 +26,7 @@ mod rebuild;
 mod record;
 mod seal;
 pub mod search;
+mod serve;
 mod show;
 mod sql;
 pub mod stats;
@@ -60,6 +61,7 @@ pub enum Command {
     Textconv(textconv::TextconvArgs),
     Mcp(mcp::McpArgs),
     Install(install::InstallArgs),
+    Serve(serve::ServeArgs),
 }
 
 pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
@@ -89,5 +91,6 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Textconv(args) => textconv::cmd_textconv(args),
         Command::Mcp(args) => mcp::cmd_mcp(dir, args),
         Command::Install(args) => install::cmd_install(dir, args),
+        Command::Serve(args) => serve::cmd_serve(dir, args),
     }
 }

@@ -12,10 +12,12 @@ use std::collections::HashMap;
 
 use anyhow::bail;
 use memlog_format::event::FORMAT_VERSION;
-use memlog_format::{Event, Kind};
+use memlog_format::{Event, Kind, Repo};
 use memlog_indexer::Projections;
 use rusqlite::{OptionalExtension, Row, params};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+
+use crate::workspace;
 
 const COLUMNS: &str = "id, session, seq, ts, kind, project, text, body, meta";
 
@@ -120,6 +122,68 @@ pub fn session_events(p: &Projections, session: &str) -> anyhow::Result<Vec<Stor
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(sql)?;
     Ok(rows)
+}
+
+/// `{"event", "context"}`, exactly as `memlog show ID --context N --json`
+/// prints it: the live event with this full id and up to `context` events
+/// before and after it in its session. Events the index does not keep
+/// exactly are read from the log, once per caller (`log_events`).
+pub fn event_with_context(
+    p: &Projections,
+    repo: &Repo,
+    id: &str,
+    context: usize,
+    log_events: &mut Option<Vec<Event>>,
+) -> anyhow::Result<Value> {
+    let Some(target) = event(p, id)? else {
+        bail!("no event has id {id:?} (unknown, or forgotten)");
+    };
+    let session = session_events(p, &target.event.session)?;
+    let pos = session
+        .iter()
+        .position(|s| s.event.id == id)
+        .unwrap_or_default();
+    let from = pos.saturating_sub(context);
+    let to = (pos + context + 1).min(session.len());
+    let window = &session[from..to];
+    let neighbours: Vec<Event> = if window.iter().all(|s| s.verified) {
+        window.iter().map(|s| s.event.clone()).collect()
+    } else {
+        verified_events(repo, window, log_events)?
+    };
+    let Some(event) = neighbours.iter().find(|e| e.id == id) else {
+        bail!("event {id} is missing from its session");
+    };
+    Ok(json!({
+        "event": event.to_value(true),
+        "context": neighbours
+            .iter()
+            .filter(|e| e.id != id)
+            .map(|e| e.to_value(true))
+            .collect::<Vec<_>>(),
+    }))
+}
+
+/// The events of `rows` as they are in the log: the index does not keep
+/// the unverified ones exactly. The log is read once per caller.
+pub fn verified_events(
+    repo: &Repo,
+    rows: &[Stored],
+    log_events: &mut Option<Vec<Event>>,
+) -> anyhow::Result<Vec<Event>> {
+    if log_events.is_none() {
+        *log_events = Some(workspace::live(repo, false)?);
+    }
+    let all = log_events.as_deref().unwrap_or_default();
+    Ok(rows
+        .iter()
+        .map(|s| {
+            all.iter()
+                .find(|e| e.id == s.event.id)
+                .cloned()
+                .unwrap_or_else(|| s.event.clone())
+        })
+        .collect())
 }
 
 /// What a timeline asks for.

@@ -18,11 +18,13 @@
 //! trip takes p50 1.4 ms this way and 2.6 ms when the projections are
 //! opened afresh for every call, the other design considered.
 
-mod lookup;
+pub(crate) mod lookup;
 mod memory;
 mod params;
 mod server;
 mod worker;
+
+pub(crate) use memory::MAX_QUERY_BYTES;
 
 use std::path::Path;
 
@@ -70,7 +72,7 @@ pub fn serve(dir: &Path) -> anyhow::Result<()> {
 
 /// Resolves on SIGINT or SIGTERM (how clients stop a stdio server that
 /// does not exit when its stdin closes).
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
