@@ -161,6 +161,18 @@ pub fn get(site: &mut Site, segments: &[String], query: &Query) -> Result<Value,
     }
 }
 
+/// `GET /api/config`: what the pages need to know about this server and
+/// repository: whether forget is allowed, and the ranking weights (to
+/// show why a hit ranked).
+pub fn config(site: &mut Site, allow_forget: bool) -> Result<Value, ApiError> {
+    Ok(json!({
+        "allow_forget": allow_forget,
+        "project": site.repo.project(),
+        "ref": site.repo.ref_name(),
+        "ranking": site.repo.config.ranking,
+    }))
+}
+
 fn one<'q>(query: &'q Query, key: &str) -> Option<&'q str> {
     query
         .get(key)

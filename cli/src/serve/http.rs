@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
@@ -52,10 +52,10 @@ pub async fn handle(
         (&Method::GET, "/app.js") => asset(APP_JS, "text/javascript; charset=utf-8"),
         (&Method::GET, "/style.css") => asset(STYLE_CSS, "text/css; charset=utf-8"),
         (&Method::GET, "/api/live") => live_stream(&state),
-        (&Method::GET, "/api/config") => json_response(
-            StatusCode::OK,
-            &json!({ "allow_forget": state.forget_token.is_some() }),
-        ),
+        (&Method::GET, "/api/config") => {
+            let allow_forget = state.forget_token.is_some();
+            blocking(&state, move |site| api::config(site, allow_forget)).await
+        }
         (&Method::POST, "/api/forget") => forget(&state, req).await,
         (&Method::GET, p) if p.starts_with("/api/") => {
             let segments: Vec<String> = p["/api/".len()..]
@@ -63,16 +63,7 @@ pub async fn handle(
                 .filter(|s| !s.is_empty())
                 .map(percent_decode)
                 .collect();
-            let dir = state.dir.clone();
-            let answer = tokio::task::spawn_blocking(move || {
-                api::with_site(&dir, |site| api::get(site, &segments, &query))
-            })
-            .await
-            .unwrap_or_else(|e| Err(ApiError::internal(format!("the request failed: {e}"))));
-            match answer {
-                Ok(value) => json_response(StatusCode::OK, &value),
-                Err(e) => error(&e),
-            }
+            blocking(&state, move |site| api::get(site, &segments, &query)).await
         }
         (_, p) if p.starts_with("/api/") => error(&ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -149,16 +140,30 @@ async fn forget(state: &State, req: Request<Incoming>) -> Response<Body> {
         Ok(v) => v,
         Err(e) => return error(&ApiError::bad_request(format!("the body is not JSON: {e}"))),
     };
+    blocking(state, move |site| api::forget(site, &request)).await
+}
+
+/// Runs `f` on a blocking thread's site and answers its JSON, with the
+/// server's own time in `Server-Timing` (for the browser's devtools and
+/// `memlog-bench --serve`).
+async fn blocking(
+    state: &State,
+    f: impl FnOnce(&mut api::Site) -> Result<Value, ApiError> + Send + 'static,
+) -> Response<Body> {
     let dir = state.dir.clone();
-    let answer = tokio::task::spawn_blocking(move || {
-        api::with_site(&dir, |site| api::forget(site, &request))
-    })
-    .await
-    .unwrap_or_else(|e| Err(ApiError::internal(format!("the forget failed: {e}"))));
-    match answer {
+    let started = Instant::now();
+    let answer = tokio::task::spawn_blocking(move || api::with_site(&dir, f))
+        .await
+        .unwrap_or_else(|e| Err(ApiError::internal(format!("the request failed: {e}"))));
+    let mut response = match answer {
         Ok(value) => json_response(StatusCode::OK, &value),
         Err(e) => error(&e),
+    };
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    if let Ok(v) = HeaderValue::from_str(&format!("app;dur={ms:.2}")) {
+        response.headers_mut().insert("server-timing", v);
     }
+    response
 }
 
 /// Compares in time independent of where the two differ.
