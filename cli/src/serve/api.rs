@@ -209,15 +209,8 @@ fn sessions(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         },
         None => (None, None),
     };
-    let rows: Vec<(
-        String,
-        String,
-        i64,
-        i64,
-        i64,
-        Option<String>,
-        Option<String>,
-    )> = {
+    let count = |n: i64| n.max(0) as usize;
+    let mut lines: Vec<SessionLine> = {
         let p = site.projections()?;
         let mut stmt = p.graph.conn.prepare_cached(
             "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
@@ -226,41 +219,31 @@ fn sessions(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
              ORDER BY first_ts DESC, session DESC LIMIT ?3",
         )?;
         stmt.query_map(params![before_ts, before_session, limit as i64 + 1], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<_>>()?
-    };
-    let more = rows.len() > limit;
-    let seals = site.seals()?;
-    let lines: Vec<SessionLine> = rows
-        .into_iter()
-        .take(limit)
-        .map(
-            |(session, started, events, prompts, tool_calls, first_prompt, branch)| SessionLine {
-                commit: seals.get(&session).cloned(),
-                first_prompt: first_prompt.map(|t| {
+            Ok(SessionLine {
+                // filled in below, from the log
+                commit: None,
+                session: r.get(0)?,
+                started: r.get(1)?,
+                events: count(r.get(2)?),
+                prompts: count(r.get(3)?),
+                tool_calls: count(r.get(4)?),
+                first_prompt: r.get::<_, Option<String>>(5)?.map(|t| {
                     memlog_format::event::truncate_chars(
                         memlog_format::event::first_line(&t),
                         FIRST_PROMPT_CHARS,
                     )
                 }),
-                session,
-                started,
-                events: events.max(0) as usize,
-                prompts: prompts.max(0) as usize,
-                tool_calls: tool_calls.max(0) as usize,
-                branch,
-            },
-        )
-        .collect();
+                branch: r.get(6)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?
+    };
+    let more = lines.len() > limit;
+    lines.truncate(limit);
+    let seals = site.seals()?;
+    for line in &mut lines {
+        line.commit = seals.get(&line.session).cloned();
+    }
     let next = match (more, lines.last()) {
         (true, Some(last)) => Some(format!("{}|{}", last.started, last.session)),
         _ => None,
