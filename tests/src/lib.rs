@@ -588,10 +588,16 @@ impl ServeProcess {
     /// Starts `memlog serve --port 0 ARGS…` in `dir` and reads the URL it
     /// prints.
     pub fn start(dir: &Path, args: &[&str]) -> ServeProcess {
+        let mut command = memlog_command(dir);
+        command.args(["serve", "--port", "0"]).args(args);
+        ServeProcess::spawn(command)
+    }
+
+    /// Starts `command` (a `memlog serve --port 0 …` of any binary) and
+    /// reads the URL it prints.
+    pub fn spawn(mut command: Command) -> ServeProcess {
         use std::io::BufRead;
-        let mut child = memlog_command(dir)
-            .args(["serve", "--port", "0"])
-            .args(args)
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -790,7 +790,9 @@ fn a_person_browses_memory_in_a_real_browser() {
     assert_eq!(session, "demo-0001");
     browser.wait_for_text(&format!("Session {session}"));
     browser.wait_for("#events .event");
-    assert!(!browser.find_all("#events details summary").is_empty());
+    let folded = browser.find_all("#events details summary");
+    assert!(!folded.is_empty());
+    browser.click(&folded[0]);
     browser.screenshot(&shots, "session");
 
     // The tasks board: four columns, the blocked task with its blockers.
