@@ -60,6 +60,13 @@ fn repo_with_memory() -> TestRepo {
         "tasks-1",
         "feature/coupons",
         &[
+            // A bookkeeping event whose text the index does not keep: the
+            // session page must still give it exactly (from the log).
+            (
+                "2026-11-20T09:59:59Z",
+                Kind::SessionStart,
+                json!({"text": "startup"}),
+            ),
             (
                 "2026-11-20T10:00:00Z",
                 Kind::UserPrompt,

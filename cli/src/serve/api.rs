@@ -13,7 +13,7 @@ use std::path::Path;
 
 use hyper::StatusCode;
 use memlog_format::log::Log;
-use memlog_format::{ObjectId, Repo};
+use memlog_format::{Event, ObjectId, Repo};
 use memlog_indexer::Projections;
 use memlog_indexer::search::search;
 use rusqlite::{OptionalExtension, params};
@@ -256,7 +256,7 @@ fn sessions(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
 struct TouchedTask {
     key: String,
     title: String,
-    status: Option<String>,
+    status: String,
 }
 
 /// `GET /api/sessions/ID`: `memlog show SESSION --json` (`session`,
@@ -269,31 +269,41 @@ fn session(site: &mut Site, id: &str) -> Result<Value, ApiError> {
             "no session is named {id:?} (unknown, or forgotten)"
         )));
     }
+    let commit = site.seals()?.get(id).cloned();
     let events = if rows.iter().all(|r| r.verified) {
         rows.iter().map(|r| r.event.clone()).collect()
     } else {
-        lookup::verified_events(&site.repo, &rows, &mut None)?
+        // Read the session's own segments rather than the whole log.
+        let mut sealed = match &commit {
+            Some(c) => Some(sealed_events(&site.repo, c)?),
+            None => None,
+        };
+        lookup::verified_events(&site.repo, &rows, &mut sealed)?
     };
     let keys: BTreeSet<&str> = events
         .iter()
         .filter(|e| e.kind.as_str().starts_with("task_"))
         .filter_map(|e| e.body.get("key").and_then(Value::as_str))
         .collect();
-    let tasks: Vec<TouchedTask> = memlog_indexer::tasks::tasks(site.projections()?)?
-        .into_iter()
-        .filter(|t| keys.contains(t.key.as_str()))
-        .map(|t| TouchedTask {
-            key: t.key,
-            title: t.title,
-            status: Some(t.status),
-        })
-        .collect();
+    // The fold reads every task event: only for sessions that have some.
+    let tasks: Vec<TouchedTask> = if keys.is_empty() {
+        Vec::new()
+    } else {
+        memlog_indexer::tasks::tasks(site.projections()?)?
+            .into_iter()
+            .filter(|t| keys.contains(t.key.as_str()))
+            .map(|t| TouchedTask {
+                key: t.key,
+                title: t.title,
+                status: t.status,
+            })
+            .collect()
+    };
     let entities = edges(
         site.projections()?,
         &format!("session:{id}"),
         Direction::Out,
     )?;
-    let commit = site.seals()?.get(id).cloned();
     Ok(json!({
         "session": id,
         "events": events.iter().map(|e| e.to_value(true)).collect::<Vec<_>>(),
@@ -301,6 +311,23 @@ fn session(site: &mut Site, id: &str) -> Result<Value, ApiError> {
         "tasks": tasks,
         "entities": entities,
     }))
+}
+
+/// The events a seal commit added: one session's segments.
+fn sealed_events(repo: &Repo, commit: &str) -> Result<Vec<Event>, ApiError> {
+    let log = Log::new(repo);
+    let id = ObjectId::from_hex(commit.as_bytes())
+        .map_err(|e| ApiError::internal(format!("commit {commit}: {e}")))?;
+    let info = log.commit(id).map_err(anyhow::Error::from)?;
+    let mut events = Vec::new();
+    for seg in log.added_segments(&info).map_err(anyhow::Error::from)? {
+        events.extend(
+            log.read_segment(&seg, false)
+                .map_err(anyhow::Error::from)?
+                .0,
+        );
+    }
+    Ok(events)
 }
 
 const MAX_CONTEXT: usize = 50;
@@ -523,7 +550,7 @@ fn index(site: &mut Site) -> Result<Value, ApiError> {
         "per_day": per_day,
         "sizes": {
             "fts_bytes": dir_bytes(&p.dir.join("fts")),
-            "graph_bytes": dir_bytes(&p.dir) - dir_bytes(&p.dir.join("fts")),
+            "graph_bytes": dir_bytes(&p.dir).saturating_sub(dir_bytes(&p.dir.join("fts"))),
         },
         "rows": {
             "events": count("events")?,

@@ -162,6 +162,7 @@ async function timeline() {
   // Live: the newest page again, rows replaced in place or added on top.
   state.refresh = async () => {
     const data = await api("sessions?limit=50");
+    for (const placeholder of body.querySelectorAll("tr:not(.session-row)")) placeholder.remove();
     const existing = new Map([...body.querySelectorAll("tr.session-row")].map((tr) => [tr.dataset.session, tr]));
     let anchor = body.firstChild;
     for (const s of data.sessions) {
