@@ -435,31 +435,40 @@ fn listening_addresses(pid: u32) -> Vec<String> {
     out
 }
 
+/// Asserts that `server` listens on `ip` alone (its only listening socket,
+/// as /proc tells).
+fn assert_listens_only_on(server: &ServeProcess, ip: std::net::Ipv4Addr) {
+    assert!(
+        server.addr.starts_with(&format!("{ip}:")),
+        "{}",
+        server.banner
+    );
+    let port: u16 = server
+        .addr
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    // /proc/net/tcp writes 127.0.0.1:80 as 0100007F:0050.
+    let ip_hex = format!("{:08X}", u32::from_le_bytes(ip.octets()));
+    assert_eq!(
+        listening_addresses(server.child.id()),
+        [format!("{ip_hex}:{port:04X}")]
+    );
+}
+
 #[test]
 #[cfg(target_os = "linux")]
 fn it_listens_on_loopback_unless_told_otherwise() {
     let repo = repo_with_memory();
     let server = ServeProcess::start(repo.path(), &[]);
-    assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.banner);
-    let port = server.addr.rsplit(':').next().expect("port");
-    let port_hex = format!("{:04X}", port.parse::<u16>().expect("port"));
-    // 127.0.0.1 is 0100007F in /proc/net/tcp.
-    assert_eq!(
-        listening_addresses(server.child.id()),
-        [format!("0100007F:{port_hex}")]
-    );
+    assert_listens_only_on(&server, std::net::Ipv4Addr::LOCALHOST);
     drop(server);
 
     // An explicit --bind is honoured (another loopback address here: the
     // tests talk to this machine only).
     let server = ServeProcess::start(repo.path(), &["--bind", "127.0.0.2"]);
-    assert!(server.addr.starts_with("127.0.0.2:"), "{}", server.banner);
-    let port = server.addr.rsplit(':').next().expect("port");
-    let port_hex = format!("{:04X}", port.parse::<u16>().expect("port"));
-    assert_eq!(
-        listening_addresses(server.child.id()),
-        [format!("0200007F:{port_hex}")]
-    );
+    assert_listens_only_on(&server, std::net::Ipv4Addr::new(127, 0, 0, 2));
     assert_eq!(server.get("/api/config").status, 200);
 }
 
