@@ -554,10 +554,15 @@ impl Browser {
             .stderr(Stdio::null())
             .spawn()
             .expect("start chromedriver");
-        let addr = format!("127.0.0.1:{port}");
+        // Owned from here on, so that a failure below still ends the driver.
+        let mut browser = Browser {
+            driver,
+            addr: format!("127.0.0.1:{port}"),
+            session: String::new(),
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            if let Ok(r) = http::request(&addr, "GET", "/status", &[], None)
+            if let Ok(r) = http::request(&browser.addr, "GET", "/status", &[], None)
                 && r.json()["value"]["ready"] == true
             {
                 break;
@@ -565,11 +570,6 @@ impl Browser {
             assert!(Instant::now() < deadline, "chromedriver did not start");
             std::thread::sleep(Duration::from_millis(100));
         }
-        let mut browser = Browser {
-            driver,
-            addr,
-            session: String::new(),
-        };
         let created = browser.call(
             "POST",
             "/session",
