@@ -7,6 +7,7 @@
 mod generator;
 mod hooks;
 mod search;
+mod serve;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -59,6 +60,12 @@ struct Args {
     /// 100k events, and the server's resident memory.
     #[arg(long)]
     mcp: bool,
+
+    /// Also benchmark the web viewer (`memlog serve`): timeline, session
+    /// and search requests at 100k events, server time and round trip,
+    /// next to `memlog search`.
+    #[arg(long)]
+    serve: bool,
 
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
@@ -116,6 +123,9 @@ fn main() -> anyhow::Result<()> {
     if args.mcp {
         rows.extend(bench_mcp(&bin, args.seed, import_events, args.quick)?);
     }
+    if args.serve {
+        rows.extend(serve::bench(&bin, args.seed, import_events, args.quick)?);
+    }
     print_table(rows);
     Ok(())
 }
@@ -153,6 +163,24 @@ pub fn fresh_repo() -> anyhow::Result<tempfile::TempDir> {
     let dir = tempfile::Builder::new().prefix("memlog-bench-").tempdir()?;
     git(dir.path(), &["init", "-q"])?;
     Ok(dir)
+}
+
+/// A fresh repository holding `events` generated events (sessions of
+/// 100), imported through the real binary.
+pub fn imported_repo(bin: &Path, seed: u64, events: usize) -> anyhow::Result<tempfile::TempDir> {
+    let per_session = 100;
+    let repo = fresh_repo()?;
+    let corpus = tempfile::NamedTempFile::new()?;
+    std::fs::write(
+        corpus.path(),
+        generator::corpus(seed, events / per_session, per_session),
+    )?;
+    run(
+        bin,
+        repo.path(),
+        &["import", "jsonl", &corpus.path().to_string_lossy()],
+    )?;
+    Ok(repo)
 }
 
 pub fn run(bin: &Path, dir: &Path, args: &[&str]) -> anyhow::Result<Duration> {
@@ -385,18 +413,7 @@ fn bench_mcp(bin: &Path, seed: u64, events: usize, quick: bool) -> anyhow::Resul
             target: "p50 ≤ 10 ms".into(),
         }]);
     };
-    let per_session = 100;
-    let corpus = tempfile::NamedTempFile::new()?;
-    std::fs::write(
-        corpus.path(),
-        generator::corpus(seed, events / per_session, per_session),
-    )?;
-    let repo = fresh_repo()?;
-    run(
-        bin,
-        repo.path(),
-        &["import", "jsonl", &corpus.path().to_string_lossy()],
-    )?;
+    let repo = imported_repo(bin, seed, events)?;
     // Build the projections first: the benchmark is about serving.
     run(bin, repo.path(), &["index"])?;
     let runs = if quick { 50 } else { 300 };

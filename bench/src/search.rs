@@ -17,18 +17,7 @@ pub fn bench(bin: &Path, seed: u64, events: usize, rows: &mut Vec<Row>) -> anyho
     } else {
         format!("{}k", events / 1000)
     };
-    let per_session = 100;
-    let repo_dir = crate::fresh_repo()?;
-    let corpus = tempfile::NamedTempFile::new()?;
-    std::fs::write(
-        corpus.path(),
-        generator::corpus(seed, events / per_session, per_session),
-    )?;
-    run(
-        bin,
-        repo_dir.path(),
-        &["import", "jsonl", &corpus.path().to_string_lossy()],
-    )?;
+    let repo_dir = crate::imported_repo(bin, seed, events)?;
 
     let t = Instant::now();
     run(bin, repo_dir.path(), &["rebuild"])?;

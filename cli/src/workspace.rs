@@ -1,6 +1,6 @@
 //! Opening the repository memlog works in, and reading all its events.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use memlog_format::log::{Log, journal_events, live_events};
@@ -120,4 +120,62 @@ pub fn record(
         None
     };
     Ok((events, commit))
+}
+
+/// Projections kept open by a long-running server (`memlog mcp`, `memlog
+/// serve`) between requests, and which index directory they were opened
+/// from: a rebuild by another process swaps the directory, and the files
+/// still open would then be the old ones.
+#[derive(Default)]
+pub struct KeptProjections {
+    open: Option<(Projections, Option<(u64, u64)>)>,
+}
+
+impl KeptProjections {
+    /// The projections, up to date: the open ones when the index directory
+    /// is the same and nothing was added to the log or a journal since;
+    /// else opened again through [`projections`], which updates them (or,
+    /// while another process holds the writer lock, serves what is there).
+    pub fn get(&mut self, repo: &Repo) -> anyhow::Result<&Projections> {
+        let dir_identity = index_dir_identity(repo);
+        let reusable = match &self.open {
+            Some((p, identity)) => {
+                identity.is_some() && *identity == dir_identity && p.is_fresh(repo).unwrap_or(false)
+            }
+            None => false,
+        };
+        if !reusable {
+            // Close the old files before a possible update opens new ones.
+            self.open = None;
+            let p = projections(repo)?;
+            self.open = Some((p, index_dir_identity(repo)));
+        }
+        match &self.open {
+            Some((p, _)) => Ok(p),
+            None => anyhow::bail!("the index could not be opened"),
+        }
+    }
+
+    /// Forgets the open projections (after a failed call, which may have
+    /// left them in any state); the next call opens them again.
+    pub fn reset(&mut self) {
+        self.open = None;
+    }
+}
+
+/// Device and inode of the index directory, which a rebuild replaces.
+fn index_dir_identity(repo: &Repo) -> Option<(u64, u64)> {
+    let dir: PathBuf = memlog_indexer::projection::index_dir(repo);
+    let meta = std::fs::metadata(dir).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        // No inode to compare: never reuse, always reopen.
+        let _ = meta;
+        None
+    }
 }

@@ -346,7 +346,8 @@ fn compact_input(input: &Value) -> String {
     }
 }
 
-fn first_line(text: &str) -> &str {
+/// The first non-empty line of `text`, trimmed.
+pub fn first_line(text: &str) -> &str {
     text.lines()
         .map(str::trim)
         .find(|l| !l.is_empty())

@@ -419,3 +419,226 @@ fn next_call_id() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
+
+/// A minimal HTTP/1.1 client over a plain TCP stream, for `memlog serve`
+/// and chromedriver: one request per connection, with full control of the
+/// headers (the tests send a foreign `Host` on purpose).
+pub mod http {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    /// A response: status, headers (names lowercased) and body.
+    #[derive(Debug)]
+    pub struct Reply {
+        pub status: u16,
+        pub headers: Vec<(String, String)>,
+        pub body: Vec<u8>,
+    }
+
+    impl Reply {
+        pub fn text(&self) -> String {
+            String::from_utf8_lossy(&self.body).into_owned()
+        }
+        pub fn json(&self) -> serde_json::Value {
+            serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+                panic!("not JSON ({e}), status {}: {}", self.status, self.text())
+            })
+        }
+        pub fn header(&self, name: &str) -> Option<&str> {
+            self.headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        }
+    }
+
+    /// Sends one request to `addr` (`host:port`). `Host` is `addr` unless
+    /// `headers` names one.
+    pub fn request(
+        addr: &str,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> std::io::Result<Reply> {
+        let mut stream = TcpStream::connect(addr)?;
+        stream.set_read_timeout(Some(Duration::from_secs(120)))?;
+        let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+            head.push_str(&format!("Host: {addr}\r\n"));
+        }
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        let body = body.unwrap_or_default();
+        if !body.is_empty() || method != "GET" {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes())?;
+        stream.write_all(body)?;
+        // Read until the body is complete: some servers (chromedriver)
+        // keep the connection open despite `Connection: close`.
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            let n = stream.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            raw.extend_from_slice(&buf[..n]);
+            if complete(&raw) {
+                break;
+            }
+        }
+        parse(&raw)
+    }
+
+    /// Whether `raw` holds a whole response (by Content-Length, or the last
+    /// chunk of a chunked body).
+    fn complete(raw: &[u8]) -> bool {
+        let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+            return false;
+        };
+        let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+        let body = &raw[split + 4..];
+        if let Some(len) = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok())
+        {
+            return body.len() >= len;
+        }
+        head.contains("transfer-encoding: chunked") && body.ends_with(b"0\r\n\r\n")
+    }
+
+    /// `GET path` with the default headers.
+    pub fn get(addr: &str, path: &str) -> Reply {
+        request(addr, "GET", path, &[], None)
+            .unwrap_or_else(|e| panic!("GET {path} from {addr}: {e}"))
+    }
+
+    fn parse(raw: &[u8]) -> std::io::Result<Reply> {
+        let bad =
+            |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+        let split = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or_else(|| bad("no end of headers"))?;
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let mut lines = head.split("\r\n");
+        let status = lines
+            .next()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad("no status line"))?;
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
+        let rest = &raw[split + 4..];
+        let chunked = headers
+            .iter()
+            .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+        let body = if chunked {
+            dechunk(rest)
+        } else {
+            rest.to_vec()
+        };
+        Ok(Reply {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// The data of a chunked body (as far as it is complete).
+    pub fn dechunk(mut rest: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+            let size_text = String::from_utf8_lossy(&rest[..eol]);
+            let size_hex = size_text.split(';').next().unwrap_or("").trim();
+            let Ok(size) = usize::from_str_radix(size_hex, 16) else {
+                break;
+            };
+            let start = eol + 2;
+            if size == 0 || rest.len() < start + size {
+                break;
+            }
+            out.extend_from_slice(&rest[start..start + size]);
+            rest = rest.get(start + size + 2..).unwrap_or_default();
+        }
+        out
+    }
+}
+
+/// A running `memlog serve --port 0`, killed when dropped.
+pub struct ServeProcess {
+    pub child: std::process::Child,
+    /// `127.0.0.1:PORT`
+    pub addr: String,
+    /// The forget token, with `--allow-forget`.
+    pub token: Option<String>,
+    /// What the server printed first (its URL line).
+    pub banner: String,
+}
+
+impl ServeProcess {
+    /// Starts `memlog serve --port 0 ARGS…` in `dir` and reads the URL it
+    /// prints.
+    pub fn start(dir: &Path, args: &[&str]) -> ServeProcess {
+        let mut command = memlog_command(dir);
+        command.args(["serve", "--port", "0"]).args(args);
+        ServeProcess::spawn(command)
+    }
+
+    /// Starts `command` (a `memlog serve --port 0 …` of any binary) and
+    /// reads the URL it prints.
+    pub fn spawn(mut command: Command) -> ServeProcess {
+        use std::io::BufRead;
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start memlog serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut reader = std::io::BufReader::new(stdout);
+        let mut banner = String::new();
+        reader.read_line(&mut banner).expect("read the URL line");
+        // Keep draining stdout so that the server never blocks on it.
+        std::thread::spawn(move || for _ in reader.lines() {});
+        let url = banner
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {banner:?}"));
+        let addr = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let token = url.split_once("#token=").map(|(_, t)| t.to_string());
+        ServeProcess {
+            child,
+            addr,
+            token,
+            banner,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub fn get(&self, path: &str) -> http::Reply {
+        http::get(&self.addr, path)
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

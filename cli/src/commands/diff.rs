@@ -43,43 +43,69 @@ enum DiffFormat {
     Json,
 }
 
+/// `memlog diff --json`, and the viewer's `/api/diff`.
 #[derive(Serialize)]
-struct DiffDocument<'a> {
+pub struct DiffDocument<'a> {
     from: Option<String>,
     to: String,
     #[serde(flatten)]
     diff: &'a MemoryDiff,
 }
 
-pub fn cmd_diff(dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
-    let repo = workspace::open(dir)?;
-    let log = Log::new(&repo);
+/// What changed in memory over a range of the memlog ref.
+pub struct Computed {
+    /// `None`: from nothing.
+    pub from: Option<ObjectId>,
+    pub to: ObjectId,
+    pub diff: MemoryDiff,
+}
+
+impl Computed {
+    pub fn document(&self) -> DiffDocument<'_> {
+        DiffDocument {
+            from: self.from.map(|f| f.to_string()),
+            to: self.to.to_string(),
+            diff: &self.diff,
+        }
+    }
+}
+
+/// Resolves `revs` as `memlog diff` does (see [`DiffArgs`]) and computes
+/// the memory diff of that range.
+pub fn compute(repo: &Repo, revs: Option<&str>) -> anyhow::Result<Computed> {
+    let log = Log::new(repo);
     let Some(tip) = log.tip()? else {
         bail!("no memory yet: {} does not exist", repo.ref_name());
     };
-    let (from, to) = resolve_range(&repo, &log, tip, args.revs.as_deref())?;
+    let (from, to) = resolve_range(repo, &log, tip, revs)?;
     let before = match from {
         Some(f) => events_at(&log, f)?,
         None => Vec::new(),
     };
     let after = events_at(&log, to)?;
-    let diff = memory_diff::diff(&before, &after);
+    Ok(Computed {
+        from,
+        to,
+        diff: memory_diff::diff(&before, &after),
+    })
+}
+
+pub fn cmd_diff(dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open(dir)?;
+    let computed = compute(&repo, args.revs.as_deref())?;
     let format = if args.json {
         DiffFormat::Json
     } else {
         args.format
     };
-    let from_name = from.map(|f| short(&f.to_string()));
-    let to_name = short(&to.to_string());
+    let diff = &computed.diff;
+    let from_name = computed.from.map(|f| short(&f.to_string()));
+    let to_name = short(&computed.to.to_string());
     match format {
-        DiffFormat::Json => output::print_json(&DiffDocument {
-            from: from.map(|f| f.to_string()),
-            to: to.to_string(),
-            diff: &diff,
-        })?,
-        DiffFormat::Text => print!("{}", render_text(&diff, from_name.as_deref(), &to_name)),
+        DiffFormat::Json => output::print_json(&computed.document())?,
+        DiffFormat::Text => print!("{}", render_text(diff, from_name.as_deref(), &to_name)),
         DiffFormat::Markdown => {
-            print!("{}", render_markdown(&diff, from_name.as_deref(), &to_name))
+            print!("{}", render_markdown(diff, from_name.as_deref(), &to_name))
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -24,16 +24,27 @@ pub struct LogArgs {
     json: bool,
 }
 
-#[derive(Serialize)]
-struct SessionLine {
-    commit: String,
-    session: String,
-    started: String,
-    events: usize,
-    prompts: usize,
-    tool_calls: usize,
-    first_prompt: Option<String>,
+/// One session of `memlog log --json`, and of the web viewer's timeline
+/// (`/api/sessions`), which reads it from the index.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionLine {
+    /// The commit that sealed it (`null` in the viewer for a live session,
+    /// still in its journal).
+    pub commit: Option<String>,
+    pub session: String,
+    /// Time of its first event.
+    pub started: String,
+    pub events: usize,
+    pub prompts: usize,
+    pub tool_calls: usize,
+    /// First line of the first prompt, at most [`FIRST_PROMPT_CHARS`].
+    pub first_prompt: Option<String>,
+    /// The code's git branch when the session began (`meta.branch`).
+    pub branch: Option<String>,
 }
+
+/// Characters of a session's first prompt in listings.
+pub const FIRST_PROMPT_CHARS: usize = 200;
 
 pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
@@ -55,7 +66,7 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
         sort_events(&mut events);
         let count = |k: Kind| events.iter().filter(|e| e.kind == k).count();
         let line = SessionLine {
-            commit: commit.id.to_string(),
+            commit: Some(commit.id.to_string()),
             session: commit.session.clone().unwrap_or_else(|| "?".into()),
             started: events
                 .first()
@@ -67,7 +78,11 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
             first_prompt: events
                 .iter()
                 .find(|e| e.kind == Kind::UserPrompt)
-                .map(|e| e.headline(200)),
+                .map(|e| e.headline(FIRST_PROMPT_CHARS)),
+            branch: events
+                .iter()
+                .find_map(|e| e.meta.get("branch").and_then(|b| b.as_str()))
+                .map(str::to_string),
         };
         // Printed as it is read, so that the first screen (or `| head`)
         // does not wait for a long history.
@@ -98,7 +113,7 @@ fn print_line(l: &SessionLine) {
         .unwrap_or_default();
     println!(
         "{}  {}  {:<36}  {:>4} ev {:>3} pr {:>4} tools  {}",
-        &l.commit[..10],
+        l.commit.as_deref().map_or("", |c| c.get(..10).unwrap_or(c)),
         output::short_time(&l.started),
         l.session,
         l.events,

@@ -8,7 +8,7 @@ use clap::Subcommand;
 
 mod cat;
 mod context;
-mod diff;
+pub mod diff;
 mod entity;
 mod extract;
 pub mod forget;
@@ -21,7 +21,7 @@ mod init;
 mod install;
 mod install_git;
 mod install_mcp;
-mod log;
+pub mod log;
 mod mcp;
 mod note;
 mod purge;
@@ -29,7 +29,8 @@ mod rebuild;
 mod record;
 mod seal;
 pub mod search;
-mod show;
+mod serve;
+pub mod show;
 mod sql;
 pub mod stats;
 mod sync;
@@ -70,6 +71,7 @@ pub enum Command {
     Textconv(textconv::TextconvArgs),
     Mcp(mcp::McpArgs),
     Install(install::InstallArgs),
+    Serve(serve::ServeArgs),
 }
 
 pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
@@ -104,5 +106,6 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Textconv(args) => textconv::cmd_textconv(args),
         Command::Mcp(args) => mcp::cmd_mcp(dir, args),
         Command::Install(args) => install::cmd_install(dir, args),
+        Command::Serve(args) => serve::cmd_serve(dir, args),
     }
 }

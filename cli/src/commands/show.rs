@@ -6,7 +6,7 @@ use clap::Args;
 use memlog_format::log::{Log, sort_events};
 use memlog_format::{Event, Repo, canonical};
 use memlog_indexer::Projections;
-use memlog_indexer::lookup::{self, Stored};
+use memlog_indexer::lookup;
 use serde_json::{Value, json};
 
 use crate::{output, workspace};
@@ -48,12 +48,7 @@ pub fn cmd_show(dir: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
         let ids = lookup::ids_with_prefix(&p, name, 3)?;
         match ids.as_slice() {
             [] => {}
-            [id] => {
-                if let Some(target) = lookup::event(&p, id)? {
-                    let session = lookup::session_events(&p, &target.event.session)?;
-                    return show_event(&repo, id, session, args.context, args.json);
-                }
-            }
+            [id] => return show_event(&p, &repo, id, args.context, args.json),
             several => bail!(
                 "{name:?} is ambiguous: several events start with it (e.g. {}); give more digits",
                 several
@@ -71,13 +66,19 @@ pub fn cmd_show(dir: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     bail!("no event, session or memlog commit is named {name:?} (forgotten events are hidden)")
 }
 
-fn show_event(
+/// The event with this full id and up to `context` events before and
+/// after it in its session, exactly as logged: `(neighbours, position of
+/// the event among them)`.
+fn with_context(
+    p: &Projections,
     repo: &Repo,
     id: &str,
-    session: Vec<Stored>,
     context: usize,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<(Vec<Event>, usize)> {
+    let Some(target) = lookup::event(p, id)? else {
+        bail!("no event has id {id:?} (unknown, or forgotten)");
+    };
+    let session = lookup::session_events(p, &target.event.session)?;
     let pos = session
         .iter()
         .position(|s| s.event.id == id)
@@ -85,21 +86,49 @@ fn show_event(
     let from = pos.saturating_sub(context);
     let to = (pos + context + 1).min(session.len());
     let neighbours = workspace::exact_events(repo, session[from..to].to_vec())?;
-    let Some(event) = neighbours.iter().find(|e| e.id == id) else {
+    if neighbours.get(pos - from).is_none_or(|e| e.id != id) {
         bail!("event {id} is missing from its session in the index (run `memlog rebuild`)");
-    };
+    }
+    Ok((neighbours, pos - from))
+}
+
+/// `{"event", "context"}`, as `memlog show ID --context N --json` prints
+/// it (and the MCP tool `memory_get` and the viewer's `/api/events/ID`).
+pub fn event_with_context(
+    p: &Projections,
+    repo: &Repo,
+    id: &str,
+    context: usize,
+) -> anyhow::Result<Value> {
+    let (neighbours, at) = with_context(p, repo, id, context)?;
+    Ok(json!({
+        "event": neighbours[at].to_value(true),
+        "context": neighbours
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != at)
+            .map(|(_, e)| e.to_value(true))
+            .collect::<Vec<_>>(),
+    }))
+}
+
+fn show_event(
+    p: &Projections,
+    repo: &Repo,
+    id: &str,
+    context: usize,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     if json {
-        output::print_json(&json!({
-            "event": event.to_value(true),
-            "context": neighbours.iter().filter(|e| e.id != event.id).map(|e| e.to_value(true)).collect::<Vec<_>>(),
-        }))?;
+        output::print_json(&event_with_context(p, repo, id, context)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    for e in &neighbours[..pos - from] {
+    let (neighbours, at) = with_context(p, repo, id, context)?;
+    for e in &neighbours[..at] {
         println!("  {}", compact(e));
     }
-    print_event(event);
-    for e in &neighbours[pos - from + 1..] {
+    print_event(&neighbours[at]);
+    for e in &neighbours[at + 1..] {
         println!("  {}", compact(e));
     }
     Ok(ExitCode::SUCCESS)

@@ -4,7 +4,7 @@
 //! the server writes to. It lives on the server's worker thread (see
 //! `worker.rs`); the async side only passes arguments in and JSON out.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, bail};
 use memlog_format::seal::{JournalSelection, seal_journals};
@@ -22,7 +22,9 @@ use super::params::{
 use super::tasks;
 use crate::commands::forget::{ForgetRequest, forget};
 use crate::commands::search::search_request;
+use crate::commands::show::event_with_context;
 use crate::commands::stats::stats_of;
+use crate::workspace::KeptProjections;
 use crate::{output, workspace};
 
 /// Longest query accepted: a search is for words, not documents, and the
@@ -38,18 +40,10 @@ const MAX_TASKS_LIMIT: usize = 200;
 /// Characters of an event's first line in compact rows.
 const HEADLINE_CHARS: usize = 100;
 
-/// The projections as last opened, and which index directory they were
-/// opened from: a rebuild by another process swaps the directory, and the
-/// files still open would then be the old ones.
-struct OpenProjections {
-    projections: Projections,
-    dir_identity: Option<(u64, u64)>,
-}
-
 /// One repository's memory, as the MCP server serves it.
 pub struct Memory {
     repo: Repo,
-    projections: Option<OpenProjections>,
+    projections: KeptProjections,
     /// The session `memory_remember` writes to: minted once per server run.
     session: String,
     /// Events written to `session` (sealed when the server stops).
@@ -61,7 +55,7 @@ impl Memory {
         let repo = workspace::open(dir)?;
         Ok(Memory {
             repo,
-            projections: None,
+            projections: KeptProjections::default(),
             session: memlog_format::journal::mint_session("mcp"),
             remembered: 0,
         })
@@ -74,37 +68,12 @@ impl Memory {
     /// Forgets the open projections (after a failed call, which may have
     /// left them in any state); the next call opens them again.
     pub fn reset(&mut self) {
-        self.projections = None;
+        self.projections.reset();
     }
 
-    /// The projections, up to date: the open ones when the index directory
-    /// is the same and nothing was added to the log or a journal since;
-    /// else opened again through [`workspace::projections`], which updates
-    /// them (or, while another process holds the writer lock, serves what
-    /// is there).
+    /// The projections, up to date (see [`KeptProjections::get`]).
     fn projections(&mut self) -> anyhow::Result<&Projections> {
-        let dir_identity = index_dir_identity(&self.repo);
-        let reusable = match &self.projections {
-            Some(open) => {
-                open.dir_identity.is_some()
-                    && open.dir_identity == dir_identity
-                    && open.projections.is_fresh(&self.repo).unwrap_or(false)
-            }
-            None => false,
-        };
-        if !reusable {
-            // Close the old files before a possible update opens new ones.
-            self.projections = None;
-            let projections = workspace::projections(&self.repo)?;
-            self.projections = Some(OpenProjections {
-                projections,
-                dir_identity: index_dir_identity(&self.repo),
-            });
-        }
-        match &self.projections {
-            Some(open) => Ok(&open.projections),
-            None => bail!("the index could not be opened"),
-        }
+        self.projections.get(&self.repo)
     }
 
     /// `memory_search`: compact hits, best first, ranked exactly as
@@ -154,31 +123,9 @@ impl Memory {
         }
         let mut found = Vec::with_capacity(p.ids.len());
         for prefix in &p.ids {
-            let projections = self.projections()?;
+            let projections = self.projections.get(&self.repo)?;
             let id = lookup::resolve_id(projections, prefix)?;
-            let Some(target) = lookup::event(projections, &id)? else {
-                bail!("no event has id {prefix:?} (unknown, or forgotten)");
-            };
-            let session = lookup::session_events(projections, &target.event.session)?;
-            let pos = session
-                .iter()
-                .position(|s| s.event.id == id)
-                .unwrap_or_default();
-            let from = pos.saturating_sub(p.context);
-            let to = (pos + p.context + 1).min(session.len());
-            let window = &session[from..to];
-            let neighbours = workspace::exact_events(&self.repo, window.to_vec())?;
-            let Some(event) = neighbours.iter().find(|e| e.id == id) else {
-                bail!("event {id} is missing from its session");
-            };
-            found.push(json!({
-                "event": event.to_value(true),
-                "context": neighbours
-                    .iter()
-                    .filter(|e| e.id != id)
-                    .map(|e| e.to_value(true))
-                    .collect::<Vec<_>>(),
-            }));
+            found.push(event_with_context(projections, &self.repo, &id, p.context)?);
         }
         Ok(json!({ "events": found }))
     }
@@ -350,11 +297,8 @@ impl Memory {
 
     /// `memory_stats`: exactly `memlog stats --json`.
     pub fn stats(&mut self) -> anyhow::Result<Value> {
-        self.projections()?;
-        let Some(open) = &self.projections else {
-            anyhow::bail!("the index is not open");
-        };
-        stats_of(&self.repo, &open.projections)
+        let p = self.projections.get(&self.repo)?;
+        stats_of(&self.repo, p)
     }
 
     /// Seals what this server remembered into one commit, if anything.
@@ -420,21 +364,4 @@ fn compact_row(e: &Event, with_session: bool) -> Value {
         }),
     );
     Value::Object(row)
-}
-
-/// Device and inode of the index directory, which a rebuild replaces.
-fn index_dir_identity(repo: &Repo) -> Option<(u64, u64)> {
-    let dir: PathBuf = memlog_indexer::projection::index_dir(repo);
-    let meta = std::fs::metadata(dir).ok()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        Some((meta.dev(), meta.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        // No inode to compare: never reuse, always reopen.
-        let _ = meta;
-        None
-    }
 }

@@ -24,6 +24,8 @@ mod server;
 mod tasks;
 mod worker;
 
+pub(crate) use memory::MAX_QUERY_BYTES;
+
 use std::path::Path;
 
 use rmcp::ServiceExt;
@@ -70,7 +72,7 @@ pub fn serve(dir: &Path) -> anyhow::Result<()> {
 
 /// Resolves on SIGINT or SIGTERM (how clients stop a stdio server that
 /// does not exit when its stdin closes).
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

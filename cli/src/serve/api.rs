@@ -1,0 +1,588 @@
+//! What each `/api/…` route answers (documented in docs/API.md).
+//!
+//! These are blocking functions over one [`Site`]: a repository and its
+//! projections, kept open by each thread of tokio's blocking pool and
+//! brought up to date before each request with the cheap freshness check
+//! every read command uses. Where the CLI has a `--json` output, the route
+//! answers the same shape, built by the same code: `memlog search`,
+//! `show`, `log`, `diff`, `stats` and `forget`.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use hyper::StatusCode;
+use memlog_format::log::Log;
+use memlog_format::{ObjectId, Repo};
+use memlog_indexer::Projections;
+use memlog_indexer::search::search;
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::commands::forget::{ForgetRequest, forget as record_forget};
+use crate::commands::log::{FIRST_PROMPT_CHARS, SessionLine};
+use crate::commands::show::event_with_context;
+use crate::commands::{diff, search::search_request, stats};
+use crate::workspace::{self, KeptProjections};
+use memlog_indexer::lookup;
+
+/// Query parameters, each with every value it was given.
+pub type Query = HashMap<String, Vec<String>>;
+
+/// An answer that is not a success: a status and a message for people.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+}
+
+/// Failures of memlog itself (reading the log, the index) are the
+/// server's; the whole chain of causes is told.
+impl From<anyhow::Error> for ApiError {
+    fn from(e: anyhow::Error) -> ApiError {
+        ApiError::internal(format!("{e:#}"))
+    }
+}
+
+impl From<memlog_indexer::Error> for ApiError {
+    fn from(e: memlog_indexer::Error) -> ApiError {
+        ApiError::internal(e.to_string())
+    }
+}
+
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> ApiError {
+        ApiError::internal(format!("reading the index: {e}"))
+    }
+}
+
+/// One thread's open repository and projections.
+pub struct Site {
+    repo: Repo,
+    projections: KeptProjections,
+    /// Which commit sealed each session, as of the tip it was read at.
+    seals: Option<(Option<ObjectId>, HashMap<String, String>)>,
+}
+
+thread_local! {
+    static SITE: RefCell<Option<Site>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on this thread's site, opening it on first use. A call that
+/// fails leaves the projections to be opened afresh next time.
+pub fn with_site<T>(
+    dir: &Path,
+    f: impl FnOnce(&mut Site) -> Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    SITE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(Site {
+                repo: workspace::open(dir)?,
+                projections: KeptProjections::default(),
+                seals: None,
+            });
+        }
+        let Some(site) = slot.as_mut() else {
+            return Err(ApiError::internal("the repository could not be opened"));
+        };
+        let result = f(site);
+        if result
+            .as_ref()
+            .is_err_and(|e| e.status == StatusCode::INTERNAL_SERVER_ERROR)
+        {
+            site.projections.reset();
+        }
+        result
+    })
+}
+
+impl Site {
+    fn projections(&mut self) -> Result<&Projections, ApiError> {
+        Ok(self.projections.get(&self.repo)?)
+    }
+
+    /// Session → the commit that sealed it, read again when the tip moved.
+    fn seals(&mut self) -> Result<&HashMap<String, String>, ApiError> {
+        let log = Log::new(&self.repo);
+        let tip = log.tip().map_err(anyhow::Error::from)?;
+        if self.seals.as_ref().is_none_or(|(at, _)| *at != tip) {
+            let mut map = HashMap::new();
+            for c in log.commits().map_err(anyhow::Error::from)? {
+                if let (Some(s), true) = (c.session, c.parents.len() <= 1) {
+                    // Newest first: a session sealed twice keeps its last seal.
+                    map.entry(s).or_insert_with(|| c.id.to_string());
+                }
+            }
+            self.seals = Some((tip, map));
+        }
+        match &self.seals {
+            Some((_, map)) => Ok(map),
+            None => Err(ApiError::internal("the log could not be read")),
+        }
+    }
+}
+
+/// Routes a `GET /api/<segments>`.
+pub fn get(site: &mut Site, segments: &[String], query: &Query) -> Result<Value, ApiError> {
+    let parts: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match parts.as_slice() {
+        ["sessions"] => sessions(site, query),
+        ["sessions", id] => session(site, id),
+        ["events", id] => event(site, id, query),
+        ["search"] => search_hits(site, query),
+        ["tasks"] => tasks(site),
+        ["entities", id] => entity(site, id),
+        ["diff"] => review(site, query),
+        ["stats"] => Ok(stats::stats(&site.repo)?),
+        ["index"] => index(site),
+        _ => Err(ApiError::not_found(format!(
+            "no API route /api/{}",
+            segments.join("/")
+        ))),
+    }
+}
+
+/// `GET /api/config`: what the pages need to know about this server and
+/// repository: whether forget is allowed, and the ranking weights (to
+/// show why a hit ranked).
+pub fn config(site: &mut Site, allow_forget: bool) -> Result<Value, ApiError> {
+    Ok(json!({
+        "allow_forget": allow_forget,
+        "project": site.repo.project(),
+        "ref": site.repo.ref_name(),
+        "ranking": site.repo.config.ranking,
+    }))
+}
+
+fn one<'q>(query: &'q Query, key: &str) -> Option<&'q str> {
+    query
+        .get(key)
+        .and_then(|v| v.first())
+        .map(String::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+fn number(query: &Query, key: &str, default: usize, max: usize) -> Result<usize, ApiError> {
+    match one(query, key) {
+        None => Ok(default),
+        Some(s) => match s.parse::<usize>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(ApiError::bad_request(format!(
+                "{key} must be a number from 1 to {max}, not {s:?}"
+            ))),
+        },
+    }
+}
+
+const MAX_SESSIONS_PAGE: usize = 200;
+
+/// `GET /api/sessions?limit=N&before=CURSOR`: the timeline, newest first,
+/// in the shape of `memlog log --json` plus `next`, the cursor of the
+/// following page (`null` at the end). Read from the index's `sessions`
+/// table, so a page costs one indexed query whatever the log's size.
+fn sessions(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
+    let limit = number(query, "limit", 50, MAX_SESSIONS_PAGE)?;
+    // The cursor is the last row's `started|session`.
+    let (before_ts, before_session) = match one(query, "before") {
+        Some(c) => match c.split_once('|') {
+            Some((ts, s)) => (Some(ts.to_string()), Some(s.to_string())),
+            None => return Err(ApiError::bad_request(format!("{c:?} is not a cursor"))),
+        },
+        None => (None, None),
+    };
+    let count = |n: i64| n.max(0) as usize;
+    let mut lines: Vec<SessionLine> = {
+        let p = site.projections()?;
+        let mut stmt = p.graph.conn.prepare_cached(
+            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
+             FROM sessions
+             WHERE ?1 IS NULL OR (first_ts, session) < (?1, ?2)
+             ORDER BY first_ts DESC, session DESC LIMIT ?3",
+        )?;
+        stmt.query_map(params![before_ts, before_session, limit as i64 + 1], |r| {
+            Ok(SessionLine {
+                // filled in below, from the log
+                commit: None,
+                session: r.get(0)?,
+                started: r.get(1)?,
+                events: count(r.get(2)?),
+                prompts: count(r.get(3)?),
+                tool_calls: count(r.get(4)?),
+                first_prompt: r.get::<_, Option<String>>(5)?.map(|t| {
+                    memlog_format::event::truncate_chars(
+                        memlog_format::event::first_line(&t),
+                        FIRST_PROMPT_CHARS,
+                    )
+                }),
+                branch: r.get(6)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?
+    };
+    let more = lines.len() > limit;
+    lines.truncate(limit);
+    let seals = site.seals()?;
+    for line in &mut lines {
+        line.commit = seals.get(&line.session).cloned();
+    }
+    let next = match (more, lines.last()) {
+        (true, Some(last)) => Some(format!("{}|{}", last.started, last.session)),
+        _ => None,
+    };
+    Ok(json!({ "sessions": lines, "next": next }))
+}
+
+/// A task touched by a session, on its page.
+#[derive(Serialize)]
+struct TouchedTask {
+    key: String,
+    title: String,
+    status: String,
+}
+
+/// `GET /api/sessions/ID`: `memlog show SESSION --json` (`session`,
+/// `events` in order) plus `commit` (the seal, `null` while live),
+/// `tasks` it touched and the `entities` it touched or mentioned.
+fn session(site: &mut Site, id: &str) -> Result<Value, ApiError> {
+    let rows = lookup::session_events(site.projections()?, id)?;
+    if rows.is_empty() {
+        return Err(ApiError::not_found(format!(
+            "no session is named {id:?} (unknown, or forgotten)"
+        )));
+    }
+    let commit = site.seals()?.get(id).cloned();
+    let events = workspace::exact_events(&site.repo, rows)?;
+    let keys: BTreeSet<&str> = events
+        .iter()
+        .filter(|e| e.kind.as_str().starts_with("task_"))
+        .filter_map(|e| e.body.get("key").and_then(Value::as_str))
+        .collect();
+    // The fold reads every task event: only for sessions that have some.
+    let tasks: Vec<TouchedTask> = if keys.is_empty() {
+        Vec::new()
+    } else {
+        memlog_indexer::tasks::tasks(site.projections()?)?
+            .into_iter()
+            .filter_map(|t| {
+                let key = t.entity_id.strip_prefix("task:")?.to_string();
+                keys.contains(key.as_str()).then_some(TouchedTask {
+                    key,
+                    title: t.title,
+                    status: t.status,
+                })
+            })
+            .collect()
+    };
+    let entities = edges(
+        site.projections()?,
+        &format!("session:{id}"),
+        Direction::Out,
+    )?;
+    Ok(json!({
+        "session": id,
+        "events": events.iter().map(|e| e.to_value(true)).collect::<Vec<_>>(),
+        "commit": commit,
+        "tasks": tasks,
+        "entities": entities,
+    }))
+}
+
+const MAX_CONTEXT: usize = 50;
+
+/// `GET /api/events/ID?context=N`: `memlog show ID --context N --json`.
+fn event(site: &mut Site, id: &str, query: &Query) -> Result<Value, ApiError> {
+    let context = match one(query, "context") {
+        None => 0,
+        Some(s) => match s.parse::<usize>() {
+            Ok(n) if n <= MAX_CONTEXT => n,
+            _ => {
+                return Err(ApiError::bad_request(format!(
+                    "context must be a number from 0 to {MAX_CONTEXT}"
+                )));
+            }
+        },
+    };
+    if id.len() < 8 || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ApiError::bad_request(format!(
+            "{id:?} is not an event id (give at least 8 hex digits)"
+        )));
+    }
+    let p = site.projections.get(&site.repo)?;
+    let full = lookup::resolve_id(p, id).map_err(|e| ApiError::not_found(e.to_string()))?;
+    Ok(event_with_context(p, &site.repo, &full, context)?)
+}
+
+const MAX_SEARCH_LIMIT: usize = 100;
+
+/// `GET /api/search?q=…&limit=&kind=&session=&since=&until=&file=`:
+/// `memlog search --json` for the same arguments (same request builder,
+/// same ranking), hits with their score parts.
+fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
+    let Some(q) = one(query, "q") else {
+        return Err(ApiError::bad_request("q is empty: give words to look for"));
+    };
+    if q.len() > crate::mcp::MAX_QUERY_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "the query is {} bytes; keep it under {}",
+            q.len(),
+            crate::mcp::MAX_QUERY_BYTES
+        )));
+    }
+    let limit = number(query, "limit", 20, MAX_SEARCH_LIMIT)?;
+    // `kind=a,b` or `kind=a&kind=b`
+    let kinds: Vec<String> = query
+        .get("kind")
+        .into_iter()
+        .flatten()
+        .flat_map(|k| k.split(','))
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(str::to_string)
+        .collect();
+    let request = search_request(
+        q,
+        limit,
+        &kinds,
+        one(query, "session"),
+        one(query, "since"),
+        one(query, "until"),
+        one(query, "file"),
+    )
+    .map_err(|e| ApiError::bad_request(format!("{e:#}")))?;
+    let ranking = site.repo.config.ranking.clone();
+    let hits = search(site.projections()?, &ranking, &request)?;
+    Ok(json!({ "query": q, "hits": hits }))
+}
+
+/// A task on the board: the task entity as `memlog tasks --json` prints
+/// it, and its key (the entity id without `task:`).
+#[derive(Serialize)]
+struct BoardTask {
+    key: String,
+    #[serde(flatten)]
+    task: memlog_indexer::tasks::TaskSummary,
+}
+
+/// `GET /api/tasks`: every task entity, most recently changed first, with
+/// what blocks it.
+fn tasks(site: &mut Site) -> Result<Value, ApiError> {
+    let board: Vec<BoardTask> = memlog_indexer::tasks::tasks(site.projections()?)?
+        .into_iter()
+        .map(|task| BoardTask {
+            key: task
+                .entity_id
+                .strip_prefix("task:")
+                .unwrap_or(&task.entity_id)
+                .to_string(),
+            task,
+        })
+        .collect();
+    Ok(json!({ "tasks": board }))
+}
+
+#[derive(Clone, Copy)]
+enum Direction {
+    Out,
+    In,
+}
+
+/// An edge seen from one of its ends.
+#[derive(Serialize)]
+struct EdgeRow {
+    rel: String,
+    /// The entity at the other end.
+    other: String,
+    other_type: Option<String>,
+    other_title: Option<String>,
+    /// The event the edge was derived from.
+    evidence: String,
+    ts: String,
+}
+
+const MAX_EDGES: i64 = 500;
+
+fn edges(p: &Projections, id: &str, direction: Direction) -> Result<Vec<EdgeRow>, ApiError> {
+    let sql = match direction {
+        Direction::Out => {
+            "SELECT e.rel_type, e.dst_id, n.entity_type, n.title, e.evidence, e.ts
+             FROM edges e LEFT JOIN entities n ON n.entity_id = e.dst_id
+             WHERE e.src_id = ?1 ORDER BY e.ts DESC LIMIT ?2"
+        }
+        Direction::In => {
+            "SELECT e.rel_type, e.src_id, n.entity_type, n.title, e.evidence, e.ts
+             FROM edges e LEFT JOIN entities n ON n.entity_id = e.src_id
+             WHERE e.dst_id = ?1 ORDER BY e.ts DESC LIMIT ?2"
+        }
+    };
+    let mut stmt = p.graph.conn.prepare_cached(sql)?;
+    let rows = stmt
+        .query_map(params![id, MAX_EDGES], |r| {
+            Ok(EdgeRow {
+                rel: r.get(0)?,
+                other: r.get(1)?,
+                other_type: r.get(2)?,
+                other_title: r.get(3)?,
+                evidence: r.get(4)?,
+                ts: r.get(5)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+/// `GET /api/entities/ID`: an entity of the graph (`file:src/x.rs`,
+/// `session:…`, `issue:owner/repo#1`…) with its edges out and in.
+fn entity(site: &mut Site, id: &str) -> Result<Value, ApiError> {
+    let p = site.projections()?;
+    let found = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT entity_id, entity_type, canonical_key, title, stage, status, created_at, updated_at
+             FROM entities WHERE entity_id = ?1",
+        )?
+        .query_row([id], |r| {
+            Ok(json!({
+                "id": r.get::<_, String>(0)?,
+                "type": r.get::<_, String>(1)?,
+                "key": r.get::<_, String>(2)?,
+                "title": r.get::<_, String>(3)?,
+                "stage": r.get::<_, String>(4)?,
+                "status": r.get::<_, String>(5)?,
+                "created_at": r.get::<_, String>(6)?,
+                "updated_at": r.get::<_, String>(7)?,
+            }))
+        })
+        .optional()?;
+    let Some(entity) = found else {
+        return Err(ApiError::not_found(format!("no entity is named {id:?}")));
+    };
+    Ok(json!({
+        "entity": entity,
+        "out": edges(p, id, Direction::Out)?,
+        "in": edges(p, id, Direction::In)?,
+    }))
+}
+
+/// `GET /api/diff?revs=A..B`: `memlog diff A..B --json` (default: what
+/// the last seal or sync added).
+fn review(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
+    let computed = diff::compute(&site.repo, one(query, "revs"))
+        .map_err(|e| ApiError::bad_request(format!("{e:#}")))?;
+    Ok(serde_json::to_value(computed.document()).map_err(anyhow::Error::from)?)
+}
+
+/// `GET /api/index`: what the stats page draws beyond `memlog stats`:
+/// live events per day and kind, the index's size on disk, and how fresh
+/// it is.
+fn index(site: &mut Site) -> Result<Value, ApiError> {
+    let tip = Log::new(&site.repo)
+        .tip()
+        .map_err(anyhow::Error::from)?
+        .map(|t| t.to_string());
+    let repo = &site.repo;
+    let p = site.projections.get(repo)?;
+    let mut stmt = p.graph.conn.prepare_cached(
+        "SELECT substr(ts, 1, 10) AS day, kind, count(*) FROM events GROUP BY day, kind ORDER BY day, kind",
+    )?;
+    let per_day: Vec<Value> = stmt
+        .query_map([], |r| {
+            Ok(json!({
+                "day": r.get::<_, String>(0)?,
+                "kind": r.get::<_, String>(1)?,
+                "events": r.get::<_, i64>(2)?,
+            }))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let count = |table: &str| -> Result<i64, ApiError> {
+        Ok(p.graph
+            .conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?)
+    };
+    let fresh = p.is_fresh(repo)?;
+    Ok(json!({
+        "per_day": per_day,
+        "sizes": {
+            "fts_bytes": dir_bytes(&p.dir.join("fts")),
+            "graph_bytes": dir_bytes(&p.dir).saturating_sub(dir_bytes(&p.dir.join("fts"))),
+        },
+        "rows": {
+            "events": count("events")?,
+            "sessions": count("sessions")?,
+            "entities": count("entities")?,
+            "edges": count("edges")?,
+        },
+        "freshness": {
+            "tip": tip,
+            "indexed_commit": p.graph.get_meta("indexed_commit")?,
+            "generation": p.graph.get_meta("generation")?,
+            "fresh": fresh,
+        },
+    }))
+}
+
+/// Bytes of the files under `dir`.
+fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// `POST /api/forget`: records a forget exactly as `memlog forget` does
+/// and answers what `memlog forget --json` prints.
+pub fn forget(site: &mut Site, body: &Value) -> Result<Value, ApiError> {
+    let text = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_string);
+    let ids = match body.get("ids") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| ApiError::bad_request("ids must be strings"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(ApiError::bad_request("ids must be a list of event ids")),
+    };
+    let request = ForgetRequest {
+        ids,
+        session: text("session"),
+        before: text("before"),
+        reason: text("reason"),
+    };
+    request
+        .check()
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    site.repo.ensure_dirs().map_err(anyhow::Error::from)?;
+    let forgotten =
+        record_forget(&site.repo, &request).map_err(|e| ApiError::bad_request(format!("{e:#}")))?;
+    Ok(serde_json::to_value(forgotten).map_err(anyhow::Error::from)?)
+}
