@@ -14,9 +14,10 @@
 //! decays with age and recovers with each recall.
 //!
 //! The `memory` table holds only counts derived from the log (the level a
-//! memory starts at, its successes, failures and recalls, its last recall),
-//! derived again from all such events whenever some arrive or events are
-//! hidden, so a rebuild gives the same rows. Levels and vitality are
+//! fact starts at, the successes, failures and recalls of any event, its
+//! last recall), derived again from the fact, reinforce and recall events
+//! whenever some arrive or events are hidden, so a rebuild gives the same
+//! rows. Notes and summaries are L1 by kind and have a row only once used. Levels and vitality are
 //! computed when read, from those counts, the configuration and the time:
 //! changing the thresholds needs no rebuild.
 
@@ -33,14 +34,20 @@ use crate::derive;
 use crate::projection::Projections;
 use crate::{Error, Result};
 
-/// Kinds whose arrival changes the `memory` table.
-pub const MEMORY_KINDS: [Kind; 5] = [
-    Kind::Note,
-    Kind::SessionSummary,
-    Kind::Fact,
-    Kind::Reinforce,
-    Kind::Recall,
-];
+/// Kinds whose arrival changes the `memory` table. Notes and summaries
+/// are L1 by their kind alone ([`kind_level`], read with the event), so
+/// that the table stays small and a session of notes does not fold it
+/// again: at a million events it held a row per note and was rewritten by
+/// every update that brought one.
+pub const MEMORY_KINDS: [Kind; 3] = [Kind::Fact, Kind::Reinforce, Kind::Recall];
+
+/// The level an event has by its kind: L1 for extracted knowledge.
+pub fn kind_level(kind: &str) -> u8 {
+    match kind {
+        "note" | "session_summary" | "fact" => 1,
+        _ => 0,
+    }
+}
 
 /// What the log says about one memory.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -175,7 +182,7 @@ pub fn refold(tx: &Transaction) -> Result<()> {
         let mut stmt = tx
             .prepare(
                 "SELECT id, kind, body FROM events
-                 WHERE kind IN ('note', 'session_summary', 'fact', 'reinforce', 'recall')
+                 WHERE kind IN ('fact', 'reinforce', 'recall')
                  ORDER BY ts, session, seq, id",
             )
             .map_err(sql_err)?;
@@ -256,25 +263,36 @@ pub fn refold(tx: &Transaction) -> Result<()> {
     Ok(())
 }
 
-/// The `memory` row of an event, by its full-text key.
+/// What the log says about an event as a memory, by its full-text key:
+/// its `memory` row with the level its kind gives, or for an event with no
+/// row, a row of that level alone (`None` for a raw event).
 pub fn row_by_key(p: &Projections, key: i64) -> Result<Option<MemoryRow>> {
     p.graph
         .conn
         .prepare_cached(
-            "SELECT m.base_level, m.success, m.failure, m.recalls, m.last_recall
-             FROM events e JOIN memory m ON m.event_id = e.id WHERE e.key = ?1 LIMIT 1",
+            "SELECT e.kind, m.base_level, m.success, m.failure, m.recalls, m.last_recall
+             FROM events e LEFT JOIN memory m ON m.event_id = e.id WHERE e.key = ?1 LIMIT 1",
         )
         .and_then(|mut st| {
             st.query_row([key], |r| {
-                Ok(MemoryRow {
-                    base_level: r.get(0)?,
-                    success: r.get(1)?,
-                    failure: r.get(2)?,
-                    recalls: r.get(3)?,
-                    last_recall: r.get(4)?,
+                let by_kind = kind_level(&r.get::<_, String>(0)?);
+                let stored: Option<u8> = r.get(1)?;
+                Ok(match stored {
+                    Some(base) => Some(MemoryRow {
+                        base_level: base.max(by_kind),
+                        success: r.get(2)?,
+                        failure: r.get(3)?,
+                        recalls: r.get(4)?,
+                        last_recall: r.get(5)?,
+                    }),
+                    None => (by_kind > 0).then(|| MemoryRow {
+                        base_level: by_kind,
+                        ..MemoryRow::default()
+                    }),
                 })
             })
             .optional()
+            .map(Option::flatten)
         })
         .map_err(|e| Error::sql(&p.dir, e))
 }
