@@ -31,6 +31,7 @@ use tantivy::IndexWriter;
 use crate::derive::{self, Derived};
 use crate::fts::{Fts, FtsDoc};
 use crate::graph::{Graph, SCHEMA_VERSION};
+use crate::vectors::VectorIndex;
 use crate::{Error, Result};
 
 /// Memory of the full-text writer: incremental runs are small; a rebuild
@@ -69,6 +70,8 @@ pub struct Projections {
     pub dir: PathBuf,
     pub graph: Graph,
     pub fts: Fts,
+    /// Vectors, when a model has made some (they trail the other two).
+    pub vectors: Option<VectorIndex>,
 }
 
 /// `<memlog dir>/index`
@@ -158,10 +161,14 @@ impl Projections {
                 message: "its full-text and database halves are from different runs (an interrupted update)".into(),
             });
         }
+        // Vectors are optional and rebuildable: a damaged projection is
+        // searched without, and the next catch-up starts it again.
+        let vectors = VectorIndex::open(&dir.join("vectors")).unwrap_or(None);
         Ok(Projections {
             dir: dir.to_path_buf(),
             graph,
             fts,
+            vectors,
         })
     }
 
@@ -185,6 +192,7 @@ impl Projections {
             dir: dir.to_path_buf(),
             graph,
             fts,
+            vectors: None,
         })
     }
 

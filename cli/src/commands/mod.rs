@@ -9,6 +9,7 @@ use clap::Subcommand;
 mod cat;
 mod context;
 mod diff;
+mod doctor;
 pub mod forget;
 mod fsck;
 pub mod hook;
@@ -56,6 +57,7 @@ pub enum Command {
     Watch(watch::WatchArgs),
     Sync(sync::SyncArgs),
     Diff(diff::DiffArgs),
+    Doctor(doctor::DoctorArgs),
     Purge(purge::PurgeArgs),
     Textconv(textconv::TextconvArgs),
     Mcp(mcp::McpArgs),
@@ -85,6 +87,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Watch(args) => watch::cmd_watch(dir, args),
         Command::Sync(args) => sync::cmd_sync(dir, args),
         Command::Diff(args) => diff::cmd_diff(dir, args),
+        Command::Doctor(args) => doctor::cmd_doctor(dir, args),
         Command::Purge(args) => purge::cmd_purge(dir, args),
         Command::Textconv(args) => textconv::cmd_textconv(args),
         Command::Mcp(args) => mcp::cmd_mcp(dir, args),
