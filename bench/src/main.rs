@@ -6,6 +6,7 @@
 
 mod generator;
 mod hooks;
+mod locomo;
 mod search;
 mod watch;
 
@@ -60,6 +61,17 @@ struct Args {
     #[arg(long)]
     mcp: bool,
 
+    /// Retrieval quality on ../shared/eval/locomo-dev (recall@k, MRR,
+    /// nDCG per search mode, with the shared scorer); needs the embedding
+    /// model (scripts/install-assets). Skipped with a message when the set
+    /// is absent.
+    #[arg(long)]
+    locomo: bool,
+
+    /// Keep the LoCoMo memlogs (and their embedding caches) here between runs.
+    #[arg(long, value_name = "DIR")]
+    locomo_work: Option<PathBuf>,
+
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
@@ -112,6 +124,12 @@ fn main() -> anyhow::Result<()> {
             args.seed,
             if args.quick { 1_000 } else { 10_000 },
         )?);
+    }
+    if args.locomo {
+        match locomo::find_set() {
+            Some(set) => locomo::bench(&bin, &set, args.locomo_work.as_deref(), &mut rows)?,
+            None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
+        }
     }
     if args.mcp {
         rows.extend(bench_mcp(&bin, args.seed, import_events, args.quick)?);
