@@ -45,6 +45,7 @@ pub fn bench(
     bin: &Path,
     set: &Path,
     work: Option<&Path>,
+    dump: Option<&Path>,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
     let read = |name: &str| -> anyhow::Result<Vec<Value>> {
@@ -83,6 +84,7 @@ pub fn bench(
         by_conv.entry(conv.to_string()).or_default().push(e);
     }
     let mut results: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut dump_lines: Vec<String> = Vec::new();
     for (conv, evs) in &by_conv {
         let dir = work.join(conv);
         if !dir.join(".git").exists() {
@@ -112,6 +114,9 @@ pub fn bench(
             .map(|q| q["question"].as_str().unwrap_or(""))
             .collect();
         let (vectors, _) = query_cache.embed(&mut model, &texts, 16)?;
+        if dump.is_some() {
+            dump_signals(&p, &qs, &vectors, &mut dump_lines)?;
+        }
         for (q, v) in qs.iter().zip(vectors) {
             for (name, mode, fusion) in RUNS {
                 let hits = search(
@@ -133,6 +138,9 @@ pub fn bench(
                     .push(serde_json::json!({"qid": q["qid"], "ranked_refs": refs}).to_string());
             }
         }
+    }
+    if let Some(d) = dump {
+        std::fs::write(d, dump_lines.join("\n"))?;
     }
     for (name, _, _) in RUNS {
         let path = work.join(format!("results-{name}.jsonl"));
@@ -173,6 +181,50 @@ pub fn bench(
                 "reference: BM25 R@10 0.561, dense 0.475, RRF 0.633".into()
             },
         });
+    }
+    Ok(())
+}
+
+/// For studying fusion offline: every event's full-text relevance and
+/// cosine for each question, one JSON line per question.
+fn dump_signals(
+    p: &Projections,
+    qs: &[&Value],
+    vectors: &[Vec<f32>],
+    out: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let mut refs: std::collections::HashMap<u64, String> = Default::default();
+    let mut stmt = p.graph.conn.prepare("SELECT key, ref FROM events")?;
+    for row in stmt.query_map([], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+    })? {
+        let (k, r) = row?;
+        refs.insert(k as u64, r.unwrap_or_default());
+    }
+    let Some(index) = &p.vectors else {
+        return Ok(());
+    };
+    for (q, v) in qs.iter().zip(vectors) {
+        let question = q["question"].as_str().unwrap_or("");
+        let mut signals: BTreeMap<String, (f32, f32, f32)> = BTreeMap::new();
+        for c in p.fts.search(question, &Default::default(), 5000)? {
+            if let Some(r) = refs.get(&c.key) {
+                signals.entry(r.clone()).or_default().0 = c.relevance;
+                signals.entry(r.clone()).or_default().1 = c.bm25;
+            }
+        }
+        for h in index.search_exact(v, usize::MAX)? {
+            if let Some(r) = refs.get(&h.key) {
+                signals.entry(r.clone()).or_default().2 = h.cosine;
+            }
+        }
+        out.push(
+            serde_json::json!({
+                "qid": q["qid"],
+                "signals": signals.iter().map(|(r, s)| serde_json::json!([r, s.0, s.1, s.2])).collect::<Vec<_>>(),
+            })
+            .to_string(),
+        );
     }
     Ok(())
 }

@@ -72,6 +72,11 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     locomo_work: Option<PathBuf>,
 
+    /// Write every question's signals (full-text relevance, BM25, cosine
+    /// of every event) as JSON lines here, for studying fusion offline.
+    #[arg(long, value_name = "FILE")]
+    locomo_dump: Option<PathBuf>,
+
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
@@ -127,7 +132,13 @@ fn main() -> anyhow::Result<()> {
     }
     if args.locomo {
         match locomo::find_set() {
-            Some(set) => locomo::bench(&bin, &set, args.locomo_work.as_deref(), &mut rows)?,
+            Some(set) => locomo::bench(
+                &bin,
+                &set,
+                args.locomo_work.as_deref(),
+                args.locomo_dump.as_deref(),
+                &mut rows,
+            )?,
             None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
         }
     }

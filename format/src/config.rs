@@ -19,6 +19,7 @@
 //!   half_life_days: 30
 //!   fusion: weighted          # or rrf: reciprocal-rank fusion of the lists
 //!   rrf_k: 60
+//!   spread: 0.3               # relevance lent to session neighbours
 //! embedding:                  # semantic search (see `memlog doctor`)
 //!   enabled: true             # false: full-text search only
 //!   model_dir: ~/models/mini  # default: $MEMLOG_HOME/models/minilm-l6-int8
@@ -160,6 +161,10 @@ pub struct RankingConfig {
     pub fusion: Fusion,
     /// The k of reciprocal-rank fusion.
     pub rrf_k: f32,
+    /// Share of the best relevance of an event's session neighbours (the
+    /// events just before and after it) that it receives: depth-1 spreading
+    /// activation. 0 turns it off; full-text-only searches never spread.
+    pub spread: f32,
 }
 
 impl Default for RankingConfig {
@@ -172,6 +177,7 @@ impl Default for RankingConfig {
             half_life_days: 30.0,
             fusion: Fusion::Weighted,
             rrf_k: 60.0,
+            spread: 0.3,
         }
     }
 }
@@ -297,6 +303,9 @@ impl Config {
         }
         if !(r.rrf_k.is_finite() && r.rrf_k >= 0.0) {
             return Err(bad("ranking.rrf_k must be a non-negative number".into()));
+        }
+        if !(0.0..=1.0).contains(&r.spread) {
+            return Err(bad("ranking.spread must be between 0 and 1".into()));
         }
         if self.embedding.batch_size == 0 {
             return Err(bad("embedding.batch_size must be at least 1".into()));

@@ -11,7 +11,7 @@
 //! (`ranking.fusion: rrf`) replaces the two relevance signals by the sum of
 //! 1 / (k + rank) over the two lists.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use memlog_format::config::{Fusion, RankingConfig};
 use rusqlite::{OptionalExtension, params};
@@ -66,6 +66,8 @@ pub struct SearchRequest {
 pub struct ScoreParts {
     pub fts: f32,
     pub semantic: Option<f32>,
+    /// What the event's session neighbours lend it (spreading activation).
+    pub spread: f32,
     pub recency: f32,
     pub importance: f32,
 }
@@ -111,6 +113,18 @@ struct Candidate {
     vector_rank: Option<usize>,
 }
 
+/// A candidate's event row.
+struct Row {
+    id: String,
+    session: String,
+    seq: i64,
+    kind: String,
+    ts: String,
+    ts_ms: i64,
+    text: String,
+    meta: String,
+}
+
 pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> Result<Vec<Hit>> {
     let want = req.limit.max(1);
     let depth = (want * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
@@ -119,6 +133,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         (Some(q), Some(v)) if req.mode != SearchMode::Fts && q.len() == v.meta.dim => Some((q, v)),
         _ => None,
     };
+    let semantic_on = vectors.is_some();
     let mut candidates: HashMap<u64, Candidate> = HashMap::new();
     if use_fts {
         for (rank, c) in p
@@ -132,10 +147,11 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             e.fts_rank = Some(rank);
         }
     }
+    let mut allowed: Option<Option<HashSet<u64>>> = None;
     if let Some((query, index)) = vectors {
-        let allowed = allowed_keys(p, &req.filters)?;
+        let keys = allowed_keys(p, &req.filters)?;
         for (rank, h) in index
-            .search(query, depth, allowed.as_deref())?
+            .search(query, depth, keys.as_deref())?
             .into_iter()
             .enumerate()
         {
@@ -143,7 +159,63 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             e.cosine = Some(h.cosine);
             e.vector_rank = Some(rank);
         }
-        // full-text candidates the vector list missed still have a vector
+        allowed = Some(keys.map(|k| k.into_iter().collect()));
+    }
+
+    let mut rows: HashMap<u64, Row> = HashMap::with_capacity(candidates.len());
+    for key in candidates.keys() {
+        // A key the database no longer has was forgotten after the search
+        // index was read: it is left out.
+        if let Some(row) = event_row(p, *key)? {
+            rows.insert(*key, row);
+        }
+    }
+    candidates.retain(|k, _| rows.contains_key(k));
+
+    // Spreading activation (seed 003), depth 1 along the session: the
+    // events just before and after a candidate share in its relevance (the
+    // answer follows the question it matched). Neighbours join the
+    // candidates when they pass the filters. Full-text mode stays literal.
+    let spread = if req.mode == SearchMode::Fts {
+        0.0
+    } else {
+        ranking.spread.max(0.0)
+    };
+    let mut neighbours: HashMap<u64, [Option<u64>; 2]> = HashMap::new();
+    if spread > 0.0 {
+        let allowed = match allowed {
+            Some(a) => a,
+            None => allowed_keys(p, &req.filters)?.map(|k| k.into_iter().collect()),
+        };
+        let seeds: Vec<u64> = candidates.keys().copied().collect();
+        for key in seeds {
+            let Some(row) = rows.get(&key) else { continue };
+            let pair = session_neighbours(p, row)?;
+            for n in pair.iter().flatten() {
+                if rows.contains_key(n) || allowed.as_ref().is_some_and(|a| !a.contains(n)) {
+                    continue;
+                }
+                if let Some(r) = event_row(p, *n)? {
+                    rows.insert(*n, r);
+                    candidates.insert(*n, Candidate::default());
+                }
+            }
+            neighbours.insert(key, pair);
+        }
+        // the neighbours that joined receive from their seeds in turn
+        let joined: Vec<u64> = candidates
+            .keys()
+            .filter(|k| !neighbours.contains_key(k))
+            .copied()
+            .collect();
+        for key in joined {
+            if let Some(row) = rows.get(&key) {
+                neighbours.insert(key, session_neighbours(p, row)?);
+            }
+        }
+    }
+    if let Some((query, index)) = vectors {
+        // candidates the vector list missed still have a vector
         for (key, c) in candidates.iter_mut() {
             if c.cosine.is_none()
                 && let Some(v) = index.vector_of(*key)?
@@ -152,12 +224,15 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             }
         }
     }
-    let semantic_on = vectors.is_some();
+
     let best_cosine = candidates
         .values()
         .filter_map(|c| c.cosine)
         .fold(0f32, f32::max);
-
+    let best_fts = candidates
+        .values()
+        .filter_map(|c| c.fts)
+        .fold(0f32, f32::max);
     let now_ms = jiff::Timestamp::now().as_millisecond();
     let half_life_ms = (ranking.half_life_days.max(0.001) as f64) * 86_400_000.0;
     let ws = if semantic_on { ranking.semantic } else { 0.0 };
@@ -177,71 +252,73 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     let k = ranking.rrf_k.max(0.0);
     let lists = usize::from(use_fts) + usize::from(semantic_on);
 
-    let mut stmt = p
-        .graph
-        .conn
-        .prepare_cached(
-            "SELECT id, session, kind, ts, ts_ms, text, meta FROM events WHERE key = ?1 ORDER BY id LIMIT 1",
-        )
-        .map_err(|e| Error::sql(&p.dir, e))?;
-    let mut hits = Vec::with_capacity(candidates.len());
-    let mut order: Vec<(u64, Candidate)> = candidates.into_iter().collect();
-    order.sort_by_key(|(key, _)| *key);
-    for (key, c) in order {
-        let row = stmt
-            .query_row(params![key as i64], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, String>(6)?,
-                ))
-            })
-            .optional()
-            .map_err(|e| Error::sql(&p.dir, e))?;
-        // A key the database no longer has was forgotten after the search
-        // index was read: leave it out.
-        let Some((id, session, kind, ts, ts_ms, text, meta)) = row else {
-            continue;
-        };
-        let age = (now_ms - ts_ms).max(0) as f64;
-        let parts = ScoreParts {
-            fts: c.fts.unwrap_or(0.0),
-            semantic: semantic_on.then(|| {
+    // Relevance of each candidate to the query, before spreading.
+    let relevance: HashMap<u64, (f32, Option<f32>)> = candidates
+        .iter()
+        .map(|(key, c)| {
+            let semantic = semantic_on.then(|| {
                 if best_cosine > 0.0 {
                     (c.cosine.unwrap_or(0.0).max(0.0) / best_cosine).min(1.0)
                 } else {
                     0.0
                 }
-            }),
+            });
+            // With two lists, each is taken relative to its best candidate
+            // so that neither dominates by scale; alone, full text keeps its
+            // absolute meaning (weak matches stay weak against recency).
+            let fts = c.fts.unwrap_or(0.0);
+            let fts_rel = if semantic_on && best_fts > 0.0 {
+                fts / best_fts
+            } else {
+                fts
+            };
+            let r = match fusion {
+                Fusion::Weighted => ws * semantic.unwrap_or(0.0) + wf * fts_rel,
+                Fusion::Rrf => {
+                    let rr = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (k + r as f32 + 1.0));
+                    let best = lists as f32 / (k + 1.0);
+                    let fused = rr(c.fts_rank) + if semantic_on { rr(c.vector_rank) } else { 0.0 };
+                    (ws + wf) * if best > 0.0 { fused / best } else { 0.0 }
+                }
+            };
+            (*key, (r, semantic))
+        })
+        .collect();
+
+    let mut hits = Vec::with_capacity(candidates.len());
+    for (key, c) in &candidates {
+        let Some(row) = rows.remove(key) else {
+            continue;
+        };
+        let (own, semantic) = relevance.get(key).copied().unwrap_or((0.0, None));
+        let spread_part = neighbours.get(key).map_or(0.0, |pair| {
+            pair.iter()
+                .flatten()
+                .filter_map(|n| relevance.get(n).map(|r| r.0))
+                .fold(0f32, f32::max)
+                * spread
+        });
+        let age = (now_ms - row.ts_ms).max(0) as f64;
+        let parts = ScoreParts {
+            fts: c.fts.unwrap_or(0.0),
+            semantic,
+            spread: spread_part,
             recency: 0.5f64.powf(age / half_life_ms) as f32,
-            importance: importance(&kind),
+            importance: importance(&row.kind),
         };
-        let relevance = match fusion {
-            Fusion::Weighted => ws * parts.semantic.unwrap_or(0.0) + wf * parts.fts,
-            Fusion::Rrf => {
-                let rr = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (k + r as f32 + 1.0));
-                let best = lists as f32 / (k + 1.0);
-                let fused = rr(c.fts_rank) + if semantic_on { rr(c.vector_rank) } else { 0.0 };
-                (ws + wf) * if best > 0.0 { fused / best } else { 0.0 }
-            }
-        };
-        let score = relevance + wr * parts.recency + wi * parts.importance;
+        let score = own + spread_part + wr * parts.recency + wi * parts.importance;
         hits.push((
-            ts_ms,
-            key,
+            row.ts_ms,
+            *key,
             Hit {
-                id,
-                session,
-                kind,
-                ts,
-                text,
+                id: row.id,
+                session: row.session,
+                kind: row.kind,
+                ts: row.ts,
+                text: row.text,
                 score,
                 parts,
-                meta: serde_json::from_str(&meta).unwrap_or(Value::Null),
+                meta: serde_json::from_str(&row.meta).unwrap_or(Value::Null),
             },
         ));
     }
@@ -253,6 +330,62 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     });
     hits.truncate(want);
     Ok(hits.into_iter().map(|(_, _, h)| h).collect())
+}
+
+fn event_row(p: &Projections, key: u64) -> Result<Option<Row>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT id, session, seq, kind, ts, ts_ms, text, meta FROM events WHERE key = ?1 ORDER BY id LIMIT 1",
+        )
+        .map_err(|e| Error::sql(&p.dir, e))?;
+    stmt.query_row(params![key as i64], |r| {
+        Ok(Row {
+            id: r.get(0)?,
+            session: r.get(1)?,
+            seq: r.get(2)?,
+            kind: r.get(3)?,
+            ts: r.get(4)?,
+            ts_ms: r.get(5)?,
+            text: r.get(6)?,
+            meta: r.get(7)?,
+        })
+    })
+    .optional()
+    .map_err(|e| Error::sql(&p.dir, e))
+}
+
+/// Keys of the searchable events just before and after `row` in its session.
+fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
+    const SEARCHABLE: &str =
+        "kind NOT IN ('session_start', 'session_end', 'forget', 'reinforce', 'recall')";
+    let err = |e| Error::sql(&p.dir, e);
+    let mut before = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT key FROM events WHERE session = ?1 AND (ts < ?2 OR (ts = ?2 AND seq < ?3)) AND {SEARCHABLE}
+             ORDER BY ts DESC, seq DESC LIMIT 1"
+        ))
+        .map_err(err)?;
+    let prev: Option<i64> = before
+        .query_row(params![row.session, row.ts, row.seq], |r| r.get(0))
+        .optional()
+        .map_err(err)?;
+    let mut after = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT key FROM events WHERE session = ?1 AND (ts > ?2 OR (ts = ?2 AND seq > ?3)) AND {SEARCHABLE}
+             ORDER BY ts, seq LIMIT 1"
+        ))
+        .map_err(err)?;
+    let next: Option<i64> = after
+        .query_row(params![row.session, row.ts, row.seq], |r| r.get(0))
+        .optional()
+        .map_err(err)?;
+    Ok([prev.map(|k| k as u64), next.map(|k| k as u64)])
 }
 
 /// Keys of the events that pass `filters`, for the vector search; `None`
