@@ -72,22 +72,36 @@ pub fn catch_up_vectors(
     Ok(report)
 }
 
-/// The query's vector for searching `p`, or `None` (with the reason) when
-/// the search must do without: no vectors, no model, or a model other than
-/// the one that made the vectors.
-pub fn query_vector(repo: &Repo, p: &Projections, query: &str) -> Result<Vec<f32>, String> {
+/// The query's vector for searching `p`, or why the search must do
+/// without: no vectors, no model, or a model other than the one that made
+/// the vectors. With `warm` (a process that keeps the model: `memlog
+/// mcp`), that model; else a running `memlog watch`'s, else the model is
+/// loaded for this one query.
+pub fn query_vector(
+    repo: &Repo,
+    p: &Projections,
+    query: &str,
+    warm: Option<&mut ModelEmbedder>,
+) -> Result<Vec<f32>, String> {
     let Some(vectors) = &p.vectors else {
         return Err(off_reason(repo));
     };
-    if let Some((model, v)) = crate::warm::ask_embedding(repo, query) {
-        if model == vectors.meta.model {
-            return Ok(v);
+    let mut loaded;
+    let model: &mut ModelEmbedder = match warm {
+        Some(m) => m,
+        None => {
+            if let Some((model, v)) = crate::warm::ask_embedding(repo, query)
+                && model == vectors.meta.model
+            {
+                return Ok(v);
+            }
+            loaded = match load_model(repo) {
+                Ok(Some(m)) => m,
+                Ok(None) => return Err(off_reason(repo)),
+                Err(e) => return Err(format!("{e:#}")),
+            };
+            &mut loaded
         }
-    }
-    let mut model = match load_model(repo) {
-        Ok(Some(m)) => m,
-        Ok(None) => return Err(off_reason(repo)),
-        Err(e) => return Err(format!("{e:#}")),
     };
     if model.model_id() != vectors.meta.model {
         return Err(format!(

@@ -27,6 +27,7 @@ mod error;
 pub mod fts;
 pub mod graph;
 pub mod projection;
+pub mod reinforce;
 pub mod search;
 pub mod tasks;
 pub mod tokenizer;

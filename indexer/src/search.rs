@@ -10,6 +10,11 @@
 //! query relative to the best candidate's. Reciprocal-rank fusion
 //! (`ranking.fusion: rrf`) replaces the two relevance signals by the sum of
 //! 1 / (k + rank) over the two lists.
+//!
+//! Then relevance spreads, depth 1 (seed 003): an event receives a share
+//! (`ranking.spread`) of the best relevance among its session neighbours
+//! and the events reinforced together with it, which join the candidates;
+//! and reinforcement ([`crate::reinforce`]) moves each event's importance.
 
 use std::collections::{HashMap, HashSet};
 
@@ -21,6 +26,7 @@ use serde_json::Value;
 use crate::derive::importance;
 use crate::fts::Filters;
 use crate::projection::Projections;
+use crate::reinforce::Reinforcement;
 use crate::{Error, Result};
 
 /// Which lists a search draws from.
@@ -66,7 +72,8 @@ pub struct SearchRequest {
 pub struct ScoreParts {
     pub fts: f32,
     pub semantic: Option<f32>,
-    /// What the event's session neighbours lend it (spreading activation).
+    /// What the event's session neighbours and reinforced partners lend it
+    /// (spreading activation).
     pub spread: f32,
     pub recency: f32,
     pub importance: f32,
@@ -181,7 +188,8 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     } else {
         ranking.spread.max(0.0)
     };
-    let mut neighbours: HashMap<u64, [Option<u64>; 2]> = HashMap::new();
+    let learnt = Reinforcement::load(p)?;
+    let mut neighbours: HashMap<u64, Vec<(u64, f32)>> = HashMap::new();
     if spread > 0.0 {
         let allowed = match allowed {
             Some(a) => a,
@@ -190,8 +198,8 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         let seeds: Vec<u64> = candidates.keys().copied().collect();
         for key in seeds {
             let Some(row) = rows.get(&key) else { continue };
-            let pair = session_neighbours(p, row)?;
-            for n in pair.iter().flatten() {
+            let linked = linked_events(p, &learnt, key, row)?;
+            for (n, _) in &linked {
                 if rows.contains_key(n) || allowed.as_ref().is_some_and(|a| !a.contains(n)) {
                     continue;
                 }
@@ -200,7 +208,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                     candidates.insert(*n, Candidate::default());
                 }
             }
-            neighbours.insert(key, pair);
+            neighbours.insert(key, linked);
         }
         // the neighbours that joined receive from their seeds in turn
         let joined: Vec<u64> = candidates
@@ -210,7 +218,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             .collect();
         for key in joined {
             if let Some(row) = rows.get(&key) {
-                neighbours.insert(key, session_neighbours(p, row)?);
+                neighbours.insert(key, linked_events(p, &learnt, key, row)?);
             }
         }
     }
@@ -291,10 +299,10 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             continue;
         };
         let (own, semantic) = relevance.get(key).copied().unwrap_or((0.0, None));
-        let spread_part = neighbours.get(key).map_or(0.0, |pair| {
-            pair.iter()
-                .flatten()
-                .filter_map(|n| relevance.get(n).map(|r| r.0))
+        let spread_part = neighbours.get(key).map_or(0.0, |linked| {
+            linked
+                .iter()
+                .filter_map(|(n, share)| relevance.get(n).map(|r| r.0 * share))
                 .fold(0f32, f32::max)
                 * spread
         });
@@ -304,7 +312,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             semantic,
             spread: spread_part,
             recency: 0.5f64.powf(age / half_life_ms) as f32,
-            importance: importance(&row.kind),
+            importance: learnt.importance(*key, importance(&row.kind)),
         };
         let score = own + spread_part + wr * parts.recency + wi * parts.importance;
         hits.push((
@@ -354,6 +362,26 @@ fn event_row(p: &Projections, key: u64) -> Result<Option<Row>> {
     })
     .optional()
     .map_err(|e| Error::sql(&p.dir, e))
+}
+
+/// The events `row` lends relevance to and receives it from, with the share:
+/// its session neighbours (whole) and the events reinforced together with it
+/// (by the pair's weight).
+fn linked_events(
+    p: &Projections,
+    learnt: &Reinforcement,
+    key: u64,
+    row: &Row,
+) -> Result<Vec<(u64, f32)>> {
+    let mut linked: Vec<(u64, f32)> = session_neighbours(p, row)?
+        .into_iter()
+        .flatten()
+        .map(|k| (k, 1.0))
+        .collect();
+    if !learnt.is_empty() {
+        linked.extend(learnt.partners(key));
+    }
+    Ok(linked)
 }
 
 /// Keys of the searchable events just before and after `row` in its session.

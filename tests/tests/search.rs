@@ -273,7 +273,17 @@ fn incremental_indexing_equals_rebuild_over_random_sequences() {
         let incremental: Vec<_> = queries.iter().map(|q| ranking(&repo, q)).collect();
         repo.memlog(&["rebuild"]).ok();
         let rebuilt: Vec<_> = queries.iter().map(|q| ranking(&repo, q)).collect();
-        assert_eq!(incremental, rebuilt, "seed {seed}");
+        // Same events in the same order; scores equal but for the recency of
+        // events recorded seconds ago, which drifts while the rebuild runs.
+        let ids = |r: &Vec<Vec<(String, i64)>>| -> Vec<Vec<String>> {
+            r.iter()
+                .map(|q| q.iter().map(|h| h.0.clone()).collect())
+                .collect()
+        };
+        assert_eq!(ids(&incremental), ids(&rebuilt), "seed {seed}");
+        for (a, b) in incremental.iter().flatten().zip(rebuilt.iter().flatten()) {
+            assert!((a.1 - b.1).abs() <= 1, "seed {seed}: {a:?} vs {b:?}");
+        }
         let sql = |repo: &TestRepo| {
             repo.memlog(&[
                 "sql",

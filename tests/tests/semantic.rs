@@ -182,7 +182,15 @@ fn without_the_model_everything_works_on_full_text() {
     let index = without_model(&repo, home.path(), &["index"]).ok().stdout();
     assert!(!index.contains("vectors:"), "{index}");
     let search = without_model(&repo, home.path(), &["search", "--json", "violin"]).ok();
-    assert_eq!(search.json()["hits"].as_array().unwrap().len(), 1);
+    // hybrid without vectors: full text, then the session neighbour it spreads to
+    assert_eq!(search.json()["hits"][0]["meta"]["ref"], "n7");
+    let fts = without_model(
+        &repo,
+        home.path(),
+        &["search", "--json", "--mode", "fts", "violin"],
+    )
+    .ok();
+    assert_eq!(fts.json()["hits"].as_array().unwrap().len(), 1);
     let vector = without_model(
         &repo,
         home.path(),
@@ -247,4 +255,80 @@ fn a_configured_model_directory_that_is_missing_is_named() {
     let bad = repo.memlog(&["doctor"]);
     assert_ne!(bad.code(), Some(0));
     assert!(bad.stderr().contains("modeldir"), "{}", bad.stderr());
+}
+
+#[test]
+fn reinforcement_moves_ranking() {
+    let repo = TestRepo::new();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("in.jsonl"),
+        concat!(
+            r#"{"session":"a","ts":"2026-01-01T10:00:00Z","kind":"note","text":"deploy checklist for billing","ref":"A"}"#, "\n",
+            r#"{"session":"b","ts":"2026-01-01T10:00:00Z","kind":"note","text":"deploy checklist for search","ref":"B"}"#, "\n",
+            r#"{"session":"c","ts":"2026-01-01T10:00:00Z","kind":"note","text":"rotate the signing keys first","ref":"C"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    without_model(&repo, home.path(), &["import", "jsonl", "in.jsonl"]).ok();
+    let search = |args: &[&str]| -> Vec<(String, String)> {
+        let mut all = vec!["search", "--json"];
+        all.extend_from_slice(args);
+        without_model(&repo, home.path(), &all).ok().json()["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h["meta"]["ref"].as_str().unwrap().to_string(),
+                    h["id"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let before = search(&["deploy checklist"]);
+    assert_eq!(before.len(), 2, "{before:?}");
+    let (first, first_id) = before[0].clone();
+    for _ in 0..3 {
+        without_model(
+            &repo,
+            home.path(),
+            &["reinforce", "--failure", &first_id[..12]],
+        )
+        .ok();
+    }
+    let after = search(&["deploy checklist"]);
+    assert_eq!(after[1].0, first, "a failing memory drops: {after:?}");
+
+    // A and C helped together: C now comes with A
+    let ids: std::collections::HashMap<String, String> = search(&["deploy checklist", "-n", "5"])
+        .into_iter()
+        .chain(search(&["signing keys"]))
+        .collect();
+    for _ in 0..10 {
+        without_model(
+            &repo,
+            home.path(),
+            &["reinforce", "--success", &ids["A"], &ids["C"]],
+        )
+        .ok();
+    }
+    let with_partner = search(&["billing"]);
+    assert_eq!(with_partner[0].0, "A", "{with_partner:?}");
+    assert!(
+        with_partner.iter().any(|(r, _)| r == "C"),
+        "{with_partner:?}"
+    );
+    let literal = search(&["billing", "--mode", "fts"]);
+    assert_eq!(
+        literal.len(),
+        1,
+        "full-text mode stays literal: {literal:?}"
+    );
+    // bad input is named
+    let bad = without_model(&repo, home.path(), &["reinforce", "--success", "zz"]);
+    assert_eq!(bad.code(), Some(1));
+    assert!(bad.stderr().contains("\"zz\""), "{}", bad.stderr());
+    let neither = without_model(&repo, home.path(), &["reinforce", &ids["A"]]);
+    assert_ne!(neither.code(), Some(0));
 }

@@ -25,6 +25,7 @@ mod note;
 mod purge;
 mod rebuild;
 mod record;
+mod reinforce;
 mod seal;
 pub mod search;
 mod show;
@@ -50,6 +51,7 @@ pub enum Command {
     Context(context::ContextArgs),
     Sql(sql::SqlArgs),
     Forget(forget::ForgetArgs),
+    Reinforce(reinforce::ReinforceArgs),
     Fsck(fsck::FsckArgs),
     Uninstall(install::UninstallArgs),
     Hook(hook::HookArgs),
@@ -80,6 +82,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Context(args) => context::cmd_context(dir, args),
         Command::Sql(args) => sql::cmd_sql(dir, args),
         Command::Forget(args) => forget::cmd_forget(dir, args),
+        Command::Reinforce(args) => reinforce::cmd_reinforce(dir, args),
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
         Command::Uninstall(args) => install::cmd_uninstall(dir, args),
         Command::Hook(args) => hook::cmd_hook(dir, args),

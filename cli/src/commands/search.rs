@@ -6,6 +6,7 @@ use memlog_format::Repo;
 use memlog_format::config::Fusion;
 use memlog_format::{Kind, time};
 use memlog_indexer::Projections;
+use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::fts::Filters;
 use memlog_indexer::search::{SearchMode, SearchRequest, search};
 use serde_json::json;
@@ -78,7 +79,13 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     )?;
     request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
     let projections = workspace::projections(&repo)?;
-    let semantic = with_query_vector(&repo, &projections, &mut request, args.mode.as_deref())?;
+    let semantic = with_query_vector(
+        &repo,
+        &projections,
+        &mut request,
+        args.mode.as_deref(),
+        None,
+    )?;
     if let Some(note) = &semantic {
         eprintln!("note: full-text search only: {note}");
     }
@@ -126,6 +133,7 @@ pub fn with_query_vector(
     projections: &Projections,
     request: &mut SearchRequest,
     mode: Option<&str>,
+    warm: Option<&mut ModelEmbedder>,
 ) -> anyhow::Result<Option<String>> {
     request.mode = match mode {
         Some(m) => SearchMode::parse(m)?,
@@ -134,7 +142,7 @@ pub fn with_query_vector(
     if request.mode == SearchMode::Fts {
         return Ok(None);
     }
-    match crate::semantic::query_vector(repo, projections, &request.query) {
+    match crate::semantic::query_vector(repo, projections, &request.query, warm) {
         Ok(v) => {
             request.query_vector = Some(v);
             Ok(None)

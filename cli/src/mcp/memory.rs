@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use memlog_format::seal::{JournalSelection, seal_journals};
 use memlog_format::{Draft, Event, Kind, Recorder, Repo, time};
 use memlog_indexer::Projections;
+use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::search::{Hit, search};
 use serde_json::{Map, Value, json};
 
@@ -19,7 +20,7 @@ use super::params::{
     TimelineParams,
 };
 use crate::commands::forget::{ForgetRequest, forget};
-use crate::commands::search::search_request;
+use crate::commands::search::{search_request, with_query_vector};
 use crate::commands::stats::stats;
 use crate::{output, workspace};
 
@@ -52,6 +53,9 @@ pub struct Memory {
     session: String,
     /// Events written to `session` (sealed when the server stops).
     remembered: usize,
+    /// The embedding model, loaded at the first semantic search and kept,
+    /// so that queries do not pay its load; `Err` says why there is none.
+    embedder: Option<Result<ModelEmbedder, String>>,
 }
 
 impl Memory {
@@ -62,6 +66,7 @@ impl Memory {
             projections: None,
             session: memlog_format::journal::mint_session("mcp"),
             remembered: 0,
+            embedder: None,
         })
     }
 
@@ -121,7 +126,7 @@ impl Memory {
             bail!("limit must be between 1 and {MAX_SEARCH_LIMIT}");
         }
         let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
-        let request = search_request(
+        let mut request = search_request(
             &p.query,
             p.limit,
             &kinds,
@@ -130,10 +135,37 @@ impl Memory {
             p.until.as_deref(),
             p.file.as_deref(),
         )?;
-        let ranking = self.repo.config.ranking.clone();
-        let hits = search(self.projections()?, &ranking, &request)?;
+        let wants_vectors = p.mode.as_deref() != Some("fts");
+        let has_vectors = self.projections()?.vectors.is_some();
+        if wants_vectors && has_vectors && self.embedder.is_none() {
+            self.embedder = Some(match crate::semantic::load_model(&self.repo) {
+                Ok(Some(m)) => Ok(m),
+                Ok(None) => Err(crate::semantic::off_reason(&self.repo)),
+                Err(e) => Err(format!("{e:#}")),
+            });
+        }
+        self.projections()?;
+        let open = self.projections.as_ref().map(|o| &o.projections);
+        let Some(projections) = open else {
+            bail!("the index could not be opened");
+        };
+        let warm = match &mut self.embedder {
+            Some(Ok(m)) => Some(m),
+            _ => None,
+        };
+        let note = with_query_vector(
+            &self.repo,
+            projections,
+            &mut request,
+            p.mode.as_deref(),
+            warm,
+        )?;
+        let hits = search(projections, &self.repo.config.ranking, &request)?;
         Ok(json!({
             "query": p.query,
+            "mode": request.mode,
+            "semantic": request.query_vector.is_some(),
+            "note": note,
             "hits": hits.iter().map(compact_hit).collect::<Vec<_>>(),
         }))
     }
