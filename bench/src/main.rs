@@ -8,6 +8,7 @@ mod generator;
 mod hooks;
 mod locomo;
 mod search;
+mod vectors;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -67,6 +68,12 @@ struct Args {
     /// is absent.
     #[arg(long)]
     locomo: bool,
+
+    /// Vector figures: the real model's throughput by batch size, then, with
+    /// a stand-in embedder at 100k events (1M with --million), cold and warm
+    /// builds, HNSW recall, hybrid search latency, size and RSS.
+    #[arg(long)]
+    vectors: bool,
 
     /// Keep the LoCoMo memlogs (and their embedding caches) here between runs.
     #[arg(long, value_name = "DIR")]
@@ -130,6 +137,14 @@ fn main() -> anyhow::Result<()> {
             if args.quick { 1_000 } else { 10_000 },
         )?);
     }
+    if args.vectors {
+        let rate = vectors::throughput(args.seed, &mut rows)?;
+        let events = if args.quick { 10_000 } else { 100_000 };
+        vectors::scale(&bin, args.seed, events, rate, &mut rows)?;
+        if args.million && !args.quick {
+            vectors::scale(&bin, args.seed, 1_000_000, rate, &mut rows)?;
+        }
+    }
     if args.locomo {
         match locomo::find_set() {
             Some(set) => locomo::bench(
@@ -178,9 +193,16 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A new repository. Semantic search is off in it (`.memlog.yaml`), so
+/// that full-text figures do not include embedding, which is measured on
+/// its own (`--vectors`, `--locomo`).
 pub fn fresh_repo() -> anyhow::Result<tempfile::TempDir> {
     let dir = tempfile::Builder::new().prefix("memlog-bench-").tempdir()?;
     git(dir.path(), &["init", "-q"])?;
+    std::fs::write(
+        dir.path().join(".memlog.yaml"),
+        "embedding:\n  enabled: false\n",
+    )?;
     Ok(dir)
 }
 

@@ -229,6 +229,13 @@ impl ModelEmbedder {
     }
 }
 
+impl ModelEmbedder {
+    /// The fastembed model itself, for measuring memlog's overhead on it.
+    pub fn fastembed(&mut self) -> &mut fastembed::TextEmbedding {
+        &mut self.model
+    }
+}
+
 impl Embedder for ModelEmbedder {
     fn model_id(&self) -> &str {
         &self.id

@@ -110,6 +110,10 @@ impl Hit {
 /// How many candidates of each list are ranked per requested hit.
 const CANDIDATES_PER_HIT: usize = 4;
 const MIN_CANDIDATES: usize = 40;
+/// In hybrid search, a vector hit that full text did not find joins only
+/// at this share of the best cosine or more, and never below the minimum.
+const VECTOR_JOIN_RELATIVE: f32 = 0.7;
+const VECTOR_JOIN_MIN: f32 = 0.3;
 
 /// One candidate while ranking: where it stands in each list.
 #[derive(Clone, Debug, Default)]
@@ -157,11 +161,21 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     let mut allowed: Option<Option<HashSet<u64>>> = None;
     if let Some((query, index)) = vectors {
         let keys = allowed_keys(p, &req.filters)?;
-        for (rank, h) in index
-            .search(query, depth, keys.as_deref())?
-            .into_iter()
-            .enumerate()
-        {
+        let found = index.search(query, depth, keys.as_deref())?;
+        // Beside full text, only close vectors bring new candidates: a query
+        // for a rare word should not return every event. (On LoCoMo dev this
+        // floor costs nothing; vector mode has none.)
+        let floor = if use_fts {
+            found.first().map_or(0.0, |best| {
+                (best.cosine * VECTOR_JOIN_RELATIVE).max(VECTOR_JOIN_MIN)
+            })
+        } else {
+            f32::MIN
+        };
+        for (rank, h) in found.into_iter().enumerate() {
+            if h.cosine < floor && !candidates.contains_key(&h.key) {
+                continue;
+            }
             let e = candidates.entry(h.key).or_default();
             e.cosine = Some(h.cosine);
             e.vector_rank = Some(rank);

@@ -1,0 +1,223 @@
+//! Vector figures: embedding throughput of the real model by batch size
+//! (memlog's cached path against a bare fastembed loop), then, with the
+//! deterministic stand-in embedder at 100k (or 1M) events: building the
+//! vector projection with a cold and a warm cache, HNSW recall@10 against
+//! exact search, hybrid search latency in-process, index size and RSS.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use memlog_format::Repo;
+use memlog_indexer::Projections;
+use memlog_indexer::embed::{HashEmbedder, ModelEmbedder, ModelFiles, clip};
+use memlog_indexer::embed_cache::EmbeddingCache;
+use memlog_indexer::search::{SearchMode, SearchRequest, search};
+use memlog_indexer::vectors::catch_up;
+
+use crate::{Row, generator, ms, percentile, run};
+
+/// Texts for the throughput runs: prompts and answers of the generator.
+fn sample_texts(seed: u64, n: usize) -> Vec<String> {
+    let corpus = generator::corpus(seed, n.div_ceil(20), 40);
+    corpus
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| matches!(v["kind"].as_str(), Some("user_prompt" | "agent_response")))
+        .filter_map(|v| v["text"].as_str().map(|t| clip(t).to_string()))
+        .take(n)
+        .collect()
+}
+
+/// Texts per second of the real model, memlog's path and bare fastembed,
+/// at batch 16 (for the extrapolation); `None` without the model.
+pub fn throughput(seed: u64, rows: &mut Vec<Row>) -> anyhow::Result<Option<f64>> {
+    let files = ModelFiles::resolve(&Default::default());
+    if !files.available() {
+        eprintln!("embedding model not installed (scripts/install-assets): throughput skipped");
+        return Ok(None);
+    }
+    let mut model = ModelEmbedder::load(&files, 16)?;
+    let texts = sample_texts(seed, 160);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut at16 = None;
+    for batch in [1usize, 8, 16, 32] {
+        let t = Instant::now();
+        model
+            .fastembed()
+            .embed(&refs, Some(batch))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let bare = refs.len() as f64 / t.elapsed().as_secs_f64();
+        let dir = tempfile::tempdir()?;
+        let mut cache = EmbeddingCache::open(&dir.path().join("e.sqlite"))?;
+        let t = Instant::now();
+        cache.embed(&mut model, &refs, batch)?;
+        let ours = refs.len() as f64 / t.elapsed().as_secs_f64();
+        if batch == 16 {
+            at16 = Some(ours);
+        }
+        rows.push(Row {
+            name: format!(
+                "embedding throughput, MiniLM int8, batch {batch} ({} texts)",
+                refs.len()
+            ),
+            value: format!(
+                "{ours:.1} texts/s through the cache; bare fastembed {bare:.1} texts/s ({:+.0}%)",
+                (ours / bare - 1.0) * 100.0
+            ),
+            target: "within 10% of bare fastembed".into(),
+        });
+    }
+    Ok(at16)
+}
+
+fn rss_kb(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+pub fn scale(
+    bin: &Path,
+    seed: u64,
+    events: usize,
+    model_rate: Option<f64>,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let label = if events >= 1_000_000 {
+        format!("{}M", events / 1_000_000)
+    } else {
+        format!("{}k", events / 1000)
+    };
+    let repo_dir = crate::fresh_repo()?;
+    let corpus = tempfile::NamedTempFile::new()?;
+    std::fs::write(corpus.path(), generator::corpus(seed, events / 100, 100))?;
+    run(
+        bin,
+        repo_dir.path(),
+        &["import", "jsonl", &corpus.path().to_string_lossy()],
+    )?;
+    run(bin, repo_dir.path(), &["index", "--no-vectors"])?;
+    let repo = Repo::discover(repo_dir.path())?;
+    let index_dir = memlog_indexer::projection::index_dir(&repo);
+    let cache_dir = tempfile::tempdir()?;
+    let mut cache = EmbeddingCache::open(&cache_dir.path().join("e.sqlite"))?;
+    let mut stand_in = HashEmbedder::new(384);
+
+    let t = Instant::now();
+    let cold = catch_up(&index_dir, &mut stand_in, &mut cache, 64, &mut |_, _| {})?
+        .ok_or_else(|| anyhow::anyhow!("vectors were locked"))?;
+    let cold_time = t.elapsed();
+    std::fs::remove_dir_all(index_dir.join("vectors"))?;
+    let t = Instant::now();
+    let warm = catch_up(&index_dir, &mut stand_in, &mut cache, 64, &mut |_, _| {})?
+        .ok_or_else(|| anyhow::anyhow!("vectors were locked"))?;
+    let warm_time = t.elapsed();
+    rows.push(Row {
+        name: format!(
+            "vectors of {label} events ({} embeddable), stand-in embedder, cold cache",
+            cold.pending
+        ),
+        value: format!(
+            "{:.1} s ({} embedded; HNSW build included)",
+            cold_time.as_secs_f64(),
+            cold.embedded
+        ),
+        target: "—".into(),
+    });
+    rows.push(Row {
+        name: format!("vectors of {label} events after `memlog rebuild`, warm cache"),
+        value: format!(
+            "{:.1} s ({} embedded, {} from the cache)",
+            warm_time.as_secs_f64(),
+            warm.embedded,
+            warm.cached
+        ),
+        target: "0 embedded".into(),
+    });
+    if let Some(rate) = model_rate {
+        rows.push(Row {
+            name: format!("cold vectors of {label} events with MiniLM (extrapolated)"),
+            value: format!(
+                "≈ {:.0} min ({} texts at {rate:.0} texts/s); warm as above",
+                cold.embedded as f64 / rate / 60.0,
+                cold.embedded
+            ),
+            target: "—".into(),
+        });
+    }
+
+    let rss_before = rss_kb("VmRSS:");
+    let p = Projections::open(&repo)?;
+    let rss_open = rss_kb("VmRSS:");
+    let index = p
+        .vectors
+        .as_ref()
+        .ok_or_else(|| anyhow::anyhow!("no vector projection"))?;
+    let queries = generator::queries(seed, 200);
+    let mut found = 0usize;
+    let mut wanted = 0usize;
+    let mut times: Vec<Duration> = Vec::new();
+    for q in &queries {
+        let v = stand_in.vector(q);
+        let exact: Vec<u64> = index.search_exact(&v, 10)?.iter().map(|h| h.key).collect();
+        let approx: Vec<u64> = index.search(&v, 10, None)?.iter().map(|h| h.key).collect();
+        wanted += exact.len();
+        found += exact.iter().filter(|k| approx.contains(k)).count();
+        let t = Instant::now();
+        let hits = search(
+            &p,
+            &repo.config.ranking,
+            &SearchRequest {
+                query: q.clone(),
+                limit: 10,
+                mode: SearchMode::Hybrid,
+                query_vector: Some(v),
+                ..Default::default()
+            },
+        )?;
+        times.push(t.elapsed());
+        std::hint::black_box(hits);
+    }
+    rows.push(Row {
+        name: format!("HNSW recall@10 against exact search, {label} vectors"),
+        value: format!("{:.3}", found as f64 / wanted.max(1) as f64),
+        target: "≥ 0.95".into(),
+    });
+    rows.push(Row {
+        name: format!("hybrid search in-process, {label} events, p50 / p95"),
+        value: format!(
+            "{} / {}",
+            ms(percentile(&mut times, 0.5)),
+            ms(percentile(&mut times, 0.95))
+        ),
+        target: "≤ 15 ms at 1M".into(),
+    });
+    rows.push(Row {
+        name: format!("vector projection size, {label} events"),
+        value: format!(
+            "{:.1} MB on disk; opening it adds {:.0} MB RSS (peak RSS of the bench {:.0} MB)",
+            dir_bytes(&index_dir.join("vectors")) as f64 / 1e6,
+            rss_open.saturating_sub(rss_before) as f64 / 1024.0,
+            rss_kb("VmHWM:") as f64 / 1024.0
+        ),
+        target: "—".into(),
+    });
+    Ok(())
+}
