@@ -548,3 +548,96 @@ fn reset(dir: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::HashEmbedder;
+
+    /// A database with just what catch-up reads: the events table.
+    fn events_db(dir: &Path) -> Connection {
+        let db = Connection::open(dir.join("graph.sqlite")).unwrap();
+        db.execute_batch(
+            "CREATE TABLE events (key INTEGER NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL)",
+        )
+        .unwrap();
+        db
+    }
+
+    fn add(db: &Connection, key: u64, kind: &str, text: &str) {
+        db.execute(
+            "INSERT INTO events(key, kind, text) VALUES (?1, ?2, ?3)",
+            rusqlite::params![key as i64, kind, text],
+        )
+        .unwrap();
+    }
+
+    fn text(i: u64) -> String {
+        format!("event {i} about topic{} and area{}", i % 97, i % 13)
+    }
+
+    fn run(dir: &Path, cache: &mut EmbeddingCache) -> CatchUpReport {
+        let mut e = HashEmbedder::new(32);
+        catch_up(dir, &mut e, cache, 16, &mut |_, _| {})
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn incremental_persistent_and_filtered() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = events_db(dir.path());
+        let mut cache = EmbeddingCache::open(&dir.path().join("cache.sqlite")).unwrap();
+        for i in 1..=3300u64 {
+            let kind = if i % 3 == 0 {
+                "tool_observation"
+            } else {
+                "user_prompt"
+            };
+            add(&db, i, kind, &text(i));
+        }
+        let first = run(dir.path(), &mut cache);
+        assert_eq!(first.pending, 2200);
+        assert_eq!(first.rows, 2200);
+        let index = VectorIndex::open(&dir.path().join("vectors"))
+            .unwrap()
+            .unwrap();
+        assert!(
+            index.graph.is_some(),
+            "past the tail size the graph is built"
+        );
+        let q = HashEmbedder::new(32).vector(&text(7));
+        let hits = index.search(&q, 10, None).unwrap();
+        assert_eq!(hits[0].key, 7);
+        // recall counting ties at the 10th cosine as found
+        let exact = index.search_exact(&q, 10).unwrap();
+        let kth = exact[9].cosine - 1e-6;
+        let overlap = hits.iter().filter(|h| h.cosine >= kth).count();
+        assert!(overlap >= 9, "recall {overlap}/10: {hits:?} vs {exact:?}");
+        // filters: only the allowed keys come back
+        let allowed: Vec<u64> = (1..=3300).filter(|k| k % 3 != 0 && k % 2 == 0).collect();
+        let filtered = index.search(&q, 10, Some(&allowed)).unwrap();
+        assert!(filtered.iter().all(|h| h.key % 2 == 0), "{filtered:?}");
+
+        // new events: only they are embedded
+        add(&db, 5000, "note", "a brand new note");
+        let second = run(dir.path(), &mut cache);
+        assert_eq!((second.pending, second.embedded), (1, 1));
+        // the watermark row is deleted and its rowid reused: caught anyway
+        db.execute("DELETE FROM events WHERE key = 5000", [])
+            .unwrap();
+        add(&db, 6000, "fact", "a fact that reuses the rowid");
+        let third = run(dir.path(), &mut cache);
+        assert_eq!(third.pending, 1, "{third:?}");
+        assert_eq!(third.rows, 2202);
+        let index = VectorIndex::open(&dir.path().join("vectors"))
+            .unwrap()
+            .unwrap();
+        assert!(index.vector_of(6000).unwrap().is_some());
+
+        // started again from scratch, the cache embeds nothing
+        std::fs::remove_dir_all(dir.path().join("vectors")).unwrap();
+        let again = run(dir.path(), &mut cache);
+        assert_eq!((again.embedded, again.rows), (0, 2201));
+    }
+}
