@@ -39,14 +39,7 @@ pub fn bench(
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
     let label = format!("{}k", events / 1000);
-    let repo = crate::fresh_repo()?;
-    let corpus = tempfile::NamedTempFile::new()?;
-    std::fs::write(corpus.path(), generator::corpus(seed, events / 100, 100))?;
-    run(
-        bin,
-        repo.path(),
-        &["import", "jsonl", &corpus.path().to_string_lossy()],
-    )?;
+    let repo = crate::imported_repo(bin, seed, events)?;
     run(bin, repo.path(), &["index"])?;
     let cwd = repo.path().display().to_string();
     let queries = generator::queries(seed, runs);

@@ -206,6 +206,29 @@ pub fn fresh_repo() -> anyhow::Result<tempfile::TempDir> {
     Ok(dir)
 }
 
+/// "100k", "1M".
+pub fn size_label(events: usize) -> String {
+    if events >= 1_000_000 {
+        format!("{}M", events / 1_000_000)
+    } else {
+        format!("{}k", events / 1000)
+    }
+}
+
+/// A fresh repository holding the generator's corpus of `events` events
+/// (sessions of 100), imported with the real binary.
+pub fn imported_repo(bin: &Path, seed: u64, events: usize) -> anyhow::Result<tempfile::TempDir> {
+    let repo = fresh_repo()?;
+    let corpus = tempfile::NamedTempFile::new()?;
+    std::fs::write(corpus.path(), generator::corpus(seed, events / 100, 100))?;
+    run(
+        bin,
+        repo.path(),
+        &["import", "jsonl", &corpus.path().to_string_lossy()],
+    )?;
+    Ok(repo)
+}
+
 pub fn run(bin: &Path, dir: &Path, args: &[&str]) -> anyhow::Result<Duration> {
     let t = Instant::now();
     let out = Command::new(bin).current_dir(dir).args(args).output()?;

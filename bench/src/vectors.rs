@@ -11,9 +11,10 @@ use memlog_format::Repo;
 use memlog_indexer::Projections;
 use memlog_indexer::embed::{HashEmbedder, ModelEmbedder, ModelFiles, clip};
 use memlog_indexer::embed_cache::EmbeddingCache;
-use memlog_indexer::search::{SearchMode, SearchRequest, search};
+use memlog_indexer::search::{SearchMode, SearchRequest};
 use memlog_indexer::vectors::catch_up;
 
+use crate::search::{dir_size, timed_search};
 use crate::{Row, generator, ms, percentile, run};
 
 /// Texts for the throughput runs: prompts and answers of the generator.
@@ -81,18 +82,6 @@ fn rss_kb(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn dir_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
 pub fn scale(
     bin: &Path,
     seed: u64,
@@ -100,19 +89,8 @@ pub fn scale(
     model_rate: Option<f64>,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
-    let label = if events >= 1_000_000 {
-        format!("{}M", events / 1_000_000)
-    } else {
-        format!("{}k", events / 1000)
-    };
-    let repo_dir = crate::fresh_repo()?;
-    let corpus = tempfile::NamedTempFile::new()?;
-    std::fs::write(corpus.path(), generator::corpus(seed, events / 100, 100))?;
-    run(
-        bin,
-        repo_dir.path(),
-        &["import", "jsonl", &corpus.path().to_string_lossy()],
-    )?;
+    let label = crate::size_label(events);
+    let repo_dir = crate::imported_repo(bin, seed, events)?;
     run(bin, repo_dir.path(), &["index", "--no-vectors"])?;
     let repo = Repo::discover(repo_dir.path())?;
     let index_dir = memlog_indexer::projection::index_dir(&repo);
@@ -182,20 +160,17 @@ pub fn scale(
         let approx = index.search(&v, 10, None)?;
         wanted += exact.len();
         found += approx.iter().filter(|h| h.cosine >= kth).count();
-        let t = Instant::now();
-        let hits = search(
+        times.push(timed_search(
             &p,
-            &repo.config.ranking,
-            &SearchRequest {
+            &repo,
+            SearchRequest {
                 query: q.clone(),
                 limit: 10,
                 mode: SearchMode::Hybrid,
                 query_vector: Some(v),
                 ..Default::default()
             },
-        )?;
-        times.push(t.elapsed());
-        std::hint::black_box(hits);
+        )?);
     }
     rows.push(Row {
         name: format!("HNSW recall@10 against exact search, {label} vectors"),
@@ -215,7 +190,7 @@ pub fn scale(
         name: format!("vector projection size, {label} events"),
         value: format!(
             "{:.1} MB on disk; opening it adds {:.0} MB RSS (peak RSS of the bench {:.0} MB)",
-            dir_bytes(&index_dir.join("vectors")) as f64 / 1e6,
+            dir_size(&index_dir.join("vectors")) as f64 / 1e6,
             rss_open.saturating_sub(rss_before) as f64 / 1024.0,
             rss_kb("VmHWM:") as f64 / 1024.0
         ),
