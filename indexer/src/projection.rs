@@ -172,6 +172,15 @@ impl Projections {
         })
     }
 
+    /// Whether the vectors opened are still those on disk (none opened and
+    /// none there counts as current).
+    pub fn vectors_are_current(&self) -> bool {
+        match &self.vectors {
+            Some(v) => v.is_current(),
+            None => !self.dir.join("vectors").join("meta.json").exists(),
+        }
+    }
+
     /// Whether every sealed session is indexed (journals aside): one ref
     /// read. Hooks use this: the live session need not be searchable for
     /// injecting memories of earlier ones.

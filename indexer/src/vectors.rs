@@ -176,6 +176,15 @@ impl VectorIndex {
         self.meta.rows
     }
 
+    /// Whether the projection on disk is still the one opened (a catch-up
+    /// by another process commits new rows).
+    pub fn is_current(&self) -> bool {
+        read_meta(&self.dir)
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.rows == self.meta.rows && m.model == self.meta.model)
+    }
+
     /// The stored vector of an event, if it has one.
     pub fn vector_of(&self, key: u64) -> Result<Option<Vec<f32>>> {
         match self.rows_by_key.get(&key) {

@@ -92,6 +92,7 @@ impl Memory {
                 open.dir_identity.is_some()
                     && open.dir_identity == dir_identity
                     && open.projections.is_fresh(&self.repo).unwrap_or(false)
+                    && open.projections.vectors_are_current()
             }
             None => false,
         };
