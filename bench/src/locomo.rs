@@ -98,7 +98,8 @@ pub fn bench(
         }
         run(bin, &dir, &["index"])?;
         let repo = Repo::discover(&dir)?;
-        let p = Projections::open(&repo)?;
+        let mut p = Projections::open(&repo)?;
+        p.load_vectors();
         if p.vectors
             .as_ref()
             .is_none_or(|v| v.meta.model != model.model_id())

@@ -142,7 +142,8 @@ pub fn scale(
     }
 
     let rss_before = rss_kb("VmRSS:");
-    let p = Projections::open(&repo)?;
+    let mut p = Projections::open(&repo)?;
+    p.load_vectors();
     let rss_open = rss_kb("VmRSS:");
     let index = p
         .vectors

@@ -132,21 +132,13 @@ pub fn off_reason(repo: &Repo) -> String {
 pub fn status(repo: &Repo) -> Value {
     let files = ModelFiles::resolve(&repo.config.embedding);
     let missing = files.missing();
-    let vectors = Projections::open(repo).ok().and_then(|p| p.vectors);
-    let events_embeddable = Projections::open(repo).ok().and_then(|p| {
-        let kinds = memlog_indexer::derive::EMBEDDED_KINDS
-            .iter()
-            .map(|k| format!("'{k}'"))
-            .collect::<Vec<_>>()
-            .join(",");
-        p.graph
-            .conn
-            .query_row(
-                &format!("SELECT count(*) FROM events WHERE kind IN ({kinds}) AND text != ''"),
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .ok()
+    let mut opened = Projections::open(repo).ok();
+    let events_embeddable = opened
+        .as_ref()
+        .and_then(|p| memlog_indexer::vectors::embeddable_events(p).ok());
+    let vectors = opened.as_mut().and_then(|p| {
+        p.load_vectors();
+        p.vectors.take()
     });
     json!({
         "on": missing.is_empty() && vectors.is_some(),

@@ -70,7 +70,8 @@ pub struct Projections {
     pub dir: PathBuf,
     pub graph: Graph,
     pub fts: Fts,
-    /// Vectors, when a model has made some (they trail the other two).
+    /// Vectors, when a model has made some (they trail the other two) and
+    /// [`Projections::load_vectors`] opened them.
     pub vectors: Option<VectorIndex>,
 }
 
@@ -161,15 +162,20 @@ impl Projections {
                 message: "its full-text and database halves are from different runs (an interrupted update)".into(),
             });
         }
-        // Vectors are optional and rebuildable: a damaged projection is
-        // searched without, and the next catch-up starts it again.
-        let vectors = VectorIndex::open(&dir.join("vectors")).unwrap_or(None);
         Ok(Projections {
             dir: dir.to_path_buf(),
             graph,
             fts,
-            vectors,
+            vectors: None,
         })
+    }
+
+    /// Opens the vectors, for searches that use them (loading the HNSW graph
+    /// costs time the hooks' full-text path does not spend). Vectors are
+    /// optional and rebuildable: a damaged projection is searched without,
+    /// and the next catch-up starts it again.
+    pub fn load_vectors(&mut self) {
+        self.vectors = VectorIndex::open(&self.dir.join("vectors")).unwrap_or(None);
     }
 
     /// Whether the vectors opened are still those on disk (none opened and

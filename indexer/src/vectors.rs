@@ -345,6 +345,20 @@ fn embeddable_kinds_sql() -> String {
         .join(",")
 }
 
+/// How many indexed events are worth a vector (for status reports).
+pub fn embeddable_events(p: &crate::Projections) -> Result<u64> {
+    let kinds = embeddable_kinds_sql();
+    p.graph
+        .conn
+        .query_row(
+            &format!("SELECT count(*) FROM events WHERE kind IN ({kinds}) AND text != ''"),
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n as u64)
+        .map_err(|e| Error::sql(&p.dir, e))
+}
+
 /// Embeds the events of the index at `index_dir` that have no vector yet,
 /// `progress(done, pending)` after each round. Returns `Ok(None)` when
 /// another process is doing it. A projection made with another model is

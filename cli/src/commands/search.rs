@@ -78,7 +78,10 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         args.file.as_deref(),
     )?;
     request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
-    let projections = workspace::projections(&repo)?;
+    let mut projections = workspace::projections(&repo)?;
+    if args.mode.as_deref() != Some("fts") {
+        projections.load_vectors();
+    }
     let semantic = with_query_vector(
         &repo,
         &projections,

@@ -99,7 +99,8 @@ impl Memory {
         if !reusable {
             // Close the old files before a possible update opens new ones.
             self.projections = None;
-            let projections = workspace::projections(&self.repo)?;
+            let mut projections = workspace::projections(&self.repo)?;
+            projections.load_vectors();
             self.projections = Some(OpenProjections {
                 projections,
                 dir_identity: index_dir_identity(&self.repo),
