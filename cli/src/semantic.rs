@@ -20,13 +20,18 @@ pub fn cache_path(repo: &Repo) -> std::path::PathBuf {
     repo.memlog_dir.join("embeddings.sqlite")
 }
 
+/// Whether the configured model and runtime are there (and enabled).
+pub fn model_available(repo: &Repo) -> bool {
+    ModelFiles::resolve(&repo.config.embedding).available()
+}
+
 /// Loads the configured model; `Ok(None)` when it is not installed (or
 /// disabled), an error when it is there but fails to load.
 pub fn load_model(repo: &Repo) -> anyhow::Result<Option<ModelEmbedder>> {
-    let files = ModelFiles::resolve(&repo.config.embedding);
-    if !files.available() {
+    if !model_available(repo) {
         return Ok(None);
     }
+    let files = ModelFiles::resolve(&repo.config.embedding);
     ModelEmbedder::load(&files, repo.config.embedding.batch_size)
         .map(Some)
         .context("loading the embedding model")

@@ -66,6 +66,10 @@ pub fn cmd_rebuild(dir: &Path, args: RebuildArgs) -> anyhow::Result<ExitCode> {
                 "embedded {} texts, {} from the cache ({})",
                 v.embedded, v.cached, v.model
             ),
+            None if args.no_vectors => println!("embedded 0 texts: --no-vectors"),
+            None if crate::semantic::model_available(&repo) => {
+                println!("embedded 0 texts here: another process (memlog watch?) is embedding")
+            }
             None => println!(
                 "embedded 0 texts: vectors are off ({})",
                 crate::semantic::off_reason(&repo)
