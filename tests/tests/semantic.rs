@@ -332,3 +332,58 @@ fn reinforcement_moves_ranking() {
     let neither = without_model(&repo, home.path(), &["reinforce", &ids["A"]]);
     assert_ne!(neither.code(), Some(0));
 }
+
+#[test]
+fn a_running_watch_embeds_new_events_and_queries() {
+    if !model_installed() {
+        return;
+    }
+    let repo = notes_repo();
+    let mut watch = memlog_command(repo.path())
+        .args(["watch"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("memlog watch starts");
+    let memlog_dir = repo.path().join(".git/memlog");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let vectors_ready = || {
+        std::fs::read_to_string(memlog_dir.join("index/vectors/meta.json"))
+            .ok()
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .is_some_and(|m| m["rows"] == 8)
+    };
+    while !(vectors_ready() && memlog_dir.join("warm.sock").exists()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "memlog watch did not embed the events"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // This search cannot load a model (none under its MEMLOG_HOME): the
+    // query vector comes from the watcher, which keeps the model loaded.
+    let no_model = tempfile::tempdir().unwrap();
+    let out = without_model(
+        &repo,
+        no_model.path(),
+        &[
+            "search",
+            "--json",
+            "--mode",
+            "vector",
+            "-n",
+            "3",
+            "got a new dog from a rescue",
+        ],
+    );
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let out = out.ok().json();
+    let top: Vec<&str> = out["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["meta"]["ref"].as_str().unwrap())
+        .collect();
+    assert!(top.contains(&"n3"), "{out}");
+}
