@@ -37,22 +37,27 @@ pub fn throughput(seed: u64, rows: &mut Vec<Row>) -> anyhow::Result<Option<f64>>
         eprintln!("embedding model not installed (scripts/install-assets): throughput skipped");
         return Ok(None);
     }
-    let mut model = ModelEmbedder::load(&files, 16)?;
+    // the cap is above every batch measured: the cache's chunks decide
+    let mut model = ModelEmbedder::load(&files, 64)?;
     let texts = sample_texts(seed, 160);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut at16 = None;
     for batch in [1usize, 8, 16, 32] {
-        let t = Instant::now();
-        model
-            .fastembed()
-            .embed(&refs, Some(batch))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let bare = refs.len() as f64 / t.elapsed().as_secs_f64();
-        let dir = tempfile::tempdir()?;
-        let mut cache = EmbeddingCache::open(&dir.path().join("e.sqlite"))?;
-        let t = Instant::now();
-        cache.embed(&mut model, &refs, batch)?;
-        let ours = refs.len() as f64 / t.elapsed().as_secs_f64();
+        // alternated and repeated, best of three each: the machine is shared
+        let (mut bare, mut ours) = (0f64, 0f64);
+        for _ in 0..3 {
+            let t = Instant::now();
+            model
+                .fastembed()
+                .embed(&refs, Some(batch))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            bare = bare.max(refs.len() as f64 / t.elapsed().as_secs_f64());
+            let dir = tempfile::tempdir()?;
+            let mut cache = EmbeddingCache::open(&dir.path().join("e.sqlite"))?;
+            let t = Instant::now();
+            cache.embed(&mut model, &refs, batch)?;
+            ours = ours.max(refs.len() as f64 / t.elapsed().as_secs_f64());
+        }
         if batch == 16 {
             at16 = Some(ours);
         }

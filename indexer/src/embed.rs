@@ -247,9 +247,12 @@ impl Embedder for ModelEmbedder {
 
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let texts: Vec<&str> = texts.iter().map(|t| clip(t)).collect();
+        // Callers send batches already (the cache chunks by the configured
+        // size); this only caps a larger list.
+        let batch = texts.len().clamp(1, self.batch_size);
         let mut out = self
             .model
-            .embed(&texts, Some(self.batch_size))
+            .embed(&texts, Some(batch))
             .map_err(|e| Error::Model(format!("embedding failed: {e}")))?;
         for v in &mut out {
             normalize(v);

@@ -5,7 +5,9 @@
 //! [-2, 5]. An event's weight raises or lowers its importance; a pair's
 //! positive weight lets relevance spread between the two like session
 //! neighbours. Derived from the events table at query time, so it is the
-//! same after an incremental update and after a rebuild.
+//! same after an incremental update and after a rebuild; only reinforce
+//! events in `reinforce-…` sessions (as `memlog reinforce` records them)
+//! count, which keeps the read an index range.
 
 use std::collections::HashMap;
 
@@ -38,7 +40,13 @@ impl Reinforcement {
             .graph
             .conn
             .prepare_cached(
-                "SELECT body FROM events WHERE kind = 'reinforce' AND body IS NOT NULL ORDER BY ts, seq, id",
+                // `memlog reinforce` records each in a session of its own,
+                // named reinforce-…: a range of the session index, not a
+                // scan of every event on every search.
+                "SELECT body FROM events
+                 WHERE session >= 'reinforce-' AND session < 'reinforce.'
+                   AND kind = 'reinforce' AND body IS NOT NULL
+                 ORDER BY ts, seq, id",
             )
             .map_err(|e| Error::sql(&p.dir, e))?;
         let bodies = stmt

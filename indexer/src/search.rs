@@ -398,7 +398,8 @@ fn linked_events(
     Ok(linked)
 }
 
-/// Keys of the searchable events just before and after `row` in its session.
+/// Keys of the searchable events just before and after `row` in its session
+/// (row-value comparisons: a range of the session index, not a scan).
 fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
     const SEARCHABLE: &str =
         "kind NOT IN ('session_start', 'session_end', 'forget', 'reinforce', 'recall')";
@@ -407,8 +408,8 @@ fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
         .graph
         .conn
         .prepare_cached(&format!(
-            "SELECT key FROM events WHERE session = ?1 AND (ts < ?2 OR (ts = ?2 AND seq < ?3)) AND {SEARCHABLE}
-             ORDER BY ts DESC, seq DESC LIMIT 1"
+            "SELECT key FROM events WHERE session = ?1 AND (ts, seq) < (?2, ?3) AND {SEARCHABLE}
+             ORDER BY session DESC, ts DESC, seq DESC LIMIT 1"
         ))
         .map_err(err)?;
     let prev: Option<i64> = before
@@ -419,8 +420,8 @@ fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
         .graph
         .conn
         .prepare_cached(&format!(
-            "SELECT key FROM events WHERE session = ?1 AND (ts > ?2 OR (ts = ?2 AND seq > ?3)) AND {SEARCHABLE}
-             ORDER BY ts, seq LIMIT 1"
+            "SELECT key FROM events WHERE session = ?1 AND (ts, seq) > (?2, ?3) AND {SEARCHABLE}
+             ORDER BY session, ts, seq LIMIT 1"
         ))
         .map_err(err)?;
     let next: Option<i64> = after
