@@ -183,14 +183,10 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         allowed = Some(keys.map(|k| k.into_iter().collect()));
     }
 
-    let mut rows: HashMap<u64, Row> = HashMap::with_capacity(candidates.len());
-    for key in candidates.keys() {
-        // A key the database no longer has was forgotten after the search
-        // index was read: it is left out.
-        if let Some(row) = event_row(p, *key)? {
-            rows.insert(*key, row);
-        }
-    }
+    // A key the database no longer has was forgotten after the search
+    // index was read: it is left out.
+    let keys: Vec<u64> = candidates.keys().copied().collect();
+    let mut rows = event_rows(p, &keys)?;
     candidates.retain(|k, _| rows.contains_key(k));
 
     // Spreading activation (seed 003), depth 1 along the session: the
@@ -210,29 +206,31 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             None => allowed_keys(p, &req.filters)?.map(|k| k.into_iter().collect()),
         };
         let seeds: Vec<u64> = candidates.keys().copied().collect();
-        for key in seeds {
-            let Some(row) = rows.get(&key) else { continue };
-            let linked = linked_events(p, &learnt, key, row)?;
-            for (n, _) in &linked {
-                if rows.contains_key(n) || allowed.as_ref().is_some_and(|a| !a.contains(n)) {
-                    continue;
-                }
-                if let Some(r) = event_row(p, *n)? {
-                    rows.insert(*n, r);
-                    candidates.insert(*n, Candidate::default());
+        let mut joining: Vec<u64> = Vec::new();
+        let mut reverse: Vec<(u64, u64, f32)> = Vec::new();
+        for key in &seeds {
+            let Some(row) = rows.get(key) else { continue };
+            let linked = linked_events(p, &learnt, *key, row)?;
+            for (n, share) in &linked {
+                reverse.push((*n, *key, *share));
+                if !rows.contains_key(n)
+                    && !joining.contains(n)
+                    && allowed.as_ref().is_none_or(|a| a.contains(n))
+                {
+                    joining.push(*n);
                 }
             }
-            neighbours.insert(key, linked);
+            neighbours.insert(*key, linked);
         }
-        // the neighbours that joined receive from their seeds in turn
-        let joined: Vec<u64> = candidates
-            .keys()
-            .filter(|k| !neighbours.contains_key(k))
-            .copied()
-            .collect();
-        for key in joined {
-            if let Some(row) = rows.get(&key) {
-                neighbours.insert(key, linked_events(p, &learnt, key, row)?);
+        for (n, r) in event_rows(p, &joining)? {
+            rows.insert(n, r);
+            candidates.insert(n, Candidate::default());
+        }
+        // The neighbours that joined receive from their seeds in turn: the
+        // links are symmetric, so the seeds' lists say it without a query.
+        for (n, seed, share) in reverse {
+            if candidates.contains_key(&n) && !seeds.contains(&n) {
+                neighbours.entry(n).or_default().push((seed, share));
             }
         }
     }
@@ -354,28 +352,45 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     Ok(hits.into_iter().map(|(_, _, h)| h).collect())
 }
 
-fn event_row(p: &Projections, key: u64) -> Result<Option<Row>> {
-    let mut stmt = p
-        .graph
-        .conn
-        .prepare_cached(
-            "SELECT id, session, seq, kind, ts, ts_ms, text, meta FROM events WHERE key = ?1 ORDER BY id LIMIT 1",
-        )
-        .map_err(|e| Error::sql(&p.dir, e))?;
-    stmt.query_row(params![key as i64], |r| {
-        Ok(Row {
-            id: r.get(0)?,
-            session: r.get(1)?,
-            seq: r.get(2)?,
-            kind: r.get(3)?,
-            ts: r.get(4)?,
-            ts_ms: r.get(5)?,
-            text: r.get(6)?,
-            meta: r.get(7)?,
-        })
-    })
-    .optional()
-    .map_err(|e| Error::sql(&p.dir, e))
+/// The event rows of `keys` (those the database still has).
+fn event_rows(p: &Projections, keys: &[u64]) -> Result<HashMap<u64, Row>> {
+    let mut out = HashMap::with_capacity(keys.len());
+    for chunk in keys.chunks(500) {
+        let marks = vec!["?"; chunk.len()].join(",");
+        let mut stmt = p
+            .graph
+            .conn
+            .prepare_cached(&format!(
+                "SELECT key, id, session, seq, kind, ts, ts_ms, text, meta FROM events WHERE key IN ({marks}) ORDER BY id"
+            ))
+            .map_err(|e| Error::sql(&p.dir, e))?;
+        let rows = stmt
+            .query_map(
+                rusqlite::params_from_iter(chunk.iter().map(|k| *k as i64)),
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)? as u64,
+                        Row {
+                            id: r.get(1)?,
+                            session: r.get(2)?,
+                            seq: r.get(3)?,
+                            kind: r.get(4)?,
+                            ts: r.get(5)?,
+                            ts_ms: r.get(6)?,
+                            text: r.get(7)?,
+                            meta: r.get(8)?,
+                        },
+                    ))
+                },
+            )
+            .map_err(|e| Error::sql(&p.dir, e))?;
+        for row in rows {
+            let (key, row) = row.map_err(|e| Error::sql(&p.dir, e))?;
+            // two ids sharing 64 bits: the first, as before
+            out.entry(key).or_insert(row);
+        }
+    }
+    Ok(out)
 }
 
 /// The events `row` lends relevance to and receives it from, with the share:
