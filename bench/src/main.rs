@@ -139,6 +139,7 @@ fn main() -> anyhow::Result<()> {
     }
     if args.vectors {
         let rate = vectors::throughput(args.seed, &mut rows)?;
+        vectors::real_recall(args.seed, 5_000, &mut rows)?;
         let events = if args.quick { 10_000 } else { 100_000 };
         vectors::scale(&bin, args.seed, events, rate, &mut rows)?;
         if args.million && !args.quick {
