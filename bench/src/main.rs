@@ -6,8 +6,10 @@
 
 mod generator;
 mod hooks;
+mod locomo;
 mod search;
 mod serve;
+mod vectors;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -66,6 +68,27 @@ struct Args {
     /// next to `memlog search`.
     #[arg(long)]
     serve: bool,
+    /// Retrieval quality on ../shared/eval/locomo-dev (recall@k, MRR,
+    /// nDCG per search mode, with the shared scorer); needs the embedding
+    /// model (scripts/install-assets). Skipped with a message when the set
+    /// is absent.
+    #[arg(long)]
+    locomo: bool,
+
+    /// Vector figures: the real model's throughput by batch size, then, with
+    /// a stand-in embedder at 100k events (1M with --million), cold and warm
+    /// builds, HNSW recall, hybrid search latency, size and RSS.
+    #[arg(long)]
+    vectors: bool,
+
+    /// Keep the LoCoMo memlogs (and their embedding caches) here between runs.
+    #[arg(long, value_name = "DIR")]
+    locomo_work: Option<PathBuf>,
+
+    /// Write every question's signals (full-text relevance, BM25, cosine
+    /// of every event) as JSON lines here, for studying fusion offline.
+    #[arg(long, value_name = "FILE")]
+    locomo_dump: Option<PathBuf>,
 
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
@@ -120,6 +143,27 @@ fn main() -> anyhow::Result<()> {
             if args.quick { 1_000 } else { 10_000 },
         )?);
     }
+    if args.vectors {
+        let rate = vectors::throughput(args.seed, &mut rows)?;
+        vectors::real_recall(args.seed, 5_000, &mut rows)?;
+        let events = if args.quick { 10_000 } else { 100_000 };
+        vectors::scale(&bin, args.seed, events, rate, &mut rows)?;
+        if args.million && !args.quick {
+            vectors::scale(&bin, args.seed, 1_000_000, rate, &mut rows)?;
+        }
+    }
+    if args.locomo {
+        match locomo::find_set() {
+            Some(set) => locomo::bench(
+                &bin,
+                &set,
+                args.locomo_work.as_deref(),
+                args.locomo_dump.as_deref(),
+                &mut rows,
+            )?,
+            None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
+        }
+    }
     if args.mcp {
         rows.extend(bench_mcp(&bin, args.seed, import_events, args.quick)?);
     }
@@ -159,22 +203,34 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A new repository. Semantic search is off in it (`.memlog.yaml`), so
+/// that full-text figures do not include embedding, which is measured on
+/// its own (`--vectors`, `--locomo`).
 pub fn fresh_repo() -> anyhow::Result<tempfile::TempDir> {
     let dir = tempfile::Builder::new().prefix("memlog-bench-").tempdir()?;
     git(dir.path(), &["init", "-q"])?;
+    std::fs::write(
+        dir.path().join(".memlog.yaml"),
+        "embedding:\n  enabled: false\n",
+    )?;
     Ok(dir)
 }
 
-/// A fresh repository holding `events` generated events (sessions of
-/// 100), imported through the real binary.
+/// "100k", "1M".
+pub fn size_label(events: usize) -> String {
+    if events >= 1_000_000 {
+        format!("{}M", events / 1_000_000)
+    } else {
+        format!("{}k", events / 1000)
+    }
+}
+
+/// A fresh repository holding the generator's corpus of `events` events
+/// (sessions of 100), imported with the real binary.
 pub fn imported_repo(bin: &Path, seed: u64, events: usize) -> anyhow::Result<tempfile::TempDir> {
-    let per_session = 100;
     let repo = fresh_repo()?;
     let corpus = tempfile::NamedTempFile::new()?;
-    std::fs::write(
-        corpus.path(),
-        generator::corpus(seed, events / per_session, per_session),
-    )?;
+    std::fs::write(corpus.path(), generator::corpus(seed, events / 100, 100))?;
     run(
         bin,
         repo.path(),

@@ -12,11 +12,7 @@ use memlog_indexer::search::{SearchRequest, search};
 use crate::{Row, generator, ms, percentile, run};
 
 pub fn bench(bin: &Path, seed: u64, events: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
-    let label = if events >= 1_000_000 {
-        format!("{}M", events / 1_000_000)
-    } else {
-        format!("{}k", events / 1000)
-    };
+    let label = crate::size_label(events);
     let repo_dir = crate::imported_repo(bin, seed, events)?;
 
     let t = Instant::now();
@@ -69,18 +65,15 @@ pub fn bench(bin: &Path, seed: u64, events: usize, rows: &mut Vec<Row>) -> anyho
     let p = Projections::open(&repo)?;
     let mut inproc = Vec::new();
     for q in &queries {
-        let t = Instant::now();
-        let hits = search(
+        inproc.push(timed_search(
             &p,
-            &repo.config.ranking,
-            &SearchRequest {
+            &repo,
+            SearchRequest {
                 query: q.clone(),
                 limit: 10,
                 ..Default::default()
             },
-        )?;
-        inproc.push(t.elapsed());
-        std::hint::black_box(hits);
+        )?);
     }
     rows.push(Row {
         name: format!("search, in-process, {label} events (200 queries)"),
@@ -202,7 +195,20 @@ fn file_size(p: &Path) -> u64 {
     std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
 }
 
-fn dir_size(p: &Path) -> u64 {
+/// How long one in-process search takes.
+pub fn timed_search(
+    p: &Projections,
+    repo: &Repo,
+    request: SearchRequest,
+) -> anyhow::Result<Duration> {
+    let t = Instant::now();
+    let hits = search(p, &repo.config.ranking, &request)?;
+    let took = t.elapsed();
+    std::hint::black_box(hits);
+    Ok(took)
+}
+
+pub fn dir_size(p: &Path) -> u64 {
     std::fs::read_dir(p)
         .map(|d| d.flatten().map(|e| file_size(&e.path())).sum())
         .unwrap_or(0)

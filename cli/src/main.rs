@@ -7,6 +7,7 @@
 mod commands;
 mod mcp;
 mod output;
+mod semantic;
 mod serve;
 mod warm;
 mod workspace;

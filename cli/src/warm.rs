@@ -6,6 +6,9 @@
 //! itself (full-text and graph ranking alone).
 //!
 //! Protocol: one JSON request line, one JSON response line per connection.
+//! A request is a [`ContextRequest`] or `{"embed": TEXT}`, answered with
+//! `{"model": ID, "vector": [...]}` by a server that holds the model (so
+//! `memlog search` and the MCP server need not load it per query).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -25,6 +28,21 @@ pub struct ContextRequest {
     pub session: String,
 }
 
+/// A request for a query's embedding.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct EmbedRequest {
+    embed: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct EmbedResponse {
+    model: String,
+    vector: Vec<f32>,
+}
+
+/// The model a warm server shares between its threads.
+pub type SharedEmbedder = std::sync::Arc<std::sync::Mutex<memlog_indexer::embed::ModelEmbedder>>;
+
 /// The socket of a repository's warm server.
 pub fn socket_path(repo: &Repo) -> PathBuf {
     repo.memlog_dir.join("warm.sock")
@@ -32,8 +50,26 @@ pub fn socket_path(repo: &Repo) -> PathBuf {
 
 /// Asks a running warm server; `None` when there is none or it does not
 /// answer within `timeout`.
-#[cfg(unix)]
 pub fn ask(repo: &Repo, request: &ContextRequest, timeout: Duration) -> Option<Assembled> {
+    exchange(repo, request, timeout)
+}
+
+/// A query's embedding from a warm server that holds the model: its model
+/// id and the vector; `None` when there is no such server.
+pub fn ask_embedding(repo: &Repo, text: &str) -> Option<(String, Vec<f32>)> {
+    let request = EmbedRequest {
+        embed: text.to_string(),
+    };
+    let r: EmbedResponse = exchange(repo, &request, Duration::from_secs(5))?;
+    (!r.vector.is_empty()).then_some((r.model, r.vector))
+}
+
+#[cfg(unix)]
+fn exchange<Q: Serialize, A: serde::de::DeserializeOwned>(
+    repo: &Repo,
+    request: &Q,
+    timeout: Duration,
+) -> Option<A> {
     use std::os::unix::net::UnixStream;
     let path = socket_path(repo);
     if !path.exists() || timeout.is_zero() {
@@ -52,7 +88,11 @@ pub fn ask(repo: &Repo, request: &ContextRequest, timeout: Duration) -> Option<A
 }
 
 #[cfg(not(unix))]
-pub fn ask(_: &Repo, _: &ContextRequest, _: Duration) -> Option<Assembled> {
+fn exchange<Q: Serialize, A: serde::de::DeserializeOwned>(
+    _: &Repo,
+    _: &Q,
+    _: Duration,
+) -> Option<A> {
     None
 }
 
@@ -62,8 +102,10 @@ pub fn ask(_: &Repo, _: &ContextRequest, _: Duration) -> Option<Assembled> {
 #[cfg(unix)]
 pub fn serve(
     repo: &Repo,
+    embedder: Option<SharedEmbedder>,
     answer: impl Fn(&Repo, &Projections, &ContextRequest) -> anyhow::Result<Assembled>,
 ) -> anyhow::Result<()> {
+    use memlog_indexer::embed::Embedder;
     use std::os::unix::net::{UnixListener, UnixStream};
     let path = socket_path(repo);
     // A socket file left by a killed server: nobody answers on it.
@@ -85,6 +127,27 @@ pub fn serve(
         if reader.read_line(&mut line).is_err() {
             continue;
         }
+        if let Ok(req) = serde_json::from_str::<EmbedRequest>(&line) {
+            let response = embedder
+                .as_ref()
+                .and_then(|e| e.lock().ok())
+                .and_then(|mut e| {
+                    let model = e.model_id().to_string();
+                    e.embed(&[req.embed.as_str()])
+                        .ok()
+                        .and_then(|mut v| v.pop())
+                        .map(|vector| EmbedResponse { model, vector })
+                })
+                .unwrap_or(EmbedResponse {
+                    model: String::new(),
+                    vector: Vec::new(),
+                });
+            let mut out = serde_json::to_string(&response)?;
+            out.push('\n');
+            let mut writer = &stream;
+            let _ = writer.write_all(out.as_bytes());
+            continue;
+        }
         let response = match (serde_json::from_str::<ContextRequest>(&line), &warm) {
             (Ok(req), Some((p, _))) => answer(repo, p, &req).unwrap_or_default(),
             _ => Assembled::default(),
@@ -100,6 +163,7 @@ pub fn serve(
 #[cfg(not(unix))]
 pub fn serve(
     _: &Repo,
+    _: Option<SharedEmbedder>,
     _: impl Fn(&Repo, &Projections, &ContextRequest) -> anyhow::Result<Assembled>,
 ) -> anyhow::Result<()> {
     Ok(())

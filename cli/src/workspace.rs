@@ -132,22 +132,27 @@ pub struct KeptProjections {
 }
 
 impl KeptProjections {
-    /// The projections, up to date: the open ones when the index directory
-    /// is the same and nothing was added to the log or a journal since;
-    /// else opened again through [`projections`], which updates them (or,
-    /// while another process holds the writer lock, serves what is there).
+    /// The projections, up to date, with their vectors: the open ones when
+    /// the index directory is the same and nothing was added to the log, a
+    /// journal or the vectors since; else opened again through
+    /// [`projections`], which updates them (or, while another process holds
+    /// the writer lock, serves what is there).
     pub fn get(&mut self, repo: &Repo) -> anyhow::Result<&Projections> {
         let dir_identity = index_dir_identity(repo);
         let reusable = match &self.open {
             Some((p, identity)) => {
-                identity.is_some() && *identity == dir_identity && p.is_fresh(repo).unwrap_or(false)
+                identity.is_some()
+                    && *identity == dir_identity
+                    && p.is_fresh(repo).unwrap_or(false)
+                    && p.vectors_are_current()
             }
             None => false,
         };
         if !reusable {
             // Close the old files before a possible update opens new ones.
             self.open = None;
-            let p = projections(repo)?;
+            let mut p = projections(repo)?;
+            p.load_vectors();
             self.open = Some((p, index_dir_identity(repo)));
         }
         match &self.open {

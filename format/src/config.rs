@@ -22,6 +22,14 @@
 //!     reinforced_rate: 0.8      # …and this success rate
 //!     active_recalls: 3         # L4: an L3 memory recalled this often
 //!     vitality_decay: 0.95      # vitality kept per day without recall
+//!   fusion: weighted          # or rrf: reciprocal-rank fusion of the lists
+//!   rrf_k: 60
+//!   spread: 0.3               # relevance lent to session neighbours
+//! embedding:                  # semantic search (see `memlog doctor`)
+//!   enabled: true             # false: full-text search only
+//!   model_dir: ~/models/mini  # default: $MEMLOG_HOME/models/minilm-l6-int8
+//!   runtime: /usr/lib/libonnxruntime.so  # default: $MEMLOG_HOME/onnxruntime/…
+//!   batch_size: 16
 //! context:
 //!   budget_tokens: 1500       # size of injected context
 //!   min_relevance: 0.3        # leave out weaker matches
@@ -61,6 +69,46 @@ pub struct Config {
     pub context: ContextConfig,
     pub hooks: HooksConfig,
     pub sync: SyncConfig,
+    pub embedding: EmbeddingConfig,
+}
+
+/// Semantic search: the sentence-embedding model and ONNX Runtime, both
+/// local files (`scripts/install-assets` puts them under `$MEMLOG_HOME`,
+/// default `~/.cache/memlog`). Absent files turn vectors off, nothing else.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingConfig {
+    /// False: no vectors, full-text search only.
+    pub enabled: bool,
+    /// A directory with `model.onnx` and `tokenizer.json` (the small
+    /// tokenizer configs are optional); `~` is the home directory.
+    pub model_dir: Option<PathBuf>,
+    /// The ONNX Runtime shared library (1.24 or later).
+    pub runtime: Option<PathBuf>,
+    /// Texts per model run: small batches keep ONNX Runtime's memory low.
+    pub batch_size: usize,
+}
+
+impl Default for EmbeddingConfig {
+    fn default() -> Self {
+        EmbeddingConfig {
+            enabled: true,
+            model_dir: None,
+            runtime: None,
+            batch_size: 16,
+        }
+    }
+}
+
+/// How the full-text and semantic lists are combined.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Weighted sum of the normalised signals.
+    #[default]
+    Weighted,
+    /// Reciprocal-rank fusion: sum of 1 / (k + rank) over the lists.
+    Rrf,
 }
 
 /// Claude Code hooks (`memlog hook …`).
@@ -117,6 +165,13 @@ pub struct RankingConfig {
     pub half_life_days: f32,
     /// Memory levels and vitality, which feed the importance signal.
     pub levels: LevelsConfig,
+    pub fusion: Fusion,
+    /// The k of reciprocal-rank fusion.
+    pub rrf_k: f32,
+    /// Share of the best relevance of an event's session neighbours (the
+    /// events just before and after it) that it receives: depth-1 spreading
+    /// activation. 0 turns it off; full-text-only searches never spread.
+    pub spread: f32,
 }
 
 impl Default for RankingConfig {
@@ -127,6 +182,9 @@ impl Default for RankingConfig {
             recency: 0.2,
             importance: 0.15,
             half_life_days: 30.0,
+            fusion: Fusion::Weighted,
+            rrf_k: 60.0,
+            spread: 0.3,
             levels: LevelsConfig::default(),
         }
     }
@@ -206,6 +264,7 @@ impl Default for Config {
             context: ContextConfig::default(),
             hooks: HooksConfig::default(),
             sync: SyncConfig::default(),
+            embedding: EmbeddingConfig::default(),
         }
     }
 }
@@ -280,6 +339,15 @@ impl Config {
             return Err(bad(
                 "ranking.levels.reinforced_rate and vitality_decay must be between 0 and 1".into(),
             ));
+        }
+        if !(r.rrf_k.is_finite() && r.rrf_k >= 0.0) {
+            return Err(bad("ranking.rrf_k must be a non-negative number".into()));
+        }
+        if !(0.0..=1.0).contains(&r.spread) {
+            return Err(bad("ranking.spread must be between 0 and 1".into()));
+        }
+        if self.embedding.batch_size == 0 {
+            return Err(bad("embedding.batch_size must be at least 1".into()));
         }
         for p in &self.privacy.patterns {
             regex::Regex::new(p).map_err(|e| bad(format!("privacy pattern {p:?}: {e}")))?;

@@ -57,6 +57,8 @@ pub fn assemble(
                 exclude_session: exclude_session.map(str::to_string),
                 ..Default::default()
             },
+            // no query vector: the hook path never loads the model
+            ..Default::default()
         },
     )?;
     // Nothing is injected unless something is relevant enough; once

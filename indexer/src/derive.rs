@@ -42,6 +42,23 @@ pub fn is_searchable(kind: &Kind) -> bool {
     )
 }
 
+/// Kinds whose text is embedded for semantic search: what people and
+/// agents said and distilled. Raw tool output is left out: it is long, costly
+/// to embed (embedding is the main cost of indexing) and rarely what a
+/// paraphrase is after; full-text search still finds it.
+pub const EMBEDDED_KINDS: [&str; 6] = [
+    "user_prompt",
+    "agent_response",
+    "note",
+    "fact",
+    "session_summary",
+    "task_created",
+];
+
+pub fn is_worth_embedding(kind: &str) -> bool {
+    EMBEDDED_KINDS.contains(&kind)
+}
+
 /// Prior importance of an event by kind, in [0, 1]: distilled knowledge
 /// (facts, notes, summaries) over conversation over raw tool output.
 pub fn importance(kind: &str) -> f32 {

@@ -27,6 +27,10 @@ pub enum Error {
     #[error("another memlog process is updating the index")]
     Busy,
 
+    /// The embedding model or ONNX Runtime is missing or failed.
+    #[error("semantic search: {0}")]
+    Model(String),
+
     #[error("{0}")]
     Invalid(String),
 }

@@ -6,6 +6,10 @@
 //! derives from it, under `<git common dir>/memlog/index/`:
 //!
 //! - a full-text index ([`fts`], tantivy) with a code-aware [`tokenizer`];
+//! - vectors of the events worth recalling ([`vectors`], HNSW), made by a
+//!   local sentence-embedding model ([`embed`]) through a cache that
+//!   outlives rebuilds ([`embed_cache`]); they trail the full-text index and
+//!   are optional: without a model, search is full-text only;
 //! - an entity/edge database ([`graph`], SQLite) with events, sessions,
 //!   files, artifacts and the edges between them, queryable with SQL;
 //!
@@ -18,6 +22,8 @@
 
 pub mod context;
 pub mod derive;
+pub mod embed;
+pub mod embed_cache;
 pub mod entities;
 mod error;
 pub mod fts;
@@ -26,9 +32,11 @@ pub mod lookup;
 pub mod matcher;
 pub mod memory;
 pub mod projection;
+pub mod reinforce;
 pub mod search;
 pub mod tasks;
 pub mod tokenizer;
+pub mod vectors;
 
 pub use error::{Error, Result};
 pub use projection::{IndexReport, Projections};

@@ -31,6 +31,7 @@ use tantivy::IndexWriter;
 use crate::derive::{self, Derived};
 use crate::fts::{Fts, FtsDoc};
 use crate::graph::{Graph, SCHEMA_VERSION};
+use crate::vectors::VectorIndex;
 use crate::{Error, Result};
 
 /// Memory of the full-text writer: incremental runs are small; a rebuild
@@ -73,6 +74,9 @@ pub struct Projections {
     pub dir: PathBuf,
     pub graph: Graph,
     pub fts: Fts,
+    /// Vectors, when a model has made some (they trail the other two) and
+    /// [`Projections::load_vectors`] opened them.
+    pub vectors: Option<VectorIndex>,
 }
 
 /// `<memlog dir>/index`
@@ -166,6 +170,7 @@ impl Projections {
             dir: dir.to_path_buf(),
             graph,
             fts,
+            vectors: None,
         })
     }
 
@@ -176,6 +181,23 @@ impl Projections {
     pub fn checkpoint(&self, max_bytes: u64) -> Result<bool> {
         self.graph
             .checkpoint_if_larger(&self.dir.join("graph.sqlite-wal"), max_bytes)
+    }
+
+    /// Opens the vectors, for searches that use them (loading the HNSW graph
+    /// costs time the hooks' full-text path does not spend). Vectors are
+    /// optional and rebuildable: a damaged projection is searched without,
+    /// and the next catch-up starts it again.
+    pub fn load_vectors(&mut self) {
+        self.vectors = VectorIndex::open(&self.dir.join("vectors")).unwrap_or(None);
+    }
+
+    /// Whether the vectors opened are still those on disk (none opened and
+    /// none there counts as current).
+    pub fn vectors_are_current(&self) -> bool {
+        match &self.vectors {
+            Some(v) => v.is_current(),
+            None => !self.dir.join("vectors").join("meta.json").exists(),
+        }
     }
 
     /// Whether every sealed session is indexed (journals aside): one ref
@@ -198,6 +220,7 @@ impl Projections {
             dir: dir.to_path_buf(),
             graph,
             fts,
+            vectors: None,
         })
     }
 

@@ -1,23 +1,59 @@
-//! Search: full-text candidates re-ranked with recency and importance (the
-//! kind's prior, raised by memory level and recalls, scaled by success
-//! rate: [`crate::memory`]).
+//! Search: full-text and semantic candidates, ranked together.
 //!
 //! Each signal is in [0, 1] and weighted as `.memlog.yaml`'s `ranking` says
 //! (DESIGN: semantic 0.4, full-text 0.25, recency 0.2, importance 0.15).
-//! A signal that is not available (semantic, until vectors exist) gives its
-//! weight to the others in proportion. Full-text relevance is BM25 relative
-//! to an average document that contains the whole query once, so it means
-//! the same thing from one query to the next.
+//! A signal that is not available (semantic, when there are no vectors or
+//! no query vector; full text in vector mode) gives its weight to the
+//! others in proportion. Full-text relevance is BM25 relative to an average
+//! document that contains the whole query once, so it means the same thing
+//! from one query to the next; semantic similarity is the cosine to the
+//! query relative to the best candidate's. Reciprocal-rank fusion
+//! (`ranking.fusion: rrf`) replaces the two relevance signals by the sum of
+//! 1 / (k + rank) over the two lists.
+//!
+//! Then relevance spreads, depth 1 (seed 003): an event receives a share
+//! (`ranking.spread`) of the best relevance among its session neighbours
+//! and the events reinforced together with it, which join the candidates;
+//! and reinforcement ([`crate::reinforce`]) moves each event's importance,
+//! whose base is the kind's prior raised by memory level and recalls
+//! ([`crate::memory`]).
 
-use memlog_format::config::RankingConfig;
+use std::collections::{HashMap, HashSet};
+
+use memlog_format::config::{Fusion, RankingConfig};
 use rusqlite::{OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::fts::Filters;
 use crate::memory::importance;
 use crate::projection::Projections;
+use crate::reinforce::Reinforcement;
 use crate::{Error, Result};
+
+/// Which lists a search draws from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Full text and vectors (full text alone when there are no vectors).
+    #[default]
+    Hybrid,
+    Fts,
+    Vector,
+}
+
+impl SearchMode {
+    pub fn parse(s: &str) -> Result<SearchMode> {
+        match s {
+            "hybrid" => Ok(SearchMode::Hybrid),
+            "fts" => Ok(SearchMode::Fts),
+            "vector" => Ok(SearchMode::Vector),
+            other => Err(Error::Invalid(format!(
+                "unknown search mode {other:?} (expected hybrid, fts or vector)"
+            ))),
+        }
+    }
+}
 
 /// A search.
 #[derive(Clone, Debug, Default)]
@@ -25,6 +61,12 @@ pub struct SearchRequest {
     pub query: String,
     pub limit: usize,
     pub filters: Filters,
+    pub mode: SearchMode,
+    /// The query's embedding, made by the model the vectors were made with;
+    /// without it the search is full-text only.
+    pub query_vector: Option<Vec<f32>>,
+    /// Overrides `ranking.fusion`.
+    pub fusion: Option<Fusion>,
 }
 
 /// The signals behind a hit's score, each in [0, 1].
@@ -32,6 +74,9 @@ pub struct SearchRequest {
 pub struct ScoreParts {
     pub fts: f32,
     pub semantic: Option<f32>,
+    /// What the event's session neighbours and reinforced partners lend it
+    /// (spreading activation).
+    pub spread: f32,
     pub recency: f32,
     pub importance: f32,
 }
@@ -64,87 +109,412 @@ impl Hit {
     }
 }
 
-/// How many full-text candidates are re-ranked per requested hit.
+/// How many candidates of each list are ranked per requested hit.
 const CANDIDATES_PER_HIT: usize = 4;
 const MIN_CANDIDATES: usize = 40;
+/// In hybrid search, a vector hit that full text did not find joins only
+/// at this share of the best cosine or more, and never below the minimum.
+const VECTOR_JOIN_RELATIVE: f32 = 0.7;
+const VECTOR_JOIN_MIN: f32 = 0.3;
+
+/// One candidate while ranking: where it stands in each list.
+#[derive(Clone, Debug, Default)]
+struct Candidate {
+    fts: Option<f32>,
+    fts_rank: Option<usize>,
+    cosine: Option<f32>,
+    vector_rank: Option<usize>,
+}
+
+/// A candidate's event row.
+struct Row {
+    id: String,
+    session: String,
+    seq: i64,
+    kind: String,
+    ts: String,
+    ts_ms: i64,
+    text: String,
+    meta: String,
+}
 
 pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> Result<Vec<Hit>> {
     let want = req.limit.max(1);
-    let candidates = p.fts.search(
-        &req.query,
-        &req.filters,
-        (want * CANDIDATES_PER_HIT).max(MIN_CANDIDATES),
-    )?;
+    let depth = (want * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
+    let use_fts = req.mode != SearchMode::Vector;
+    let vectors = match (&req.query_vector, &p.vectors) {
+        (Some(q), Some(v)) if req.mode != SearchMode::Fts && q.len() == v.meta.dim => Some((q, v)),
+        _ => None,
+    };
+    let semantic_on = vectors.is_some();
+    let mut candidates: HashMap<u64, Candidate> = HashMap::new();
+    if use_fts {
+        for (rank, c) in p
+            .fts
+            .search(&req.query, &req.filters, depth)?
+            .into_iter()
+            .enumerate()
+        {
+            let e = candidates.entry(c.key).or_default();
+            e.fts = Some(c.relevance);
+            e.fts_rank = Some(rank);
+        }
+    }
+    let mut allowed: Option<Option<HashSet<u64>>> = None;
+    if let Some((query, index)) = vectors {
+        let keys = allowed_keys(p, &req.filters)?;
+        let found = index.search(query, depth, keys.as_deref())?;
+        // Beside full text, only close vectors bring new candidates: a query
+        // for a rare word should not return every event. (On LoCoMo dev this
+        // floor costs nothing; vector mode has none.)
+        let floor = if use_fts {
+            found.first().map_or(0.0, |best| {
+                (best.cosine * VECTOR_JOIN_RELATIVE).max(VECTOR_JOIN_MIN)
+            })
+        } else {
+            f32::MIN
+        };
+        for (rank, h) in found.into_iter().enumerate() {
+            if h.cosine < floor && !candidates.contains_key(&h.key) {
+                continue;
+            }
+            let e = candidates.entry(h.key).or_default();
+            e.cosine = Some(h.cosine);
+            e.vector_rank = Some(rank);
+        }
+        allowed = Some(keys.map(|k| k.into_iter().collect()));
+    }
+
+    // A key the database no longer has was forgotten after the search
+    // index was read: it is left out.
+    let keys: Vec<u64> = candidates.keys().copied().collect();
+    let mut rows = event_rows(p, &keys)?;
+    candidates.retain(|k, _| rows.contains_key(k));
+
+    // Spreading activation (seed 003), depth 1 along the session: the
+    // events just before and after a candidate share in its relevance (the
+    // answer follows the question it matched). Neighbours join the
+    // candidates when they pass the filters. Full-text mode stays literal.
+    let spread = if req.mode == SearchMode::Fts {
+        0.0
+    } else {
+        ranking.spread.max(0.0)
+    };
+    let learnt = Reinforcement::load(p)?;
+    let mut neighbours: HashMap<u64, Vec<(u64, f32)>> = HashMap::new();
+    if spread > 0.0 {
+        let allowed = match allowed {
+            Some(a) => a,
+            None => allowed_keys(p, &req.filters)?.map(|k| k.into_iter().collect()),
+        };
+        let seeds: Vec<u64> = candidates.keys().copied().collect();
+        let mut joining: Vec<u64> = Vec::new();
+        let mut reverse: Vec<(u64, u64, f32)> = Vec::new();
+        for key in &seeds {
+            let Some(row) = rows.get(key) else { continue };
+            let linked = linked_events(p, &learnt, *key, row)?;
+            for (n, share) in &linked {
+                reverse.push((*n, *key, *share));
+                if !rows.contains_key(n)
+                    && !joining.contains(n)
+                    && allowed.as_ref().is_none_or(|a| a.contains(n))
+                {
+                    joining.push(*n);
+                }
+            }
+            neighbours.insert(*key, linked);
+        }
+        for (n, r) in event_rows(p, &joining)? {
+            rows.insert(n, r);
+            candidates.insert(n, Candidate::default());
+        }
+        // The neighbours that joined receive from their seeds in turn: the
+        // links are symmetric, so the seeds' lists say it without a query.
+        for (n, seed, share) in reverse {
+            if candidates.contains_key(&n) && !seeds.contains(&n) {
+                neighbours.entry(n).or_default().push((seed, share));
+            }
+        }
+    }
+    if let Some((query, index)) = vectors {
+        // candidates the vector list missed still have a vector
+        for (key, c) in candidates.iter_mut() {
+            if c.cosine.is_none()
+                && let Some(v) = index.vector_of(*key)?
+            {
+                c.cosine = Some(crate::embed::dot(query, &v));
+            }
+        }
+    }
+
+    let best_cosine = candidates
+        .values()
+        .filter_map(|c| c.cosine)
+        .fold(0f32, f32::max);
+    let best_fts = candidates
+        .values()
+        .filter_map(|c| c.fts)
+        .fold(0f32, f32::max);
     let now_ms = jiff::Timestamp::now().as_millisecond();
     let half_life_ms = (ranking.half_life_days.max(0.001) as f64) * 86_400_000.0;
-    // No vectors yet: the semantic weight is shared out.
-    let total = ranking.fts + ranking.recency + ranking.importance;
-    let (wf, wr, wi) = if total > 0.0 {
+    let ws = if semantic_on { ranking.semantic } else { 0.0 };
+    let wf = if use_fts { ranking.fts } else { 0.0 };
+    let total = ws + wf + ranking.recency + ranking.importance;
+    let (ws, wf, wr, wi) = if total > 0.0 {
         (
-            ranking.fts / total,
+            ws / total,
+            wf / total,
             ranking.recency / total,
             ranking.importance / total,
         )
     } else {
-        (1.0, 0.0, 0.0)
+        (0.0, 1.0, 0.0, 0.0)
     };
-    let mut scored: Vec<(f32, ScoreParts, crate::fts::Candidate)> =
-        Vec::with_capacity(candidates.len());
-    for c in candidates {
-        let age = (now_ms - c.ts_ms).max(0) as f64;
-        let recency = 0.5f64.powf(age / half_life_ms) as f32;
-        // memory level, success rate and recall vitality (crate::memory)
-        let row = crate::memory::row_by_key(p, c.key as i64)?;
-        let parts = ScoreParts {
-            fts: c.relevance,
-            semantic: None,
-            recency,
-            importance: importance(&c.kind, row.as_ref(), c.ts_ms, now_ms, &ranking.levels),
+    let fusion = req.fusion.unwrap_or(ranking.fusion);
+    let k = ranking.rrf_k.max(0.0);
+    let lists = usize::from(use_fts) + usize::from(semantic_on);
+
+    // Relevance of each candidate to the query, before spreading.
+    let relevance: HashMap<u64, (f32, Option<f32>)> = candidates
+        .iter()
+        .map(|(key, c)| {
+            let semantic = semantic_on.then(|| {
+                if best_cosine > 0.0 {
+                    (c.cosine.unwrap_or(0.0).max(0.0) / best_cosine).min(1.0)
+                } else {
+                    0.0
+                }
+            });
+            // With two lists, each is taken relative to its best candidate
+            // so that neither dominates by scale; alone, full text keeps its
+            // absolute meaning (weak matches stay weak against recency).
+            let fts = c.fts.unwrap_or(0.0);
+            let fts_rel = if semantic_on && best_fts > 0.0 {
+                fts / best_fts
+            } else {
+                fts
+            };
+            let r = match fusion {
+                Fusion::Weighted => ws * semantic.unwrap_or(0.0) + wf * fts_rel,
+                Fusion::Rrf => {
+                    let rr = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (k + r as f32 + 1.0));
+                    let best = lists as f32 / (k + 1.0);
+                    let fused = rr(c.fts_rank) + if semantic_on { rr(c.vector_rank) } else { 0.0 };
+                    (ws + wf) * if best > 0.0 { fused / best } else { 0.0 }
+                }
+            };
+            (*key, (r, semantic))
+        })
+        .collect();
+
+    let mut hits = Vec::with_capacity(candidates.len());
+    for (key, c) in &candidates {
+        let Some(row) = rows.remove(key) else {
+            continue;
         };
-        let score = wf * parts.fts + wr * parts.recency + wi * parts.importance;
-        scored.push((score, parts, c));
+        let (own, semantic) = relevance.get(key).copied().unwrap_or((0.0, None));
+        let spread_part = neighbours.get(key).map_or(0.0, |linked| {
+            linked
+                .iter()
+                .filter_map(|(n, share)| relevance.get(n).map(|r| r.0 * share))
+                .fold(0f32, f32::max)
+                * spread
+        });
+        let age = (now_ms - row.ts_ms).max(0) as f64;
+        let parts = ScoreParts {
+            fts: c.fts.unwrap_or(0.0),
+            semantic,
+            spread: spread_part,
+            recency: 0.5f64.powf(age / half_life_ms) as f32,
+            // the kind's prior raised by memory level and recalls, scaled
+            // by success rate (crate::memory), then moved by the learnt
+            // reinforcement weights (crate::reinforce)
+            importance: learnt.importance(
+                *key,
+                importance(
+                    &row.kind,
+                    crate::memory::row_by_key(p, *key as i64)?.as_ref(),
+                    row.ts_ms,
+                    now_ms,
+                    &ranking.levels,
+                ),
+            ),
+        };
+        let score = own + spread_part + wr * parts.recency + wi * parts.importance;
+        hits.push((
+            row.ts_ms,
+            *key,
+            Hit {
+                id: row.id,
+                session: row.session,
+                kind: row.kind,
+                ts: row.ts,
+                text: row.text,
+                score,
+                parts,
+                meta: serde_json::from_str(&row.meta).unwrap_or(Value::Null),
+            },
+        ));
     }
-    scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| b.2.ts_ms.cmp(&a.2.ts_ms))
-            .then_with(|| a.2.key.cmp(&b.2.key))
+    hits.sort_by(|a, b| {
+        b.2.score
+            .total_cmp(&a.2.score)
+            .then_with(|| b.0.cmp(&a.0))
+            .then_with(|| a.1.cmp(&b.1))
     });
-    scored.truncate(want);
+    hits.truncate(want);
+    Ok(hits.into_iter().map(|(_, _, h)| h).collect())
+}
+
+/// The event rows of `keys` (those the database still has).
+fn event_rows(p: &Projections, keys: &[u64]) -> Result<HashMap<u64, Row>> {
+    let mut out = HashMap::with_capacity(keys.len());
+    for chunk in keys.chunks(500) {
+        let marks = vec!["?"; chunk.len()].join(",");
+        let mut stmt = p
+            .graph
+            .conn
+            .prepare_cached(&format!(
+                "SELECT key, id, session, seq, kind, ts, ts_ms, text, meta FROM events WHERE key IN ({marks}) ORDER BY id"
+            ))
+            .map_err(|e| Error::sql(&p.dir, e))?;
+        let rows = stmt
+            .query_map(
+                rusqlite::params_from_iter(chunk.iter().map(|k| *k as i64)),
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)? as u64,
+                        Row {
+                            id: r.get(1)?,
+                            session: r.get(2)?,
+                            seq: r.get(3)?,
+                            kind: r.get(4)?,
+                            ts: r.get(5)?,
+                            ts_ms: r.get(6)?,
+                            text: r.get(7)?,
+                            meta: r.get(8)?,
+                        },
+                    ))
+                },
+            )
+            .map_err(|e| Error::sql(&p.dir, e))?;
+        for row in rows {
+            let (key, row) = row.map_err(|e| Error::sql(&p.dir, e))?;
+            // two ids sharing 64 bits: the first, as before
+            out.entry(key).or_insert(row);
+        }
+    }
+    Ok(out)
+}
+
+/// The events `row` lends relevance to and receives it from, with the share:
+/// its session neighbours (whole) and the events reinforced together with it
+/// (by the pair's weight).
+fn linked_events(
+    p: &Projections,
+    learnt: &Reinforcement,
+    key: u64,
+    row: &Row,
+) -> Result<Vec<(u64, f32)>> {
+    let mut linked: Vec<(u64, f32)> = session_neighbours(p, row)?
+        .into_iter()
+        .flatten()
+        .map(|k| (k, 1.0))
+        .collect();
+    if !learnt.is_empty() {
+        linked.extend(learnt.partners(key));
+    }
+    Ok(linked)
+}
+
+/// Keys of the searchable events just before and after `row` in its session
+/// (row-value comparisons: a range of the session index, not a scan).
+fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
+    const SEARCHABLE: &str =
+        "kind NOT IN ('session_start', 'session_end', 'forget', 'reinforce', 'recall')";
+    let err = |e| Error::sql(&p.dir, e);
+    let mut before = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT key FROM events WHERE session = ?1 AND (ts, seq) < (?2, ?3) AND {SEARCHABLE}
+             ORDER BY session DESC, ts DESC, seq DESC LIMIT 1"
+        ))
+        .map_err(err)?;
+    let prev: Option<i64> = before
+        .query_row(params![row.session, row.ts, row.seq], |r| r.get(0))
+        .optional()
+        .map_err(err)?;
+    let mut after = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT key FROM events WHERE session = ?1 AND (ts, seq) > (?2, ?3) AND {SEARCHABLE}
+             ORDER BY session, ts, seq LIMIT 1"
+        ))
+        .map_err(err)?;
+    let next: Option<i64> = after
+        .query_row(params![row.session, row.ts, row.seq], |r| r.get(0))
+        .optional()
+        .map_err(err)?;
+    Ok([prev.map(|k| k as u64), next.map(|k| k as u64)])
+}
+
+/// Keys of the events that pass `filters`, for the vector search; `None`
+/// when nothing is filtered.
+fn allowed_keys(p: &Projections, f: &Filters) -> Result<Option<Vec<u64>>> {
+    let unfiltered = f.kinds.is_empty()
+        && f.session.is_none()
+        && f.since_ms.is_none()
+        && f.until_ms.is_none()
+        && f.file.is_none()
+        && f.exclude_session.is_none();
+    if unfiltered {
+        return Ok(None);
+    }
+    let mut sql = String::from("SELECT e.key FROM events e WHERE 1");
+    let mut args: Vec<rusqlite::types::Value> = Vec::new();
+    if !f.kinds.is_empty() {
+        sql.push_str(" AND e.kind IN (");
+        for (i, k) in f.kinds.iter().enumerate() {
+            sql.push_str(if i == 0 { "?" } else { ", ?" });
+            args.push(k.clone().into());
+        }
+        sql.push(')');
+    }
+    if let Some(s) = &f.session {
+        sql.push_str(" AND e.session = ?");
+        args.push(s.clone().into());
+    }
+    if let Some(s) = &f.exclude_session {
+        sql.push_str(" AND e.session != ?");
+        args.push(s.clone().into());
+    }
+    if let Some(ms) = f.since_ms {
+        sql.push_str(" AND e.ts_ms >= ?");
+        args.push(ms.into());
+    }
+    if let Some(ms) = f.until_ms {
+        sql.push_str(" AND e.ts_ms < ?");
+        args.push(ms.into());
+    }
+    if let Some(file) = &f.file {
+        sql.push_str(
+            " AND EXISTS (SELECT 1 FROM edges g WHERE g.evidence = e.id AND (g.dst_id = 'file:' || ? OR g.dst_id LIKE '%/' || ?))",
+        );
+        args.push(file.clone().into());
+        args.push(file.clone().into());
+    }
     let mut stmt = p
         .graph
         .conn
-        .prepare_cached("SELECT id, session, kind, ts, text, meta FROM events WHERE key = ?1 ORDER BY id LIMIT 1")
+        .prepare(&sql)
         .map_err(|e| Error::sql(&p.dir, e))?;
-    let mut hits = Vec::with_capacity(scored.len());
-    for (score, parts, c) in scored {
-        let row = stmt
-            .query_row(params![c.key as i64], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                ))
-            })
-            .optional()
-            .map_err(|e| Error::sql(&p.dir, e))?;
-        // A key the database no longer has was forgotten after the search
-        // index was read: leave it out.
-        let Some((id, session, kind, ts, text, meta)) = row else {
-            continue;
-        };
-        hits.push(Hit {
-            id,
-            session,
-            kind,
-            ts,
-            text,
-            score,
-            parts,
-            meta: serde_json::from_str(&meta).unwrap_or(Value::Null),
-        });
-    }
-    Ok(hits)
+    let keys = stmt
+        .query_map(rusqlite::params_from_iter(args), |r| r.get::<_, i64>(0))
+        .map_err(|e| Error::sql(&p.dir, e))?
+        .map(|k| k.map(|k| k as u64))
+        .collect::<std::result::Result<Vec<u64>, _>>()
+        .map_err(|e| Error::sql(&p.dir, e))?;
+    Ok(Some(keys))
 }

@@ -267,6 +267,9 @@ fn incremental_indexing_equals_rebuild_over_random_sequences() {
                 repo.memlog(&["index"]).ok();
             }
         }
+        // Read commands update full text by themselves; vectors (when the
+        // model is installed) catch up in `memlog index`.
+        repo.memlog(&["index"]).ok();
         // What a rebuild must reproduce besides rankings: the edges (a
         // forget removes those of its events) and the counts of `stats`
         // (hidden events included).
@@ -281,13 +284,26 @@ fn incremental_indexing_equals_rebuild_over_random_sequences() {
                 .json();
             let mut stats = repo.memlog(&["stats", "--json"]).ok().json();
             stats.as_object_mut().unwrap().remove("tip");
+            // vectors of forgotten events stay stored (unused) until a
+            // rebuild: their count is not the rebuild's
+            stats.as_object_mut().unwrap().remove("vectors");
             (edges, stats)
         };
         let incremental: Vec<_> = queries.iter().map(|q| ranking(&repo, q)).collect();
         let incremental_derived = derived(&repo);
         repo.memlog(&["rebuild"]).ok();
         let rebuilt: Vec<_> = queries.iter().map(|q| ranking(&repo, q)).collect();
-        assert_eq!(incremental, rebuilt, "seed {seed}");
+        // Same events in the same order; scores equal but for the recency of
+        // events recorded seconds ago, which drifts while the rebuild runs.
+        let ids = |r: &Vec<Vec<(String, i64)>>| -> Vec<Vec<String>> {
+            r.iter()
+                .map(|q| q.iter().map(|h| h.0.clone()).collect())
+                .collect()
+        };
+        assert_eq!(ids(&incremental), ids(&rebuilt), "seed {seed}");
+        for (a, b) in incremental.iter().flatten().zip(rebuilt.iter().flatten()) {
+            assert!((a.1 - b.1).abs() <= 1, "seed {seed}: {a:?} vs {b:?}");
+        }
         assert_eq!(incremental_derived, derived(&repo), "seed {seed}");
         let sql = |repo: &TestRepo| {
             repo.memlog(&[

@@ -101,33 +101,41 @@ pub struct Forgotten {
     pub before: Option<String>,
 }
 
+/// Full ids of the live events (sealed or in a journal) named by `prefixes`
+/// (whole ids or unique prefixes of at least 8 hex digits).
+pub fn resolve_ids(repo: &Repo, prefixes: &[String]) -> anyhow::Result<Vec<String>> {
+    let mut targets = Vec::new();
+    if prefixes.is_empty() {
+        return Ok(targets);
+    }
+    let live = workspace::live(repo, false)?;
+    for prefix in prefixes {
+        let p = prefix.trim().to_ascii_lowercase();
+        if p.len() < 8 || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
+            bail!("{prefix:?} is not an event id (give at least 8 hex digits)");
+        }
+        let matches: Vec<&str> = live
+            .iter()
+            .filter(|e| e.id.starts_with(&p))
+            .map(|e| e.id.as_str())
+            .collect();
+        match matches.as_slice() {
+            [one] => targets.push(one.to_string()),
+            [] => bail!("no live event has id {prefix:?}"),
+            many => bail!(
+                "{prefix:?} is ambiguous ({} events); give more digits",
+                many.len()
+            ),
+        }
+    }
+    Ok(targets)
+}
+
 /// Records and seals a `forget` event. Ids are resolved against every live
 /// event (sealed or in a journal) so that a prefix names exactly one.
 pub fn forget(repo: &Repo, request: &ForgetRequest) -> anyhow::Result<Forgotten> {
     request.check()?;
-    let mut targets = Vec::new();
-    if !request.ids.is_empty() {
-        let live = workspace::live(repo, false)?;
-        for prefix in &request.ids {
-            let p = prefix.trim().to_ascii_lowercase();
-            if p.len() < 8 || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
-                bail!("{prefix:?} is not an event id (give at least 8 hex digits)");
-            }
-            let matches: Vec<&str> = live
-                .iter()
-                .filter(|e| e.id.starts_with(&p))
-                .map(|e| e.id.as_str())
-                .collect();
-            match matches.as_slice() {
-                [one] => targets.push(one.to_string()),
-                [] => bail!("no live event has id {prefix:?}"),
-                many => bail!(
-                    "{prefix:?} is ambiguous ({} events); give more digits",
-                    many.len()
-                ),
-            }
-        }
-    }
+    let targets = resolve_ids(repo, &request.ids)?;
     let mut body = Map::new();
     if !targets.is_empty() {
         body.insert(
@@ -144,11 +152,28 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> anyhow::Result<Forgotten>
     if let Some(r) = &request.reason {
         body.insert("reason".into(), Value::String(r.clone()));
     }
-    let session = memlog_format::journal::mint_session("forget");
+    let (id, commit) = record_sealed(repo, Kind::Forget, body)?;
+    Ok(Forgotten {
+        id,
+        commit,
+        targets,
+        session: request.session.clone(),
+        before: request.before.clone(),
+    })
+}
+
+/// Records one bookkeeping event (`forget`, `reinforce`) in a session of its
+/// own and seals it at once; returns its id and the commit.
+pub fn record_sealed(
+    repo: &Repo,
+    kind: Kind,
+    body: Map<String, Value>,
+) -> anyhow::Result<(String, Option<String>)> {
+    let session = memlog_format::journal::mint_session(kind.as_str());
     let draft = Draft {
         session: session.clone(),
         ts: time::now(),
-        kind: Kind::Forget,
+        kind,
         project: repo.project(),
         body,
         meta: Map::new(),
@@ -157,11 +182,5 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> anyhow::Result<Forgotten>
     let report = seal_journals(repo, &JournalSelection::Session(session))?;
     let id = events.first().map(|e| e.id.clone()).unwrap_or_default();
     let commit = report.sealed.into_iter().find_map(|s| s.commit);
-    Ok(Forgotten {
-        id,
-        commit,
-        targets,
-        session: request.session.clone(),
-        before: request.before.clone(),
-    })
+    Ok((id, commit))
 }

@@ -2,6 +2,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
+use memlog_indexer::vectors::CatchUpReport;
 use memlog_indexer::{IndexReport, Projections};
 
 use crate::{output, workspace};
@@ -13,8 +14,15 @@ use crate::{output, workspace};
 /// unread part of live journals. Read commands do this by themselves when
 /// the index lags; this command is for scripts. If another process is
 /// indexing, it waits for it.
+///
+/// Then, when the embedding model is installed, it embeds the new events
+/// worth recalling for semantic search (full-text search is ready before).
 #[derive(Args)]
 pub struct IndexArgs {
+    /// Skip embedding: full-text and graph projections only.
+    #[arg(long)]
+    no_vectors: bool,
+
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -23,8 +31,29 @@ pub struct IndexArgs {
 pub fn cmd_index(dir: &Path, args: IndexArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let report = Projections::update(&repo)?;
-    print_report(&report, args.json)?;
+    let vectors = if args.no_vectors {
+        None
+    } else {
+        crate::semantic::catch_up_vectors(&repo, None, args.json)?
+    };
+    if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        value["vectors"] = serde_json::to_value(&vectors)?;
+        return output::print_json(&value).map(|_| ExitCode::SUCCESS);
+    }
+    print_report(&report, false)?;
+    print_vectors(vectors.as_ref());
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line on what embedding did.
+pub fn print_vectors(vectors: Option<&CatchUpReport>) {
+    if let Some(v) = vectors {
+        println!(
+            "vectors: {} events embedded ({} by the model, {} from the cache), {} in all",
+            v.pending, v.embedded, v.cached, v.rows
+        );
+    }
 }
 
 pub fn print_report(report: &IndexReport, json: bool) -> anyhow::Result<()> {

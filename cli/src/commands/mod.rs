@@ -9,6 +9,7 @@ use clap::Subcommand;
 mod cat;
 mod context;
 pub mod diff;
+mod doctor;
 mod entity;
 mod extract;
 pub mod forget;
@@ -27,6 +28,7 @@ mod note;
 mod purge;
 mod rebuild;
 mod record;
+mod reinforce;
 mod seal;
 pub mod search;
 mod serve;
@@ -60,6 +62,7 @@ pub enum Command {
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
     Graph(graph::GraphArgs),
+    Reinforce(reinforce::ReinforceArgs),
     Fsck(fsck::FsckArgs),
     Uninstall(install::UninstallArgs),
     Hook(hook::HookArgs),
@@ -67,6 +70,7 @@ pub enum Command {
     Watch(watch::WatchArgs),
     Sync(sync::SyncArgs),
     Diff(diff::DiffArgs),
+    Doctor(doctor::DoctorArgs),
     Purge(purge::PurgeArgs),
     Textconv(textconv::TextconvArgs),
     Mcp(mcp::McpArgs),
@@ -95,6 +99,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),
         Command::Graph(args) => graph::cmd_graph(dir, args),
+        Command::Reinforce(args) => reinforce::cmd_reinforce(dir, args),
         Command::Fsck(args) => fsck::cmd_fsck(dir, args),
         Command::Uninstall(args) => install::cmd_uninstall(dir, args),
         Command::Hook(args) => hook::cmd_hook(dir, args),
@@ -102,6 +107,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Watch(args) => watch::cmd_watch(dir, args),
         Command::Sync(args) => sync::cmd_sync(dir, args),
         Command::Diff(args) => diff::cmd_diff(dir, args),
+        Command::Doctor(args) => doctor::cmd_doctor(dir, args),
         Command::Purge(args) => purge::cmd_purge(dir, args),
         Command::Textconv(args) => textconv::cmd_textconv(args),
         Command::Mcp(args) => mcp::cmd_mcp(dir, args),

@@ -2,18 +2,24 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
+use memlog_format::Repo;
+use memlog_format::config::Fusion;
 use memlog_format::{Kind, time};
+use memlog_indexer::Projections;
+use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::fts::Filters;
-use memlog_indexer::search::{SearchRequest, search};
+use memlog_indexer::search::{SearchMode, SearchRequest, search};
 use serde_json::json;
 
 use crate::{output, workspace};
 
 /// Search memory.
 ///
-/// Full-text search over every live event (sealed or still in a journal),
-/// code-aware (`user` finds `getUserById`, exact identifiers rank first),
-/// re-ranked by recency and importance as `.memlog.yaml` says. Rows are
+/// Hybrid search over every live event (sealed or still in a journal):
+/// full text, code-aware (`user` finds `getUserById`, exact identifiers rank
+/// first), and, when the embedding model is installed, semantic similarity
+/// (a paraphrase finds what it means), ranked with recency and importance
+/// as `.memlog.yaml` says. Without the model it is full-text search. Rows are
 /// compact — id, date, kind, session, first line, score; `memlog show ID`
 /// gives the whole event and its neighbours.
 #[derive(Args)]
@@ -45,6 +51,16 @@ pub struct SearchArgs {
     #[arg(long, value_name = "PATH")]
     file: Option<String>,
 
+    /// hybrid (full text and vectors), fts (full text only) or vector
+    /// (semantic only). Default: hybrid.
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+
+    /// How full-text and semantic relevance combine: weighted (the ranking
+    /// weights) or rrf (reciprocal-rank fusion). Default: `ranking.fusion`.
+    #[arg(long, value_name = "FUSION")]
+    fusion: Option<String>,
+
     /// Print {"query", "hits": [...]} as JSON.
     #[arg(long)]
     json: bool,
@@ -52,7 +68,7 @@ pub struct SearchArgs {
 
 pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    let request = search_request(
+    let mut request = search_request(
         &args.query,
         args.limit,
         &args.kind,
@@ -61,10 +77,29 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         args.until.as_deref(),
         args.file.as_deref(),
     )?;
-    let projections = workspace::projections(&repo)?;
+    request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
+    let mut projections = workspace::projections(&repo)?;
+    if args.mode.as_deref() != Some("fts") {
+        projections.load_vectors();
+    }
+    let semantic = with_query_vector(
+        &repo,
+        &projections,
+        &mut request,
+        args.mode.as_deref(),
+        None,
+    )?;
+    if let Some(note) = &semantic {
+        eprintln!("note: full-text search only: {note}");
+    }
     let hits = search(&projections, &repo.config.ranking, &request)?;
     if args.json {
-        output::print_json(&json!({ "query": args.query, "hits": hits }))?;
+        output::print_json(&json!({
+            "query": args.query,
+            "mode": request.mode,
+            "semantic": semantic.is_none() && request.query_vector.is_some(),
+            "hits": hits
+        }))?;
         return Ok(ExitCode::SUCCESS);
     }
     if hits.is_empty() {
@@ -82,6 +117,44 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_fusion(s: &str) -> anyhow::Result<Fusion> {
+    match s {
+        "weighted" => Ok(Fusion::Weighted),
+        "rrf" => Ok(Fusion::Rrf),
+        other => anyhow::bail!("unknown fusion {other:?} (expected weighted or rrf)"),
+    }
+}
+
+/// Sets the request's mode (`None`: hybrid) and, unless it is fts, the
+/// query's vector. Returns why a hybrid search is full-text only, when
+/// that should be said: an explicit hybrid, or vectors that exist but
+/// cannot be used. Vector mode without vectors is an error.
+pub fn with_query_vector(
+    repo: &Repo,
+    projections: &Projections,
+    request: &mut SearchRequest,
+    mode: Option<&str>,
+    warm: Option<&mut ModelEmbedder>,
+) -> anyhow::Result<Option<String>> {
+    request.mode = match mode {
+        Some(m) => SearchMode::parse(m)?,
+        None => SearchMode::Hybrid,
+    };
+    if request.mode == SearchMode::Fts {
+        return Ok(None);
+    }
+    match crate::semantic::query_vector(repo, projections, &request.query, warm) {
+        Ok(v) => {
+            request.query_vector = Some(v);
+            Ok(None)
+        }
+        Err(reason) if request.mode == SearchMode::Vector => {
+            anyhow::bail!("vector search is not available: {reason}")
+        }
+        Err(reason) => Ok((mode.is_some() || projections.vectors.is_some()).then_some(reason)),
+    }
 }
 
 /// Checks search arguments (known kinds, readable dates) and makes the
@@ -113,5 +186,6 @@ pub fn search_request(
             file: file.map(str::to_string),
             exclude_session: None,
         },
+        ..Default::default()
     })
 }

@@ -62,6 +62,10 @@ pub fn cmd_stats(dir: &Path, args: StatsArgs) -> anyhow::Result<ExitCode> {
         num("journals"),
         num("journal_events")
     );
+    println!(
+        "vectors   {}",
+        crate::semantic::status_line(&stats["vectors"])
+    );
     if let (Some(f), Some(l)) = (stats["first_event"].as_str(), stats["last_event"].as_str()) {
         println!(
             "span      {} .. {}",
@@ -154,5 +158,6 @@ pub fn stats_of(repo: &Repo, p: &Projections) -> anyhow::Result<Value> {
         "journal_bytes": journals.iter().map(|j| j.bytes).sum::<u64>(),
         "first_event": first,
         "last_event": last,
+        "vectors": crate::semantic::status(repo),
     }))
 }

@@ -57,14 +57,61 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let mut watcher = Watcher::new(dir)?;
+    // The model is loaded once and shared: the vector thread embeds new
+    // events with it, the warm server embeds queries of `memlog search`.
+    let repo = workspace::open(dir)?;
+    let embedder: Option<crate::warm::SharedEmbedder> = match crate::semantic::load_model(&repo) {
+        Ok(Some(m)) => Some(std::sync::Arc::new(std::sync::Mutex::new(m))),
+        Ok(None) => {
+            eprintln!(
+                "note: semantic search is off: {}",
+                crate::semantic::off_reason(&repo)
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("warning: semantic search is off: {e:#}");
+            None
+        }
+    };
+    drop(repo);
     // gix repositories are not Send: the server opens its own.
     let repo_dir = dir.to_path_buf();
+    let served_embedder = embedder.clone();
     std::thread::spawn(move || {
-        let served = workspace::open(&repo_dir)
-            .and_then(|repo| crate::warm::serve(&repo, crate::commands::hook::answer));
+        let served = workspace::open(&repo_dir).and_then(|repo| {
+            crate::warm::serve(&repo, served_embedder, crate::commands::hook::answer)
+        });
         if let Err(e) = served {
             eprintln!("warning: the hooks' warm path is off: {e:#}");
         }
+    });
+    // Vectors catch up on a thread of their own, so that full-text indexing
+    // never waits for the model.
+    let vector_wakeup = embedder.map(|embedder| {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let repo_dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            let Ok(repo) = workspace::open(&repo_dir) else {
+                return;
+            };
+            while rx.recv().is_ok() {
+                while rx.try_recv().is_ok() {}
+                let Ok(mut model) = embedder.lock() else {
+                    return;
+                };
+                match crate::semantic::catch_up_vectors(&repo, Some(&mut *model), true) {
+                    Ok(Some(r)) if r.pending > 0 => eprintln!(
+                        "vectors: {} events ({} embedded, {} from the cache)",
+                        r.pending, r.embedded, r.cached
+                    ),
+                    Ok(_) => {}
+                    Err(e) => eprintln!("warning: vectors: {e:#}"),
+                }
+            }
+        });
+        let _ = tx.send(());
+        tx
     });
     if !args.json {
         let dirs: Vec<String> = watcher
@@ -77,6 +124,9 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
     watcher.run(
         || failure.borrow().is_some(),
         |run| {
+            if let Some(tx) = &vector_wakeup {
+                let _ = tx.send(());
+            }
             if let Err(e) = print_run(run, args.json) {
                 *failure.borrow_mut() = Some(e);
             }

@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use memlog_format::seal::{JournalSelection, seal_journals};
 use memlog_format::{Draft, Event, Kind, Recorder, Repo, time};
 use memlog_indexer::Projections;
+use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::search::{Hit, search};
 use serde_json::{Map, Value, json};
 
@@ -21,7 +22,7 @@ use super::params::{
 };
 use super::tasks;
 use crate::commands::forget::{ForgetRequest, forget};
-use crate::commands::search::search_request;
+use crate::commands::search::{search_request, with_query_vector};
 use crate::commands::show::event_with_context;
 use crate::commands::stats::stats_of;
 use crate::workspace::KeptProjections;
@@ -48,6 +49,9 @@ pub struct Memory {
     session: String,
     /// Events written to `session` (sealed when the server stops).
     remembered: usize,
+    /// The embedding model, loaded at the first semantic search and kept,
+    /// so that queries do not pay its load; `Err` says why there is none.
+    embedder: Option<Result<ModelEmbedder, String>>,
 }
 
 impl Memory {
@@ -58,6 +62,7 @@ impl Memory {
             projections: KeptProjections::default(),
             session: memlog_format::journal::mint_session("mcp"),
             remembered: 0,
+            embedder: None,
         })
     }
 
@@ -92,7 +97,7 @@ impl Memory {
             bail!("limit must be between 1 and {MAX_SEARCH_LIMIT}");
         }
         let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
-        let request = search_request(
+        let mut request = search_request(
             &p.query,
             p.limit,
             &kinds,
@@ -101,10 +106,33 @@ impl Memory {
             p.until.as_deref(),
             p.file.as_deref(),
         )?;
-        let ranking = self.repo.config.ranking.clone();
-        let hits = search(self.projections()?, &ranking, &request)?;
+        let wants_vectors = p.mode.as_deref() != Some("fts");
+        let has_vectors = self.projections()?.vectors.is_some();
+        if wants_vectors && has_vectors && self.embedder.is_none() {
+            self.embedder = Some(match crate::semantic::load_model(&self.repo) {
+                Ok(Some(m)) => Ok(m),
+                Ok(None) => Err(crate::semantic::off_reason(&self.repo)),
+                Err(e) => Err(format!("{e:#}")),
+            });
+        }
+        let projections = self.projections.get(&self.repo)?;
+        let warm = match &mut self.embedder {
+            Some(Ok(m)) => Some(m),
+            _ => None,
+        };
+        let note = with_query_vector(
+            &self.repo,
+            projections,
+            &mut request,
+            p.mode.as_deref(),
+            warm,
+        )?;
+        let hits = search(projections, &self.repo.config.ranking, &request)?;
         Ok(json!({
             "query": p.query,
+            "mode": request.mode,
+            "semantic": request.query_vector.is_some(),
+            "note": note,
             "hits": hits.iter().map(compact_hit).collect::<Vec<_>>(),
         }))
     }

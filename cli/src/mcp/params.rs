@@ -51,6 +51,10 @@ pub struct SearchParams {
     /// Only events that touched or mention this file (a path or a file name).
     #[serde(default)]
     pub file: Option<String>,
+    /// hybrid (default: full text and meaning), fts (exact words only) or
+    /// vector (meaning only; needs the embedding model).
+    #[serde(default)]
+    pub mode: Option<String>,
 }
 
 fn default_search_limit() -> usize {

@@ -1,0 +1,70 @@
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use memlog_indexer::Projections;
+use serde_json::json;
+
+use crate::{output, workspace};
+
+/// Check memlog's setup: the index and semantic search.
+///
+/// Says whether the projections exist and are up to date, and whether
+/// semantic search is on: where the embedding model and ONNX Runtime are
+/// expected (`.memlog.yaml`'s `embedding` section, else $MEMLOG_HOME or
+/// ~/.cache/memlog), which files are missing and how to install them, and
+/// how many events have vectors. Without the model memlog works on full
+/// text and the graph alone.
+#[derive(Args)]
+pub struct DoctorArgs {
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open(dir)?;
+    let index = match Projections::open(&repo) {
+        Ok(p) => {
+            if p.is_fresh(&repo)? {
+                "up to date".to_string()
+            } else {
+                "behind the log (read commands and `memlog index` update it)".to_string()
+            }
+        }
+        Err(e) => format!("not usable ({e}); `memlog index` makes it"),
+    };
+    let semantic = crate::semantic::status(&repo);
+    let warm = crate::warm::socket_path(&repo).exists();
+    if args.json {
+        output::print_json(&json!({
+            "repository": repo.work_tree,
+            "index": index,
+            "semantic": semantic,
+            "warm_server": warm,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("index      {index}");
+    println!("vectors    {}", crate::semantic::status_line(&semantic));
+    println!(
+        "model      {} ({})",
+        semantic["model_dir"].as_str().unwrap_or(""),
+        if semantic["model_installed"].as_bool() == Some(true) {
+            "present"
+        } else {
+            "missing"
+        }
+    );
+    println!("runtime    {}", semantic["runtime"].as_str().unwrap_or(""));
+    println!("cache      {}", semantic["cache"].as_str().unwrap_or(""));
+    println!(
+        "warm path  {}",
+        if warm {
+            "a `memlog watch` socket is present"
+        } else {
+            "off (run `memlog watch` to keep the indexes and the model loaded)"
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,58 @@
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use memlog_format::Kind;
+use serde_json::{Map, Value, json};
+
+use crate::commands::forget::{record_sealed, resolve_ids};
+use crate::{output, workspace};
+
+/// Say that memories helped, or misled, so that search learns from it.
+///
+/// Records a `reinforce` event naming the events and the outcome, sealed at
+/// once. Each success raises the weight of every named event, and of every
+/// pair of them, by 0.1; each failure lowers it by 0.15 (seed 003's Hebbian
+/// rule, weights kept in [-2, 5]). An event's weight moves its importance in
+/// ranking; a pair's positive weight makes the two events lend each other
+/// relevance, like neighbours in a session.
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("outcome").required(true).args(["success", "failure"])))]
+pub struct ReinforceArgs {
+    /// Event ids (or unique prefixes of at least 8 hex digits).
+    #[arg(required = true, value_name = "ID")]
+    ids: Vec<String>,
+
+    /// The memories helped.
+    #[arg(long)]
+    success: bool,
+
+    /// The memories were wrong or misleading.
+    #[arg(long)]
+    failure: bool,
+
+    /// Print {"id", "targets", "outcome", "commit"} as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn cmd_reinforce(dir: &Path, args: ReinforceArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open_for_writing(dir)?;
+    let targets = resolve_ids(&repo, &args.ids)?;
+    let outcome = if args.success { "success" } else { "failure" };
+    let mut body = Map::new();
+    body.insert(
+        "targets".into(),
+        Value::Array(targets.iter().cloned().map(Value::String).collect()),
+    );
+    body.insert("outcome".into(), Value::String(outcome.into()));
+    let (id, commit) = record_sealed(&repo, Kind::Reinforce, body)?;
+    if args.json {
+        output::print_json(&json!({
+            "id": id, "targets": targets, "outcome": outcome, "commit": commit
+        }))?;
+    } else {
+        println!("{id}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,183 @@
+//! The command line's side of semantic search: loading the model named by
+//! `.memlog.yaml`, bringing vectors up to date after indexing (with
+//! progress on stderr), embedding a query, and saying whether vectors are
+//! on. Hooks never come here: they stay on full text and the warm path.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Context;
+use memlog_format::Repo;
+use memlog_indexer::Projections;
+use memlog_indexer::embed::{Embedder, INSTALL_HINT, ModelEmbedder, ModelFiles};
+use memlog_indexer::embed_cache::EmbeddingCache;
+use memlog_indexer::projection::index_dir;
+use memlog_indexer::vectors::{CatchUpReport, catch_up};
+use serde_json::{Value, json};
+
+/// `<memlog dir>/embeddings.sqlite`: outside the index directory, so a
+/// rebuild keeps it.
+pub fn cache_path(repo: &Repo) -> std::path::PathBuf {
+    repo.memlog_dir.join("embeddings.sqlite")
+}
+
+/// Whether the configured model and runtime are there (and enabled).
+pub fn model_available(repo: &Repo) -> bool {
+    ModelFiles::resolve(&repo.config.embedding).available()
+}
+
+/// Loads the configured model; `Ok(None)` when it is not installed (or
+/// disabled), an error when it is there but fails to load.
+pub fn load_model(repo: &Repo) -> anyhow::Result<Option<ModelEmbedder>> {
+    if !model_available(repo) {
+        return Ok(None);
+    }
+    let files = ModelFiles::resolve(&repo.config.embedding);
+    ModelEmbedder::load(&files, repo.config.embedding.batch_size)
+        .map(Some)
+        .context("loading the embedding model")
+}
+
+/// Embeds the events the vectors lack, with `embedder` if given (a warm
+/// process keeps one), else loading the configured model. `Ok(None)` when
+/// vectors are off or another process is catching up.
+pub fn catch_up_vectors(
+    repo: &Repo,
+    embedder: Option<&mut dyn Embedder>,
+    quiet: bool,
+) -> anyhow::Result<Option<CatchUpReport>> {
+    let mut loaded;
+    let embedder: &mut dyn Embedder = match embedder {
+        Some(e) => e,
+        None => match load_model(repo)? {
+            Some(m) => {
+                loaded = m;
+                &mut loaded
+            }
+            None => return Ok(None),
+        },
+    };
+    let mut cache = EmbeddingCache::open(&cache_path(repo))?;
+    let tty = !quiet && std::io::stderr().is_terminal();
+    let mut progress = |done: usize, pending: usize| {
+        if tty && pending > 0 {
+            eprint!("\rembedding {done}/{pending} events");
+            let _ = std::io::stderr().flush();
+        }
+    };
+    let report = catch_up(
+        &index_dir(repo),
+        embedder,
+        &mut cache,
+        repo.config.embedding.batch_size,
+        &mut progress,
+    )?;
+    if tty && report.as_ref().is_some_and(|r| r.pending > 0) {
+        eprintln!();
+    }
+    Ok(report)
+}
+
+/// The query's vector for searching `p`, or why the search must do
+/// without: no vectors, no model, or a model other than the one that made
+/// the vectors. With `warm` (a process that keeps the model: `memlog
+/// mcp`), that model; else a running `memlog watch`'s, else the model is
+/// loaded for this one query.
+pub fn query_vector(
+    repo: &Repo,
+    p: &Projections,
+    query: &str,
+    warm: Option<&mut ModelEmbedder>,
+) -> Result<Vec<f32>, String> {
+    let Some(vectors) = &p.vectors else {
+        return Err(off_reason(repo));
+    };
+    let mut loaded;
+    let model: &mut ModelEmbedder = match warm {
+        Some(m) => m,
+        None => {
+            if let Some((model, v)) = crate::warm::ask_embedding(repo, query)
+                && model == vectors.meta.model
+            {
+                return Ok(v);
+            }
+            loaded = match load_model(repo) {
+                Ok(Some(m)) => m,
+                Ok(None) => return Err(off_reason(repo)),
+                Err(e) => return Err(format!("{e:#}")),
+            };
+            &mut loaded
+        }
+    };
+    if model.model_id() != vectors.meta.model {
+        return Err(format!(
+            "the vectors were made by {} but the configured model is {}; run `memlog index`",
+            vectors.meta.model,
+            model.model_id()
+        ));
+    }
+    model
+        .embed(&[query])
+        .map_err(|e| e.to_string())?
+        .pop()
+        .ok_or_else(|| "the model returned no vector".to_string())
+}
+
+/// Why vectors are off, with how to turn them on.
+pub fn off_reason(repo: &Repo) -> String {
+    let files = ModelFiles::resolve(&repo.config.embedding);
+    let missing = files.missing();
+    if missing.is_empty() {
+        "no vectors yet; run `memlog index`".to_string()
+    } else {
+        format!("{}; {INSTALL_HINT}", missing.join("; "))
+    }
+}
+
+/// Vector status for `memlog doctor` and `memlog stats`.
+pub fn status(repo: &Repo) -> Value {
+    let files = ModelFiles::resolve(&repo.config.embedding);
+    let missing = files.missing();
+    let mut opened = Projections::open(repo).ok();
+    let events_embeddable = opened
+        .as_ref()
+        .and_then(|p| memlog_indexer::vectors::embeddable_events(p).ok());
+    let vectors = opened.as_mut().and_then(|p| {
+        p.load_vectors();
+        p.vectors.take()
+    });
+    json!({
+        "on": missing.is_empty() && vectors.is_some(),
+        "model_installed": missing.is_empty(),
+        "model_dir": files.model_dir,
+        "runtime": files.runtime,
+        "missing": missing,
+        "how_to_enable": if missing.is_empty() { Value::Null } else { Value::from(INSTALL_HINT) },
+        "model": vectors.as_ref().map(|v| v.meta.model.clone()),
+        "vectors": vectors.as_ref().map_or(0, |v| v.rows()),
+        "embeddable_events": events_embeddable,
+        "cache": cache_path(repo),
+    })
+}
+
+/// One line for text output.
+pub fn status_line(s: &Value) -> String {
+    if s["on"].as_bool() == Some(true) {
+        format!(
+            "on ({} vectors of {} events, model {})",
+            s["vectors"],
+            s["embeddable_events"],
+            s["model"].as_str().unwrap_or("?")
+        )
+    } else if s["model_installed"].as_bool() == Some(true) {
+        "off: the model is installed but nothing is embedded yet; run `memlog index`".to_string()
+    } else {
+        let missing: Vec<&str> = s["missing"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        format!(
+            "off (full-text search only): {}; to turn them on, {INSTALL_HINT}",
+            missing.join("; ")
+        )
+    }
+}

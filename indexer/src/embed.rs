@@ -1,0 +1,369 @@
+//! Sentence embeddings: the local model that turns a text into a vector.
+//!
+//! The real embedder runs a sentence-embedding model (all-MiniLM-L6-v2 by
+//! default) through fastembed's user-defined model API, entirely from local
+//! files: the model directory and ONNX Runtime, which `scripts/install-assets`
+//! puts under `$MEMLOG_HOME` (default `~/.cache/memlog`) or which
+//! `.memlog.yaml`'s `embedding` section points at. Nothing is downloaded at
+//! run time, and a missing file is an error naming it, never a panic: memlog
+//! then works on full text alone.
+//!
+//! [`HashEmbedder`] is a deterministic stand-in (feature hashing) for
+//! plumbing tests and benches at a scale the real model cannot reach.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use memlog_format::config::EmbeddingConfig;
+use serde::Serialize;
+
+use crate::{Error, Result};
+
+/// Longest text given to the model, in characters: the model reads 256
+/// tokens at most, so more is only tokenizer work.
+pub const MAX_TEXT_CHARS: usize = 1500;
+
+/// Turns texts into unit vectors.
+pub trait Embedder: Send {
+    /// Names the model and its exact weights: cached vectors are keyed by it.
+    fn model_id(&self) -> &str;
+    fn dim(&self) -> usize;
+    /// One unit vector per text, in order.
+    fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// Where the model and runtime are expected, and whether they are there.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelFiles {
+    pub model_dir: PathBuf,
+    pub runtime: PathBuf,
+    pub enabled: bool,
+}
+
+/// Default home of memlog's downloaded assets.
+pub fn memlog_home() -> PathBuf {
+    if let Some(h) = std::env::var_os("MEMLOG_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    home_dir().join(".cache").join("memlog")
+}
+
+fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn expand_tilde(p: &Path) -> PathBuf {
+    match p.strip_prefix("~") {
+        Ok(rest) => home_dir().join(rest),
+        Err(_) => p.to_path_buf(),
+    }
+}
+
+/// How to get the model, for messages.
+pub const INSTALL_HINT: &str = "run scripts/install-assets from memlog's source tree (or point `embedding.model_dir` and `embedding.runtime` in .memlog.yaml at existing files)";
+
+impl ModelFiles {
+    pub fn resolve(config: &EmbeddingConfig) -> ModelFiles {
+        let home = memlog_home();
+        ModelFiles {
+            model_dir: config
+                .model_dir
+                .as_deref()
+                .map(expand_tilde)
+                .unwrap_or_else(|| home.join("models").join("minilm-l6-int8")),
+            runtime: config
+                .runtime
+                .as_deref()
+                .map(expand_tilde)
+                .unwrap_or_else(|| {
+                    home.join("onnxruntime")
+                        .join("1.24.4")
+                        .join("libonnxruntime.so")
+                }),
+            enabled: config.enabled,
+        }
+    }
+
+    /// What is missing, as messages naming the files; empty when the model
+    /// can be loaded.
+    pub fn missing(&self) -> Vec<String> {
+        if !self.enabled {
+            return vec![
+                "semantic search is disabled in .memlog.yaml (embedding.enabled: false)".into(),
+            ];
+        }
+        let mut out = Vec::new();
+        if !self.runtime.is_file() {
+            out.push(format!(
+                "ONNX Runtime library {} is missing",
+                self.runtime.display()
+            ));
+        }
+        for f in ["model.onnx", "tokenizer.json"] {
+            let p = self.model_dir.join(f);
+            if !p.is_file() {
+                out.push(format!("model file {} is missing", p.display()));
+            }
+        }
+        out
+    }
+
+    pub fn available(&self) -> bool {
+        self.missing().is_empty()
+    }
+}
+
+/// The real model, through fastembed and ONNX Runtime.
+pub struct ModelEmbedder {
+    model: fastembed::TextEmbedding,
+    id: String,
+    dim: usize,
+    batch_size: usize,
+}
+
+/// ONNX Runtime allows one environment per process; the first load makes it
+/// and later loads (tests, a reloaded watcher) share it.
+static ENVIRONMENT: OnceLock<Mutex<Option<(PathBuf, ort::environment::Environment)>>> =
+    OnceLock::new();
+
+fn environment(runtime: &Path) -> Result<ort::environment::Environment> {
+    let cell = ENVIRONMENT.get_or_init(|| Mutex::new(None));
+    let mut slot = cell
+        .lock()
+        .map_err(|_| Error::Model("the ONNX Runtime environment lock is poisoned".into()))?;
+    if let Some((path, env)) = slot.as_ref() {
+        if path != runtime {
+            return Err(Error::Model(format!(
+                "ONNX Runtime was already loaded from {}; cannot load {} in the same process",
+                path.display(),
+                runtime.display()
+            )));
+        }
+        return Ok(env.clone());
+    }
+    let builder = ort::init_from(runtime).map_err(|e| {
+        Error::Model(format!(
+            "cannot load ONNX Runtime from {}: {e}",
+            runtime.display()
+        ))
+    })?;
+    let env = builder
+        .with_name("memlog")
+        .with_telemetry(false)
+        .build()
+        .map_err(|e| Error::Model(format!("ONNX Runtime {}: {e}", runtime.display())))?;
+    *slot = Some((runtime.to_path_buf(), env.clone()));
+    Ok(env)
+}
+
+/// Tokenizer settings of a BERT-style uncased model, used when the model
+/// directory has only `model.onnx` and `tokenizer.json`.
+const DEFAULT_CONFIG: &str = r#"{"pad_token_id": 0}"#;
+const DEFAULT_SPECIAL_TOKENS: &str = r#"{"cls_token": "[CLS]", "mask_token": "[MASK]", "pad_token": "[PAD]", "sep_token": "[SEP]", "unk_token": "[UNK]"}"#;
+const DEFAULT_TOKENIZER_CONFIG: &str = r#"{"model_max_length": 256, "pad_token": "[PAD]"}"#;
+
+impl ModelEmbedder {
+    /// Loads the model (about half a second). Errors name what is missing.
+    pub fn load(files: &ModelFiles, batch_size: usize) -> Result<ModelEmbedder> {
+        let missing = files.missing();
+        if !missing.is_empty() {
+            return Err(Error::Model(format!(
+                "{}; {INSTALL_HINT}",
+                missing.join("; ")
+            )));
+        }
+        let read = |name: &str| -> Result<Vec<u8>> {
+            let p = files.model_dir.join(name);
+            std::fs::read(&p).map_err(|e| Error::io(&p, e))
+        };
+        let read_or = |name: &str, default: &str| -> Result<Vec<u8>> {
+            let p = files.model_dir.join(name);
+            match std::fs::read(&p) {
+                Ok(b) => Ok(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Ok(default.as_bytes().to_vec())
+                }
+                Err(e) => Err(Error::io(&p, e)),
+            }
+        };
+        let onnx = read("model.onnx")?;
+        let name = std::fs::read(files.model_dir.join("memlog-model.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_string))
+            .unwrap_or_else(|| "custom".to_string());
+        // The weights' hash makes the id exact: a different model directory
+        // never reuses another model's cached vectors.
+        let id = format!("{name}@{}", &blake3::hash(&onnx).to_hex()[..16]);
+        let tokenizer = fastembed::TokenizerFiles {
+            tokenizer_file: read("tokenizer.json")?,
+            config_file: read_or("config.json", DEFAULT_CONFIG)?,
+            special_tokens_map_file: read_or("special_tokens_map.json", DEFAULT_SPECIAL_TOKENS)?,
+            tokenizer_config_file: read_or("tokenizer_config.json", DEFAULT_TOKENIZER_CONFIG)?,
+        };
+        let env = environment(&files.runtime)?;
+        let model = fastembed::UserDefinedEmbeddingModel::new(onnx, tokenizer)
+            .with_pooling(fastembed::Pooling::Mean);
+        let options = fastembed::InitOptionsUserDefined::new()
+            .with_environment(env)
+            .with_max_length(256);
+        let model = fastembed::TextEmbedding::try_new_from_user_defined(model, options)
+            .map_err(|e| Error::Model(format!("model {}: {e}", files.model_dir.display())))?;
+        let mut embedder = ModelEmbedder {
+            model,
+            id,
+            dim: 0,
+            batch_size: batch_size.max(1),
+        };
+        let probe = embedder.embed(&["memlog"])?;
+        embedder.dim = probe.first().map_or(0, Vec::len);
+        if embedder.dim == 0 {
+            return Err(Error::Model(format!(
+                "model {} returned empty vectors",
+                files.model_dir.display()
+            )));
+        }
+        Ok(embedder)
+    }
+}
+
+impl ModelEmbedder {
+    /// The fastembed model itself, for measuring memlog's overhead on it.
+    pub fn fastembed(&mut self) -> &mut fastembed::TextEmbedding {
+        &mut self.model
+    }
+}
+
+impl Embedder for ModelEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let texts: Vec<&str> = texts.iter().map(|t| clip(t)).collect();
+        // Callers send batches already (the cache chunks by the configured
+        // size); this only caps a larger list.
+        let batch = texts.len().clamp(1, self.batch_size);
+        let mut out = self
+            .model
+            .embed(&texts, Some(batch))
+            .map_err(|e| Error::Model(format!("embedding failed: {e}")))?;
+        for v in &mut out {
+            normalize(v);
+        }
+        Ok(out)
+    }
+}
+
+/// The text cut to [`MAX_TEXT_CHARS`] on a character boundary.
+pub fn clip(text: &str) -> &str {
+    match text.char_indices().nth(MAX_TEXT_CHARS) {
+        Some((i, _)) => &text[..i],
+        None => text,
+    }
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        for x in v {
+            *x /= norm;
+        }
+    }
+}
+
+/// Deterministic stand-in: words hashed into signed buckets. Texts sharing
+/// words are close, paraphrases are not; only for plumbing and scale.
+pub struct HashEmbedder {
+    dim: usize,
+    id: String,
+}
+
+impl HashEmbedder {
+    pub fn new(dim: usize) -> HashEmbedder {
+        HashEmbedder {
+            dim: dim.max(1),
+            id: format!("hash-{dim}"),
+        }
+    }
+
+    pub fn vector(&self, text: &str) -> Vec<f32> {
+        let mut v = vec![0f32; self.dim];
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            let h = blake3::hash(word.to_lowercase().as_bytes());
+            let b = h.as_bytes();
+            let i = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            let sign = if b[8] & 1 == 0 { 1.0 } else { -1.0 };
+            v[(i % self.dim as u64) as usize] += sign;
+        }
+        normalize(&mut v);
+        v
+    }
+}
+
+impl Embedder for HashEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Ok(texts.iter().map(|t| self.vector(t)).collect())
+    }
+}
+
+/// Cosine of two unit vectors.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_files_are_named_not_panicked_on() {
+        let files = ModelFiles {
+            model_dir: PathBuf::from("/nonexistent/model"),
+            runtime: PathBuf::from("/nonexistent/libonnxruntime.so"),
+            enabled: true,
+        };
+        let Err(e) = ModelEmbedder::load(&files, 8) else {
+            panic!("loaded a model from nowhere");
+        };
+        let msg = e.to_string();
+        assert!(msg.contains("/nonexistent/libonnxruntime.so"), "{msg}");
+        assert!(msg.contains("/nonexistent/model/model.onnx"), "{msg}");
+        assert!(msg.contains("install-assets"), "{msg}");
+    }
+
+    #[test]
+    fn hash_embedder_is_deterministic_and_unit() {
+        let mut e = HashEmbedder::new(64);
+        let a = e
+            .embed(&["fix the login bug", "fix the login bug"])
+            .unwrap();
+        assert_eq!(a[0], a[1]);
+        assert!((dot(&a[0], &a[0]) - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn clip_cuts_on_characters() {
+        let long = "é".repeat(MAX_TEXT_CHARS + 10);
+        assert_eq!(clip(&long).chars().count(), MAX_TEXT_CHARS);
+        assert_eq!(clip("short"), "short");
+    }
+}

@@ -1,0 +1,669 @@
+//! The vector projection: one embedding per event worth recalling, searched
+//! with HNSW (hnsw_rs), under `<index dir>/vectors/`.
+//!
+//! It trails the full-text index with a freshness of its own: the indexer
+//! commits events to full text first, then [`catch_up`] embeds what is new
+//! (from the [`EmbeddingCache`] when it can), so searches never wait for
+//! the model. Its watermark is the database row of the last event embedded.
+//!
+//! Files: `keys.bin` (the event key of each row, u64) and `vectors.bin`
+//! (the row's unit vector, f32) are append-only; `meta.json`, replaced
+//! atomically, says how many rows are committed and which HNSW dump covers
+//! the first `hnsw_rows` of them. Rows past the dump (the tail) are scanned
+//! exactly; once the tail is long enough it is inserted and the graph dumped
+//! again. Readers only read committed rows. Forgotten events stay in the
+//! files until the next rebuild but are dropped from every result, because
+//! the event table no longer has them.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use hnsw_rs::prelude::{AnnT, DistCosine, Hnsw, HnswIo};
+use rusqlite::{Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use crate::derive::is_worth_embedding;
+use crate::embed::Embedder;
+use crate::embed_cache::{CacheUse, EmbeddingCache};
+use crate::{Error, Result};
+
+/// Tail rows at which they are inserted into the HNSW graph.
+const TAIL_MAX: usize = 2048;
+/// Events read from the database per round of embedding; each round is
+/// committed, so progress survives an interruption.
+const ROUND: usize = 256;
+const HNSW_CONNECTIONS: usize = 16;
+const HNSW_LAYERS: usize = 16;
+const HNSW_EF_CONSTRUCTION: usize = 100;
+/// Breadth of a graph search; recall@10 against exact search is measured
+/// by `memlog-bench --vectors`.
+const HNSW_EF_SEARCH: usize = 200;
+
+type Graph = Hnsw<'static, f32, DistCosine>;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct VectorMeta {
+    pub model: String,
+    pub dim: usize,
+    /// Committed rows.
+    pub rows: usize,
+    /// Rows covered by the HNSW dump.
+    pub hnsw_rows: usize,
+    pub hnsw_base: Option<String>,
+    /// Database rowid and key of the last event embedded.
+    pub watermark_rowid: i64,
+    pub watermark_key: u64,
+}
+
+/// The vector projection, open for searching.
+pub struct VectorIndex {
+    pub dir: PathBuf,
+    pub meta: VectorMeta,
+    keys: Vec<u64>,
+    rows_by_key: HashMap<u64, u32>,
+    vectors: File,
+    graph: Option<Graph>,
+}
+
+/// One vector hit: the event key and its cosine to the query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VectorHit {
+    pub key: u64,
+    pub cosine: f32,
+}
+
+/// What a catch-up did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CatchUpReport {
+    /// Events that needed a vector.
+    pub pending: usize,
+    /// Texts the model embedded (the rest came from the cache).
+    pub embedded: usize,
+    pub cached: usize,
+    pub model: String,
+    /// Rows in the projection afterwards.
+    pub rows: usize,
+}
+
+fn meta_path(dir: &Path) -> PathBuf {
+    dir.join("meta.json")
+}
+
+fn read_meta(dir: &Path) -> Result<Option<VectorMeta>> {
+    let p = meta_path(dir);
+    match std::fs::read(&p) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| Error::Corrupt {
+                what: p.display().to_string(),
+                message: e.to_string(),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&p, e)),
+    }
+}
+
+fn write_meta(dir: &Path, meta: &VectorMeta) -> Result<()> {
+    let p = meta_path(dir);
+    let tmp = dir.join("meta.json.tmp");
+    let bytes = serde_json::to_vec_pretty(meta).map_err(|e| Error::Invalid(e.to_string()))?;
+    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, &p).map_err(|e| Error::io(&p, e))
+}
+
+fn load_graph(dir: &Path, base: &str) -> Result<Graph> {
+    // hnsw_rs ties a reloaded graph's lifetime to its loader; the loader
+    // holds only paths and options (no mmap here), so it is leaked to give
+    // the graph a 'static one: a few hundred bytes per load.
+    let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, base)));
+    io.load_hnsw::<f32, DistCosine>()
+        .map_err(|e| Error::Corrupt {
+            what: dir.join(base).display().to_string(),
+            message: e.to_string(),
+        })
+}
+
+fn new_graph(expected: usize) -> Graph {
+    Hnsw::new(
+        HNSW_CONNECTIONS,
+        expected.max(1024),
+        HNSW_LAYERS,
+        HNSW_EF_CONSTRUCTION,
+        DistCosine {},
+    )
+}
+
+impl VectorIndex {
+    /// Opens the projection at `dir`; `None` when there is none yet.
+    pub fn open(dir: &Path) -> Result<Option<VectorIndex>> {
+        let Some(meta) = read_meta(dir)? else {
+            return Ok(None);
+        };
+        let keys_path = dir.join("keys.bin");
+        let raw = std::fs::read(&keys_path).map_err(|e| Error::io(&keys_path, e))?;
+        if raw.len() < meta.rows * 8 {
+            return Err(Error::Corrupt {
+                what: keys_path.display().to_string(),
+                message: "shorter than its meta.json says".into(),
+            });
+        }
+        let keys: Vec<u64> = raw[..meta.rows * 8]
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect();
+        let rows_by_key = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (*k, i as u32))
+            .collect();
+        let vpath = dir.join("vectors.bin");
+        let vectors = File::open(&vpath).map_err(|e| Error::io(&vpath, e))?;
+        let graph = match &meta.hnsw_base {
+            Some(base) if meta.hnsw_rows > 0 => Some(load_graph(dir, base)?),
+            _ => None,
+        };
+        Ok(Some(VectorIndex {
+            dir: dir.to_path_buf(),
+            meta,
+            keys,
+            rows_by_key,
+            vectors,
+            graph,
+        }))
+    }
+
+    pub fn rows(&self) -> usize {
+        self.meta.rows
+    }
+
+    /// Whether the projection on disk is still the one opened (a catch-up
+    /// by another process commits new rows).
+    pub fn is_current(&self) -> bool {
+        read_meta(&self.dir)
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.rows == self.meta.rows && m.model == self.meta.model)
+    }
+
+    /// The stored vector of an event, if it has one.
+    pub fn vector_of(&self, key: u64) -> Result<Option<Vec<f32>>> {
+        match self.rows_by_key.get(&key) {
+            Some(&row) => self.read_row(row as usize).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn read_row(&self, row: usize) -> Result<Vec<f32>> {
+        let dim = self.meta.dim;
+        let mut buf = vec![0u8; dim * 4];
+        self.vectors
+            .read_exact_at(&mut buf, (row * dim * 4) as u64)
+            .map_err(|e| Error::io(&self.dir.join("vectors.bin"), e))?;
+        Ok(crate::embed_cache::from_bytes(&buf))
+    }
+
+    fn read_rows(&self, start: usize, end: usize) -> Result<Vec<f32>> {
+        let dim = self.meta.dim;
+        let mut buf = vec![0u8; (end - start) * dim * 4];
+        self.vectors
+            .read_exact_at(&mut buf, (start * dim * 4) as u64)
+            .map_err(|e| Error::io(&self.dir.join("vectors.bin"), e))?;
+        Ok(crate::embed_cache::from_bytes(&buf))
+    }
+
+    /// The `k` events nearest to `query` (a unit vector), best first. With
+    /// `allowed` (event keys that pass the search's filters), only those:
+    /// few are scored exactly, many through the graph with the filter.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: Option<&[u64]>,
+    ) -> Result<Vec<VectorHit>> {
+        if query.len() != self.meta.dim || k == 0 || self.meta.rows == 0 {
+            return Ok(Vec::new());
+        }
+        let mut hits: Vec<VectorHit> = Vec::new();
+        match allowed {
+            Some(keys) if keys.len() <= 4 * TAIL_MAX || self.graph.is_none() => {
+                for key in keys {
+                    if let Some(v) = self.vector_of(*key)? {
+                        hits.push(VectorHit {
+                            key: *key,
+                            cosine: crate::embed::dot(query, &v),
+                        });
+                    }
+                }
+            }
+            _ => {
+                if let Some(graph) = &self.graph {
+                    let ef = (k * 2).max(HNSW_EF_SEARCH);
+                    let found = match allowed {
+                        Some(keys) => {
+                            let mut rows: Vec<usize> = keys
+                                .iter()
+                                .filter_map(|k| self.rows_by_key.get(k).map(|r| *r as usize))
+                                .filter(|r| *r < self.meta.hnsw_rows)
+                                .collect();
+                            rows.sort_unstable();
+                            graph.search_filter(query, k, ef, Some(&rows))
+                        }
+                        None => graph.search(query, k, ef),
+                    };
+                    for n in found {
+                        if let Some(key) = self.keys.get(n.d_id) {
+                            hits.push(VectorHit {
+                                key: *key,
+                                cosine: 1.0 - n.distance,
+                            });
+                        }
+                    }
+                }
+                // the tail, exactly
+                let start = if self.graph.is_some() {
+                    self.meta.hnsw_rows
+                } else {
+                    0
+                };
+                let allowed_set: Option<std::collections::HashSet<u64>> =
+                    allowed.map(|a| a.iter().copied().collect());
+                let dim = self.meta.dim;
+                let mut row = start;
+                while row < self.meta.rows {
+                    let end = (row + 4096).min(self.meta.rows);
+                    let block = self.read_rows(row, end)?;
+                    for (i, v) in block.chunks_exact(dim).enumerate() {
+                        let key = self.keys[row + i];
+                        if allowed_set.as_ref().is_some_and(|s| !s.contains(&key)) {
+                            continue;
+                        }
+                        hits.push(VectorHit {
+                            key,
+                            cosine: crate::embed::dot(query, v),
+                        });
+                    }
+                    row = end;
+                }
+            }
+        }
+        hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.key.cmp(&b.key)));
+        hits.dedup_by_key(|h| h.key);
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    /// Exact nearest neighbours over every row (for measuring HNSW recall).
+    pub fn search_exact(&self, query: &[f32], k: usize) -> Result<Vec<VectorHit>> {
+        let dim = self.meta.dim;
+        let mut hits = Vec::with_capacity(self.meta.rows);
+        let mut row = 0;
+        while row < self.meta.rows {
+            let end = (row + 4096).min(self.meta.rows);
+            let block = self.read_rows(row, end)?;
+            for (i, v) in block.chunks_exact(dim).enumerate() {
+                hits.push(VectorHit {
+                    key: self.keys[row + i],
+                    cosine: crate::embed::dot(query, v),
+                });
+            }
+            row = end;
+        }
+        hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.key.cmp(&b.key)));
+        hits.truncate(k);
+        Ok(hits)
+    }
+}
+
+/// The single writer of a vector projection (`vectors/writer.lock`).
+struct VectorLock {
+    _file: File,
+}
+
+impl VectorLock {
+    fn try_acquire(dir: &Path) -> Result<Option<VectorLock>> {
+        let path = dir.join("writer.lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(VectorLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
+        }
+    }
+}
+
+/// Kinds whose events are embedded, as an SQL list.
+fn embeddable_kinds_sql() -> String {
+    crate::derive::EMBEDDED_KINDS
+        .iter()
+        .map(|k| format!("'{k}'"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// How many indexed events are worth a vector (for status reports).
+pub fn embeddable_events(p: &crate::Projections) -> Result<u64> {
+    let kinds = embeddable_kinds_sql();
+    p.graph
+        .conn
+        .query_row(
+            &format!("SELECT count(*) FROM events WHERE kind IN ({kinds}) AND text != ''"),
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n as u64)
+        .map_err(|e| Error::sql(&p.dir, e))
+}
+
+/// Embeds the events of the index at `index_dir` that have no vector yet,
+/// `progress(done, pending)` after each round. Returns `Ok(None)` when
+/// another process is doing it. A projection made with another model is
+/// started again (from the cache where it can).
+pub fn catch_up(
+    index_dir: &Path,
+    embedder: &mut dyn Embedder,
+    cache: &mut EmbeddingCache,
+    batch: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Option<CatchUpReport>> {
+    let dir = index_dir.join("vectors");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let Some(_lock) = VectorLock::try_acquire(&dir)? else {
+        return Ok(None);
+    };
+    let db_path = index_dir.join("graph.sqlite");
+    let db = Connection::open_with_flags(&db_path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| Error::sql(&db_path, e))?;
+    db.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(|e| Error::sql(&db_path, e))?;
+    let sql = |e| Error::sql(&db_path, e);
+
+    let mut meta = match read_meta(&dir) {
+        Ok(Some(m)) if m.model == embedder.model_id() && m.dim == embedder.dim() => m,
+        // none yet, damaged, or another model: start again
+        _ => {
+            reset(&dir)?;
+            VectorMeta {
+                model: embedder.model_id().to_string(),
+                dim: embedder.dim(),
+                ..Default::default()
+            }
+        }
+    };
+    // Drop rows an interrupted run appended but never committed.
+    let keys_path = dir.join("keys.bin");
+    let vec_path = dir.join("vectors.bin");
+    let mut keys_file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&keys_path)
+        .map_err(|e| Error::io(&keys_path, e))?;
+    let mut vec_file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&vec_path)
+        .map_err(|e| Error::io(&vec_path, e))?;
+    keys_file
+        .set_len((meta.rows * 8) as u64)
+        .map_err(|e| Error::io(&keys_path, e))?;
+    vec_file
+        .set_len((meta.rows * meta.dim * 4) as u64)
+        .map_err(|e| Error::io(&vec_path, e))?;
+
+    // Is the watermark row still the same event? If not (a forget removed
+    // it, and SQLite may reuse rowids), compare the whole key set instead.
+    let still: Option<i64> = if meta.watermark_rowid == 0 {
+        Some(0)
+    } else {
+        db.query_row(
+            "SELECT key FROM events WHERE rowid = ?1",
+            [meta.watermark_rowid],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql)?
+    };
+    let fast = still.is_some_and(|k| meta.watermark_rowid == 0 || k as u64 == meta.watermark_key);
+    let have: std::collections::HashSet<u64> = if fast {
+        Default::default()
+    } else {
+        let raw = std::fs::read(&keys_path).map_err(|e| Error::io(&keys_path, e))?;
+        raw.chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect()
+    };
+    let from = if fast { meta.watermark_rowid } else { 0 };
+    let kinds = embeddable_kinds_sql();
+    let pending: usize = db
+        .query_row(
+            &format!(
+                "SELECT count(*) FROM events WHERE rowid > ?1 AND kind IN ({kinds}) AND text != ''"
+            ),
+            [from],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(sql)? as usize;
+    let mut report = CatchUpReport {
+        model: meta.model.clone(),
+        ..Default::default()
+    };
+    let mut stmt = db
+        .prepare(&format!(
+            "SELECT rowid, key, kind, text FROM events WHERE rowid > ?1 AND kind IN ({kinds}) AND text != '' ORDER BY rowid LIMIT {ROUND}"
+        ))
+        .map_err(sql)?;
+    let mut cursor = from;
+    let mut done = 0;
+    loop {
+        let rows: Vec<(i64, u64, String, String)> = stmt
+            .query_map([cursor], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)? as u64,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(sql)?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(sql)?;
+        let Some(last) = rows.last() else { break };
+        cursor = last.0;
+        let (last_rowid, last_key) = (last.0, last.1);
+        let todo: Vec<&(i64, u64, String, String)> = rows
+            .iter()
+            .filter(|r| is_worth_embedding(&r.2) && !have.contains(&r.1))
+            .collect();
+        let texts: Vec<&str> = todo.iter().map(|r| r.3.as_str()).collect();
+        let (vectors, usage): (Vec<Vec<f32>>, CacheUse) = cache.embed(embedder, &texts, batch)?;
+        report.embedded += usage.embedded;
+        report.cached += usage.cached;
+        report.pending += todo.len();
+        let mut kbuf = Vec::with_capacity(todo.len() * 8);
+        let mut vbuf = Vec::with_capacity(todo.len() * meta.dim * 4);
+        for (r, v) in todo.iter().zip(&vectors) {
+            if v.len() != meta.dim {
+                continue;
+            }
+            kbuf.extend_from_slice(&r.1.to_le_bytes());
+            vbuf.extend_from_slice(&crate::embed_cache::to_bytes(v));
+            meta.rows += 1;
+        }
+        keys_file
+            .write_all(&kbuf)
+            .and_then(|_| keys_file.sync_data())
+            .map_err(|e| Error::io(&keys_path, e))?;
+        vec_file
+            .write_all(&vbuf)
+            .and_then(|_| vec_file.sync_data())
+            .map_err(|e| Error::io(&vec_path, e))?;
+        meta.watermark_rowid = last_rowid;
+        meta.watermark_key = last_key;
+        write_meta(&dir, &meta)?;
+        done += rows.len();
+        progress(done.min(pending), pending);
+    }
+    if meta.rows - meta.hnsw_rows >= TAIL_MAX {
+        index_tail(&dir, &mut meta)?;
+    }
+    report.rows = meta.rows;
+    Ok(Some(report))
+}
+
+/// Inserts the tail rows into the HNSW graph and dumps it under a new name,
+/// then commits the meta and removes the old dump.
+fn index_tail(dir: &Path, meta: &mut VectorMeta) -> Result<()> {
+    let mut index = VectorIndex::open(dir)?.ok_or_else(|| Error::Corrupt {
+        what: dir.display().to_string(),
+        message: "meta.json vanished".into(),
+    })?;
+    let graph = match index.graph.take() {
+        Some(g) => g,
+        None => new_graph(meta.rows),
+    };
+    let start = if meta.hnsw_base.is_some() {
+        meta.hnsw_rows
+    } else {
+        0
+    };
+    let dim = meta.dim;
+    let mut row = start;
+    while row < meta.rows {
+        let end = (row + 16_384).min(meta.rows);
+        let block = index.read_rows(row, end)?;
+        let items: Vec<(&[f32], usize)> = block
+            .chunks_exact(dim)
+            .enumerate()
+            .map(|(i, v)| (v, row + i))
+            .collect();
+        graph.parallel_insert_slice(&items);
+        row = end;
+    }
+    let base = format!("hnsw-{}", meta.rows);
+    let written = graph.file_dump(dir, &base).map_err(|e| Error::Corrupt {
+        what: dir.join(&base).display().to_string(),
+        message: e.to_string(),
+    })?;
+    let old = meta.hnsw_base.replace(written);
+    meta.hnsw_rows = meta.rows;
+    write_meta(dir, meta)?;
+    if let Some(old) = old
+        && Some(&old) != meta.hnsw_base.as_ref()
+    {
+        for ext in ["hnsw.graph", "hnsw.data"] {
+            let _ = std::fs::remove_file(dir.join(format!("{old}.{ext}")));
+        }
+    }
+    Ok(())
+}
+
+/// Empties a vector directory (the lock file stays).
+fn reset(dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for entry in entries.flatten() {
+        if entry.file_name() != "writer.lock" {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::HashEmbedder;
+
+    /// A database with just what catch-up reads: the events table.
+    fn events_db(dir: &Path) -> Connection {
+        let db = Connection::open(dir.join("graph.sqlite")).unwrap();
+        db.execute_batch(
+            "CREATE TABLE events (key INTEGER NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL)",
+        )
+        .unwrap();
+        db
+    }
+
+    fn add(db: &Connection, key: u64, kind: &str, text: &str) {
+        db.execute(
+            "INSERT INTO events(key, kind, text) VALUES (?1, ?2, ?3)",
+            rusqlite::params![key as i64, kind, text],
+        )
+        .unwrap();
+    }
+
+    fn text(i: u64) -> String {
+        format!("event {i} about topic{} and area{}", i % 97, i % 13)
+    }
+
+    fn run(dir: &Path, cache: &mut EmbeddingCache) -> CatchUpReport {
+        let mut e = HashEmbedder::new(32);
+        catch_up(dir, &mut e, cache, 16, &mut |_, _| {})
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn incremental_persistent_and_filtered() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = events_db(dir.path());
+        let mut cache = EmbeddingCache::open(&dir.path().join("cache.sqlite")).unwrap();
+        for i in 1..=3300u64 {
+            let kind = if i % 3 == 0 {
+                "tool_observation"
+            } else {
+                "user_prompt"
+            };
+            add(&db, i, kind, &text(i));
+        }
+        let first = run(dir.path(), &mut cache);
+        assert_eq!(first.pending, 2200);
+        assert_eq!(first.rows, 2200);
+        let index = VectorIndex::open(&dir.path().join("vectors"))
+            .unwrap()
+            .unwrap();
+        assert!(
+            index.graph.is_some(),
+            "past the tail size the graph is built"
+        );
+        let q = HashEmbedder::new(32).vector(&text(7));
+        let hits = index.search(&q, 10, None).unwrap();
+        assert_eq!(hits[0].key, 7);
+        // recall counting ties at the 10th cosine as found
+        let exact = index.search_exact(&q, 10).unwrap();
+        let kth = exact[9].cosine - 1e-6;
+        let overlap = hits.iter().filter(|h| h.cosine >= kth).count();
+        assert!(overlap >= 9, "recall {overlap}/10: {hits:?} vs {exact:?}");
+        // filters: only the allowed keys come back
+        let allowed: Vec<u64> = (1..=3300).filter(|k| k % 3 != 0 && k % 2 == 0).collect();
+        let filtered = index.search(&q, 10, Some(&allowed)).unwrap();
+        assert!(filtered.iter().all(|h| h.key % 2 == 0), "{filtered:?}");
+
+        // new events: only they are embedded
+        add(&db, 5000, "note", "a brand new note");
+        let second = run(dir.path(), &mut cache);
+        assert_eq!((second.pending, second.embedded), (1, 1));
+        // the watermark row is deleted and its rowid reused: caught anyway
+        db.execute("DELETE FROM events WHERE key = 5000", [])
+            .unwrap();
+        add(&db, 6000, "fact", "a fact that reuses the rowid");
+        let third = run(dir.path(), &mut cache);
+        assert_eq!(third.pending, 1, "{third:?}");
+        assert_eq!(third.rows, 2202);
+        let index = VectorIndex::open(&dir.path().join("vectors"))
+            .unwrap()
+            .unwrap();
+        assert!(index.vector_of(6000).unwrap().is_some());
+
+        // started again from scratch, the cache embeds nothing
+        std::fs::remove_dir_all(dir.path().join("vectors")).unwrap();
+        let again = run(dir.path(), &mut cache);
+        assert_eq!((again.embedded, again.rows), (0, 2201));
+    }
+}

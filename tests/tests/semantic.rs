@@ -1,0 +1,389 @@
+//! Semantic search end to end, with the real model when it is installed
+//! (`scripts/install-assets`, which CI runs) and without it.
+
+use std::path::PathBuf;
+
+use memlog_e2e::{Run, TestRepo, memlog_command, run};
+
+/// The model and runtime where memlog looks by default, or `None` with a
+/// message (the tests that need them are skipped).
+fn model_installed() -> bool {
+    let home = std::env::var_os("MEMLOG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/memlog")
+        });
+    let ok = home.join("models/minilm-l6-int8/model.onnx").is_file()
+        && home.join("onnxruntime/1.24.4/libonnxruntime.so").is_file();
+    if !ok {
+        eprintln!(
+            "skipped: the embedding model is not installed under {} (run scripts/install-assets)",
+            home.display()
+        );
+    }
+    ok
+}
+
+const NOTES: &[(&str, &str)] = &[
+    (
+        "n1",
+        "Our physician recommended more exercise and fewer sweets.",
+    ),
+    (
+        "n2",
+        "The deployment to production failed because the database migration timed out.",
+    ),
+    (
+        "n3",
+        "I adopted a puppy from the animal shelter last weekend.",
+    ),
+    ("n4", "The quarterly revenue report is due on Friday."),
+    ("n5", "Remember to water the tomatoes in the garden."),
+    (
+        "n6",
+        "Kubernetes pods restart when memory limits are exceeded.",
+    ),
+    ("n7", "She is learning to play the violin."),
+    ("n8", "The flight to Tokyo was delayed by three hours."),
+];
+
+/// Paraphrases sharing no word with their target note.
+const PARAPHRASES: &[(&str, &str)] = &[
+    ("doctor advised working out, less candy", "n1"),
+    ("release broke: schema upgrade took too long", "n2"),
+    ("got a new dog from a rescue", "n3"),
+];
+
+fn notes_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    let mut lines = String::new();
+    for (i, (r, text)) in NOTES.iter().enumerate() {
+        let kind = if i % 2 == 0 { "note" } else { "user_prompt" };
+        lines.push_str(&format!(
+            "{{\"session\":\"s{}\",\"ts\":\"2026-01-0{}T10:00:00Z\",\"kind\":\"{kind}\",\"text\":\"{text}\",\"ref\":\"{r}\"}}\n",
+            i % 2,
+            i + 1
+        ));
+    }
+    std::fs::write(repo.path().join("in.jsonl"), lines).unwrap();
+    repo.memlog(&["import", "jsonl", "in.jsonl"]).ok();
+    repo
+}
+
+fn refs(repo: &TestRepo, query: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["search", "--json", "-n", "3", query];
+    args.extend_from_slice(extra);
+    let out = repo.memlog(&args).ok().json();
+    out["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["meta"]["ref"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn paraphrases_are_found_by_vectors_not_by_full_text() {
+    if !model_installed() {
+        return;
+    }
+    let repo = notes_repo();
+    let index = repo.memlog(&["index"]).ok().stdout();
+    assert!(index.contains("vectors: 8 events embedded"), "{index}");
+    for (query, target) in PARAPHRASES {
+        for mode in ["vector", "hybrid"] {
+            let top = refs(&repo, query, &["--mode", mode]);
+            assert!(
+                top.iter().any(|r| r == target),
+                "{mode} search for {query:?} missed {target}: {top:?}"
+            );
+        }
+        let fts = refs(&repo, query, &["--mode", "fts"]);
+        assert!(
+            !fts.iter().any(|r| r == target),
+            "full text found {target} for {query:?} though they share no word: {fts:?}"
+        );
+    }
+}
+
+#[test]
+fn vector_search_applies_filters() {
+    if !model_installed() {
+        return;
+    }
+    let repo = notes_repo();
+    repo.memlog(&["index"]).ok();
+    let out = repo
+        .memlog(&[
+            "search", "--json", "--mode", "vector", "-n", "10", "--kind", "note", "work",
+        ])
+        .ok()
+        .json();
+    let hits = out["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 4, "{out}");
+    assert!(hits.iter().all(|h| h["kind"] == "note"), "{out}");
+    let out = repo
+        .memlog(&[
+            "search",
+            "--json",
+            "--mode",
+            "vector",
+            "-n",
+            "10",
+            "--session",
+            "s1",
+            "--until",
+            "2026-01-05",
+            "work",
+        ])
+        .ok()
+        .json();
+    let got: Vec<&str> = out["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["meta"]["ref"].as_str().unwrap())
+        .collect();
+    let mut sorted = got.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["n2", "n4"], "{out}");
+}
+
+#[test]
+fn rebuild_with_a_warm_cache_embeds_nothing() {
+    if !model_installed() {
+        return;
+    }
+    let repo = notes_repo();
+    repo.memlog(&["index"]).ok();
+    let stats = repo.memlog(&["rebuild", "--stats"]).ok().stdout();
+    assert!(
+        stats.contains("embedded 0 texts, 8 from the cache"),
+        "{stats}"
+    );
+    let json = repo.memlog(&["rebuild", "--json"]).ok().json();
+    assert_eq!(json["vectors"]["embedded"], 0, "{json}");
+    assert_eq!(json["vectors"]["rows"], 8, "{json}");
+    // and the rebuilt vectors answer as before
+    let top = refs(&repo, "got a new dog from a rescue", &["--mode", "vector"]);
+    assert!(top.iter().any(|r| r == "n3"), "{top:?}");
+}
+
+fn without_model(repo: &TestRepo, home: &std::path::Path, args: &[&str]) -> Run {
+    run(memlog_command(repo.path())
+        .env("MEMLOG_HOME", home)
+        .args(args))
+}
+
+#[test]
+fn without_the_model_everything_works_on_full_text() {
+    let repo = notes_repo();
+    let home = tempfile::tempdir().unwrap();
+    let index = without_model(&repo, home.path(), &["index"]).ok().stdout();
+    assert!(!index.contains("vectors:"), "{index}");
+    let search = without_model(&repo, home.path(), &["search", "--json", "violin"]).ok();
+    // hybrid without vectors: full text, then the session neighbour it spreads to
+    assert_eq!(search.json()["hits"][0]["meta"]["ref"], "n7");
+    let fts = without_model(
+        &repo,
+        home.path(),
+        &["search", "--json", "--mode", "fts", "violin"],
+    )
+    .ok();
+    assert_eq!(fts.json()["hits"].as_array().unwrap().len(), 1);
+    let vector = without_model(
+        &repo,
+        home.path(),
+        &["search", "--mode", "vector", "violin"],
+    );
+    assert_eq!(vector.code(), Some(1), "{}", vector.stderr());
+    let err = vector.stderr();
+    assert!(
+        err.contains("vector search is not available")
+            && err.contains("install-assets")
+            && err.contains(&home.path().display().to_string())
+            && !err.contains("panicked"),
+        "{err}"
+    );
+    let doctor = without_model(&repo, home.path(), &["doctor"]).ok().stdout();
+    assert!(
+        doctor.contains("off (full-text search only)") && doctor.contains("install-assets"),
+        "{doctor}"
+    );
+    let stats = without_model(&repo, home.path(), &["stats"]).ok().stdout();
+    assert!(stats.contains("vectors   off"), "{stats}");
+    let json = without_model(&repo, home.path(), &["doctor", "--json"])
+        .ok()
+        .json();
+    assert_eq!(json["semantic"]["on"], false);
+    let rebuild = without_model(&repo, home.path(), &["rebuild", "--stats"])
+        .ok()
+        .stdout();
+    assert!(
+        rebuild.contains("embedded 0 texts: vectors are off"),
+        "{rebuild}"
+    );
+    for args in [
+        &["context", "violin"][..],
+        &["log"][..],
+        &["show", "--help"][..],
+    ] {
+        let r = without_model(&repo, home.path(), args);
+        assert!(!r.stderr().contains("panicked"), "{args:?}: {}", r.stderr());
+    }
+}
+
+#[test]
+fn a_configured_model_directory_that_is_missing_is_named() {
+    let repo = notes_repo();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "embedding:\n  model_dir: /nonexistent/my-model\n",
+    )
+    .unwrap();
+    let doctor = repo.memlog(&["doctor"]).ok().stdout();
+    assert!(
+        doctor.contains("/nonexistent/my-model/model.onnx is missing"),
+        "{doctor}"
+    );
+    // a typo in the section is an error naming it
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "embedding:\n  modeldir: /x\n",
+    )
+    .unwrap();
+    let bad = repo.memlog(&["doctor"]);
+    assert_ne!(bad.code(), Some(0));
+    assert!(bad.stderr().contains("modeldir"), "{}", bad.stderr());
+}
+
+#[test]
+fn reinforcement_moves_ranking() {
+    let repo = TestRepo::new();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("in.jsonl"),
+        concat!(
+            r#"{"session":"a","ts":"2026-01-01T10:00:00Z","kind":"note","text":"deploy checklist for billing","ref":"A"}"#, "\n",
+            r#"{"session":"b","ts":"2026-01-01T10:00:00Z","kind":"note","text":"deploy checklist for search","ref":"B"}"#, "\n",
+            r#"{"session":"c","ts":"2026-01-01T10:00:00Z","kind":"note","text":"rotate the signing keys first","ref":"C"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    without_model(&repo, home.path(), &["import", "jsonl", "in.jsonl"]).ok();
+    let search = |args: &[&str]| -> Vec<(String, String)> {
+        let mut all = vec!["search", "--json"];
+        all.extend_from_slice(args);
+        without_model(&repo, home.path(), &all).ok().json()["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h["meta"]["ref"].as_str().unwrap().to_string(),
+                    h["id"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let before = search(&["deploy checklist"]);
+    assert_eq!(before.len(), 2, "{before:?}");
+    let (first, first_id) = before[0].clone();
+    for _ in 0..3 {
+        without_model(
+            &repo,
+            home.path(),
+            &["reinforce", "--failure", &first_id[..12]],
+        )
+        .ok();
+    }
+    let after = search(&["deploy checklist"]);
+    assert_eq!(after[1].0, first, "a failing memory drops: {after:?}");
+
+    // A and C helped together: C now comes with A
+    let ids: std::collections::HashMap<String, String> = search(&["deploy checklist", "-n", "5"])
+        .into_iter()
+        .chain(search(&["signing keys"]))
+        .collect();
+    for _ in 0..10 {
+        without_model(
+            &repo,
+            home.path(),
+            &["reinforce", "--success", &ids["A"], &ids["C"]],
+        )
+        .ok();
+    }
+    let with_partner = search(&["billing"]);
+    assert_eq!(with_partner[0].0, "A", "{with_partner:?}");
+    assert!(
+        with_partner.iter().any(|(r, _)| r == "C"),
+        "{with_partner:?}"
+    );
+    let literal = search(&["billing", "--mode", "fts"]);
+    assert_eq!(
+        literal.len(),
+        1,
+        "full-text mode stays literal: {literal:?}"
+    );
+    // bad input is named
+    let bad = without_model(&repo, home.path(), &["reinforce", "--success", "zz"]);
+    assert_eq!(bad.code(), Some(1));
+    assert!(bad.stderr().contains("\"zz\""), "{}", bad.stderr());
+    let neither = without_model(&repo, home.path(), &["reinforce", &ids["A"]]);
+    assert_ne!(neither.code(), Some(0));
+}
+
+#[test]
+fn a_running_watch_embeds_new_events_and_queries() {
+    if !model_installed() {
+        return;
+    }
+    let repo = notes_repo();
+    let mut watch = memlog_command(repo.path())
+        .args(["watch"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("memlog watch starts");
+    let memlog_dir = repo.path().join(".git/memlog");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let vectors_ready = || {
+        std::fs::read_to_string(memlog_dir.join("index/vectors/meta.json"))
+            .ok()
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .is_some_and(|m| m["rows"] == 8)
+    };
+    while !(vectors_ready() && memlog_dir.join("warm.sock").exists()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "memlog watch did not embed the events"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // This search cannot load a model (none under its MEMLOG_HOME): the
+    // query vector comes from the watcher, which keeps the model loaded.
+    let no_model = tempfile::tempdir().unwrap();
+    let out = without_model(
+        &repo,
+        no_model.path(),
+        &[
+            "search",
+            "--json",
+            "--mode",
+            "vector",
+            "-n",
+            "3",
+            "got a new dog from a rescue",
+        ],
+    );
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let out = out.ok().json();
+    let top: Vec<&str> = out["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["meta"]["ref"].as_str().unwrap())
+        .collect();
+    assert!(top.contains(&"n3"), "{out}");
+}
