@@ -22,8 +22,9 @@ use serde_json::{Value, json};
 
 use crate::commands::forget::{ForgetRequest, forget as record_forget};
 use crate::commands::log::{FIRST_PROMPT_CHARS, SessionLine};
+use crate::commands::search::{search_request, with_query_vector};
 use crate::commands::show::event_with_context;
-use crate::commands::{diff, search::search_request, stats};
+use crate::commands::{diff, stats};
 use crate::workspace::{self, KeptProjections};
 use memlog_indexer::lookup;
 
@@ -369,10 +370,44 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         one(query, "file"),
     )
     .map_err(|e| ApiError::bad_request(format!("{e:#}")))?;
+    let mut request = request;
     let ranking = site.repo.config.ranking.clone();
-    let hits = search(site.projections()?, &ranking, &request)?;
-    Ok(json!({ "query": q, "hits": hits }))
+    let mode = one(query, "mode");
+    let p = site.projections.get(&site.repo)?;
+    // The CLI's ranking, vectors included: the query's vector comes from a
+    // running `memlog watch`, else from one model this server loads once
+    // for all its threads (at its first semantic search).
+    let note = {
+        let mut model = SERVE_MODEL.lock().unwrap_or_else(|e| e.into_inner());
+        if mode != Some("fts")
+            && p.vectors.is_some()
+            && model.is_none()
+            && crate::warm::ask_embedding(&site.repo, q).is_none()
+        {
+            *model = Some(match crate::semantic::load_model(&site.repo) {
+                Ok(Some(m)) => Ok(m),
+                Ok(None) => Err(crate::semantic::off_reason(&site.repo)),
+                Err(e) => Err(format!("{e:#}")),
+            });
+        }
+        let warm = model.as_mut().and_then(|m| m.as_mut().ok());
+        with_query_vector(&site.repo, p, &mut request, mode, warm)
+            .map_err(|e| ApiError::bad_request(format!("{e:#}")))?
+    };
+    let hits = search(p, &ranking, &request)?;
+    Ok(json!({
+        "query": q,
+        "mode": request.mode,
+        "semantic": note.is_none() && request.query_vector.is_some(),
+        "note": note,
+        "hits": hits
+    }))
 }
+
+/// The embedding model of this server's searches, shared by its threads
+/// (a loaded model holds about 260 MB).
+static SERVE_MODEL: std::sync::Mutex<Option<Result<memlog_indexer::embed::ModelEmbedder, String>>> =
+    std::sync::Mutex::new(None);
 
 /// A task on the board: the task entity as `memlog tasks --json` prints
 /// it, and its key (the entity id without `task:`).
