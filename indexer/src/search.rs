@@ -18,7 +18,7 @@
 //! whose base is the kind's prior raised by memory level and recalls
 //! ([`crate::memory`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use memlog_format::config::{Fusion, RankingConfig};
 use rusqlite::{OptionalExtension, params};
@@ -160,7 +160,6 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             e.fts_rank = Some(rank);
         }
     }
-    let mut allowed: Option<Option<HashSet<u64>>> = None;
     if let Some((query, index)) = vectors {
         let keys = allowed_keys(p, &req.filters)?;
         let found = index.search(query, depth, keys.as_deref())?;
@@ -182,14 +181,22 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             e.cosine = Some(h.cosine);
             e.vector_rank = Some(rank);
         }
-        allowed = Some(keys.map(|k| k.into_iter().collect()));
     }
 
     // A key the database no longer has was forgotten after the search
     // index was read: it is left out.
     let keys: Vec<u64> = candidates.keys().copied().collect();
     let mut rows = event_rows(p, &keys)?;
-    candidates.retain(|k, _| rows.contains_key(k));
+    // (the vector search does not filter by excluded session: see
+    // `allowed_keys`)
+    candidates.retain(|k, _| {
+        rows.get(k).is_some_and(|r| {
+            req.filters
+                .exclude_session
+                .as_ref()
+                .is_none_or(|s| *s != r.session)
+        })
+    });
 
     // Spreading activation (seed 003), depth 1 along the session: the
     // events just before and after a candidate share in its relevance (the
@@ -203,10 +210,6 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     let learnt = Reinforcement::load(p)?;
     let mut neighbours: HashMap<u64, Vec<(u64, f32)>> = HashMap::new();
     if spread > 0.0 {
-        let allowed = match allowed {
-            Some(a) => a,
-            None => allowed_keys(p, &req.filters)?.map(|k| k.into_iter().collect()),
-        };
         let seeds: Vec<u64> = candidates.keys().copied().collect();
         let mut joining: Vec<u64> = Vec::new();
         let mut reverse: Vec<(u64, u64, f32)> = Vec::new();
@@ -215,18 +218,21 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             let linked = linked_events(p, &learnt, *key, row)?;
             for (n, share) in &linked {
                 reverse.push((*n, *key, *share));
-                if !rows.contains_key(n)
-                    && !joining.contains(n)
-                    && allowed.as_ref().is_none_or(|a| a.contains(n))
-                {
+                if !rows.contains_key(n) && !joining.contains(n) {
                     joining.push(*n);
                 }
             }
             neighbours.insert(*key, linked);
         }
+        // Neighbours join when they pass the filters, checked on their rows:
+        // listing every allowed key instead (a search that excludes the
+        // current session allows nearly all) cost a scan of the table on
+        // every prompt's injection.
         for (n, r) in event_rows(p, &joining)? {
-            rows.insert(n, r);
-            candidates.insert(n, Candidate::default());
+            if passes(p, &r, &req.filters)? {
+                rows.insert(n, r);
+                candidates.insert(n, Candidate::default());
+            }
         }
         // The neighbours that joined receive from their seeds in turn: the
         // links are symmetric, so the seeds' lists say it without a query.
@@ -460,15 +466,49 @@ fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
     Ok([prev.map(|k| k as u64), next.map(|k| k as u64)])
 }
 
+/// Whether an event row passes the filters: for the neighbours spreading
+/// brings in (full-text and vector candidates were filtered by their
+/// index).
+fn passes(p: &Projections, row: &Row, f: &Filters) -> Result<bool> {
+    if (!f.kinds.is_empty() && !f.kinds.contains(&row.kind))
+        || f.session.as_ref().is_some_and(|s| *s != row.session)
+        || f.exclude_session
+            .as_ref()
+            .is_some_and(|s| *s == row.session)
+        || f.since_ms.is_some_and(|ms| row.ts_ms < ms)
+        || f.until_ms.is_some_and(|ms| row.ts_ms >= ms)
+    {
+        return Ok(false);
+    }
+    let Some(file) = &f.file else {
+        return Ok(true);
+    };
+    p.graph
+        .conn
+        .prepare_cached(
+            "SELECT 1 FROM edges WHERE src_id = ?1 AND evidence = ?2
+               AND (dst_id = 'file:' || ?3 OR dst_id LIKE '%/' || ?3) LIMIT 1",
+        )
+        .and_then(|mut st| {
+            st.query_row(
+                params![format!("session:{}", row.session), row.id, file],
+                |_| Ok(()),
+            )
+            .optional()
+        })
+        .map(|found| found.is_some())
+        .map_err(|e| Error::sql(&p.dir, e))
+}
+
 /// Keys of the events that pass `filters`, for the vector search; `None`
-/// when nothing is filtered.
+/// when nothing is filtered. An excluded session is not listed here (that
+/// would list nearly every event): the caller drops its events.
 fn allowed_keys(p: &Projections, f: &Filters) -> Result<Option<Vec<u64>>> {
     let unfiltered = f.kinds.is_empty()
         && f.session.is_none()
         && f.since_ms.is_none()
         && f.until_ms.is_none()
-        && f.file.is_none()
-        && f.exclude_session.is_none();
+        && f.file.is_none();
     if unfiltered {
         return Ok(None);
     }
@@ -486,10 +526,6 @@ fn allowed_keys(p: &Projections, f: &Filters) -> Result<Option<Vec<u64>>> {
         sql.push_str(" AND e.session = ?");
         args.push(s.clone().into());
     }
-    if let Some(s) = &f.exclude_session {
-        sql.push_str(" AND e.session != ?");
-        args.push(s.clone().into());
-    }
     if let Some(ms) = f.since_ms {
         sql.push_str(" AND e.ts_ms >= ?");
         args.push(ms.into());
@@ -500,7 +536,7 @@ fn allowed_keys(p: &Projections, f: &Filters) -> Result<Option<Vec<u64>>> {
     }
     if let Some(file) = &f.file {
         sql.push_str(
-            " AND EXISTS (SELECT 1 FROM edges g WHERE g.evidence = e.id AND (g.dst_id = 'file:' || ? OR g.dst_id LIKE '%/' || ?))",
+            " AND EXISTS (SELECT 1 FROM edges g WHERE g.src_id = 'session:' || e.session AND g.evidence = e.id AND (g.dst_id = 'file:' || ? OR g.dst_id LIKE '%/' || ?))",
         );
         args.push(file.clone().into());
         args.push(file.clone().into());
