@@ -11,7 +11,7 @@
 //! (`ranking.fusion: rrf`) replaces the two relevance signals by the sum of
 //! 1 / (k + rank) over the two lists.
 //!
-//! Then relevance spreads, depth 1 (seed 003): an event receives a share
+//! Then, when vectors take part, relevance spreads, depth 1 (seed 003): an event receives a share
 //! (`ranking.spread`) of the best relevance among its session neighbours
 //! and the events reinforced together with it, which join the candidates;
 //! and reinforcement ([`crate::reinforce`]) moves each event's importance,
@@ -201,8 +201,12 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     // Spreading activation (seed 003), depth 1 along the session: the
     // events just before and after a candidate share in its relevance (the
     // answer follows the question it matched). Neighbours join the
-    // candidates when they pass the filters. Full-text mode stays literal.
-    let spread = if req.mode == SearchMode::Fts {
+    // candidates when they pass the filters.
+    // Spreading is part of the hybrid ranking: without vectors (no model,
+    // or none yet) a search ranks as full text does, literal, and costs no
+    // neighbour lookups (two index queries per candidate, which tripled the
+    // hooks' injection time).
+    let spread = if req.mode == SearchMode::Fts || !semantic_on {
         0.0
     } else {
         ranking.spread.max(0.0)
