@@ -11,9 +11,10 @@
 //! (`ranking.fusion: rrf`) replaces the two relevance signals by the sum of
 //! 1 / (k + rank) over the two lists.
 //!
-//! Then, when vectors take part, relevance spreads, depth 1 (seed 003): an event receives a share
+//! Then relevance spreads, depth 1 (seed 003): an event receives a share
 //! (`ranking.spread`) of the best relevance among its session neighbours
-//! and the events reinforced together with it, which join the candidates;
+//! (when vectors take part) and the events reinforced together with it,
+//! which join the candidates;
 //! and reinforcement ([`crate::reinforce`]) moves each event's importance,
 //! whose base is the kind's prior raised by memory level and recalls
 //! ([`crate::memory`]).
@@ -202,24 +203,25 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     // events just before and after a candidate share in its relevance (the
     // answer follows the question it matched). Neighbours join the
     // candidates when they pass the filters.
-    // Spreading is part of the hybrid ranking: without vectors (no model,
-    // or none yet) a search ranks as full text does, literal, and costs no
-    // neighbour lookups (two index queries per candidate, which tripled the
-    // hooks' injection time).
-    let spread = if req.mode == SearchMode::Fts || !semantic_on {
+    let spread = if req.mode == SearchMode::Fts {
         0.0
     } else {
         ranking.spread.max(0.0)
     };
     let learnt = Reinforcement::load(p)?;
+    // Along sessions only when vectors take part: the neighbours cost two
+    // index queries per candidate (which tripled the hooks' injection
+    // time), and without vectors a search ranks as full text does. Along
+    // reinforced pairs (kept in memory) always.
+    let along_sessions = semantic_on;
     let mut neighbours: HashMap<u64, Vec<(u64, f32)>> = HashMap::new();
-    if spread > 0.0 {
+    if spread > 0.0 && (along_sessions || !learnt.is_empty()) {
         let seeds: Vec<u64> = candidates.keys().copied().collect();
         let mut joining: Vec<u64> = Vec::new();
         let mut reverse: Vec<(u64, u64, f32)> = Vec::new();
         for key in &seeds {
             let Some(row) = rows.get(key) else { continue };
-            let linked = linked_events(p, &learnt, *key, row)?;
+            let linked = linked_events(p, &learnt, *key, row, along_sessions)?;
             for (n, share) in &linked {
                 reverse.push((*n, *key, *share));
                 if !rows.contains_key(n) && !joining.contains(n) {
@@ -418,19 +420,24 @@ fn event_rows(p: &Projections, keys: &[u64]) -> Result<HashMap<u64, Row>> {
 }
 
 /// The events `row` lends relevance to and receives it from, with the share:
-/// its session neighbours (whole) and the events reinforced together with it
-/// (by the pair's weight).
+/// its session neighbours (whole; if `along_sessions`) and the events
+/// reinforced together with it (by the pair's weight).
 fn linked_events(
     p: &Projections,
     learnt: &Reinforcement,
     key: u64,
     row: &Row,
+    along_sessions: bool,
 ) -> Result<Vec<(u64, f32)>> {
-    let mut linked: Vec<(u64, f32)> = session_neighbours(p, row)?
-        .into_iter()
-        .flatten()
-        .map(|k| (k, 1.0))
-        .collect();
+    let mut linked: Vec<(u64, f32)> = Vec::new();
+    if along_sessions {
+        linked.extend(
+            session_neighbours(p, row)?
+                .into_iter()
+                .flatten()
+                .map(|k| (k, 1.0)),
+        );
+    }
     if !learnt.is_empty() {
         linked.extend(learnt.partners(key));
     }

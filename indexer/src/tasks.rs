@@ -752,6 +752,14 @@ pub struct TaskSummary {
 }
 
 impl TaskSummary {
+    /// The task's key as task events name it: the entity id without
+    /// `task:`.
+    pub fn key(&self) -> &str {
+        self.entity_id
+            .strip_prefix("task:")
+            .unwrap_or(&self.entity_id)
+    }
+
     pub fn is_open(&self) -> bool {
         Status::parse(&self.status).is_none_or(Status::is_open)
     }

@@ -35,11 +35,7 @@ pub fn tasks(p: &Projections) -> anyhow::Result<Vec<Task>> {
     Ok(memlog_indexer::tasks::tasks(p)?
         .into_iter()
         .map(|t| Task {
-            key: t
-                .entity_id
-                .strip_prefix("task:")
-                .unwrap_or(&t.entity_id)
-                .to_string(),
+            key: t.key().to_string(),
             title: t.title,
             status: Some(t.status),
             priority: t.priority,

@@ -284,13 +284,11 @@ fn session(site: &mut Site, id: &str) -> Result<Value, ApiError> {
     } else {
         memlog_indexer::tasks::tasks(site.projections()?)?
             .into_iter()
-            .filter_map(|t| {
-                let key = t.entity_id.strip_prefix("task:")?.to_string();
-                keys.contains(key.as_str()).then_some(TouchedTask {
-                    key,
-                    title: t.title,
-                    status: t.status,
-                })
+            .filter(|t| keys.contains(t.key()))
+            .map(|t| TouchedTask {
+                key: t.key().to_string(),
+                title: t.title,
+                status: t.status,
             })
             .collect()
     };
@@ -424,11 +422,7 @@ fn tasks(site: &mut Site) -> Result<Value, ApiError> {
     let board: Vec<BoardTask> = memlog_indexer::tasks::tasks(site.projections()?)?
         .into_iter()
         .map(|task| BoardTask {
-            key: task
-                .entity_id
-                .strip_prefix("task:")
-                .unwrap_or(&task.entity_id)
-                .to_string(),
+            key: task.key().to_string(),
             task,
         })
         .collect();
