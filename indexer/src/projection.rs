@@ -609,7 +609,8 @@ struct Batch<'a> {
     /// A rebuild: tables have no indexes yet, every forget is known up
     /// front, and uniqueness is checked in memory.
     bulk: bool,
-    seen_events: HashSet<String>,
+    /// Keys (not ids: no string hashing per event) of the events indexed.
+    seen_events: HashSet<u64>,
     seen_entities: HashSet<String>,
     /// Task events were added or events removed: the task rows are
     /// derived again at the end of the run.
@@ -638,7 +639,7 @@ impl Batch<'_> {
         if self.forgets.hides(e) {
             return self.note_hidden(&e.id);
         }
-        if self.bulk && !self.seen_events.insert(e.id.clone()) {
+        if self.bulk && !self.seen_events.insert(crate::fts::event_key(&e.id)) {
             return Ok(());
         }
         let d = derive::derive(e);
@@ -994,8 +995,7 @@ fn merge_all(fts: &Fts, writer: &mut IndexWriter) -> Result<()> {
 }
 
 fn memchr_forget(bytes: &[u8]) -> bool {
-    const NEEDLE: &[u8] = b"\"kind\":\"forget\"";
-    bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE)
+    memchr::memmem::find(bytes, br#""kind":"forget""#).is_some()
 }
 
 fn gix_object_id(hex: &str) -> Option<memlog_format::ObjectId> {
