@@ -686,8 +686,32 @@ impl Browser {
             .to_string()
     }
 
-    fn click(&self, element: &str) {
-        self.session_call("POST", &format!("/element/{element}/click"), json!({}));
+    /// Clicks the first element matching `css`, finding it again when the
+    /// page re-rendered it meanwhile (a live update may replace any element
+    /// between finding and clicking it).
+    fn click_on(&self, css: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let element = self.wait_for(css);
+            let path = format!("/session/{}/element/{element}/click", self.session);
+            let reply = http::request(
+                &self.addr,
+                "POST",
+                &path,
+                &[("Content-Type", "application/json")],
+                Some(b"{}"),
+            )
+            .unwrap_or_else(|e| panic!("WebDriver POST {path}: {e}"));
+            if reply.status == 200 {
+                return;
+            }
+            let value = reply.json()["value"].clone();
+            assert!(
+                value["error"] == "stale element reference" && Instant::now() < deadline,
+                "WebDriver POST {path}: {value}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn type_text(&self, element: &str, text: &str) {
@@ -804,22 +828,16 @@ fn a_person_browses_memory_in_a_real_browser() {
     browser.screenshot(&shots, "search");
 
     // Open the first hit: the event with its neighbours.
-    let hit = browser.wait_for(".hit a.hit-headline");
-    browser.click(&hit);
+    browser.click_on(".hit a.hit-headline");
     browser.wait_for(".event.target");
     browser.wait_for_text("In session");
     browser.screenshot(&shots, "event");
 
     // Its session: events in order, tool calls folded with their metadata.
-    let session_link = browser.wait_for("main p a[href^='#/session/']");
-    let session = browser.text(&session_link);
-    browser.click(&session_link);
-    assert_eq!(session, "demo-0001");
-    browser.wait_for_text(&format!("Session {session}"));
+    browser.click_on("main p a[href^='#/session/']");
+    browser.wait_for_text("Session demo-0001");
     browser.wait_for("#events .event");
-    let folded = browser.find_all("#events details summary");
-    assert!(!folded.is_empty());
-    browser.click(&folded[0]);
+    browser.click_on("#events details summary");
     browser.screenshot(&shots, "session");
 
     // The tasks board: four columns, the blocked task with its blockers.
