@@ -390,6 +390,15 @@ fn take_object(map: &mut Map<String, Value>, field: &str) -> Result<Map<String, 
     }
 }
 
+/// An event of project "p" with a JSON-object body, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_event(session: &str, ts: &str, kind: Kind, body: Value) -> Event {
+    let Value::Object(body) = body else {
+        panic!("test_event takes a JSON object body")
+    };
+    Draft::new(session, ts, kind, "p", body).into_event(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

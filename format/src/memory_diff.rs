@@ -352,15 +352,9 @@ fn forget_added(forget: &Event, after: &[Event]) -> ForgetAdded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Draft;
     use serde_json::json;
 
-    fn ev(session: &str, ts: &str, kind: Kind, body: Value) -> Event {
-        let Value::Object(body) = body else {
-            unreachable!()
-        };
-        Draft::new(session, ts, kind, "p", body).into_event(0)
-    }
+    use crate::event::test_event as ev;
 
     #[test]
     fn sessions_tasks_entities_and_forgets() {

@@ -69,15 +69,9 @@ impl Forgets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Draft;
     use serde_json::json;
 
-    fn ev(session: &str, ts: &str, kind: Kind, body: Value) -> Event {
-        let Value::Object(body) = body else {
-            unreachable!()
-        };
-        Draft::new(session, ts, kind, "p", body).into_event(0)
-    }
+    use crate::event::test_event as ev;
 
     #[test]
     fn hides_by_id_session_and_date_but_never_forgets() {

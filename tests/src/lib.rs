@@ -110,6 +110,33 @@ impl TestRepo {
     }
 
     /// A repository that is the clone of `origin` (a path or URL).
+    /// Two teammates sharing a bare remote whose memlog ref holds one
+    /// sealed session ("mine": "first memory"), each with a local `memlog`
+    /// branch from it: `(remote dir, me, teammate)`; the remote lives as
+    /// long as the returned directory.
+    pub fn teammates() -> (tempfile::TempDir, TestRepo, TestRepo) {
+        let origin = TestRepo::new();
+        origin.record("mine", "note", "first memory");
+        origin.memlog(&["seal", "--all"]).ok();
+        let bare = tempfile::tempdir().expect("tempdir");
+        let remote = bare.path().join("r.git");
+        origin
+            .git(&[
+                "clone",
+                "-q",
+                "--bare",
+                ".",
+                remote.to_str().expect("utf-8 path"),
+            ])
+            .ok();
+        let me = TestRepo::clone_of(&remote);
+        let teammate = TestRepo::clone_of(&remote);
+        for c in [&me, &teammate] {
+            c.git(&["branch", "memlog", "origin/memlog"]).ok();
+        }
+        (bare, me, teammate)
+    }
+
     pub fn clone_of(origin: &Path) -> TestRepo {
         let dir = tempfile::Builder::new()
             .prefix("memlog-e2e-clone-")

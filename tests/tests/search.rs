@@ -133,19 +133,7 @@ fn a_deleted_or_damaged_index_is_rebuilt() {
 
 #[test]
 fn teammates_sessions_are_found_after_fetch_and_merge() {
-    let origin = TestRepo::new();
-    origin.record("mine", "note", "first memory");
-    origin.memlog(&["seal", "--all"]).ok();
-    let bare = tempfile::tempdir().unwrap();
-    let remote = bare.path().join("r.git");
-    origin
-        .git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()])
-        .ok();
-    let me = TestRepo::clone_of(&remote);
-    let teammate = TestRepo::clone_of(&remote);
-    for c in [&me, &teammate] {
-        c.git(&["branch", "memlog", "origin/memlog"]).ok();
-    }
+    let (_remote, me, teammate) = TestRepo::teammates();
     assert_eq!(hits(&me, "memory", &[]).len(), 1);
     teammate.record(
         "theirs",

@@ -207,19 +207,7 @@ fn a_sealed_session_becomes_searchable_without_a_read_command() {
 
 #[test]
 fn a_git_fetch_of_a_teammates_memlog_is_picked_up() {
-    let origin = TestRepo::new();
-    origin.record("mine", "note", "first memory");
-    origin.memlog(&["seal", "--all"]).ok();
-    let bare = tempfile::tempdir().unwrap();
-    let remote = bare.path().join("r.git");
-    origin
-        .git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()])
-        .ok();
-    let me = TestRepo::clone_of(&remote);
-    let teammate = TestRepo::clone_of(&remote);
-    for c in [&me, &teammate] {
-        c.git(&["branch", "memlog", "origin/memlog"]).ok();
-    }
+    let (_remote, me, teammate) = TestRepo::teammates();
     let watcher = WatchChild::start(&me);
     watcher.wait_for_tip(&me);
     let theirs = seal_one(
