@@ -51,6 +51,10 @@ pub struct PurgeReport {
     /// Remotes whose memlog branch still holds the old history: they need
     /// `git push --force`.
     pub remotes_to_force_push: Vec<String>,
+    /// The events purged, for the caller to clear what it derived from
+    /// them (the embedding cache keeps vectors by text).
+    #[serde(skip)]
+    pub purged: Vec<Event>,
 }
 
 /// How a segment is purged: the segments that replace it (none when every
@@ -94,6 +98,7 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
                 clean.insert(seg.hash);
                 continue;
             }
+            report.purged.extend(hidden.iter().map(|e| (*e).clone()));
             hidden_headlines.extend(
                 hidden
                     .iter()

@@ -91,6 +91,38 @@ impl EmbeddingCache {
         tx.commit().map_err(|e| Error::sql(&self.path, e))
     }
 
+    /// Deletes the vectors of `texts` under every model, overwriting the
+    /// freed pages (for purged events); returns how many rows went.
+    pub fn forget(&mut self, texts: &[&str]) -> Result<usize> {
+        let err = |e| Error::sql(&self.path, e);
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(err)?;
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut removed = 0;
+        {
+            let models: Vec<String> = tx
+                .prepare("SELECT DISTINCT model FROM embeddings")
+                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+                .map_err(err)?;
+            let mut stmt = tx
+                .prepare("DELETE FROM embeddings WHERE model = ?1 AND hash = ?2")
+                .map_err(err)?;
+            for text in texts {
+                let hash = text_hash(text);
+                for model in &models {
+                    removed += stmt.execute(params![model, &hash[..]]).map_err(err)?;
+                }
+            }
+        }
+        tx.commit().map_err(err)?;
+        // the write-ahead log still holds the old pages until checkpointed
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(err)?;
+        Ok(removed)
+    }
+
     /// Vectors of `texts`, from the cache where it has them, from the
     /// embedder otherwise (in batches of `batch`), caching what was made.
     pub fn embed(

@@ -285,6 +285,10 @@ impl Projections {
         };
         p.graph.finish_bulk()?;
         drop(p);
+        // Vectors cost a minute per 100k events to lay out again and stay
+        // right across a rebuild: the next catch-up checks them row by row.
+        // Failing to carry them only means they are made again.
+        let _ = crate::vectors::adopt(&dir, &fresh);
         // Swap directories: readers that still have the old files open keep
         // reading them; new readers get the new index.
         let old = repo

@@ -6,14 +6,22 @@
 //! (from the [`EmbeddingCache`] when it can), so searches never wait for
 //! the model. Its watermark is the database row of the last event embedded.
 //!
-//! Files: `keys.bin` (the event key of each row, u64) and `vectors.bin`
-//! (the row's unit vector, f32) are append-only; `meta.json`, replaced
-//! atomically, says how many rows are committed and which HNSW dump covers
-//! the first `hnsw_rows` of them. Rows past the dump (the tail) are scanned
-//! exactly; once the tail is long enough it is inserted and the graph dumped
-//! again. Readers only read committed rows. Forgotten events stay in the
-//! files until the next rebuild but are dropped from every result, because
-//! the event table no longer has them.
+//! Files: `keys.bin` (the event key of each row, u64), `texts.bin` (a
+//! hash of the text embedded, u64) and `vectors.bin` (the row's unit
+//! vector, f32) are append-only; `meta.json`, replaced atomically, says how
+//! many rows are committed and which HNSW dump covers the first `hnsw_rows`
+//! of them. Rows past the dump (the tail) are scanned exactly; once the tail
+//! is long enough it is inserted and the graph dumped again. Readers only
+//! read committed rows. Forgotten events stay in the files but are dropped
+//! from every result, because the event table no longer has them.
+//!
+//! A rebuild of the other projections keeps this one ([`adopt`]): events
+//! are content-addressed, so a row stays right as long as its event still
+//! has the same text, which the next [`catch_up`] checks row by row before
+//! it embeds what is missing. Building the HNSW graph again would cost a
+//! minute per 100k vectors; checking costs a scan of the event table. The
+//! projection starts over (from the embedding cache) when a text changed or
+//! when more than a fifth of its rows belong to events no longer indexed.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -42,10 +50,19 @@ const HNSW_EF_CONSTRUCTION: usize = 100;
 /// by `memlog-bench --vectors`.
 const HNSW_EF_SEARCH: usize = 200;
 
+/// Layout of the files; projections of another layout start over.
+const FORMAT: u32 = 2;
+/// Share of rows whose events are gone past which a carried projection
+/// starts over rather than carry them.
+const MAX_DEAD_SHARE: f64 = 0.2;
+
 type Graph = Hnsw<'static, f32, DistCosine>;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct VectorMeta {
+    /// [`FORMAT`] of the files (absent, 0, before `texts.bin`).
+    #[serde(default)]
+    pub format: u32,
     pub model: String,
     pub dim: usize,
     /// Committed rows.
@@ -53,7 +70,8 @@ pub struct VectorMeta {
     /// Rows covered by the HNSW dump.
     pub hnsw_rows: usize,
     pub hnsw_base: Option<String>,
-    /// Database rowid and key of the last event embedded.
+    /// Database rowid and key of the last event embedded; a rowid of -1
+    /// (set by [`adopt`]) makes the next catch-up check every row.
     pub watermark_rowid: i64,
     pub watermark_key: u64,
 }
@@ -83,6 +101,10 @@ pub struct CatchUpReport {
     /// Texts the model embedded (the rest came from the cache).
     pub embedded: usize,
     pub cached: usize,
+    /// Rows carried over from before a rebuild, checked and kept.
+    pub kept: usize,
+    /// Why the projection started over, if it did.
+    pub restarted: Option<String>,
     pub model: String,
     /// Rows in the projection afterwards.
     pub rows: usize,
@@ -142,18 +164,7 @@ impl VectorIndex {
         let Some(meta) = read_meta(dir)? else {
             return Ok(None);
         };
-        let keys_path = dir.join("keys.bin");
-        let raw = std::fs::read(&keys_path).map_err(|e| Error::io(&keys_path, e))?;
-        if raw.len() < meta.rows * 8 {
-            return Err(Error::Corrupt {
-                what: keys_path.display().to_string(),
-                message: "shorter than its meta.json says".into(),
-            });
-        }
-        let keys: Vec<u64> = raw[..meta.rows * 8]
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect();
+        let keys = read_u64s(&dir.join("keys.bin"), meta.rows)?;
         let rows_by_key = keys
             .iter()
             .enumerate()
@@ -384,61 +395,62 @@ pub fn catch_up(
     db.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(|e| Error::sql(&db_path, e))?;
     let sql = |e| Error::sql(&db_path, e);
+    let fresh_meta = || VectorMeta {
+        format: FORMAT,
+        model: embedder.model_id().to_string(),
+        dim: embedder.dim(),
+        ..Default::default()
+    };
+    let mut report = CatchUpReport::default();
 
     let mut meta = match read_meta(&dir) {
-        Ok(Some(m)) if m.model == embedder.model_id() && m.dim == embedder.dim() => m,
-        // none yet, damaged, or another model: start again
-        _ => {
-            reset(&dir)?;
-            VectorMeta {
-                model: embedder.model_id().to_string(),
-                dim: embedder.dim(),
-                ..Default::default()
+        Ok(Some(m))
+            if m.format == FORMAT && m.model == embedder.model_id() && m.dim == embedder.dim() =>
+        {
+            m
+        }
+        // none yet, damaged, another layout or another model: start again
+        found => {
+            if let Ok(Some(m)) = found {
+                report.restarted = Some(format!("the vectors were made by {}", m.model));
             }
+            reset(&dir)?;
+            fresh_meta()
         }
     };
-    // Drop rows an interrupted run appended but never committed.
-    let keys_path = dir.join("keys.bin");
-    let vec_path = dir.join("vectors.bin");
-    let mut keys_file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&keys_path)
-        .map_err(|e| Error::io(&keys_path, e))?;
-    let mut vec_file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&vec_path)
-        .map_err(|e| Error::io(&vec_path, e))?;
-    keys_file
-        .set_len((meta.rows * 8) as u64)
-        .map_err(|e| Error::io(&keys_path, e))?;
-    vec_file
-        .set_len((meta.rows * meta.dim * 4) as u64)
-        .map_err(|e| Error::io(&vec_path, e))?;
+    let files = RowFiles::open(&dir, &meta)?;
 
     // Is the watermark row still the same event? If not (a forget removed
-    // it, and SQLite may reuse rowids), compare the whole key set instead.
-    let still: Option<i64> = if meta.watermark_rowid == 0 {
-        Some(0)
-    } else {
-        db.query_row(
-            "SELECT key FROM events WHERE rowid = ?1",
-            [meta.watermark_rowid],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(sql)?
+    // it, SQLite reused its rowid, or a rebuild renumbered every row), check
+    // every row against the events instead.
+    let still: Option<i64> = match meta.watermark_rowid {
+        0 => Some(0),
+        -1 => None,
+        rowid => db
+            .query_row("SELECT key FROM events WHERE rowid = ?1", [rowid], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql)?,
     };
     let fast = still.is_some_and(|k| meta.watermark_rowid == 0 || k as u64 == meta.watermark_key);
-    let have: std::collections::HashSet<u64> = if fast {
-        Default::default()
-    } else {
-        let raw = std::fs::read(&keys_path).map_err(|e| Error::io(&keys_path, e))?;
-        raw.chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect()
-    };
+    let mut files = files;
+    let mut have: std::collections::HashSet<u64> = Default::default();
+    if !fast {
+        match check_rows(&db, &db_path, &dir, &meta)? {
+            RowCheck::Good(live) => {
+                report.kept = live.len();
+                have = live;
+            }
+            RowCheck::StartOver(why) => {
+                report.restarted = Some(why);
+                drop(files);
+                reset(&dir)?;
+                meta = fresh_meta();
+                files = RowFiles::open(&dir, &meta)?;
+            }
+        }
+    }
     let from = if fast { meta.watermark_rowid } else { 0 };
     let kinds = embeddable_kinds_sql();
     let pending: usize = db
@@ -450,10 +462,7 @@ pub fn catch_up(
             |r| r.get::<_, i64>(0),
         )
         .map_err(sql)? as usize;
-    let mut report = CatchUpReport {
-        model: meta.model.clone(),
-        ..Default::default()
-    };
+    report.model = meta.model.clone();
     let mut stmt = db
         .prepare(&format!(
             "SELECT rowid, key, kind, text FROM events WHERE rowid > ?1 AND kind IN ({kinds}) AND text != '' ORDER BY rowid LIMIT {ROUND}"
@@ -486,35 +495,189 @@ pub fn catch_up(
         report.embedded += usage.embedded;
         report.cached += usage.cached;
         report.pending += todo.len();
-        let mut kbuf = Vec::with_capacity(todo.len() * 8);
-        let mut vbuf = Vec::with_capacity(todo.len() * meta.dim * 4);
-        for (r, v) in todo.iter().zip(&vectors) {
-            if v.len() != meta.dim {
-                continue;
-            }
-            kbuf.extend_from_slice(&r.1.to_le_bytes());
-            vbuf.extend_from_slice(&crate::embed_cache::to_bytes(v));
-            meta.rows += 1;
-        }
-        keys_file
-            .write_all(&kbuf)
-            .and_then(|_| keys_file.sync_data())
-            .map_err(|e| Error::io(&keys_path, e))?;
-        vec_file
-            .write_all(&vbuf)
-            .and_then(|_| vec_file.sync_data())
-            .map_err(|e| Error::io(&vec_path, e))?;
+        let appended = todo
+            .iter()
+            .zip(&vectors)
+            .filter(|(_, v)| v.len() == meta.dim)
+            .map(|(r, v)| (r.1, row_text_hash(&r.3), v.as_slice()));
+        meta.rows += files.append(appended)?;
         meta.watermark_rowid = last_rowid;
         meta.watermark_key = last_key;
         write_meta(&dir, &meta)?;
         done += rows.len();
         progress(done.min(pending), pending);
     }
+    drop(files);
     if meta.rows - meta.hnsw_rows >= TAIL_MAX {
         index_tail(&dir, &mut meta)?;
     }
     report.rows = meta.rows;
     Ok(Some(report))
+}
+
+/// The u64 kept per row in `texts.bin`: the head of the text's blake3, as
+/// the embedding cache keys it.
+fn row_text_hash(text: &str) -> u64 {
+    let h = crate::embed_cache::text_hash(text);
+    u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]])
+}
+
+fn read_u64s(path: &Path, n: usize) -> Result<Vec<u64>> {
+    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    if raw.len() < n * 8 {
+        return Err(Error::Corrupt {
+            what: path.display().to_string(),
+            message: "shorter than its meta.json says".into(),
+        });
+    }
+    Ok(raw[..n * 8]
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect())
+}
+
+/// The append-only row files, open for a catch-up.
+struct RowFiles {
+    keys: (File, PathBuf),
+    texts: (File, PathBuf),
+    vectors: (File, PathBuf),
+}
+
+impl RowFiles {
+    /// Opens them for appending, dropping rows an interrupted run appended
+    /// but never committed.
+    fn open(dir: &Path, meta: &VectorMeta) -> Result<RowFiles> {
+        let open = |name: &str, len: usize| -> Result<(File, PathBuf)> {
+            let path = dir.join(name);
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| Error::io(&path, e))?;
+            file.set_len(len as u64).map_err(|e| Error::io(&path, e))?;
+            Ok((file, path))
+        };
+        Ok(RowFiles {
+            keys: open("keys.bin", meta.rows * 8)?,
+            texts: open("texts.bin", meta.rows * 8)?,
+            vectors: open("vectors.bin", meta.rows * meta.dim * 4)?,
+        })
+    }
+
+    /// Appends rows (key, text hash, vector) durably; returns how many.
+    fn append<'a>(&mut self, rows: impl Iterator<Item = (u64, u64, &'a [f32])>) -> Result<usize> {
+        let (mut kbuf, mut tbuf, mut vbuf) = (Vec::new(), Vec::new(), Vec::new());
+        let mut n = 0;
+        for (key, text, v) in rows {
+            kbuf.extend_from_slice(&key.to_le_bytes());
+            tbuf.extend_from_slice(&text.to_le_bytes());
+            vbuf.extend_from_slice(&crate::embed_cache::to_bytes(v));
+            n += 1;
+        }
+        for ((file, path), buf) in [
+            (&mut self.keys, &kbuf),
+            (&mut self.texts, &tbuf),
+            (&mut self.vectors, &vbuf),
+        ] {
+            file.write_all(buf)
+                .and_then(|_| file.sync_data())
+                .map_err(|e| Error::io(path, e))?;
+        }
+        Ok(n)
+    }
+}
+
+/// What checking carried rows against the events found.
+enum RowCheck {
+    /// Every row whose event is indexed has its text: these keys are live.
+    Good(std::collections::HashSet<u64>),
+    /// The rows cannot be kept, for this reason.
+    StartOver(String),
+}
+
+/// Checks each committed row against the event table: its event must be
+/// there with the same text. Rows of events no longer indexed are
+/// tolerated (searches drop them) up to [`MAX_DEAD_SHARE`].
+fn check_rows(db: &Connection, db_path: &Path, dir: &Path, meta: &VectorMeta) -> Result<RowCheck> {
+    if meta.rows == 0 {
+        return Ok(RowCheck::Good(Default::default()));
+    }
+    let keys = read_u64s(&dir.join("keys.bin"), meta.rows)?;
+    let texts = read_u64s(&dir.join("texts.bin"), meta.rows)?;
+    let rows: HashMap<u64, u64> = keys.into_iter().zip(texts).collect();
+    let kinds = embeddable_kinds_sql();
+    let mut stmt = db
+        .prepare(&format!(
+            "SELECT key, kind, text FROM events WHERE kind IN ({kinds}) AND text != ''"
+        ))
+        .map_err(|e| Error::sql(db_path, e))?;
+    let mut found = stmt.query([]).map_err(|e| Error::sql(db_path, e))?;
+    let mut live = std::collections::HashSet::with_capacity(rows.len());
+    while let Some(r) = found.next().map_err(|e| Error::sql(db_path, e))? {
+        let key = r.get::<_, i64>(0).map_err(|e| Error::sql(db_path, e))? as u64;
+        let Some(&text) = rows.get(&key) else {
+            continue;
+        };
+        let kind: String = r.get(1).map_err(|e| Error::sql(db_path, e))?;
+        let now: String = r.get(2).map_err(|e| Error::sql(db_path, e))?;
+        if !is_worth_embedding(&kind) || row_text_hash(&now) != text {
+            return Ok(RowCheck::StartOver(format!(
+                "the text of event key {key:016x} is not the one embedded"
+            )));
+        }
+        live.insert(key);
+    }
+    let dead = meta.rows - live.len();
+    if dead as f64 > MAX_DEAD_SHARE * meta.rows as f64 {
+        return Ok(RowCheck::StartOver(format!(
+            "{dead} of {} vectors belong to events no longer indexed",
+            meta.rows
+        )));
+    }
+    Ok(RowCheck::Good(live))
+}
+
+/// Moves the vector projection of the index at `from_index` into the index
+/// being built at `to_index`, to be checked and completed by the next
+/// [`catch_up`]. Returns whether it did: not when there is none, when it is
+/// of another layout, or when another process is writing it.
+pub fn adopt(from_index: &Path, to_index: &Path) -> Result<bool> {
+    let from = from_index.join("vectors");
+    let Ok(Some(mut meta)) = read_meta(&from) else {
+        return Ok(false);
+    };
+    if meta.format != FORMAT {
+        return Ok(false);
+    }
+    let Some(lock) = VectorLock::try_acquire(&from)? else {
+        return Ok(false);
+    };
+    meta.watermark_rowid = -1;
+    meta.watermark_key = 0;
+    write_meta(&from, &meta)?;
+    let to = to_index.join("vectors");
+    // the fresh index has no vectors yet; an empty directory is replaced
+    let _ = std::fs::remove_dir(&to);
+    std::fs::rename(&from, &to).map_err(|e| Error::io(&from, e))?;
+    drop(lock);
+    Ok(true)
+}
+
+/// Deletes the vector projection of the index at `index_dir`, so the next
+/// catch-up makes it again (from the embedding cache). Errs when another
+/// process is writing it.
+pub fn discard(index_dir: &Path) -> Result<()> {
+    let dir = index_dir.join("vectors");
+    if !dir.exists() {
+        return Ok(());
+    }
+    let Some(_lock) = VectorLock::try_acquire(&dir)? else {
+        return Err(Error::Invalid(format!(
+            "{} is being written by another process (memlog watch?); stop it and retry",
+            dir.display()
+        )));
+    };
+    reset(&dir)
 }
 
 /// Inserts the tail rows into the HNSW graph and dumps it under a new name,
@@ -665,5 +828,93 @@ mod tests {
         std::fs::remove_dir_all(dir.path().join("vectors")).unwrap();
         let again = run(dir.path(), &mut cache);
         assert_eq!((again.embedded, again.rows), (0, 2201));
+    }
+
+    /// An index built again: the same events in another row order, one
+    /// of them gone and one new.
+    fn rebuilt_db(dir: &Path, keys: impl Iterator<Item = u64>, text: impl Fn(u64) -> String) {
+        let db = events_db(dir);
+        for k in keys {
+            add(&db, k, "user_prompt", &text(k));
+        }
+    }
+
+    #[test]
+    fn a_rebuild_keeps_checked_vectors() {
+        let old = tempfile::tempdir().unwrap();
+        let db = events_db(old.path());
+        let mut cache = EmbeddingCache::open(&old.path().join("cache.sqlite")).unwrap();
+        for i in 1..=2500u64 {
+            add(&db, i, "user_prompt", &text(i));
+        }
+        let first = run(old.path(), &mut cache);
+        let base = read_meta(&old.path().join("vectors"))
+            .unwrap()
+            .unwrap()
+            .hnsw_base;
+        assert!(base.is_some());
+
+        let new = tempfile::tempdir().unwrap();
+        rebuilt_db(new.path(), (2..=2501u64).rev(), text);
+        assert!(adopt(old.path(), new.path()).unwrap());
+        assert!(!old.path().join("vectors").exists());
+        let second = run(new.path(), &mut cache);
+        assert_eq!(second.kept, 2499, "{second:?}");
+        assert_eq!((second.pending, second.embedded), (1, 1), "{second:?}");
+        assert_eq!(second.rows, first.rows + 1);
+        assert_eq!(second.restarted, None);
+        let meta = read_meta(&new.path().join("vectors")).unwrap().unwrap();
+        assert_eq!(meta.hnsw_base, base, "the graph was not built again");
+        // caught up: the next run has nothing to do
+        let third = run(new.path(), &mut cache);
+        assert_eq!((third.pending, third.kept), (0, 0), "{third:?}");
+        let index = VectorIndex::open(&new.path().join("vectors"))
+            .unwrap()
+            .unwrap();
+        let q = HashEmbedder::new(32).vector(&text(2501));
+        assert_eq!(index.vector_of(2501).unwrap(), Some(q.clone()));
+        assert!(index.search(&q, 1, None).unwrap()[0].cosine > 0.999);
+    }
+
+    #[test]
+    fn a_changed_text_or_many_gone_events_start_vectors_over() {
+        let old = tempfile::tempdir().unwrap();
+        let db = events_db(old.path());
+        let mut cache = EmbeddingCache::open(&old.path().join("cache.sqlite")).unwrap();
+        for i in 1..=100u64 {
+            add(&db, i, "user_prompt", &text(i));
+        }
+        run(old.path(), &mut cache);
+
+        // one text derived differently now
+        let changed_text = |k| {
+            if k == 50 {
+                "another text".to_string()
+            } else {
+                text(k)
+            }
+        };
+        let changed = tempfile::tempdir().unwrap();
+        rebuilt_db(changed.path(), 1..=100u64, changed_text);
+        assert!(adopt(old.path(), changed.path()).unwrap());
+        let r = run(changed.path(), &mut cache);
+        assert!(
+            r.restarted.as_deref().is_some_and(|w| w.contains("text")),
+            "{r:?}"
+        );
+        assert_eq!((r.kept, r.rows, r.embedded, r.cached), (0, 100, 1, 99));
+
+        // a quarter of the events gone
+        let fewer = tempfile::tempdir().unwrap();
+        rebuilt_db(fewer.path(), 26..=100u64, changed_text);
+        assert!(adopt(changed.path(), fewer.path()).unwrap());
+        let r = run(fewer.path(), &mut cache);
+        assert!(
+            r.restarted
+                .as_deref()
+                .is_some_and(|w| w.contains("25 of 100")),
+            "{r:?}"
+        );
+        assert_eq!((r.kept, r.rows), (0, 75));
     }
 }

@@ -156,17 +156,62 @@ fn rebuild_with_a_warm_cache_embeds_nothing() {
     }
     let repo = notes_repo();
     repo.memlog(&["index"]).ok();
+    // the vectors are checked against the rebuilt index and kept
     let stats = repo.memlog(&["rebuild", "--stats"]).ok().stdout();
     assert!(
-        stats.contains("embedded 0 texts, 8 from the cache"),
+        stats.contains("embedded 0 texts, 0 from the cache, 8 vectors kept"),
+        "{stats}"
+    );
+    // made again, they come from the cache
+    let stats = repo
+        .memlog(&["rebuild", "--stats", "--fresh-vectors"])
+        .ok()
+        .stdout();
+    assert!(
+        stats.contains("embedded 0 texts, 8 from the cache, 0 vectors kept"),
         "{stats}"
     );
     let json = repo.memlog(&["rebuild", "--json"]).ok().json();
     assert_eq!(json["vectors"]["embedded"], 0, "{json}");
+    assert_eq!(json["vectors"]["kept"], 8, "{json}");
     assert_eq!(json["vectors"]["rows"], 8, "{json}");
     // and the rebuilt vectors answer as before
     let top = refs(&repo, "got a new dog from a rescue", &["--mode", "vector"]);
     assert!(top.iter().any(|r| r == "n3"), "{top:?}");
+}
+
+#[test]
+fn a_purge_takes_the_events_vectors_and_cached_embeddings() {
+    if !model_installed() {
+        return;
+    }
+    let repo = notes_repo();
+    repo.memlog(&["index"]).ok();
+    let cache = repo.path().join(".git/memlog/embeddings.sqlite");
+    let cached = || -> i64 {
+        rusqlite::Connection::open(&cache)
+            .unwrap()
+            .query_row("SELECT count(*) FROM embeddings", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(cached(), 8);
+    let out = repo
+        .memlog(&["search", "--json", "-n", "1", "rescue dog adopted"])
+        .ok()
+        .json();
+    let hit = &out["hits"][0];
+    assert_eq!(hit["meta"]["ref"], "n3", "{out}");
+    let id = hit["id"].as_str().unwrap().to_string();
+    repo.memlog(&["forget", &id]).ok();
+    repo.memlog(&["purge"]).ok();
+    assert_eq!(cached(), 7, "the purged text's embedding left the cache");
+    let meta: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(repo.path().join(".git/memlog/index/vectors/meta.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["rows"], 7, "{meta}");
+    let keys = std::fs::read(repo.path().join(".git/memlog/index/vectors/keys.bin")).unwrap();
+    assert_eq!(keys.len(), 7 * 8, "no row of the purged event is left");
 }
 
 fn without_model(repo: &TestRepo, home: &std::path::Path, args: &[&str]) -> Run {

@@ -49,8 +49,16 @@ pub fn cmd_index(dir: &Path, args: IndexArgs) -> anyhow::Result<ExitCode> {
 /// One line on what embedding did.
 pub fn print_vectors(vectors: Option<&CatchUpReport>) {
     if let Some(v) = vectors {
+        if let Some(why) = &v.restarted {
+            println!("vectors: made again ({why})");
+        }
+        let kept = if v.kept > 0 {
+            format!(", {} kept from before the rebuild", v.kept)
+        } else {
+            String::new()
+        };
         println!(
-            "vectors: {} events embedded ({} by the model, {} from the cache), {} in all",
+            "vectors: {} events embedded ({} by the model, {} from the cache){kept}, {} in all",
             v.pending, v.embedded, v.cached, v.rows
         );
     }

@@ -14,8 +14,10 @@ use crate::{output, workspace};
 /// forgotten events are rewritten (new content hashes), commits are rebuilt
 /// oldest first with the same authors and a `Memlog-Purged` note, the ref
 /// moves, remote-tracking refs of memlog are deleted, reflogs are expired,
-/// the object store is pruned (`git gc --prune=now`) and the search index is
-/// rebuilt. The forget events stay (they name ids, not content).
+/// the object store is pruned (`git gc --prune=now`), the search index is
+/// rebuilt, and the vectors are made again without the purged events, whose
+/// embeddings also leave the embedding cache. The forget events stay (they
+/// name ids, not content).
 ///
 /// Remotes still hold the old history: purge names them; push there with
 /// `git push --force REMOTE refs/heads/memlog` before the next `memlog sync`,
@@ -31,7 +33,22 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let report = purge(&repo)?;
     if report.events_purged > 0 {
+        // Vectors are not carried across this rebuild: their files and
+        // graph would keep the purged events' embeddings.
+        memlog_indexer::vectors::discard(&memlog_indexer::projection::index_dir(&repo))?;
+        let cache_path = crate::semantic::cache_path(&repo);
+        if cache_path.exists() {
+            let texts: Vec<String> = report
+                .purged
+                .iter()
+                .map(|e| memlog_indexer::derive::derive(e).text)
+                .filter(|t| !t.is_empty())
+                .collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            memlog_indexer::embed_cache::EmbeddingCache::open(&cache_path)?.forget(&refs)?;
+        }
         Projections::rebuild(&repo)?;
+        crate::semantic::catch_up_vectors(&repo, None, true)?;
     }
     if args.json {
         output::print_json(&report)?;

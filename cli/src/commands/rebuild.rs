@@ -13,8 +13,9 @@ use crate::{output, workspace};
 /// The new index is built beside the old one and swapped in when complete,
 /// so searches keep working meanwhile. Use it after changing ranking-related
 /// settings, or to check that the projections are a pure function of the
-/// log. Vectors are made again too, from the embedding cache (which a
-/// rebuild keeps): only texts never embedded before go through the model.
+/// log. Vectors are kept: each is checked against its event's text and only
+/// what is missing is embedded, from the embedding cache where it can (a
+/// rebuild keeps the cache). `--fresh-vectors` lays them out again too.
 #[derive(Args)]
 pub struct RebuildArgs {
     /// Also print how long it took, the rate, and how many texts the model
@@ -26,6 +27,12 @@ pub struct RebuildArgs {
     #[arg(long)]
     no_vectors: bool,
 
+    /// Make the vectors again too (from the embedding cache, so the model
+    /// only embeds texts it never saw) and build their HNSW graph anew,
+    /// rather than keep the ones checked against the log.
+    #[arg(long, conflicts_with = "no_vectors")]
+    fresh_vectors: bool,
+
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -34,6 +41,9 @@ pub struct RebuildArgs {
 pub fn cmd_rebuild(dir: &Path, args: RebuildArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let started = Instant::now();
+    if args.fresh_vectors {
+        memlog_indexer::vectors::discard(&memlog_indexer::projection::index_dir(&repo))?;
+    }
     let report = Projections::rebuild(&repo)?;
     let indexed = started.elapsed().as_secs_f64();
     let vectors = if args.no_vectors {
@@ -63,8 +73,8 @@ pub fn cmd_rebuild(dir: &Path, args: RebuildArgs) -> anyhow::Result<ExitCode> {
         );
         match &vectors {
             Some(v) => println!(
-                "embedded {} texts, {} from the cache ({})",
-                v.embedded, v.cached, v.model
+                "embedded {} texts, {} from the cache, {} vectors kept ({})",
+                v.embedded, v.cached, v.kept, v.model
             ),
             None if args.no_vectors => println!("embedded 0 texts: --no-vectors"),
             None if crate::semantic::model_available(&repo) => {
