@@ -432,3 +432,15 @@ fn a_running_watch_embeds_new_events_and_queries() {
         .collect();
     assert!(top.contains(&"n3"), "{out}");
 }
+
+#[test]
+fn watch_once_embeds_as_index_does() {
+    if !model_installed() {
+        return;
+    }
+    let repo = notes_repo();
+    let line = repo.memlog(&["watch", "--once", "--json"]).ok().json();
+    assert_eq!(line["vectors"]["pending"], 8, "{line}");
+    let text = repo.memlog(&["watch", "--once"]).ok().stdout();
+    assert!(text.contains("vectors: 0 events embedded"), "{text}");
+}

@@ -23,7 +23,8 @@ use crate::workspace;
 /// each hook opening the indexes itself.
 #[derive(Args)]
 pub struct WatchArgs {
-    /// Index once and exit (for scripts).
+    /// Index once, bring the vectors up to date (as `memlog index` does)
+    /// and exit (for scripts).
     #[arg(long)]
     once: bool,
 
@@ -42,6 +43,8 @@ struct RunLine<'a> {
     error: Option<String>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     report: Option<&'a memlog_indexer::IndexReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vectors: Option<&'a memlog_indexer::vectors::CatchUpReport>,
 }
 
 pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
@@ -49,7 +52,11 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
     workspace::open_for_writing(dir)?;
     if args.once {
         let run = memlog_watcher::index_once(dir);
-        print_run(&run, args.json)?;
+        let vectors = match &run.outcome {
+            Ok(_) => crate::semantic::catch_up_vectors(&workspace::open(dir)?, None, args.json)?,
+            Err(_) => None,
+        };
+        print_run(&run, vectors.as_ref(), args.json)?;
         return Ok(if run.outcome.is_ok() {
             ExitCode::SUCCESS
         } else {
@@ -127,7 +134,7 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
             if let Some(tx) = &vector_wakeup {
                 let _ = tx.send(());
             }
-            if let Err(e) = print_run(run, args.json) {
+            if let Err(e) = print_run(run, None, args.json) {
                 *failure.borrow_mut() = Some(e);
             }
         },
@@ -139,7 +146,11 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn print_run(run: &IndexRun, json: bool) -> anyhow::Result<()> {
+fn print_run(
+    run: &IndexRun,
+    vectors: Option<&memlog_indexer::vectors::CatchUpReport>,
+    json: bool,
+) -> anyhow::Result<()> {
     let ts = memlog_format::time::now();
     let took_ms = (run.took.as_secs_f64() * 10_000.0).round() / 10.0;
     if let Err(e) = &run.outcome {
@@ -159,6 +170,7 @@ fn print_run(run: &IndexRun, json: bool) -> anyhow::Result<()> {
             changes: run.changes,
             error: run.outcome.as_ref().err().map(|e| e.to_string()),
             report: run.outcome.as_ref().ok(),
+            vectors,
         };
         serde_json::to_writer(&mut out, &line)?;
         writeln!(out)?;
@@ -192,5 +204,7 @@ fn print_run(run: &IndexRun, json: bool) -> anyhow::Result<()> {
         ts.get(..19).unwrap_or(&ts).replace('T', " "),
         run.changes
     )?;
+    drop(out);
+    crate::commands::index::print_vectors(vectors);
     Ok(())
 }
