@@ -75,9 +75,11 @@ struct Args {
     #[arg(long)]
     locomo: bool,
 
-    /// Vector figures: the real model's throughput by batch size, then, with
-    /// a stand-in embedder at 100k events (1M with --million), cold and warm
-    /// builds, HNSW recall, hybrid search latency, size and RSS.
+    /// Vector figures: the real model's throughput by batch size and HNSW
+    /// recall on 20k of its vectors (kept in bench-embeddings.sqlite beside
+    /// the memlog binary, so only the first run embeds them), then, with a
+    /// stand-in embedder at 100k events (1M with --million), cold build,
+    /// warm rebuild, hybrid search latency, size and RSS.
     #[arg(long)]
     vectors: bool,
 
@@ -145,11 +147,13 @@ fn main() -> anyhow::Result<()> {
     }
     if args.vectors {
         let rate = vectors::throughput(args.seed, &mut rows)?;
-        vectors::real_recall(args.seed, 5_000, &mut rows)?;
+        let cache = bin.with_file_name("bench-embeddings.sqlite");
+        let real = if args.quick { 2_000 } else { 20_000 };
+        vectors::real_recall(args.seed, real, &cache, &mut rows)?;
         let events = if args.quick { 10_000 } else { 100_000 };
-        vectors::scale(&bin, args.seed, events, rate, &mut rows)?;
+        vectors::scale(&bin, args.seed, events, rate, true, &mut rows)?;
         if args.million && !args.quick {
-            vectors::scale(&bin, args.seed, 1_000_000, rate, &mut rows)?;
+            vectors::scale(&bin, args.seed, 1_000_000, rate, false, &mut rows)?;
         }
     }
     if args.locomo {

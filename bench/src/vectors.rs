@@ -78,8 +78,10 @@ pub fn throughput(seed: u64, rows: &mut Vec<Row>) -> anyhow::Result<Option<f64>>
 
 /// HNSW recall@10 on real MiniLM vectors: `n` generator texts embedded by
 /// the model into a vector projection of their own (past the exact tail, so
-/// the graph answers), queried with the embedded generator queries.
-pub fn real_recall(seed: u64, n: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+/// the graph answers), queried with the embedded generator queries. The
+/// embeddings are kept in `cache` across runs: the first run embeds them
+/// (about 6 minutes for 20k texts here).
+pub fn real_recall(seed: u64, n: usize, cache: &Path, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     let files = ModelFiles::resolve(&Default::default());
     if !files.available() {
         return Ok(());
@@ -90,31 +92,41 @@ pub fn real_recall(seed: u64, n: usize, rows: &mut Vec<Row>) -> anyhow::Result<(
     db.execute_batch(
         "CREATE TABLE events (key INTEGER NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL)",
     )?;
+    let tx = db.unchecked_transaction()?;
     for (i, text) in sample_texts(seed, n).iter().enumerate() {
-        db.execute(
+        tx.execute(
             "INSERT INTO events(key, kind, text) VALUES (?1, 'note', ?2)",
             rusqlite::params![i as i64 + 1, text],
         )?;
     }
-    let mut cache = EmbeddingCache::open(&dir.path().join("cache.sqlite"))?;
+    tx.commit()?;
+    let mut cache = EmbeddingCache::open(cache)?;
     let t = Instant::now();
-    let report = catch_up(dir.path(), &mut model, &mut cache, 32, &mut |_, _| {})?
-        .ok_or_else(|| anyhow::anyhow!("vectors were locked"))?;
+    let report = catch_up(dir.path(), &mut model, &mut cache, 32, &mut |done, all| {
+        if done % 2048 < 256 {
+            eprint!("\rembedding for the recall run: {done}/{all}");
+        }
+    })?
+    .ok_or_else(|| anyhow::anyhow!("vectors were locked"))?;
+    eprintln!();
     let took = t.elapsed();
     let index = memlog_indexer::vectors::VectorIndex::open(&dir.path().join("vectors"))?
         .ok_or_else(|| anyhow::anyhow!("no vector projection"))?;
-    let queries = generator::queries(seed, 100);
+    let queries = generator::queries(seed, 200);
     let refs: Vec<&str> = queries.iter().map(String::as_str).collect();
     let (found, wanted) = recall_at_10(&index, &Embedder::embed(&mut model, &refs)?)?;
     rows.push(Row {
         name: format!(
-            "HNSW recall@10 against exact search, {} MiniLM vectors",
-            report.rows
+            "HNSW recall@10 against exact search, {} MiniLM vectors, {} queries",
+            report.rows,
+            queries.len()
         ),
         value: format!(
-            "{:.3} (embedding and graph {:.0} s)",
+            "{:.3} (vectors and graph {:.0} s, {} texts embedded, {} from the cache)",
             found as f64 / wanted.max(1) as f64,
-            took.as_secs_f64()
+            took.as_secs_f64(),
+            report.embedded,
+            report.cached
         ),
         target: "≥ 0.95".into(),
     });
@@ -154,6 +166,7 @@ pub fn scale(
     seed: u64,
     events: usize,
     model_rate: Option<f64>,
+    fresh_too: bool,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
     let label = crate::size_label(events);
@@ -169,11 +182,6 @@ pub fn scale(
     let cold = catch_up(&index_dir, &mut stand_in, &mut cache, 64, &mut |_, _| {})?
         .ok_or_else(|| anyhow::anyhow!("vectors were locked"))?;
     let cold_time = t.elapsed();
-    std::fs::remove_dir_all(index_dir.join("vectors"))?;
-    let t = Instant::now();
-    let warm = catch_up(&index_dir, &mut stand_in, &mut cache, 64, &mut |_, _| {})?
-        .ok_or_else(|| anyhow::anyhow!("vectors were locked"))?;
-    let warm_time = t.elapsed();
     rows.push(Row {
         name: format!(
             "vectors of {label} events ({} embeddable), stand-in embedder, cold cache",
@@ -186,16 +194,44 @@ pub fn scale(
         ),
         target: "—".into(),
     });
+
+    // `memlog rebuild`: full text and graph derived again, vectors kept
+    // after checking each row against the rebuilt events.
+    let t = Instant::now();
+    Projections::rebuild(&repo)?;
+    let indexed = t.elapsed();
+    let warm = catch_up(&index_dir, &mut stand_in, &mut cache, 64, &mut |_, _| {})?
+        .ok_or_else(|| anyhow::anyhow!("vectors were locked"))?;
+    let warm_time = t.elapsed();
     rows.push(Row {
-        name: format!("vectors of {label} events after `memlog rebuild`, warm cache"),
+        name: format!("`memlog rebuild` of {label} events with vectors, warm"),
         value: format!(
-            "{:.1} s ({} embedded, {} from the cache)",
+            "{:.2} s: full text and graph {:.2} s, vectors {:.2} s ({} kept, {} embedded)",
             warm_time.as_secs_f64(),
-            warm.embedded,
-            warm.cached
+            indexed.as_secs_f64(),
+            (warm_time - indexed).as_secs_f64(),
+            warm.kept,
+            warm.embedded
         ),
-        target: "0 embedded".into(),
+        target: "0 embedded, at full-text speed".into(),
     });
+    // (at 1M, laying the graph out again is the cold figure once more)
+    if fresh_too {
+        std::fs::remove_dir_all(index_dir.join("vectors"))?;
+        let t = Instant::now();
+        let fresh = catch_up(&index_dir, &mut stand_in, &mut cache, 64, &mut |_, _| {})?
+            .ok_or_else(|| anyhow::anyhow!("vectors were locked"))?;
+        rows.push(Row {
+            name: format!("vectors of {label} events made again (`rebuild --fresh-vectors`)"),
+            value: format!(
+                "{:.1} s ({} embedded, {} from the cache; the HNSW build is the time)",
+                t.elapsed().as_secs_f64(),
+                fresh.embedded,
+                fresh.cached
+            ),
+            target: "0 embedded".into(),
+        });
+    }
     if let Some(rate) = model_rate {
         rows.push(Row {
             name: format!("cold vectors of {label} events with MiniLM (extrapolated)"),
@@ -234,9 +270,9 @@ pub fn scale(
         )?);
     }
     rows.push(Row {
-        name: format!("HNSW recall@10 against exact search, {label} vectors"),
+        name: format!("HNSW recall@10 against exact search, {label} stand-in vectors"),
         value: format!("{:.3}", found as f64 / wanted.max(1) as f64),
-        target: "≥ 0.95".into(),
+        target: "— (real vectors: above)".into(),
     });
     rows.push(Row {
         name: format!("hybrid search in-process, {label} events, p50 / p95"),

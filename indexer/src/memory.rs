@@ -263,36 +263,50 @@ pub fn refold(tx: &Transaction) -> Result<()> {
     Ok(())
 }
 
-/// What the log says about an event as a memory, by its full-text key:
-/// its `memory` row with the level its kind gives, or for an event with no
-/// row, a row of that level alone (`None` for a raw event).
+/// The `memory` columns [`memory_row`] reads, for a query that joins
+/// `memory m` to `events e`.
+pub(crate) const MEMORY_COLUMNS: &str =
+    "m.base_level, m.success, m.failure, m.recalls, m.last_recall";
+
+/// An event's memory from a row whose columns from `at` on are
+/// [`MEMORY_COLUMNS`]: its `memory` row with the level its kind gives, or
+/// for an event with no row, a row of that level alone (`None` for a raw
+/// event).
+pub(crate) fn memory_row(
+    kind: &str,
+    r: &rusqlite::Row,
+    at: usize,
+) -> rusqlite::Result<Option<MemoryRow>> {
+    let by_kind = kind_level(kind);
+    let stored: Option<u8> = r.get(at)?;
+    Ok(match stored {
+        Some(base) => Some(MemoryRow {
+            base_level: base.max(by_kind),
+            success: r.get(at + 1)?,
+            failure: r.get(at + 2)?,
+            recalls: r.get(at + 3)?,
+            last_recall: r.get(at + 4)?,
+        }),
+        None => (by_kind > 0).then(|| MemoryRow {
+            base_level: by_kind,
+            ..MemoryRow::default()
+        }),
+    })
+}
+
+/// What the log says about an event as a memory, by its full-text key
+/// (see [`memory_row`]).
 pub fn row_by_key(p: &Projections, key: i64) -> Result<Option<MemoryRow>> {
     p.graph
         .conn
-        .prepare_cached(
-            "SELECT e.kind, m.base_level, m.success, m.failure, m.recalls, m.last_recall
-             FROM events e LEFT JOIN memory m ON m.event_id = e.id WHERE e.key = ?1 LIMIT 1",
-        )
+        .prepare_cached(&format!(
+            "SELECT e.kind, {MEMORY_COLUMNS}
+             FROM events e LEFT JOIN memory m ON m.event_id = e.id WHERE e.key = ?1 LIMIT 1"
+        ))
         .and_then(|mut st| {
-            st.query_row([key], |r| {
-                let by_kind = kind_level(&r.get::<_, String>(0)?);
-                let stored: Option<u8> = r.get(1)?;
-                Ok(match stored {
-                    Some(base) => Some(MemoryRow {
-                        base_level: base.max(by_kind),
-                        success: r.get(2)?,
-                        failure: r.get(3)?,
-                        recalls: r.get(4)?,
-                        last_recall: r.get(5)?,
-                    }),
-                    None => (by_kind > 0).then(|| MemoryRow {
-                        base_level: by_kind,
-                        ..MemoryRow::default()
-                    }),
-                })
-            })
-            .optional()
-            .map(Option::flatten)
+            st.query_row([key], |r| memory_row(&r.get::<_, String>(0)?, r, 1))
+                .optional()
+                .map(Option::flatten)
         })
         .map_err(|e| Error::sql(&p.dir, e))
 }

@@ -137,6 +137,7 @@ struct Row {
     ts_ms: i64,
     text: String,
     meta: String,
+    memory: Option<crate::memory::MemoryRow>,
 }
 
 pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> Result<Vec<Hit>> {
@@ -345,7 +346,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                 *key,
                 importance(
                     &row.kind,
-                    crate::memory::row_by_key(p, *key as i64)?.as_ref(),
+                    row.memory.as_ref(),
                     row.ts_ms,
                     now_ms,
                     &ranking.levels,
@@ -378,7 +379,8 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     Ok(hits.into_iter().map(|(_, _, h)| h).collect())
 }
 
-/// The event rows of `keys` (those the database still has).
+/// The event rows of `keys` (those the database still has), with their
+/// memory.
 fn event_rows(p: &Projections, keys: &[u64]) -> Result<HashMap<u64, Row>> {
     let mut out = HashMap::with_capacity(keys.len());
     for chunk in keys.chunks(500) {
@@ -387,20 +389,25 @@ fn event_rows(p: &Projections, keys: &[u64]) -> Result<HashMap<u64, Row>> {
             .graph
             .conn
             .prepare_cached(&format!(
-                "SELECT key, id, session, seq, kind, ts, ts_ms, text, meta FROM events WHERE key IN ({marks}) ORDER BY id"
+                "SELECT e.key, e.id, e.session, e.seq, e.kind, e.ts, e.ts_ms, e.text, e.meta, {}
+                 FROM events e LEFT JOIN memory m ON m.event_id = e.id
+                 WHERE e.key IN ({marks}) ORDER BY e.id",
+                crate::memory::MEMORY_COLUMNS
             ))
             .map_err(|e| Error::sql(&p.dir, e))?;
         let rows = stmt
             .query_map(
                 rusqlite::params_from_iter(chunk.iter().map(|k| *k as i64)),
                 |r| {
+                    let kind: String = r.get(4)?;
                     Ok((
                         r.get::<_, i64>(0)? as u64,
                         Row {
+                            memory: crate::memory::memory_row(&kind, r, 9)?,
                             id: r.get(1)?,
                             session: r.get(2)?,
                             seq: r.get(3)?,
-                            kind: r.get(4)?,
+                            kind,
                             ts: r.get(5)?,
                             ts_ms: r.get(6)?,
                             text: r.get(7)?,
