@@ -29,7 +29,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use hnsw_rs::prelude::{AnnT, DistCosine, Hnsw, HnswIo};
+use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
@@ -51,12 +51,26 @@ const HNSW_EF_CONSTRUCTION: usize = 100;
 const HNSW_EF_SEARCH: usize = 200;
 
 /// Layout of the files; projections of another layout start over.
-const FORMAT: u32 = 2;
+/// (3: graphs dumped with [`UnitCosine`].)
+const FORMAT: u32 = 3;
 /// Share of rows whose events are gone past which a carried projection
 /// starts over rather than carry them.
 const MAX_DEAD_SHARE: f64 = 0.2;
 
-type Graph = Hnsw<'static, f32, DistCosine>;
+type Graph = Hnsw<'static, f32, UnitCosine>;
+
+/// Cosine distance between unit vectors (every vector here is one):
+/// `1 - dot`. anndists' `DistCosine` computes both norms again in f64 on
+/// every call, which was most of a graph search, and its `DistDot` asserts
+/// a result rounding can push below zero for equal vectors.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UnitCosine;
+
+impl Distance<f32> for UnitCosine {
+    fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
+        (1.0 - crate::embed::dot(a, b)).max(0.0)
+    }
+}
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct VectorMeta {
@@ -140,12 +154,20 @@ fn load_graph(dir: &Path, base: &str) -> Result<Graph> {
     // hnsw_rs ties a reloaded graph's lifetime to its loader; the loader
     // holds only paths and options (no mmap here), so it is leaked to give
     // the graph a 'static one: a few hundred bytes per load.
-    let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, base)));
-    io.load_hnsw::<f32, DistCosine>()
-        .map_err(|e| Error::Corrupt {
-            what: dir.join(base).display().to_string(),
-            message: e.to_string(),
-        })
+    let corrupt = |message: String| Error::Corrupt {
+        what: dir.join(base).display().to_string(),
+        message,
+    };
+    // hnsw_rs asserts on what it reads (a damaged dump panics): a panic
+    // here is a corrupt file, to report like any other.
+    let (dir_path, base_name) = (dir.to_path_buf(), base.to_string());
+    match std::panic::catch_unwind(move || {
+        let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(&dir_path, &base_name)));
+        io.load_hnsw::<f32, UnitCosine>()
+    }) {
+        Ok(loaded) => loaded.map_err(|e| corrupt(e.to_string())),
+        Err(_) => Err(corrupt("unreadable HNSW dump".into())),
+    }
 }
 
 fn new_graph(expected: usize) -> Graph {
@@ -154,7 +176,7 @@ fn new_graph(expected: usize) -> Graph {
         expected.max(1024),
         HNSW_LAYERS,
         HNSW_EF_CONSTRUCTION,
-        DistCosine {},
+        UnitCosine,
     )
 }
 
@@ -164,6 +186,10 @@ impl VectorIndex {
         let Some(meta) = read_meta(dir)? else {
             return Ok(None);
         };
+        if meta.format != FORMAT {
+            // laid out by another version: the next catch-up starts over
+            return Ok(None);
+        }
         let keys = read_u64s(&dir.join("keys.bin"), meta.rows)?;
         let rows_by_key = keys
             .iter()
@@ -699,7 +725,17 @@ pub fn discard(index_dir: &Path) -> Result<()> {
 /// Inserts the tail rows into the HNSW graph and dumps it under a new name,
 /// then commits the meta and removes the old dump.
 fn index_tail(dir: &Path, meta: &mut VectorMeta) -> Result<()> {
-    let mut index = VectorIndex::open(dir)?.ok_or_else(|| Error::Corrupt {
+    let opened = match VectorIndex::open(dir) {
+        // a damaged graph is laid out again from the rows, which are whole
+        Err(Error::Corrupt { .. }) if meta.hnsw_base.is_some() => {
+            meta.hnsw_base = None;
+            meta.hnsw_rows = 0;
+            write_meta(dir, meta)?;
+            VectorIndex::open(dir)
+        }
+        other => other,
+    };
+    let mut index = opened?.ok_or_else(|| Error::Corrupt {
         what: dir.display().to_string(),
         message: "meta.json vanished".into(),
     })?;
@@ -932,5 +968,31 @@ mod tests {
             "{r:?}"
         );
         assert_eq!((r.kept, r.rows), (0, 75));
+    }
+
+    #[test]
+    fn a_damaged_graph_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = events_db(dir.path());
+        let mut cache = EmbeddingCache::open(&dir.path().join("cache.sqlite")).unwrap();
+        for i in 1..=2100u64 {
+            add(&db, i, "note", &text(i));
+        }
+        run(dir.path(), &mut cache);
+        let vectors = dir.path().join("vectors");
+        let base = read_meta(&vectors).unwrap().unwrap().hnsw_base.unwrap();
+        std::fs::write(vectors.join(format!("{base}.hnsw.data")), b"not a dump").unwrap();
+        match VectorIndex::open(&vectors) {
+            Err(Error::Corrupt { what, .. }) => assert!(what.contains(&base), "{what}"),
+            Err(e) => panic!("another error: {e}"),
+            Ok(_) => panic!("a damaged graph opened"),
+        }
+        // the next catch-up that reaches the graph lays it out again
+        for i in 2101..=4200u64 {
+            add(&db, i, "note", &text(i));
+        }
+        run(dir.path(), &mut cache);
+        let index = VectorIndex::open(&vectors).unwrap().unwrap();
+        assert_eq!((index.meta.rows, index.meta.hnsw_rows), (4200, 4200));
     }
 }
