@@ -636,7 +636,7 @@ pub fn refold(tx: &Transaction) -> Result<()> {
          -- mentions of tasks; ranges, so that the edge indexes answer
          -- (a scan of every edge would cost each update at scale)
          DELETE FROM edges WHERE src_id >= 'task:' AND src_id < 'task;';
-         DELETE FROM edges WHERE src_id >= 'condition:' AND src_id < 'condition;';
+         DELETE FROM edges WHERE src_id >= 'cond:' AND src_id < 'cond;';
          DELETE FROM edges WHERE dst_id >= 'task:' AND dst_id < 'task;' AND rel_type = 'mentions';
          -- artifacts nothing links to any more (their blocker or mention was
          -- forgotten or replaced): a rebuild would not have them; those the
