@@ -142,7 +142,7 @@ pub fn status(repo: &Repo) -> Value {
         .as_ref()
         .and_then(|p| memlog_indexer::vectors::embeddable_events(p).ok());
     let vectors = opened.as_mut().and_then(|p| {
-        p.load_vectors();
+        p.load_vectors_as(memlog_indexer::vectors::VectorAccess::Scan);
         p.vectors.take()
     });
     json!({

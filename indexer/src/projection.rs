@@ -31,7 +31,7 @@ use tantivy::IndexWriter;
 use crate::derive::{self, Derived};
 use crate::fts::{Fts, FtsDoc};
 use crate::graph::{Graph, SCHEMA_VERSION};
-use crate::vectors::VectorIndex;
+use crate::vectors::{VectorAccess, VectorIndex};
 use crate::{Error, Result};
 
 /// Memory of the full-text writer: incremental runs are small; a rebuild
@@ -183,12 +183,18 @@ impl Projections {
             .checkpoint_if_larger(&self.dir.join("graph.sqlite-wal"), max_bytes)
     }
 
-    /// Opens the vectors, for searches that use them (loading the HNSW graph
-    /// costs time the hooks' full-text path does not spend). Vectors are
-    /// optional and rebuildable: a damaged projection is searched without,
-    /// and the next catch-up starts it again.
+    /// Opens the vectors with their HNSW graph, for a process that searches
+    /// many times (loading the graph costs time the hooks' full-text path
+    /// does not spend). Vectors are optional and rebuildable: a damaged
+    /// projection is searched without, and the next catch-up starts it
+    /// again.
     pub fn load_vectors(&mut self) {
-        self.vectors = VectorIndex::open(&self.dir.join("vectors")).unwrap_or(None);
+        self.load_vectors_as(VectorAccess::Graph);
+    }
+
+    /// Opens the vectors as `access` says (see [`VectorAccess`]).
+    pub fn load_vectors_as(&mut self, access: VectorAccess) {
+        self.vectors = VectorIndex::open_as(&self.dir.join("vectors"), access).unwrap_or(None);
     }
 
     /// Whether the vectors opened are still those on disk (none opened and

@@ -100,6 +100,19 @@ pub struct VectorIndex {
     graph: Option<Graph>,
 }
 
+/// How a process searches the vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorAccess {
+    /// Through the HNSW graph, loaded first: for processes that search
+    /// many times (`memlog mcp`, `memlog serve`). Loading costs about 1 s
+    /// per 100k vectors.
+    Graph,
+    /// By scanning every row exactly: for a process that searches once
+    /// (`memlog search`), to which that costs less than loading the graph
+    /// (and it misses nothing).
+    Scan,
+}
+
 /// One vector hit: the event key and its cosine to the query.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VectorHit {
@@ -181,8 +194,14 @@ fn new_graph(expected: usize) -> Graph {
 }
 
 impl VectorIndex {
-    /// Opens the projection at `dir`; `None` when there is none yet.
+    /// Opens the projection at `dir` with its HNSW graph, for a process
+    /// that searches many times; `None` when there is none yet.
     pub fn open(dir: &Path) -> Result<Option<VectorIndex>> {
+        VectorIndex::open_as(dir, VectorAccess::Graph)
+    }
+
+    /// Opens the projection at `dir` as `access` says.
+    pub fn open_as(dir: &Path, access: VectorAccess) -> Result<Option<VectorIndex>> {
         let Some(meta) = read_meta(dir)? else {
             return Ok(None);
         };
@@ -199,7 +218,9 @@ impl VectorIndex {
         let vpath = dir.join("vectors.bin");
         let vectors = File::open(&vpath).map_err(|e| Error::io(&vpath, e))?;
         let graph = match &meta.hnsw_base {
-            Some(base) if meta.hnsw_rows > 0 => Some(load_graph(dir, base)?),
+            Some(base) if meta.hnsw_rows > 0 && access == VectorAccess::Graph => {
+                Some(load_graph(dir, base)?)
+            }
             _ => None,
         };
         Ok(Some(VectorIndex {
@@ -260,12 +281,24 @@ impl VectorIndex {
         k: usize,
         allowed: Option<&[u64]>,
     ) -> Result<Vec<VectorHit>> {
+        self.search_with_breadth(query, k, allowed, HNSW_EF_SEARCH)
+    }
+
+    /// [`VectorIndex::search`] with the graph search's breadth (`ef`, at
+    /// least `2k`) chosen, to measure recall against it.
+    pub fn search_with_breadth(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: Option<&[u64]>,
+        breadth: usize,
+    ) -> Result<Vec<VectorHit>> {
         if query.len() != self.meta.dim || k == 0 || self.meta.rows == 0 {
             return Ok(Vec::new());
         }
         let mut hits: Vec<VectorHit> = Vec::new();
         match allowed {
-            Some(keys) if keys.len() <= 4 * TAIL_MAX || self.graph.is_none() => {
+            Some(keys) if keys.len() <= 4 * TAIL_MAX => {
                 for key in keys {
                     if let Some(v) = self.vector_of(*key)? {
                         hits.push(VectorHit {
@@ -277,7 +310,7 @@ impl VectorIndex {
             }
             _ => {
                 if let Some(graph) = &self.graph {
-                    let ef = (k * 2).max(HNSW_EF_SEARCH);
+                    let ef = (k * 2).max(breadth);
                     let found = match allowed {
                         Some(keys) => {
                             let mut rows: Vec<usize> = keys
@@ -299,7 +332,7 @@ impl VectorIndex {
                         }
                     }
                 }
-                // the tail, exactly
+                // the tail, exactly (every row without a graph)
                 let start = if self.graph.is_some() {
                     self.meta.hnsw_rows
                 } else {
@@ -307,51 +340,74 @@ impl VectorIndex {
                 };
                 let allowed_set: Option<std::collections::HashSet<u64>> =
                     allowed.map(|a| a.iter().copied().collect());
-                let dim = self.meta.dim;
-                let mut row = start;
-                while row < self.meta.rows {
-                    let end = (row + 4096).min(self.meta.rows);
-                    let block = self.read_rows(row, end)?;
-                    for (i, v) in block.chunks_exact(dim).enumerate() {
-                        let key = self.keys[row + i];
-                        if allowed_set.as_ref().is_some_and(|s| !s.contains(&key)) {
-                            continue;
-                        }
+                self.scan(start, |row, v| {
+                    let key = self.keys[row];
+                    if allowed_set.as_ref().is_none_or(|s| s.contains(&key)) {
                         hits.push(VectorHit {
                             key,
                             cosine: crate::embed::dot(query, v),
                         });
                     }
-                    row = end;
-                }
+                })?;
             }
         }
-        hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.key.cmp(&b.key)));
-        hits.dedup_by_key(|h| h.key);
-        hits.truncate(k);
-        Ok(hits)
+        Ok(best(hits, k))
+    }
+
+    /// Calls `f(row, vector)` for every committed row from `start`, reading
+    /// blocks into buffers used again: fresh ones per block cost more in
+    /// page faults than the products.
+    fn scan(&self, start: usize, mut f: impl FnMut(usize, &[f32])) -> Result<()> {
+        const BLOCK: usize = 512;
+        let dim = self.meta.dim;
+        let mut bytes = vec![0u8; BLOCK * dim * 4];
+        let mut floats = vec![0f32; BLOCK * dim];
+        let mut row = start;
+        while row < self.meta.rows {
+            let n = BLOCK.min(self.meta.rows - row);
+            let bytes = &mut bytes[..n * dim * 4];
+            self.vectors
+                .read_exact_at(bytes, (row * dim * 4) as u64)
+                .map_err(|e| Error::io(&self.dir.join("vectors.bin"), e))?;
+            for (x, c) in floats.iter_mut().zip(bytes.chunks_exact(4)) {
+                *x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+            for (i, v) in floats[..n * dim].chunks_exact(dim).enumerate() {
+                f(row + i, v);
+            }
+            row += n;
+        }
+        Ok(())
     }
 
     /// Exact nearest neighbours over every row (for measuring HNSW recall).
     pub fn search_exact(&self, query: &[f32], k: usize) -> Result<Vec<VectorHit>> {
-        let dim = self.meta.dim;
         let mut hits = Vec::with_capacity(self.meta.rows);
-        let mut row = 0;
-        while row < self.meta.rows {
-            let end = (row + 4096).min(self.meta.rows);
-            let block = self.read_rows(row, end)?;
-            for (i, v) in block.chunks_exact(dim).enumerate() {
-                hits.push(VectorHit {
-                    key: self.keys[row + i],
-                    cosine: crate::embed::dot(query, v),
-                });
-            }
-            row = end;
-        }
-        hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.key.cmp(&b.key)));
-        hits.truncate(k);
-        Ok(hits)
+        self.scan(0, |row, v| {
+            hits.push(VectorHit {
+                key: self.keys[row],
+                cosine: crate::embed::dot(query, v),
+            })
+        })?;
+        Ok(best(hits, k))
     }
+}
+
+/// The `k` best hits, best first, one per key (ties by key).
+fn best(mut hits: Vec<VectorHit>, k: usize) -> Vec<VectorHit> {
+    let order =
+        |a: &VectorHit, b: &VectorHit| b.cosine.total_cmp(&a.cosine).then(a.key.cmp(&b.key));
+    // a scan yields a hit per row: select before sorting (room is left
+    // for the rare key with two rows)
+    let keep = k.saturating_mul(4).max(64);
+    if hits.len() > keep {
+        hits.select_nth_unstable_by(keep, order);
+        hits.truncate(keep);
+    }
+    hits.sort_by(order);
+    hits.dedup_by_key(|h| h.key);
+    hits.truncate(k);
+    hits
 }
 
 /// The single writer of a vector projection (`vectors/writer.lock`).

@@ -80,7 +80,8 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
     let mut projections = workspace::projections(&repo)?;
     if args.mode.as_deref() != Some("fts") {
-        projections.load_vectors();
+        // one search: scanning the rows costs less than loading the graph
+        projections.load_vectors_as(memlog_indexer::vectors::VectorAccess::Scan);
     }
     let semantic = with_query_vector(
         &repo,
