@@ -126,6 +126,11 @@ impl Graph {
         )
         .map_err(|e| corrupt(path, e))?;
         defer_checkpoints(&conn).map_err(|e| corrupt(path, e))?;
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )
+        .map_err(|e| corrupt(path, e))?;
         conn.execute_batch(TABLES).map_err(|e| corrupt(path, e))?;
         conn.execute_batch(INDEXES).map_err(|e| corrupt(path, e))?;
         Ok(Graph { conn })
