@@ -938,6 +938,19 @@ mod tests {
         assert_eq!((again.embedded, again.rows), (0, 2201));
     }
 
+    /// A projection of events 1..=n of `kind`, caught up, with its
+    /// database and embedding cache.
+    fn embedded(n: u64, kind: &str) -> (tempfile::TempDir, Connection, EmbeddingCache) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = events_db(dir.path());
+        let mut cache = EmbeddingCache::open(&dir.path().join("cache.sqlite")).unwrap();
+        for i in 1..=n {
+            add(&db, i, kind, &text(i));
+        }
+        run(dir.path(), &mut cache);
+        (dir, db, cache)
+    }
+
     /// An index built again: the same events in another row order, one
     /// of them gone and one new.
     fn rebuilt_db(dir: &Path, keys: impl Iterator<Item = u64>, text: impl Fn(u64) -> String) {
@@ -949,13 +962,8 @@ mod tests {
 
     #[test]
     fn a_rebuild_keeps_checked_vectors() {
-        let old = tempfile::tempdir().unwrap();
-        let db = events_db(old.path());
-        let mut cache = EmbeddingCache::open(&old.path().join("cache.sqlite")).unwrap();
-        for i in 1..=2500u64 {
-            add(&db, i, "user_prompt", &text(i));
-        }
-        let first = run(old.path(), &mut cache);
+        let (old, _db, mut cache) = embedded(2500, "user_prompt");
+        let first = read_meta(&old.path().join("vectors")).unwrap().unwrap();
         let base = read_meta(&old.path().join("vectors"))
             .unwrap()
             .unwrap()
@@ -986,13 +994,7 @@ mod tests {
 
     #[test]
     fn a_changed_text_or_many_gone_events_start_vectors_over() {
-        let old = tempfile::tempdir().unwrap();
-        let db = events_db(old.path());
-        let mut cache = EmbeddingCache::open(&old.path().join("cache.sqlite")).unwrap();
-        for i in 1..=100u64 {
-            add(&db, i, "user_prompt", &text(i));
-        }
-        run(old.path(), &mut cache);
+        let (old, _db, mut cache) = embedded(100, "user_prompt");
 
         // one text derived differently now
         let changed_text = |k| {
@@ -1028,13 +1030,7 @@ mod tests {
 
     #[test]
     fn a_damaged_graph_is_an_error_not_a_panic() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = events_db(dir.path());
-        let mut cache = EmbeddingCache::open(&dir.path().join("cache.sqlite")).unwrap();
-        for i in 1..=2100u64 {
-            add(&db, i, "note", &text(i));
-        }
-        run(dir.path(), &mut cache);
+        let (dir, db, mut cache) = embedded(2100, "note");
         let vectors = dir.path().join("vectors");
         let base = read_meta(&vectors).unwrap().unwrap().hnsw_base.unwrap();
         std::fs::write(vectors.join(format!("{base}.hnsw.data")), b"not a dump").unwrap();
