@@ -70,6 +70,17 @@ fn notes_repo() -> TestRepo {
     repo
 }
 
+/// The notes, indexed with vectors; `None` (the test is skipped) without
+/// the model.
+fn indexed_notes() -> Option<TestRepo> {
+    if !model_installed() {
+        return None;
+    }
+    let repo = notes_repo();
+    repo.memlog(&["index"]).ok();
+    Some(repo)
+}
+
 fn refs(repo: &TestRepo, query: &str, extra: &[&str]) -> Vec<String> {
     let mut args = vec!["search", "--json", "-n", "3", query];
     args.extend_from_slice(extra);
@@ -108,11 +119,9 @@ fn paraphrases_are_found_by_vectors_not_by_full_text() {
 
 #[test]
 fn vector_search_applies_filters() {
-    if !model_installed() {
+    let Some(repo) = indexed_notes() else {
         return;
-    }
-    let repo = notes_repo();
-    repo.memlog(&["index"]).ok();
+    };
     let out = repo
         .memlog(&[
             "search", "--json", "--mode", "vector", "-n", "10", "--kind", "note", "work",
@@ -151,11 +160,9 @@ fn vector_search_applies_filters() {
 
 #[test]
 fn rebuild_with_a_warm_cache_embeds_nothing() {
-    if !model_installed() {
+    let Some(repo) = indexed_notes() else {
         return;
-    }
-    let repo = notes_repo();
-    repo.memlog(&["index"]).ok();
+    };
     // the vectors are checked against the rebuilt index and kept
     let stats = repo.memlog(&["rebuild", "--stats"]).ok().stdout();
     assert!(
@@ -182,11 +189,9 @@ fn rebuild_with_a_warm_cache_embeds_nothing() {
 
 #[test]
 fn a_purge_takes_the_events_vectors_and_cached_embeddings() {
-    if !model_installed() {
+    let Some(repo) = indexed_notes() else {
         return;
-    }
-    let repo = notes_repo();
-    repo.memlog(&["index"]).ok();
+    };
     let cache = repo.path().join(".git/memlog/embeddings.sqlite");
     let cached = || -> i64 {
         rusqlite::Connection::open(&cache)
