@@ -134,9 +134,12 @@ impl EmbeddingCache {
         let model = embedder.model_id().to_string();
         let hashes: Vec<TextHash> = texts.iter().map(|t| text_hash(t)).collect();
         let mut found: HashMap<TextHash, Vec<f32>> = HashMap::new();
+        // the first of each text the cache lacks (duplicates within the
+        // batch count as cached)
         let mut missing: Vec<usize> = Vec::new();
+        let mut queued: std::collections::HashSet<TextHash> = Default::default();
         for (i, h) in hashes.iter().enumerate() {
-            if found.contains_key(h) {
+            if found.contains_key(h) || queued.contains(h) {
                 continue;
             }
             match self.get(&model, h)? {
@@ -144,13 +147,12 @@ impl EmbeddingCache {
                     found.insert(*h, v);
                 }
                 _ => {
-                    if !missing.iter().any(|&j| hashes[j] == *h) {
-                        missing.push(i);
-                    }
+                    queued.insert(*h);
+                    missing.push(i);
                 }
             }
         }
-        let mut usage = CacheUse {
+        let usage = CacheUse {
             embedded: missing.len(),
             cached: texts.len() - missing.len(),
         };
@@ -171,8 +173,6 @@ impl EmbeddingCache {
             .iter()
             .map(|h| found.get(h).cloned().unwrap_or_default())
             .collect();
-        // duplicates within the batch count as cached
-        usage.cached = texts.len() - usage.embedded;
         Ok((out, usage))
     }
 }

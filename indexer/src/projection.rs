@@ -77,6 +77,9 @@ pub struct Projections {
     /// Vectors, when a model has made some (they trail the other two) and
     /// [`Projections::load_vectors`] opened them.
     pub vectors: Option<VectorIndex>,
+    /// The vectors' `meta.json` as it read when they were last opened (or
+    /// failed to open): the commit of each catch-up changes it.
+    vectors_meta: Option<Vec<u8>>,
 }
 
 /// `<memlog dir>/index`
@@ -171,6 +174,7 @@ impl Projections {
             graph,
             fts,
             vectors: None,
+            vectors_meta: None,
         })
     }
 
@@ -194,16 +198,17 @@ impl Projections {
 
     /// Opens the vectors as `access` says (see [`VectorAccess`]).
     pub fn load_vectors_as(&mut self, access: VectorAccess) {
-        self.vectors = VectorIndex::open_as(&self.dir.join("vectors"), access).unwrap_or(None);
+        let dir = self.dir.join("vectors");
+        self.vectors_meta = std::fs::read(dir.join("meta.json")).ok();
+        self.vectors = VectorIndex::open_as(&dir, access).unwrap_or(None);
     }
 
-    /// Whether the vectors opened are still those on disk (none opened and
-    /// none there counts as current).
+    /// Whether the vectors on disk are still those last opened: none there
+    /// and none then counts as current, and so does a projection that
+    /// failed to open and has not changed since (opening it again would
+    /// fail again, at the cost of loading a graph).
     pub fn vectors_are_current(&self) -> bool {
-        match &self.vectors {
-            Some(v) => v.is_current(),
-            None => !self.dir.join("vectors").join("meta.json").exists(),
-        }
+        std::fs::read(self.dir.join("vectors").join("meta.json")).ok() == self.vectors_meta
     }
 
     /// Whether every sealed session is indexed (journals aside): one ref
@@ -227,6 +232,7 @@ impl Projections {
             graph,
             fts,
             vectors: None,
+            vectors_meta: None,
         })
     }
 

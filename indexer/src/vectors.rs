@@ -33,7 +33,6 @@ use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use crate::derive::is_worth_embedding;
 use crate::embed::Embedder;
 use crate::embed_cache::{CacheUse, EmbeddingCache};
 use crate::{Error, Result};
@@ -159,7 +158,11 @@ fn write_meta(dir: &Path, meta: &VectorMeta) -> Result<()> {
     let p = meta_path(dir);
     let tmp = dir.join("meta.json.tmp");
     let bytes = serde_json::to_vec_pretty(meta).map_err(|e| Error::Invalid(e.to_string()))?;
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    // synced before the rename: an empty meta after a crash would make the
+    // next catch-up start the whole projection over
+    File::create(&tmp)
+        .and_then(|mut f| f.write_all(&bytes).and_then(|_| f.sync_all()))
+        .map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, &p).map_err(|e| Error::io(&p, e))
 }
 
@@ -237,30 +240,12 @@ impl VectorIndex {
         self.meta.rows
     }
 
-    /// Whether the projection on disk is still the one opened (a catch-up
-    /// by another process commits new rows).
-    pub fn is_current(&self) -> bool {
-        read_meta(&self.dir)
-            .ok()
-            .flatten()
-            .is_some_and(|m| m.rows == self.meta.rows && m.model == self.meta.model)
-    }
-
     /// The stored vector of an event, if it has one.
     pub fn vector_of(&self, key: u64) -> Result<Option<Vec<f32>>> {
         match self.rows_by_key.get(&key) {
-            Some(&row) => self.read_row(row as usize).map(Some),
+            Some(&row) => self.read_rows(row as usize, row as usize + 1).map(Some),
             None => Ok(None),
         }
-    }
-
-    fn read_row(&self, row: usize) -> Result<Vec<f32>> {
-        let dim = self.meta.dim;
-        let mut buf = vec![0u8; dim * 4];
-        self.vectors
-            .read_exact_at(&mut buf, (row * dim * 4) as u64)
-            .map_err(|e| Error::io(&self.dir.join("vectors.bin"), e))?;
-        Ok(crate::embed_cache::from_bytes(&buf))
     }
 
     fn read_rows(&self, start: usize, end: usize) -> Result<Vec<f32>> {
@@ -500,23 +485,23 @@ pub fn catch_up(
             fresh_meta()
         }
     };
-    let files = RowFiles::open(&dir, &meta)?;
+    let mut files = RowFiles::open(&dir, &meta)?;
 
     // Is the watermark row still the same event? If not (a forget removed
-    // it, SQLite reused its rowid, or a rebuild renumbered every row), check
-    // every row against the events instead.
-    let still: Option<i64> = match meta.watermark_rowid {
-        0 => Some(0),
-        -1 => None,
-        rowid => db
-            .query_row("SELECT key FROM events WHERE rowid = ?1", [rowid], |r| {
-                r.get(0)
+    // it, SQLite reused its rowid, or a rebuild renumbered every row: -1),
+    // check every row against the events instead.
+    let fast = match meta.watermark_rowid {
+        0 => true,
+        -1 => false,
+        rowid => {
+            db.query_row("SELECT key FROM events WHERE rowid = ?1", [rowid], |r| {
+                r.get::<_, i64>(0)
             })
             .optional()
-            .map_err(sql)?,
+            .map_err(sql)?
+                == Some(meta.watermark_key as i64)
+        }
     };
-    let fast = still.is_some_and(|k| meta.watermark_rowid == 0 || k as u64 == meta.watermark_key);
-    let mut files = files;
     let mut have: std::collections::HashSet<u64> = Default::default();
     if !fast {
         match check_rows(&db, &db_path, &dir, &meta)? {
@@ -550,19 +535,18 @@ pub fn catch_up(
     // 5 s to check 60k kept rows).
     let mut stmt = db
         .prepare(&format!(
-            "SELECT rowid, key, kind, text FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != '' ORDER BY rowid LIMIT {ROUND}"
+            "SELECT rowid, key, text FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != '' ORDER BY rowid LIMIT {ROUND}"
         ))
         .map_err(sql)?;
     let mut cursor = from;
     let mut done = 0;
     loop {
-        let rows: Vec<(i64, u64, String, String)> = stmt
+        let rows: Vec<(i64, u64, String)> = stmt
             .query_map([cursor], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, i64>(1)? as u64,
                     r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
                 ))
             })
             .map_err(sql)?
@@ -571,11 +555,9 @@ pub fn catch_up(
         let Some(last) = rows.last() else { break };
         cursor = last.0;
         let (last_rowid, last_key) = (last.0, last.1);
-        let todo: Vec<&(i64, u64, String, String)> = rows
-            .iter()
-            .filter(|r| is_worth_embedding(&r.2) && !have.contains(&r.1))
-            .collect();
-        let texts: Vec<&str> = todo.iter().map(|r| r.3.as_str()).collect();
+        // (the query keeps embeddable kinds only)
+        let todo: Vec<&(i64, u64, String)> = rows.iter().filter(|r| !have.contains(&r.1)).collect();
+        let texts: Vec<&str> = todo.iter().map(|r| r.2.as_str()).collect();
         let (vectors, usage): (Vec<Vec<f32>>, CacheUse) = cache.embed(embedder, &texts, batch)?;
         report.embedded += usage.embedded;
         report.cached += usage.cached;
@@ -584,7 +566,7 @@ pub fn catch_up(
             .iter()
             .zip(&vectors)
             .filter(|(_, v)| v.len() == meta.dim)
-            .map(|(r, v)| (r.1, row_text_hash(&r.3), v.as_slice()));
+            .map(|(r, v)| (r.1, row_text_hash(&r.2), v.as_slice()));
         let added = files.append(appended)?;
         meta.rows += added;
         meta.watermark_rowid = last_rowid;
@@ -706,7 +688,7 @@ fn check_rows(db: &Connection, db_path: &Path, dir: &Path, meta: &VectorMeta) ->
     let kinds = embeddable_kinds_sql();
     let mut stmt = db
         .prepare(&format!(
-            "SELECT key, kind, text FROM events WHERE +kind IN ({kinds}) AND text != ''"
+            "SELECT key, text FROM events WHERE +kind IN ({kinds}) AND text != ''"
         ))
         .map_err(|e| Error::sql(db_path, e))?;
     let mut found = stmt.query([]).map_err(|e| Error::sql(db_path, e))?;
@@ -716,9 +698,8 @@ fn check_rows(db: &Connection, db_path: &Path, dir: &Path, meta: &VectorMeta) ->
         let Some(&text) = rows.get(&key) else {
             continue;
         };
-        let kind: String = r.get(1).map_err(|e| Error::sql(db_path, e))?;
-        let now: String = r.get(2).map_err(|e| Error::sql(db_path, e))?;
-        if !is_worth_embedding(&kind) || row_text_hash(&now) != text {
+        let now: String = r.get(1).map_err(|e| Error::sql(db_path, e))?;
+        if row_text_hash(&now) != text {
             return Ok(RowCheck::StartOver(format!(
                 "the text of event key {key:016x} is not the one embedded"
             )));
