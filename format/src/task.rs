@@ -216,11 +216,6 @@ impl TaskState {
         }
     }
 
-    /// Whether changing to `to` would be accepted, without changing.
-    pub fn check_status(&self, to: Status, from_todo_write: bool) -> Result<(), Rejection> {
-        self.clone().set_status(to, from_todo_write).map(|_| ())
-    }
-
     /// Changes the status, or refuses and leaves the state as it was.
     /// `from_todo_write` allows the implied `in_progress` step of a
     /// `pending → done` jump (module docs); the implied step is returned.

@@ -25,7 +25,7 @@ use memlog_format::key::canonical_key;
 use serde_json::{Map, Value};
 
 /// The tool whose calls become task events.
-pub const TODO_TOOL: &str = "TodoWrite";
+pub const TODO_TOOL: &str = memlog_format::task::TODO_WRITE_SOURCE;
 
 /// One entry of a TodoWrite list.
 #[derive(Clone, Debug, PartialEq)]

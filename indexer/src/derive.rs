@@ -35,11 +35,16 @@ impl Derived {
 
 /// Kinds that are bookkeeping rather than memory: kept in the database, not
 /// searchable.
+pub const BOOKKEEPING_KINDS: [Kind; 5] = [
+    Kind::SessionStart,
+    Kind::SessionEnd,
+    Kind::Forget,
+    Kind::Reinforce,
+    Kind::Recall,
+];
+
 pub fn is_searchable(kind: &Kind) -> bool {
-    !matches!(
-        kind,
-        Kind::SessionStart | Kind::SessionEnd | Kind::Forget | Kind::Reinforce | Kind::Recall
-    )
+    !BOOKKEEPING_KINDS.contains(kind)
 }
 
 /// Kinds whose text is embedded for semantic search: what people and

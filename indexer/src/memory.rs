@@ -385,7 +385,12 @@ mod tests {
             base_level: 2,
             ..Default::default()
         };
-        assert!(importance("note", Some(&aligned), 0, now, &cfg) >= 0.9);
+        // the level raises a kind whose prior is lower, and never lowers one
+        assert_eq!(
+            importance("agent_response", Some(&aligned), 0, now, &cfg),
+            0.8
+        );
+        assert_eq!(importance("note", Some(&aligned), 0, now, &cfg), 0.9);
         let misled = MemoryRow {
             base_level: 1,
             success: 1,

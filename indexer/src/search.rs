@@ -454,15 +454,21 @@ fn linked_events(
 /// Keys of the searchable events just before and after `row` in its session
 /// (row-value comparisons: a range of the session index, not a scan).
 fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
-    const SEARCHABLE: &str =
-        "kind NOT IN ('session_start', 'session_end', 'forget', 'reinforce', 'recall')";
+    static SEARCHABLE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let kinds: Vec<String> = crate::derive::BOOKKEEPING_KINDS
+            .iter()
+            .map(|k| format!("'{}'", k.as_str()))
+            .collect();
+        format!("kind NOT IN ({})", kinds.join(", "))
+    });
     let err = |e| Error::sql(&p.dir, e);
     let mut before = p
         .graph
         .conn
         .prepare_cached(&format!(
-            "SELECT key FROM events WHERE session = ?1 AND (ts, seq) < (?2, ?3) AND {SEARCHABLE}
-             ORDER BY session DESC, ts DESC, seq DESC LIMIT 1"
+            "SELECT key FROM events WHERE session = ?1 AND (ts, seq) < (?2, ?3) AND {}
+             ORDER BY session DESC, ts DESC, seq DESC LIMIT 1",
+            *SEARCHABLE
         ))
         .map_err(err)?;
     let prev: Option<i64> = before
@@ -473,8 +479,9 @@ fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
         .graph
         .conn
         .prepare_cached(&format!(
-            "SELECT key FROM events WHERE session = ?1 AND (ts, seq) > (?2, ?3) AND {SEARCHABLE}
-             ORDER BY session, ts, seq LIMIT 1"
+            "SELECT key FROM events WHERE session = ?1 AND (ts, seq) > (?2, ?3) AND {}
+             ORDER BY session, ts, seq LIMIT 1",
+            *SEARCHABLE
         ))
         .map_err(err)?;
     let next: Option<i64> = after
@@ -501,6 +508,8 @@ fn passes(p: &Projections, row: &Row, f: &Filters) -> Result<bool> {
     let Some(file) = &f.file else {
         return Ok(true);
     };
+    // as the full-text filter and the edges take paths
+    let file = memlog_format::refs::normalize_path(file);
     p.graph
         .conn
         .prepare_cached(
@@ -553,6 +562,7 @@ fn allowed_keys(p: &Projections, f: &Filters) -> Result<Option<Vec<u64>>> {
         args.push(ms.into());
     }
     if let Some(file) = &f.file {
+        let file = memlog_format::refs::normalize_path(file);
         sql.push_str(
             " AND EXISTS (SELECT 1 FROM edges g WHERE g.src_id = 'session:' || e.session AND g.evidence = e.id AND (g.dst_id = 'file:' || ? OR g.dst_id LIKE '%/' || ?))",
         );

@@ -27,10 +27,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use memlog_format::Kind;
-use memlog_format::key::canonical_key;
 use memlog_format::task::{
     BlockerKind, BlockerMode, BlockerRef, Confidence, Rejection, Status, TODO_WRITE_SOURCE,
-    TaskState, artifact_reference, condition_key,
+    TaskState, artifact_reference, condition_key, task_key,
 };
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
@@ -48,9 +47,6 @@ pub const TASK_KINDS: [Kind; 5] = [
     Kind::TaskBlockersSet,
     Kind::TaskTransitionRejected,
 ];
-
-/// Edge types this module owns (and derives again on every fold).
-pub const TASK_RELATIONS: [&str; 3] = ["blocked_by", "blocked_by_suggested", "resolves_to"];
 
 /// One task event, as the fold reads it.
 #[derive(Clone, Debug)]
@@ -197,7 +193,7 @@ impl TaskGraph {
         if let Some(key) = text(&e.body, "key") {
             return Some(format!("task:{key}"));
         }
-        text(&e.body, "title").map(|t| format!("task:{}", canonical_key(t, Some(&e.project))))
+        text(&e.body, "title").map(|t| task_key(t, &e.project))
     }
 
     fn apply(&mut self, e: &TaskEvent) {
@@ -235,7 +231,8 @@ impl TaskGraph {
             kind: e.kind.as_str().to_string(),
             status: before,
             from: None,
-            implied: false,
+            // a step the hooks recorded as implied (hooks::todo) says so
+            implied: e.body.get("implied") == Some(&Value::Bool(true)),
             rejected: None,
             matched: None,
         };
@@ -429,13 +426,7 @@ impl TaskGraph {
     fn resolve_conditions(&mut self) {
         let mut resolved = Vec::new();
         for c in self.conditions.values() {
-            let exact = self
-                .aliases
-                .get(&format!(
-                    "task:{}",
-                    canonical_key(&c.text, Some(&c.project))
-                ))
-                .cloned();
+            let exact = self.aliases.get(&task_key(&c.text, &c.project)).cloned();
             let to = exact.or_else(|| {
                 let candidates: Vec<matcher::Candidate<'_>> = self
                     .sharing_words(&c.text)
@@ -815,10 +806,13 @@ pub fn tasks(p: &Projections) -> Result<Vec<TaskSummary>> {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
+            // the session of the last change (`sessions` lists each once,
+            // in first-seen order)
             session: current
-                .get("sessions")
+                .get("history")
                 .and_then(Value::as_array)
-                .and_then(|s| s.last())
+                .and_then(|h| h.last())
+                .and_then(|h| h.get("session"))
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
@@ -833,7 +827,7 @@ pub fn tasks(p: &Projections) -> Result<Vec<TaskSummary>> {
 pub fn find_task(p: &Projections, what: &str, project: &str) -> Result<Option<Value>> {
     let err = |e| Error::sql(&p.dir, e);
     let mut keys = vec![what.to_string(), format!("task:{what}")];
-    keys.push(format!("task:{}", canonical_key(what, Some(project))));
+    keys.push(task_key(what, project));
     for key in keys {
         let found: Option<String> = p
             .graph

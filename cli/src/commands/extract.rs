@@ -83,7 +83,7 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let events = workspace::live(&repo, false)?;
     let by_id: HashMap<&str, &Event> = events.iter().map(|e| (e.id.as_str(), e)).collect();
-    let known: HashSet<(String, String, String)> = events
+    let mut known: HashSet<(String, String, String)> = events
         .iter()
         .filter(|e| e.kind == Kind::Fact)
         .filter_map(|e| {
@@ -117,7 +117,8 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
             });
             continue;
         };
-        if known.contains(&(source.id.clone(), fact.quote.clone(), fact.text.clone())) {
+        // already logged, or given twice in this file
+        if !known.insert((source.id.clone(), fact.quote.clone(), fact.text.clone())) {
             skipped += 1;
             continue;
         }

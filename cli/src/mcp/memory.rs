@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use memlog_format::seal::{JournalSelection, seal_journals};
+use memlog_format::task::Status;
 use memlog_format::{Draft, Event, Kind, Recorder, Repo, time};
 use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
@@ -20,7 +21,6 @@ use super::params::{
     ForgetParams, GetParams, RememberKind, RememberParams, SearchParams, TasksParams,
     TimelineParams,
 };
-use super::tasks;
 use crate::commands::forget::{ForgetRequest, forget};
 use crate::commands::search::{search_request, with_query_vector};
 use crate::commands::show::event_with_context;
@@ -291,11 +291,14 @@ impl Memory {
         if p.limit == 0 || p.limit > MAX_TASKS_LIMIT {
             bail!("limit must be between 1 and {MAX_TASKS_LIMIT}");
         }
-        let all = tasks::tasks(self.projections()?)?;
-        let wanted: Vec<_> = all
+        // the fold's tasks (shared with `memlog tasks`); a status is taken
+        // as the state machine names it (`completed` is `done`)
+        let wanted_status = p.status.as_deref().map(|s| Status::parse(s).ok_or(s));
+        let wanted: Vec<_> = memlog_indexer::tasks::tasks(self.projections()?)?
             .into_iter()
-            .filter(|t| match &p.status {
-                Some(s) => t.status.as_deref() == Some(s.as_str()),
+            .filter(|t| match &wanted_status {
+                Some(Ok(s)) => Status::parse(&t.status) == Some(*s),
+                Some(Err(s)) => t.status == *s,
                 None => t.is_open(),
             })
             .collect();
@@ -305,14 +308,14 @@ impl Memory {
             .take(p.limit)
             .map(|t| {
                 let mut row = Map::new();
-                row.insert("key".into(), json!(t.key));
+                row.insert("key".into(), json!(t.key()));
                 row.insert("title".into(), json!(t.title));
                 row.insert("status".into(), json!(t.status));
                 if let Some(pr) = &t.priority {
                     row.insert("priority".into(), json!(pr));
                 }
-                if !t.blockers.is_empty() {
-                    row.insert("blocked_by".into(), json!(t.blockers));
+                if !t.blocked_by.is_empty() {
+                    row.insert("blocked_by".into(), json!(t.blocked_by));
                 }
                 row.insert("updated".into(), json!(output::short_time(&t.updated)));
                 row.insert("session".into(), json!(t.session));

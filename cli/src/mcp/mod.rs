@@ -21,7 +21,6 @@
 mod memory;
 mod params;
 mod server;
-mod tasks;
 mod worker;
 
 pub(crate) use memory::MAX_QUERY_BYTES;

@@ -273,18 +273,25 @@ fn session(site: &mut Site, id: &str) -> Result<Value, ApiError> {
     }
     let commit = site.seals()?.get(id).cloned();
     let events = workspace::exact_events(&site.repo, rows)?;
-    let keys: BTreeSet<&str> = events
+    let entities = edges(
+        site.projections()?,
+        &format!("session:{id}"),
+        Direction::Out,
+    )?;
+    // The tasks the session touched, as the fold resolved them (a reworded
+    // todo matched to a task names an alias, not the task's key).
+    let touched: BTreeSet<&str> = entities
         .iter()
-        .filter(|e| e.kind.as_str().starts_with("task_"))
-        .filter_map(|e| e.body.get("key").and_then(Value::as_str))
+        .filter(|e| e.rel == "mentions" && e.other.starts_with("task:"))
+        .map(|e| e.other.as_str())
         .collect();
     // The fold reads every task event: only for sessions that have some.
-    let tasks: Vec<TouchedTask> = if keys.is_empty() {
+    let tasks: Vec<TouchedTask> = if touched.is_empty() {
         Vec::new()
     } else {
         memlog_indexer::tasks::tasks(site.projections()?)?
             .into_iter()
-            .filter(|t| keys.contains(t.key()))
+            .filter(|t| touched.contains(t.entity_id.as_str()))
             .map(|t| TouchedTask {
                 key: t.key().to_string(),
                 title: t.title,
@@ -292,11 +299,6 @@ fn session(site: &mut Site, id: &str) -> Result<Value, ApiError> {
             })
             .collect()
     };
-    let entities = edges(
-        site.projections()?,
-        &format!("session:{id}"),
-        Direction::Out,
-    )?;
     Ok(json!({
         "session": id,
         "events": events.iter().map(|e| e.to_value(true)).collect::<Vec<_>>(),
