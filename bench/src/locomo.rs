@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
-use memlog_format::Repo;
 use memlog_format::config::Fusion;
 use memlog_indexer::Projections;
 use memlog_indexer::embed::{Embedder, ModelEmbedder, ModelFiles};
 use memlog_indexer::embed_cache::EmbeddingCache;
 use memlog_indexer::search::{SearchMode, SearchRequest, search};
+use memlog_store::Repo;
 use serde_json::Value;
 
 use crate::{Row, git, run};

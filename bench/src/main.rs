@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use memlog_format::seal::{JournalSelection, seal_journals};
-use memlog_format::{Draft, Kind, Recorder, Repo};
+use memlog_format::{Draft, Kind};
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
 
 /// Benchmarks memlog and prints a markdown table.
 #[derive(Parser)]

@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use memlog_format::Repo;
 use memlog_indexer::Projections;
 use memlog_indexer::search::{SearchRequest, search};
+use memlog_store::Repo;
 
 use crate::{Row, generator, ms, percentile, run};
 

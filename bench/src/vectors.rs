@@ -7,12 +7,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use memlog_format::Repo;
 use memlog_indexer::Projections;
 use memlog_indexer::embed::{Embedder, HashEmbedder, ModelEmbedder, ModelFiles, clip};
 use memlog_indexer::embed_cache::EmbeddingCache;
 use memlog_indexer::search::{SearchMode, SearchRequest};
 use memlog_indexer::vectors::{VectorAccess, catch_up};
+use memlog_store::Repo;
 
 use crate::search::{dir_size, timed_search};
 use crate::{Row, generator, ms, percentile, run};

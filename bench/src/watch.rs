@@ -17,10 +17,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memlog_format::log::Log;
-use memlog_format::{Draft, Kind, Recorder, Repo};
+use memlog_format::{Draft, Kind};
 use memlog_indexer::Projections;
 use memlog_indexer::search::{SearchRequest, search};
+use memlog_store::log::Log;
+use memlog_store::{Recorder, Repo};
 use serde_json::Value;
 
 use crate::{Row, fresh_repo, generator, ms, percentile, run};

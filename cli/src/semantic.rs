@@ -6,12 +6,12 @@
 use std::io::{IsTerminal, Write};
 
 use anyhow::Context;
-use memlog_format::Repo;
 use memlog_indexer::Projections;
 use memlog_indexer::embed::{Embedder, INSTALL_HINT, ModelEmbedder, ModelFiles};
 use memlog_indexer::embed_cache::EmbeddingCache;
 use memlog_indexer::projection::index_dir;
 use memlog_indexer::vectors::{CatchUpReport, catch_up};
+use memlog_store::Repo;
 use serde_json::{Value, json};
 
 /// `<memlog dir>/embeddings.sqlite`: outside the index directory, so a

@@ -14,9 +14,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use memlog_format::Repo;
 use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
+use memlog_store::Repo;
 use serde::{Deserialize, Serialize};
 
 /// What a hook asks for.

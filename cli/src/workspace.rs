@@ -3,11 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use memlog_format::log::{Log, journal_events, live_events};
-use memlog_format::seal::{JournalSelection, seal_journals};
-use memlog_format::{Draft, Event, Recorder, Repo};
+use memlog_format::{Draft, Event};
 use memlog_indexer::lookup::Stored;
 use memlog_indexer::{Error as IndexError, Projections};
+use memlog_store::log::{Log, journal_events, live_events};
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
 
 /// Opens the repository containing `dir`.
 pub fn open(dir: &Path) -> anyhow::Result<Repo> {

@@ -315,9 +315,7 @@ impl Config {
             path: path.to_path_buf(),
             message,
         };
-        if !self.ref_name.starts_with("refs/")
-            || gix::validate::reference::name(self.ref_name.as_str().into()).is_err()
-        {
+        if !self.ref_name.starts_with("refs/") || !is_valid_ref_name(&self.ref_name) {
             return Err(bad(format!(
                 "ref {:?} is not a full ref name like refs/heads/memlog",
                 self.ref_name
@@ -356,6 +354,25 @@ impl Config {
     }
 }
 
+/// Whether `name` is a ref name git accepts (the rules of
+/// `git check-ref-format`): no empty component, none starting with `.` or
+/// ending with `.lock`, no `..`, `@{`, control characters, space or any of
+/// `~^:?*[\`, and no `/` or `.` at the end.
+fn is_valid_ref_name(name: &str) -> bool {
+    const FORBIDDEN: &[char] = &[' ', '~', '^', ':', '?', '*', '[', '\\', '\x7f'];
+    !name.is_empty()
+        && name != "@"
+        && !name.ends_with('.')
+        && !name.contains("..")
+        && !name.contains("@{")
+        && !name
+            .chars()
+            .any(|c| c.is_control() || FORBIDDEN.contains(&c))
+        && name
+            .split('/')
+            .all(|c| !c.is_empty() && !c.starts_with('.') && !c.ends_with(".lock"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,5 +409,31 @@ mod tests {
         assert!(regex.contains("\"(\""), "{regex}");
         let r = Config::parse("ref: memlog\n", p).unwrap_err().to_string();
         assert!(r.contains("full ref name"), "{r}");
+    }
+
+    #[test]
+    fn ref_names_follow_git_check_ref_format() {
+        for good in [
+            "refs/heads/memlog",
+            "refs/heads/agent-memory",
+            "refs/memlog/x.y",
+        ] {
+            assert!(is_valid_ref_name(good), "{good}");
+        }
+        for bad in [
+            "refs/heads/",
+            "refs//x",
+            "refs/heads/.x",
+            "refs/heads/x.lock",
+            "refs/heads/a..b",
+            "refs/heads/a@{1}",
+            "refs/heads/a b",
+            "refs/heads/a~1",
+            "refs/heads/a:b",
+            "refs/heads/a.",
+            "refs/heads/a\tb",
+        ] {
+            assert!(!is_valid_ref_name(bad), "{bad}");
+        }
     }
 }

@@ -1,54 +1,46 @@
 use std::path::PathBuf;
 
-/// Errors of the memlog data layer. Each names the input it is about.
+/// Errors of the data model. Each names the input it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error(
-        "{path}: not inside a git repository (memlog keeps its log in git; run `git init` first)"
-    )]
-    NotAGitRepo { path: PathBuf },
-
-    #[error("could not open the git repository at {path}: {message}")]
-    GitOpen { path: PathBuf, message: String },
-
-    #[error("git: {0}")]
-    Git(String),
-
+    /// A file could not be read.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },
 
+    /// `.memlog.yaml` is not valid.
     #[error("{path}: invalid configuration: {message}")]
-    Config { path: PathBuf, message: String },
-
-    #[error("{what}: {message}")]
-    Invalid { what: String, message: String },
-
-    #[error("{origin}, line {line}: {message}")]
-    BadLine {
-        origin: String,
-        line: usize,
+    Config {
+        /// The configuration file.
+        path: PathBuf,
+        /// What is wrong.
         message: String,
     },
 
-    #[error(
-        "no remote named and none configured: memory may hold private context, so memlog never \
-         picks a remote by itself; run `memlog sync REMOTE`, or list the remotes in .memlog.yaml \
-         as `sync: {{ remotes: [origin] }}`"
-    )]
-    NoSyncRemote,
+    /// An input that is not what it should be.
+    #[error("{what}: {message}")]
+    Invalid {
+        /// The input.
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
 
-    #[error("sync with {remote}: {message}")]
-    Sync { remote: String, message: String },
-
-    #[error("`{command}` failed: {message}")]
-    GitCommand { command: String, message: String },
-
-    #[error("the memlog ref {ref_name} kept moving; gave up after {attempts} attempts")]
-    Contention { ref_name: String, attempts: u32 },
+    /// A line of an imported file that does not parse.
+    #[error("{origin}, line {line}: {message}")]
+    BadLine {
+        /// The file (or `-`).
+        origin: String,
+        /// Its 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl Error {
@@ -59,10 +51,6 @@ impl Error {
         }
     }
 
-    pub(crate) fn git(e: impl std::fmt::Display) -> Self {
-        Error::Git(e.to_string())
-    }
-
     pub(crate) fn invalid(what: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Invalid {
             what: what.into(),
@@ -71,4 +59,5 @@ impl Error {
     }
 }
 
+/// The result of a model operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -391,6 +391,12 @@ fn take_object(map: &mut Map<String, Value>, field: &str) -> Result<Map<String, 
 }
 
 /// An event of project "p" with a JSON-object body, for unit tests.
+/// Orders events by (ts, session, seq, id).
+pub fn sort_events(events: &mut [Event]) {
+    events
+        .sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
+}
+
 #[cfg(test)]
 pub(crate) fn test_event(session: &str, ts: &str, kind: Kind, body: Value) -> Event {
     let Value::Object(body) = body else {

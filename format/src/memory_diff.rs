@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::log::sort_events;
+use crate::event::sort_events;
 use crate::refs::{self, Reference};
 use crate::visibility::Forgets;
 use crate::{Event, Kind};

@@ -136,13 +136,11 @@ pub fn normalize_path(path: &str) -> String {
 
 /// Lowercase hex SHA-1 (for `art:url:` keys, as the seed specifies).
 pub fn sha1_hex(bytes: &[u8]) -> String {
-    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
-    hasher.update(bytes);
-    match hasher.try_finalize() {
-        Ok(id) => id.to_string(),
-        // Only a SHA-1 collision attack makes this fail; fall back to blake3.
-        Err(_) => blake3::hash(bytes).to_hex().to_string(),
-    }
+    use sha1::{Digest, Sha1};
+    Sha1::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -4,7 +4,10 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
-    Log(#[from] memlog_format::Error),
+    Log(#[from] memlog_store::Error),
+
+    #[error(transparent)]
+    Format(#[from] memlog_format::Error),
 
     #[error("{path}: {source}")]
     Io {

@@ -19,11 +19,12 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use memlog_format::journal;
-use memlog_format::log::Log;
 use memlog_format::refs::Reference;
 use memlog_format::visibility::Forgets;
-use memlog_format::{Event, Kind, Repo, segment};
+use memlog_format::{Event, Kind, segment};
+use memlog_store::Repo;
+use memlog_store::journal;
+use memlog_store::log::Log;
 use rusqlite::{Transaction, params};
 use serde::{Deserialize, Serialize};
 use tantivy::IndexWriter;
@@ -1014,8 +1015,8 @@ fn memchr_forget(bytes: &[u8]) -> bool {
     memchr::memmem::find(bytes, br#""kind":"forget""#).is_some()
 }
 
-fn gix_object_id(hex: &str) -> Option<memlog_format::ObjectId> {
-    memlog_format::ObjectId::from_hex(hex.as_bytes()).ok()
+fn gix_object_id(hex: &str) -> Option<memlog_store::ObjectId> {
+    memlog_store::ObjectId::from_hex(hex.as_bytes()).ok()
 }
 
 /// Milliseconds since the epoch of a stored timestamp (0 if unreadable).

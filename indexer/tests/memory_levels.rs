@@ -5,8 +5,9 @@
 use std::process::Command;
 
 use memlog_format::config::LevelsConfig;
-use memlog_format::{Draft, Kind, Recorder, Repo};
+use memlog_format::{Draft, Kind};
 use memlog_indexer::{Projections, memory};
+use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
 fn repo() -> (tempfile::TempDir, Repo) {

@@ -4,8 +4,9 @@
 
 use std::process::Command;
 
-use memlog_format::{Draft, Kind, Recorder, Repo};
+use memlog_format::{Draft, Kind};
 use memlog_indexer::Projections;
+use memlog_store::{Recorder, Repo};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

@@ -6,8 +6,9 @@
 use std::path::Path;
 
 use memlog_e2e::{McpProcess, TestRepo, python_mcp_client, run_mcp_client};
-use memlog_format::seal::{JournalSelection, seal_journals};
-use memlog_format::{Draft, Kind, Recorder, Repo};
+use memlog_format::{Draft, Kind};
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
 const TOOLS: [&str; 7] = [

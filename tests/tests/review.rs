@@ -10,8 +10,9 @@
 use std::collections::HashMap;
 
 use memlog_e2e::{TestRepo, memlog_bin};
-use memlog_format::seal::{SealRequest, seal};
-use memlog_format::{Draft, Kind, Repo};
+use memlog_format::{Draft, Kind};
+use memlog_store::Repo;
+use memlog_store::seal::{SealRequest, seal};
 use serde_json::{Value, json};
 
 fn import(repo: &TestRepo, lines: &[Value]) {

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use memlog_e2e::http::{self, Reply};
 use memlog_e2e::{ServeProcess, TestRepo};
-use memlog_format::seal::{JournalSelection, seal_journals};
-use memlog_format::{Draft, Kind, Recorder, Repo};
+use memlog_format::{Draft, Kind};
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
 fn demo_sessions() -> PathBuf {

@@ -279,8 +279,8 @@ fn a_burst_of_thousands_of_events_coalesces_into_few_runs() {
     let runs_before = watcher.runs().len();
     // 2,000 appends, each its own locked and fsynced write to the journal,
     // as a busy agent session would make them.
-    let core = memlog_format::Repo::discover(repo.path()).unwrap();
-    let recorder = memlog_format::Recorder::new(&core).unwrap();
+    let core = memlog_store::Repo::discover(repo.path()).unwrap();
+    let recorder = memlog_store::Recorder::new(&core).unwrap();
     for i in 0..2000 {
         let draft = memlog_format::Draft::text(
             "burst",

@@ -44,8 +44,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use memlog_format::Repo;
 use memlog_indexer::{IndexReport, Projections};
+use memlog_store::Repo;
 use notify::event::{EventKind, ModifyKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 
@@ -54,7 +54,7 @@ use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 pub enum Error {
     /// The repository could not be opened.
     #[error(transparent)]
-    Repo(#[from] memlog_format::Error),
+    Repo(#[from] memlog_store::Error),
 
     /// The indexer failed.
     #[error(transparent)]

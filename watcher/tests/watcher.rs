@@ -8,8 +8,9 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use memlog_format::seal::{JournalSelection, seal_journals};
-use memlog_format::{Draft, Kind, Recorder, Repo};
+use memlog_format::{Draft, Kind};
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
 use memlog_watcher::{IndexRun, Relevance, Timing, WatchHandle, WatchTargets, Watcher};
 use notify::event::{AccessKind, CreateKind, DataChange, EventKind, ModifyKind, RenameMode};
 

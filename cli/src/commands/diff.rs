@@ -4,9 +4,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use memlog_format::log::Log;
+use memlog_format::Event;
 use memlog_format::memory_diff::{self, MemoryDiff, TaskChange, TaskChangeKind};
-use memlog_format::{Event, ObjectId, Repo};
+use memlog_store::log::Log;
+use memlog_store::{ObjectId, Repo};
 use serde::Serialize;
 use similar::{ChangeTag, TextDiff};
 

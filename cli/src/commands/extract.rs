@@ -92,7 +92,7 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
 
-    let session = memlog_format::journal::mint_session("facts");
+    let session = memlog_store::journal::mint_session("facts");
     let now = time::now();
     let mut drafts = Vec::new();
     let mut accepted: Vec<(Given, String, Span)> = Vec::new();

@@ -3,8 +3,9 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use clap::Args;
-use memlog_format::seal::{JournalSelection, seal_journals};
-use memlog_format::{Draft, Kind, Recorder, Repo, time};
+use memlog_format::{Draft, Kind, time};
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -169,7 +170,7 @@ pub fn record_sealed(
     kind: Kind,
     body: Map<String, Value>,
 ) -> anyhow::Result<(String, Option<String>)> {
-    let session = memlog_format::journal::mint_session(kind.as_str());
+    let session = memlog_store::journal::mint_session(kind.as_str());
     let draft = Draft {
         session: session.clone(),
         ts: time::now(),

@@ -2,7 +2,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::fsck;
+use memlog_store::fsck;
 
 use crate::{output, workspace};
 

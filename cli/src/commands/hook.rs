@@ -7,12 +7,13 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use memlog_format::seal::{JournalSelection, seal_journals};
-use memlog_format::{Draft, Kind, Recorder, Repo, time};
+use memlog_format::{Draft, Kind, time};
 use memlog_hooks::{CodeContext, HookEvent, HookOptions, Payload};
 use memlog_indexer::Projections;
 use memlog_indexer::context::{Assembled, assemble};
 use memlog_indexer::projection::WriterLock;
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value};
 
 use crate::warm::{self, ContextRequest};

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use memlog_format::{Recorder, neutral};
+use memlog_format::neutral;
+use memlog_store::Recorder;
 use serde_json::json;
 
 use crate::{output, workspace};
@@ -268,7 +269,7 @@ struct Totals {
 /// Adds up the outcome of an import and reports the privacy filter's
 /// warnings (unclosed private tags) on stderr.
 fn totals(
-    sealed: &[memlog_format::seal::Sealed],
+    sealed: &[memlog_store::seal::Sealed],
     report: &memlog_format::privacy::Report,
 ) -> Totals {
     for w in &report.warnings {

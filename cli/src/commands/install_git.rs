@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
-use memlog_format::Repo;
+use memlog_store::Repo;
 
 use crate::workspace;
 

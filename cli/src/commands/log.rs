@@ -2,8 +2,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::log::{Log, sort_events};
+use memlog_format::event::sort_events;
 use memlog_format::{Event, Kind};
+use memlog_store::log::Log;
 use serde::Serialize;
 
 use crate::{output, workspace};

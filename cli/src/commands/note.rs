@@ -30,7 +30,7 @@ pub fn cmd_note(dir: &Path, args: NoteArgs) -> anyhow::Result<ExitCode> {
     let standalone = args.session.is_none();
     let session = args
         .session
-        .unwrap_or_else(|| memlog_format::journal::mint_session("note"));
+        .unwrap_or_else(|| memlog_store::journal::mint_session("note"));
     let draft = Draft::text(&session, time::now(), Kind::Note, repo.project(), args.text);
     let (events, commit) = workspace::record(&repo, vec![draft], standalone)?;
     let id = events.first().map(|e| e.id.clone()).unwrap_or_default();

@@ -2,8 +2,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::purge::purge;
 use memlog_indexer::Projections;
+use memlog_store::purge::purge;
 
 use crate::{output, workspace};
 

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use memlog_format::{Draft, Kind, Recorder, neutral, time};
+use memlog_format::{Draft, Kind, neutral, time};
+use memlog_store::Recorder;
 use serde_json::{Map, Value};
 
 use crate::{output, workspace};

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use clap::Args;
-use memlog_format::seal::{JournalSelection, seal_journals};
+use memlog_store::seal::{JournalSelection, seal_journals};
 
 use crate::{output, workspace};
 

@@ -2,13 +2,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::Repo;
 use memlog_format::config::Fusion;
 use memlog_format::{Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::fts::Filters;
 use memlog_indexer::search::{SearchMode, SearchRequest, search};
+use memlog_store::Repo;
 use serde_json::json;
 
 use crate::{output, workspace};

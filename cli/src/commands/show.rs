@@ -3,10 +3,12 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use clap::Args;
-use memlog_format::log::{Log, sort_events};
-use memlog_format::{Event, Repo, canonical};
+use memlog_format::event::sort_events;
+use memlog_format::{Event, canonical};
 use memlog_indexer::Projections;
 use memlog_indexer::lookup;
+use memlog_store::Repo;
+use memlog_store::log::Log;
 use serde_json::{Value, json};
 
 use crate::{output, workspace};

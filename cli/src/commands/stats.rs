@@ -3,10 +3,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::Repo;
-use memlog_format::journal;
-use memlog_format::log::Log;
 use memlog_indexer::Projections;
+use memlog_store::Repo;
+use memlog_store::journal;
+use memlog_store::log::Log;
 use rusqlite::OptionalExtension;
 use serde_json::{Value, json};
 

@@ -2,8 +2,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::sync::{SyncAction, SyncReport, remotes_to_sync, sync};
 use memlog_indexer::Projections;
+use memlog_store::sync::{SyncAction, SyncReport, remotes_to_sync, sync};
 
 use crate::{output, workspace};
 

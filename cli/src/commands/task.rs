@@ -5,8 +5,9 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use memlog_format::key::canonical_key;
 use memlog_format::task::{BlockerMode, BlockerRef, Rejection, Status, TaskState};
-use memlog_format::{Draft, Kind, Repo, time};
+use memlog_format::{Draft, Kind, time};
 use memlog_indexer::{Projections, tasks};
+use memlog_store::Repo;
 use serde_json::{Map, Value, json};
 
 use crate::{output, workspace};
@@ -115,7 +116,7 @@ fn add(dir: &Path, title: &str, priority: Option<String>, json: bool) -> anyhow:
     if let Some(p) = priority {
         body.insert("priority".into(), json!(p));
     }
-    let session = memlog_format::journal::mint_session("task");
+    let session = memlog_store::journal::mint_session("task");
     let draft = Draft::new(
         &session,
         time::now(),
@@ -179,7 +180,7 @@ fn set(
     {
         outcome = state.set_status(to, false).map(|_| ());
     }
-    let session = memlog_format::journal::mint_session("task");
+    let session = memlog_store::journal::mint_session("task");
     let now = time::now();
     let key = id.trim_start_matches("task:").to_string();
     let base = |extra: Value| {

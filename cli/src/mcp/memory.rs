@@ -7,15 +7,15 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use memlog_format::seal::{JournalSelection, seal_journals};
 use memlog_format::task::Status;
-use memlog_format::{Draft, Event, Kind, Recorder, Repo, time};
+use memlog_format::{Draft, Event, Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
-use memlog_indexer::search::{Hit, search};
-use serde_json::{Map, Value, json};
-
 use memlog_indexer::lookup::{self, TimelineQuery};
+use memlog_indexer::search::{Hit, search};
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
+use serde_json::{Map, Value, json};
 
 use super::params::{
     ForgetParams, GetParams, RememberKind, RememberParams, SearchParams, TasksParams,
@@ -60,7 +60,7 @@ impl Memory {
         Ok(Memory {
             repo,
             projections: KeptProjections::default(),
-            session: memlog_format::journal::mint_session("mcp"),
+            session: memlog_store::journal::mint_session("mcp"),
             remembered: 0,
             embedder: None,
         })

@@ -12,10 +12,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use hyper::StatusCode;
-use memlog_format::log::Log;
-use memlog_format::{ObjectId, Repo};
 use memlog_indexer::Projections;
+use memlog_indexer::lookup;
 use memlog_indexer::search::search;
+use memlog_store::log::Log;
+use memlog_store::{ObjectId, Repo};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -26,7 +27,6 @@ use crate::commands::search::{search_request, with_query_vector};
 use crate::commands::show::event_with_context;
 use crate::commands::{diff, stats};
 use crate::workspace::{self, KeptProjections};
-use memlog_indexer::lookup;
 
 /// Query parameters, each with every value it was given.
 pub type Query = HashMap<String, Vec<String>>;

@@ -14,9 +14,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use memlog_format::Repo;
-use memlog_format::journal;
-use memlog_format::log::Log;
+use memlog_store::Repo;
+use memlog_store::journal;
+use memlog_store::log::Log;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::workspace;

@@ -7,10 +7,11 @@
 use std::collections::{HashMap, HashSet};
 
 use gix::ObjectId;
+use memlog_format::segment::{self, LineProblem, SEGMENTS_DIR};
+use memlog_format::visibility::Forgets;
+use memlog_format::{Event, event::sort_events};
 
-use crate::segment::{self, LineProblem, SEGMENTS_DIR};
-use crate::visibility::Forgets;
-use crate::{Error, Event, Repo, Result};
+use crate::{Error, Repo, Result};
 
 /// Trailer naming the session a commit seals.
 pub const SESSION_TRAILER: &str = "Memlog-Session";
@@ -317,25 +318,6 @@ impl<'r> Log<'r> {
             None => Ok((Vec::new(), Vec::new())),
         }
     }
-
-    /// For each wanted session, the ids of its events already sealed in the
-    /// history of `tip`.
-    pub fn sealed_ids(
-        &self,
-        tip: ObjectId,
-        sessions: &HashSet<String>,
-    ) -> Result<HashMap<String, HashSet<String>>> {
-        let mut out: HashMap<String, HashSet<String>> = HashMap::new();
-        let index = crate::sessions::SessionCommits::at(self.repo, self, tip)?;
-        for (session, id) in index.commits_of(sessions) {
-            let commit = self.commit(id)?;
-            let ids = out.entry(session.to_string()).or_default();
-            for seg in self.added_segments(&commit)? {
-                ids.extend(segment::ids(&self.read_blob(seg.blob)?));
-            }
-        }
-        Ok(out)
-    }
 }
 
 /// Every event in the journals of running (unsealed) sessions.
@@ -357,12 +339,6 @@ pub fn live_events(mut events: Vec<Event>) -> Vec<Event> {
     events.retain(|e| !forgets.hides(e) && seen.insert(e.id.clone()));
     sort_events(&mut events);
     events
-}
-
-/// Orders events by (ts, session, seq, id).
-pub fn sort_events(events: &mut [Event]) {
-    events
-        .sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
 }
 
 /// Trailers of a commit message: `Key: value` lines of its last paragraph.

@@ -15,8 +15,10 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::segment::{self, LineProblem};
-use crate::{Draft, Error, Event, Result};
+use memlog_format::segment::{self, LineProblem};
+use memlog_format::{Draft, Event};
+
+use crate::{Error, Result};
 
 /// Longest session id memlog accepts (it becomes a file name).
 pub const MAX_SESSION_LEN: usize = 128;
@@ -213,7 +215,7 @@ impl LockedJournal {
         if self.has_bad_lines() {
             let qdir = dir.join("quarantine");
             fs::create_dir_all(&qdir).map_err(|e| Error::io(&qdir, e))?;
-            let stamp = crate::time::now().replace([':', '.'], "");
+            let stamp = memlog_format::time::now().replace([':', '.'], "");
             let target = qdir.join(format!("{}.{stamp}.jsonl", self.session));
             fs::rename(&self.path, &target).map_err(|e| Error::io(&self.path, e))?;
             sync_dir(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -356,10 +358,10 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Kind;
+    use memlog_format::Kind;
 
     fn draft(session: &str, text: &str) -> Draft {
-        Draft::text(session, crate::time::now(), Kind::Note, "p", text)
+        Draft::text(session, memlog_format::time::now(), Kind::Note, "p", text)
     }
 
     #[test]

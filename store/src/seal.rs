@@ -17,13 +17,15 @@ use gix::bstr::BString;
 use gix::objs::tree::EntryKind;
 use gix::refs::Target;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use memlog_format::segment::{LineProblem, Segment};
+use memlog_format::{Event, Kind};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::journal::{self, Journal, LockedJournal, sync_dir};
 use crate::log::{EVENTS_TRAILER, Log, SESSION_TRAILER};
-use crate::segment::{LineProblem, Segment};
-use crate::{Error, Event, Kind, Repo, Result, objects};
+use crate::sessions::sealed_ids;
+use crate::{Error, Repo, Result, objects};
 
 /// How long a seal keeps rebuilding on a moved tip (or waiting for the ref
 /// lock) before giving up.
@@ -67,7 +69,7 @@ pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
         remove_stale_lock(repo);
         let tip = log.tip()?;
         let known = match tip {
-            Some(t) => log.sealed_ids(t, &sessions)?,
+            Some(t) => sealed_ids(repo, &log, t, &sessions)?,
             None => HashMap::new(),
         };
         let mut staging = repo.git.clone().with_object_memory();
@@ -153,7 +155,7 @@ fn build_commits(
         }
         let tree = editor.write().map_err(Error::git)?.detach();
         let start = fresh.iter().map(|e| e.ts.as_str()).min().unwrap_or("");
-        let author_time = crate::time::parse(start)
+        let author_time = memlog_format::time::parse(start)
             .map(|t| t.as_second())
             .unwrap_or_else(|_| jiff::Timestamp::now().as_second());
         let now = jiff::Timestamp::now().as_second();

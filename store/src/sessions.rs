@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use gix::ObjectId;
+use memlog_format::segment;
 
 use crate::log::Log;
 use crate::{Repo, Result};
@@ -140,4 +141,24 @@ impl SessionCommits {
             let _ = std::fs::remove_file(&tmp);
         }
     }
+}
+
+/// For each wanted session, the ids of its events already sealed in the
+/// history of `tip`.
+pub fn sealed_ids(
+    repo: &Repo,
+    log: &Log,
+    tip: ObjectId,
+    sessions: &HashSet<String>,
+) -> Result<HashMap<String, HashSet<String>>> {
+    let mut out: HashMap<String, HashSet<String>> = HashMap::new();
+    let index = SessionCommits::at(repo, log, tip)?;
+    for (session, id) in index.commits_of(sessions) {
+        let commit = log.commit(id)?;
+        let ids = out.entry(session.to_string()).or_default();
+        for seg in log.added_segments(&commit)? {
+            ids.extend(segment::ids(&log.read_blob(seg.blob)?));
+        }
+    }
+    Ok(out)
 }

@@ -24,11 +24,13 @@ use std::time::Instant;
 
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
+use memlog_format::segment;
 use serde::Serialize;
 
 use crate::log::{CommitInfo, Log};
+use crate::remote::{purged_commits, tracking_ref};
 use crate::seal::{backoff, identity, publish, remove_stale_lock, signature};
-use crate::{Error, Repo, Result, git_command, segment};
+use crate::{Error, Repo, Result, git_command};
 
 /// Trailer of a merge commit made by `memlog sync`: the remote merged.
 pub const MERGE_TRAILER: &str = "Memlog-Merge";
@@ -87,14 +89,6 @@ pub fn remotes_to_sync(repo: &Repo, named: Option<&str>) -> Result<Vec<String>> 
     Ok(repo.config.sync.remotes.clone())
 }
 
-/// The remote-tracking ref that holds a remote's memlog ref:
-/// `refs/remotes/<remote>/<branch>` (`refs/remotes/origin/memlog`).
-pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
-    let name = repo.ref_name();
-    let short = name.strip_prefix("refs/heads/").unwrap_or(name);
-    format!("refs/remotes/{remote}/{short}")
-}
-
 /// Fetches `remote`'s memlog ref, joins it with the local one and pushes
 /// the result back (see the module documentation).
 pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
@@ -144,7 +138,7 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
 /// the purged bytes back: refuse, drop the fetched tracking ref, and say how
 /// to fix the remote.
 fn refuse_purged_history(repo: &Repo, remote: &str, remote_tip: ObjectId) -> Result<()> {
-    let purged = crate::purge::purged_commits(repo)?;
+    let purged = purged_commits(repo)?;
     if purged.is_empty() {
         return Ok(());
     }

@@ -2,12 +2,13 @@
 //! which applies the privacy filter and output truncation *before* the event
 //! becomes bytes anywhere.
 
+use memlog_format::privacy::{PrivacyFilter, Report, truncate_output};
+use memlog_format::{Draft, Event, Kind};
 use serde_json::Value;
 
 use crate::journal::Journal;
-use crate::privacy::{PrivacyFilter, Report, truncate_output};
 use crate::seal::{SealRequest, Sealed, seal};
-use crate::{Draft, Event, Kind, Repo, Result};
+use crate::{Repo, Result};
 
 /// Writes events for a repository: to a session's journal (live sessions)
 /// or straight into sealed commits (imports).

@@ -26,13 +26,16 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
+use memlog_format::Event;
+use memlog_format::event::sort_events;
+use memlog_format::segment::{self, Segment};
+use memlog_format::visibility::Forgets;
 use serde::Serialize;
 
 use crate::log::{CommitInfo, Log, SegmentRef};
+use crate::remote::{remember_purged, tracking_refs};
 use crate::seal::{commit_message, publish};
-use crate::segment::{self, Segment};
-use crate::visibility::Forgets;
-use crate::{Error, Event, Repo, Result, git_command, sync};
+use crate::{Error, Repo, Result, git_command};
 
 /// Trailer of a rewritten commit: how many events the purge removed from it.
 pub const PURGED_TRAILER: &str = "Memlog-Purged";
@@ -234,38 +237,6 @@ fn prune(repo: &Repo) -> Result<()> {
     Ok(())
 }
 
-/// File (in memlog's directory) listing the commits a purge replaced, one
-/// id a line: `memlog sync` refuses to merge them back from a remote.
-const PURGED_COMMITS_FILE: &str = "purged-commits";
-
-fn remember_purged(repo: &Repo, old: impl Iterator<Item = ObjectId>) -> Result<()> {
-    use std::io::Write;
-    let path = repo.memlog_dir.join(PURGED_COMMITS_FILE);
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
-    let text: String = old.map(|id| format!("{id}\n")).collect();
-    file.write_all(text.as_bytes())
-        .and_then(|_| file.sync_all())
-        .map_err(|e| Error::io(&path, e))
-}
-
-/// Commits replaced by earlier purges of this repository.
-pub fn purged_commits(repo: &Repo) -> Result<HashSet<ObjectId>> {
-    let path = repo.memlog_dir.join(PURGED_COMMITS_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    Ok(text
-        .lines()
-        .filter_map(|l| ObjectId::from_hex(l.trim().as_bytes()).ok())
-        .collect())
-}
-
 /// Commits reachable from `tip`, every parent before its children.
 fn oldest_first(log: &Log, tip: ObjectId) -> Result<Vec<CommitInfo>> {
     let mut infos: HashMap<ObjectId, CommitInfo> = HashMap::new();
@@ -395,7 +366,7 @@ fn added_events(
         let bytes = git.find_blob(seg.blob).map_err(Error::git)?.take_data();
         out.extend(segment::decode_trusted(&bytes).0);
     }
-    crate::log::sort_events(&mut out);
+    sort_events(&mut out);
     Ok(out)
 }
 
@@ -434,25 +405,4 @@ fn scrub(message: &str, hidden_headlines: &BTreeSet<String>) -> String {
         out = out.replace(h.as_str(), "[purged]");
     }
     out
-}
-
-/// `(remote, ref)` for every remote-tracking ref of the memlog ref.
-fn tracking_refs(repo: &Repo) -> Result<Vec<(String, String)>> {
-    let listed = git_command::run(
-        repo,
-        &["for-each-ref", "--format=%(refname)", "refs/remotes/"],
-    )?;
-    let short = repo
-        .ref_name()
-        .strip_prefix("refs/heads/")
-        .unwrap_or(repo.ref_name())
-        .to_string();
-    Ok(listed
-        .lines()
-        .filter_map(|r| {
-            let rest = r.strip_prefix("refs/remotes/")?;
-            let remote = rest.strip_suffix(&format!("/{short}"))?;
-            (sync::tracking_ref(repo, remote) == r).then(|| (remote.to_string(), r.to_string()))
-        })
-        .collect())
 }

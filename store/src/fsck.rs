@@ -11,11 +11,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use memlog_format::segment;
 use serde::Serialize;
 
 use crate::journal::{self, Journal};
 use crate::log::{Log, SegmentRef};
-use crate::{Repo, Result, segment};
+use crate::{Repo, Result};
 
 /// One problem found.
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{Config, Error, Result};
+use memlog_format::Config;
+
+use crate::{Error, Result};
 
 /// An opened repository and memlog's places in it.
 pub struct Repo {
@@ -70,7 +72,7 @@ impl Repo {
         let (config, error) = match &work_tree {
             Some(dir) => match Config::load_from_dir(dir) {
                 Ok(c) => (c, None),
-                Err(e) => (Config::default(), Some(e)),
+                Err(e) => (Config::default(), Some(e.into())),
             },
             None => (Config::default(), None),
         };

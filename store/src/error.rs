@@ -1,0 +1,108 @@
+use std::path::PathBuf;
+
+/// Errors of the git-backed log. Each names the input it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The path is not inside a git repository.
+    #[error(
+        "{path}: not inside a git repository (memlog keeps its log in git; run `git init` first)"
+    )]
+    NotAGitRepo {
+        /// Where the search for a repository started.
+        path: PathBuf,
+    },
+
+    /// gix could not open the repository.
+    #[error("could not open the git repository at {path}: {message}")]
+    GitOpen {
+        /// The repository's path.
+        path: PathBuf,
+        /// What gix said.
+        message: String,
+    },
+
+    /// A git operation failed.
+    #[error("git: {0}")]
+    Git(String),
+
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// An input that is not what it should be.
+    #[error("{what}: {message}")]
+    Invalid {
+        /// The input.
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
+
+    /// `memlog sync` without a remote named or configured.
+    #[error(
+        "no remote named and none configured: memory may hold private context, so memlog never \
+         picks a remote by itself; run `memlog sync REMOTE`, or list the remotes in .memlog.yaml \
+         as `sync: {{ remotes: [origin] }}`"
+    )]
+    NoSyncRemote,
+
+    /// A sync with a remote failed.
+    #[error("sync with {remote}: {message}")]
+    Sync {
+        /// The remote.
+        remote: String,
+        /// Why.
+        message: String,
+    },
+
+    /// A `git` command run as a child process failed.
+    #[error("`{command}` failed: {message}")]
+    GitCommand {
+        /// The command line.
+        command: String,
+        /// Its error output.
+        message: String,
+    },
+
+    /// The memlog ref kept moving under a compare-and-swap update.
+    #[error("the memlog ref {ref_name} kept moving; gave up after {attempts} attempts")]
+    Contention {
+        /// The ref.
+        ref_name: String,
+        /// How many updates were tried.
+        attempts: u32,
+    },
+
+    /// An error of the data model (configuration, journal lines, privacy).
+    #[error(transparent)]
+    Format(#[from] memlog_format::Error),
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn git(e: impl std::fmt::Display) -> Self {
+        Error::Git(e.to_string())
+    }
+
+    pub(crate) fn invalid(what: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Invalid {
+            what: what.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The result of a store operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,36 @@
+//! # memlog-store
+//!
+//! The log in git, and the only crate that writes it.
+//!
+//! - [`repo`]: the git repository and memlog's directory inside it;
+//! - [`journal`]: the per-session, locked, fsynced append file a live session
+//!   writes to; [`record`]: the [`Recorder`] that filters drafts through the
+//!   privacy rules into a journal;
+//! - [`log`] and [`seal`]: the git ref (`refs/heads/memlog` by default) that
+//!   holds one commit per sealed session, read and written with gix without
+//!   ever touching HEAD, the index or the working tree; [`sessions`]: which
+//!   commit seals which session;
+//! - [`sync`] and [`purge`]: sharing the ref with remotes and erasing
+//!   forgotten bytes from its history; [`remote`]: what both know of remotes;
+//! - [`fsck`]: verifying hashes, ids, trailers and journals.
+//!
+//! The data model (events, segments, privacy) is `memlog-format`'s.
+
+mod error;
+pub mod fsck;
+mod git_command;
+pub mod journal;
+pub mod log;
+mod objects;
+pub mod purge;
+pub mod record;
+pub mod remote;
+pub mod repo;
+pub mod seal;
+pub mod sessions;
+pub mod sync;
+
+pub use error::{Error, Result};
+pub use gix::ObjectId;
+pub use record::Recorder;
+pub use repo::Repo;

@@ -1,0 +1,70 @@
+//! What `memlog sync` and `memlog purge` both know about remotes: where a
+//! remote's memlog ref is tracked, and which commits a purge replaced (so
+//! that a sync refuses to merge them back).
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+
+use crate::{Error, Repo, Result, git_command};
+
+/// The remote-tracking ref that holds a remote's memlog ref:
+/// `refs/remotes/<remote>/<branch>` (`refs/remotes/origin/memlog`).
+pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
+    let name = repo.ref_name();
+    let short = name.strip_prefix("refs/heads/").unwrap_or(name);
+    format!("refs/remotes/{remote}/{short}")
+}
+
+/// File (in memlog's directory) listing the commits a purge replaced, one
+/// id a line: `memlog sync` refuses to merge them back from a remote.
+const PURGED_COMMITS_FILE: &str = "purged-commits";
+
+pub(crate) fn remember_purged(repo: &Repo, old: impl Iterator<Item = ObjectId>) -> Result<()> {
+    use std::io::Write;
+    let path = repo.memlog_dir.join(PURGED_COMMITS_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    let text: String = old.map(|id| format!("{id}\n")).collect();
+    file.write_all(text.as_bytes())
+        .and_then(|_| file.sync_all())
+        .map_err(|e| Error::io(&path, e))
+}
+
+/// Commits replaced by earlier purges of this repository.
+pub fn purged_commits(repo: &Repo) -> Result<HashSet<ObjectId>> {
+    let path = repo.memlog_dir.join(PURGED_COMMITS_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    Ok(text
+        .lines()
+        .filter_map(|l| ObjectId::from_hex(l.trim().as_bytes()).ok())
+        .collect())
+}
+
+/// `(remote, ref)` for every remote-tracking ref of the memlog ref.
+pub(crate) fn tracking_refs(repo: &Repo) -> Result<Vec<(String, String)>> {
+    let listed = git_command::run(
+        repo,
+        &["for-each-ref", "--format=%(refname)", "refs/remotes/"],
+    )?;
+    let short = repo
+        .ref_name()
+        .strip_prefix("refs/heads/")
+        .unwrap_or(repo.ref_name())
+        .to_string();
+    Ok(listed
+        .lines()
+        .filter_map(|r| {
+            let rest = r.strip_prefix("refs/remotes/")?;
+            let remote = rest.strip_suffix(&format!("/{short}"))?;
+            (tracking_ref(repo, remote) == r).then(|| (remote.to_string(), r.to_string()))
+        })
+        .collect())
+}
