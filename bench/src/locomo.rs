@@ -100,10 +100,7 @@ pub fn bench(
         let repo = Repo::discover(&dir)?;
         let mut p = Projections::open(&repo)?;
         p.load_vectors();
-        if p.vectors
-            .as_ref()
-            .is_none_or(|v| v.meta.model != model.model_id())
-        {
+        if p.vectors().is_none_or(|v| v.meta.model != model.model_id()) {
             bail!("{conv}: the index has no vectors of {}", model.model_id());
         }
         let qs: Vec<&Value> = queries
@@ -195,20 +192,20 @@ fn dump_signals(
     out: &mut Vec<String>,
 ) -> anyhow::Result<()> {
     let mut refs: std::collections::HashMap<u64, String> = Default::default();
-    let mut stmt = p.graph.conn.prepare("SELECT key, ref FROM events")?;
+    let mut stmt = p.graph().conn.prepare("SELECT key, ref FROM events")?;
     for row in stmt.query_map([], |r| {
         Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
     })? {
         let (k, r) = row?;
         refs.insert(k as u64, r.unwrap_or_default());
     }
-    let Some(index) = &p.vectors else {
+    let Some(index) = p.vectors() else {
         return Ok(());
     };
     for (q, v) in qs.iter().zip(vectors) {
         let question = q["question"].as_str().unwrap_or("");
         let mut signals: BTreeMap<String, (f32, f32, f32)> = BTreeMap::new();
-        for c in p.fts.search(question, &Default::default(), 5000)? {
+        for c in p.fts().search(question, &Default::default(), 5000)? {
             if let Some(r) = refs.get(&c.key) {
                 signals.entry(r.clone()).or_default().0 = c.relevance;
                 signals.entry(r.clone()).or_default().1 = c.bm25;

@@ -265,8 +265,7 @@ pub fn scale(
     let load_time = t.elapsed();
     let rss_open = rss_kb("VmRSS:");
     let index = p
-        .vectors
-        .as_ref()
+        .vectors()
         .ok_or_else(|| anyhow::anyhow!("no vector projection"))?;
     let queries = generator::queries(seed, 200);
     let vectors: Vec<Vec<f32>> = queries.iter().map(|q| stand_in.vector(q)).collect();

@@ -7,10 +7,8 @@
 mod commands;
 mod mcp;
 mod output;
-mod semantic;
 mod serve;
 mod warm;
-mod workspace;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -21,16 +21,4 @@ pub fn print_error(err: &anyhow::Error) {
     }
 }
 
-/// `2026-11-22 05:27` from an RFC 3339 timestamp.
-pub fn short_time(ts: &str) -> String {
-    ts.get(..16)
-        .map(|s| s.replace('T', " "))
-        .unwrap_or_else(|| ts.to_string())
-}
-
-/// `2026-11-22 05:27` from seconds since the epoch.
-pub fn short_time_secs(secs: i64) -> String {
-    jiff::Timestamp::from_second(secs)
-        .map(|t| short_time(&memlog_format::time::format(t)))
-        .unwrap_or_else(|_| secs.to_string())
-}
+pub use memlog_format::time::short as short_time;

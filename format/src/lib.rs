@@ -32,7 +32,6 @@ pub mod config;
 mod error;
 pub mod event;
 pub mod key;
-pub mod memory_diff;
 pub mod neutral;
 pub mod privacy;
 pub mod refs;

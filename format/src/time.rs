@@ -40,6 +40,20 @@ pub fn parse(input: &str) -> Result<Timestamp> {
     ))
 }
 
+/// `2026-11-22 05:27` from a stored timestamp: the minute, for listings.
+pub fn short(ts: &str) -> String {
+    ts.get(..16)
+        .map(|s| s.replace('T', " "))
+        .unwrap_or_else(|| ts.to_string())
+}
+
+/// [`short`] of seconds since the epoch.
+pub fn short_from_secs(secs: i64) -> String {
+    Timestamp::from_second(secs)
+        .map(|t| short(&format(t)))
+        .unwrap_or_else(|_| secs.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,7 @@ pub mod graph;
 pub mod lookup;
 pub mod matcher;
 pub mod memory;
+pub mod overview;
 pub mod projection;
 pub mod reinforce;
 pub mod search;

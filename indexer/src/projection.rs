@@ -72,12 +72,12 @@ struct JournalMark {
 
 /// The projections of one repository.
 pub struct Projections {
-    pub dir: PathBuf,
-    pub graph: Graph,
-    pub fts: Fts,
+    pub(crate) dir: PathBuf,
+    pub(crate) graph: Graph,
+    pub(crate) fts: Fts,
     /// Vectors, when a model has made some (they trail the other two) and
     /// [`Projections::load_vectors`] opened them.
-    pub vectors: Option<VectorIndex>,
+    pub(crate) vectors: Option<VectorIndex>,
     /// The vectors' `meta.json` as it read when they were last opened (or
     /// failed to open): the commit of each catch-up changes it.
     vectors_meta: Option<Vec<u8>>,
@@ -128,6 +128,33 @@ fn open_lock_file(repo: &Repo) -> Result<File> {
 }
 
 impl Projections {
+    /// The index directory these projections were opened from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The entity/edge database. Other crates read it only through this
+    /// crate's query functions, except `memlog sql` (read-only) and the
+    /// tests and benchmarks.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The full-text index.
+    pub fn fts(&self) -> &Fts {
+        &self.fts
+    }
+
+    /// The vectors, when loaded (see [`Projections::load_vectors`]).
+    pub fn vectors(&self) -> Option<&VectorIndex> {
+        self.vectors.as_ref()
+    }
+
+    /// Takes the loaded vectors out of the projections.
+    pub fn take_vectors(&mut self) -> Option<VectorIndex> {
+        self.vectors.take()
+    }
+
     /// Opens existing projections for reading. A missing or damaged index
     /// is an error the caller answers with [`Projections::update`].
     pub fn open(repo: &Repo) -> Result<Projections> {

@@ -47,7 +47,7 @@ type Row = (String, i64, i64, i64, i64, Option<String>);
 fn dump(repo: &Repo) -> Vec<Row> {
     let p = Projections::open(repo).unwrap();
     let mut stmt = p
-        .graph
+        .graph()
         .conn
         .prepare(
             "SELECT event_id, base_level, success, failure, recalls, last_recall FROM memory ORDER BY event_id",
@@ -95,7 +95,7 @@ fn rebuilt_levels_equal_incremental_ones() {
     let ids: Vec<String> = {
         let p = Projections::open(&repo).unwrap();
         let mut stmt = p
-            .graph
+            .graph()
             .conn
             .prepare("SELECT id FROM events WHERE session = 's1' ORDER BY seq")
             .unwrap();

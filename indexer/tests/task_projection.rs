@@ -97,7 +97,7 @@ fn dump(repo: &Repo) -> Vec<Vec<String>> {
     ]
     .iter()
     .map(|q| {
-        let mut stmt = p.graph.conn.prepare(q).unwrap();
+        let mut stmt = p.graph().conn.prepare(q).unwrap();
         stmt.query_map([], |r| r.get::<_, String>(0))
             .unwrap()
             .collect::<Result<Vec<_>, _>>()

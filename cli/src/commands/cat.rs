@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use memlog_format::Kind;
 
-use crate::workspace;
+use memlog_ops::workspace;
 
 /// Stream every live event as canonical JSONL.
 ///

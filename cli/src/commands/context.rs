@@ -4,7 +4,9 @@ use std::process::ExitCode;
 use clap::Args;
 use memlog_indexer::context::assemble;
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Print the memories most relevant to a prompt, as markdown for an agent.
 ///

@@ -2,16 +2,13 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use memlog_format::Event;
-use memlog_format::memory_diff::{self, MemoryDiff, TaskChange, TaskChangeKind};
-use memlog_store::log::Log;
-use memlog_store::{ObjectId, Repo};
-use serde::Serialize;
+use memlog_ops::diff;
+use memlog_ops::memory_diff::{MemoryDiff, TaskChange, TaskChangeKind};
+use memlog_ops::workspace;
 use similar::{ChangeTag, TextDiff};
 
-use crate::{output, workspace};
+use crate::output;
 
 /// Show what memory changed between two states of the memlog ref.
 ///
@@ -44,56 +41,9 @@ enum DiffFormat {
     Json,
 }
 
-/// `memlog diff --json`, and the viewer's `/api/diff`.
-#[derive(Serialize)]
-pub struct DiffDocument<'a> {
-    from: Option<String>,
-    to: String,
-    #[serde(flatten)]
-    diff: &'a MemoryDiff,
-}
-
-/// What changed in memory over a range of the memlog ref.
-pub struct Computed {
-    /// `None`: from nothing.
-    pub from: Option<ObjectId>,
-    pub to: ObjectId,
-    pub diff: MemoryDiff,
-}
-
-impl Computed {
-    pub fn document(&self) -> DiffDocument<'_> {
-        DiffDocument {
-            from: self.from.map(|f| f.to_string()),
-            to: self.to.to_string(),
-            diff: &self.diff,
-        }
-    }
-}
-
-/// Resolves `revs` as `memlog diff` does (see [`DiffArgs`]) and computes
-/// the memory diff of that range.
-pub fn compute(repo: &Repo, revs: Option<&str>) -> anyhow::Result<Computed> {
-    let log = Log::new(repo);
-    let Some(tip) = log.tip()? else {
-        bail!("no memory yet: {} does not exist", repo.ref_name());
-    };
-    let (from, to) = resolve_range(repo, &log, tip, revs)?;
-    let before = match from {
-        Some(f) => events_at(&log, f)?,
-        None => Vec::new(),
-    };
-    let after = events_at(&log, to)?;
-    Ok(Computed {
-        from,
-        to,
-        diff: memory_diff::diff(&before, &after),
-    })
-}
-
 pub fn cmd_diff(dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    let computed = compute(&repo, args.revs.as_deref())?;
+    let computed = diff::compute(&repo, args.revs.as_deref())?;
     let format = if args.json {
         DiffFormat::Json
     } else {
@@ -110,59 +60,6 @@ pub fn cmd_diff(dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn events_at(log: &Log, commit: ObjectId) -> anyhow::Result<Vec<Event>> {
-    let (events, problems) = log
-        .events_at(commit)
-        .with_context(|| format!("reading the log at {commit}"))?;
-    for p in problems {
-        eprintln!(
-            "warning: segment {}: {} (run `memlog fsck`)",
-            p.path, p.problem
-        );
-    }
-    Ok(events)
-}
-
-/// `(A, B)` commits of the range; `A` is `None` for "nothing before".
-fn resolve_range(
-    repo: &Repo,
-    log: &Log,
-    tip: ObjectId,
-    revs: Option<&str>,
-) -> anyhow::Result<(Option<ObjectId>, ObjectId)> {
-    let first_parent = |id: ObjectId| -> anyhow::Result<Option<ObjectId>> {
-        Ok(log.commit(id)?.parents.first().copied())
-    };
-    match revs {
-        None => {
-            let previous = log
-                .resolve(&format!("{}@{{1}}", repo.ref_name()))
-                .ok()
-                .filter(|p| *p != tip);
-            let from = match previous {
-                Some(p) => Some(p),
-                None => first_parent(tip)?,
-            };
-            Ok((from, tip))
-        }
-        Some(spec) => match spec.split_once("..") {
-            Some((a, b)) => {
-                let from = if a.is_empty() {
-                    None
-                } else {
-                    Some(log.resolve(a)?)
-                };
-                let to = if b.is_empty() { tip } else { log.resolve(b)? };
-                Ok((from, to))
-            }
-            None => {
-                let to = log.resolve(spec)?;
-                Ok((first_parent(to)?, to))
-            }
-        },
-    }
 }
 
 fn short(id: &str) -> String {

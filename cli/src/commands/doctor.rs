@@ -5,7 +5,9 @@ use clap::Args;
 use memlog_indexer::Projections;
 use serde_json::json;
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Check memlog's setup: the index and semantic search.
 ///
@@ -34,8 +36,8 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => format!("not usable ({e}); `memlog index` makes it"),
     };
-    let semantic = crate::semantic::status(&repo);
-    let warm = crate::warm::socket_path(&repo).exists();
+    let semantic = memlog_ops::semantic::status(&repo);
+    let warm = memlog_ops::warm::socket_path(&repo).exists();
     if args.json {
         output::print_json(&json!({
             "repository": repo.work_tree,
@@ -46,7 +48,10 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("index      {index}");
-    println!("vectors    {}", crate::semantic::status_line(&semantic));
+    println!(
+        "vectors    {}",
+        memlog_ops::semantic::status_line(&semantic)
+    );
     println!(
         "model      {} ({})",
         semantic["model_dir"].as_str().unwrap_or(""),

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use memlog_indexer::entities;
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Entities of the graph: tasks, conditions, artifacts, files, sessions.
 #[derive(Args)]

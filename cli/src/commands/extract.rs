@@ -10,7 +10,9 @@ use memlog_format::{Draft, Event, Kind, time};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Record facts extracted by an LLM, each tied to the exact words of the
 /// event it came from.

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 use clap::Args;
 use memlog_store::fsck;
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Verify the log: segment hashes, event ids, commit trailers, journals.
 ///

@@ -9,7 +9,9 @@ use memlog_format::neutral;
 use memlog_store::Recorder;
 use serde_json::json;
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Import events from other sources into memory.
 ///

@@ -5,7 +5,9 @@ use clap::Args;
 use memlog_indexer::vectors::CatchUpReport;
 use memlog_indexer::{IndexReport, Projections};
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Bring the search projections up to date with the log.
 ///
@@ -34,7 +36,7 @@ pub fn cmd_index(dir: &Path, args: IndexArgs) -> anyhow::Result<ExitCode> {
     let vectors = if args.no_vectors {
         None
     } else {
-        crate::semantic::catch_up_vectors(&repo, None, args.json)?
+        memlog_ops::semantic::catch_up_vectors(&repo, None, args.json)?
     };
     if args.json {
         let mut value = serde_json::to_value(&report)?;

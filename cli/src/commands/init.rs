@@ -4,7 +4,9 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Prepare memlog in this git repository (or worktree).
 ///

@@ -5,7 +5,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
 
-use crate::workspace;
+use memlog_ops::workspace;
 
 /// Connect memlog to other tools.
 #[derive(Args)]

@@ -8,7 +8,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 use memlog_store::Repo;
 
-use crate::workspace;
+use memlog_ops::workspace;
 
 /// The line memlog adds to `info/attributes`.
 pub const ATTRIBUTES_LINE: &str = "segments/**/*.jsonl diff=memlog";

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use crate::workspace;
+use memlog_ops::workspace;
 
 /// MCP clients: start `memlog mcp` for this repository.
 ///

@@ -2,12 +2,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::event::sort_events;
-use memlog_format::{Event, Kind};
+use memlog_ops::sessions::{SessionLine, session_line};
+use memlog_ops::workspace;
 use memlog_store::log::Log;
-use serde::Serialize;
 
-use crate::{output, workspace};
+use crate::output;
 
 /// List sealed sessions, newest first: one line per session commit.
 ///
@@ -25,28 +24,6 @@ pub struct LogArgs {
     json: bool,
 }
 
-/// One session of `memlog log --json`, and of the web viewer's timeline
-/// (`/api/sessions`), which reads it from the index.
-#[derive(Clone, Debug, Serialize)]
-pub struct SessionLine {
-    /// The commit that sealed it (`null` in the viewer for a live session,
-    /// still in its journal).
-    pub commit: Option<String>,
-    pub session: String,
-    /// Time of its first event.
-    pub started: String,
-    pub events: usize,
-    pub prompts: usize,
-    pub tool_calls: usize,
-    /// First line of the first prompt, at most [`FIRST_PROMPT_CHARS`].
-    pub first_prompt: Option<String>,
-    /// The code's git branch when the session began (`meta.branch`).
-    pub branch: Option<String>,
-}
-
-/// Characters of a session's first prompt in listings.
-pub const FIRST_PROMPT_CHARS: usize = 200;
-
 pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let log = Log::new(&repo);
@@ -60,31 +37,7 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
             break;
         }
         shown += 1;
-        let mut events: Vec<Event> = Vec::new();
-        for seg in log.added_segments(&commit)? {
-            events.extend(log.read_segment(&seg, false)?.0);
-        }
-        sort_events(&mut events);
-        let count = |k: Kind| events.iter().filter(|e| e.kind == k).count();
-        let line = SessionLine {
-            commit: Some(commit.id.to_string()),
-            session: commit.session.clone().unwrap_or_else(|| "?".into()),
-            started: events
-                .first()
-                .map(|e| e.ts.clone())
-                .unwrap_or_else(|| output::short_time_secs(commit.author_time)),
-            events: events.len(),
-            prompts: count(Kind::UserPrompt),
-            tool_calls: count(Kind::ToolObservation),
-            first_prompt: events
-                .iter()
-                .find(|e| e.kind == Kind::UserPrompt)
-                .map(|e| e.headline(FIRST_PROMPT_CHARS)),
-            branch: events
-                .iter()
-                .find_map(|e| e.meta.get("branch").and_then(|b| b.as_str()))
-                .map(str::to_string),
-        };
+        let line = session_line(&log, &commit)?;
         // Printed as it is read, so that the first screen (or `| head`)
         // does not wait for a long history.
         if args.json {

@@ -5,7 +5,9 @@ use clap::Args;
 use memlog_format::{Draft, Kind, time};
 use serde_json::json;
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Write a note into memory.
 ///

@@ -5,7 +5,9 @@ use clap::Args;
 use memlog_indexer::Projections;
 use memlog_store::purge::purge;
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Erase forgotten events from git history (for secrets that leaked).
 ///
@@ -36,7 +38,7 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
         // Vectors are not carried across this rebuild: their files and
         // graph would keep the purged events' embeddings.
         memlog_indexer::vectors::discard(&memlog_indexer::projection::index_dir(&repo))?;
-        let cache_path = crate::semantic::cache_path(&repo);
+        let cache_path = memlog_ops::semantic::cache_path(&repo);
         if cache_path.exists() {
             let texts: Vec<String> = report
                 .purged
@@ -48,7 +50,7 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
             memlog_indexer::embed_cache::EmbeddingCache::open(&cache_path)?.forget(&refs)?;
         }
         Projections::rebuild(&repo)?;
-        crate::semantic::catch_up_vectors(&repo, None, true)?;
+        memlog_ops::semantic::catch_up_vectors(&repo, None, true)?;
     }
     if args.json {
         output::print_json(&report)?;

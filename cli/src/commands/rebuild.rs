@@ -6,7 +6,9 @@ use clap::Args;
 use memlog_indexer::Projections;
 
 use crate::commands::index::{print_report, print_vectors};
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Delete the search projections and derive them again from the log.
 ///
@@ -49,7 +51,7 @@ pub fn cmd_rebuild(dir: &Path, args: RebuildArgs) -> anyhow::Result<ExitCode> {
     let vectors = if args.no_vectors {
         None
     } else {
-        crate::semantic::catch_up_vectors(&repo, None, args.json)?
+        memlog_ops::semantic::catch_up_vectors(&repo, None, args.json)?
     };
     let secs = started.elapsed().as_secs_f64();
     if args.json {
@@ -77,12 +79,12 @@ pub fn cmd_rebuild(dir: &Path, args: RebuildArgs) -> anyhow::Result<ExitCode> {
                 v.embedded, v.cached, v.kept, v.model
             ),
             None if args.no_vectors => println!("embedded 0 texts: --no-vectors"),
-            None if crate::semantic::model_available(&repo) => {
+            None if memlog_ops::semantic::model_available(&repo) => {
                 println!("embedded 0 texts here: another process (memlog watch?) is embedding")
             }
             None => println!(
                 "embedded 0 texts: vectors are off ({})",
-                crate::semantic::off_reason(&repo)
+                memlog_ops::semantic::off_reason(&repo)
             ),
         }
     }

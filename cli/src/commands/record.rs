@@ -8,7 +8,9 @@ use memlog_format::{Draft, Kind, neutral, time};
 use memlog_store::Recorder;
 use serde_json::{Map, Value};
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Append one event to a live session's journal.
 ///

@@ -2,11 +2,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::Kind;
-use serde_json::{Map, Value, json};
+use memlog_ops::forget::reinforce;
+use memlog_ops::workspace;
 
-use crate::commands::forget::{record_sealed, resolve_ids};
-use crate::{output, workspace};
+use crate::output;
 
 /// Say that memories helped, or misled, so that search learns from it.
 ///
@@ -38,21 +37,11 @@ pub struct ReinforceArgs {
 
 pub fn cmd_reinforce(dir: &Path, args: ReinforceArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let targets = resolve_ids(&repo, &args.ids)?;
-    let outcome = if args.success { "success" } else { "failure" };
-    let mut body = Map::new();
-    body.insert(
-        "targets".into(),
-        Value::Array(targets.iter().cloned().map(Value::String).collect()),
-    );
-    body.insert("outcome".into(), Value::String(outcome.into()));
-    let (id, commit) = record_sealed(&repo, Kind::Reinforce, body)?;
+    let reinforced = reinforce(&repo, &args.ids, args.success)?;
     if args.json {
-        output::print_json(&json!({
-            "id": id, "targets": targets, "outcome": outcome, "commit": commit
-        }))?;
+        output::print_json(&reinforced)?;
     } else {
-        println!("{id}");
+        println!("{}", reinforced.id);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,9 @@ use anyhow::bail;
 use clap::Args;
 use memlog_store::seal::{JournalSelection, seal_journals};
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Seal journals into commits on the memlog ref.
 ///

@@ -2,16 +2,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::config::Fusion;
-use memlog_format::{Kind, time};
-use memlog_indexer::Projections;
-use memlog_indexer::embed::ModelEmbedder;
-use memlog_indexer::fts::Filters;
-use memlog_indexer::search::{SearchMode, SearchRequest, search};
-use memlog_store::Repo;
+use memlog_indexer::search::search;
+use memlog_ops::search::{SearchQuery, parse_fusion, search_request, with_query_vector};
+use memlog_ops::{diag, workspace};
 use serde_json::json;
 
-use crate::{output, workspace};
+use crate::output;
 
 /// Search memory.
 ///
@@ -68,15 +64,15 @@ pub struct SearchArgs {
 
 pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    let mut request = search_request(
-        &args.query,
-        args.limit,
-        &args.kind,
-        args.session.as_deref(),
-        args.since.as_deref(),
-        args.until.as_deref(),
-        args.file.as_deref(),
-    )?;
+    let mut request = search_request(SearchQuery {
+        query: &args.query,
+        limit: args.limit,
+        kinds: &args.kind,
+        session: args.session.as_deref(),
+        since: args.since.as_deref(),
+        until: args.until.as_deref(),
+        file: args.file.as_deref(),
+    })?;
     request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
     let mut projections = workspace::projections(&repo)?;
     if args.mode.as_deref() != Some("fts") {
@@ -91,7 +87,7 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         None,
     )?;
     if let Some(note) = &semantic {
-        eprintln!("note: full-text search only: {note}");
+        diag::note(format_args!("full-text search only: {note}"));
     }
     let hits = search(&projections, &repo.config.ranking, &request)?;
     if args.json {
@@ -118,75 +114,4 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn parse_fusion(s: &str) -> anyhow::Result<Fusion> {
-    match s {
-        "weighted" => Ok(Fusion::Weighted),
-        "rrf" => Ok(Fusion::Rrf),
-        other => anyhow::bail!("unknown fusion {other:?} (expected weighted or rrf)"),
-    }
-}
-
-/// Sets the request's mode (`None`: hybrid) and, unless it is fts, the
-/// query's vector. Returns why a hybrid search is full-text only, when
-/// that should be said: an explicit hybrid, or vectors that exist but
-/// cannot be used. Vector mode without vectors is an error.
-pub fn with_query_vector(
-    repo: &Repo,
-    projections: &Projections,
-    request: &mut SearchRequest,
-    mode: Option<&str>,
-    warm: Option<&mut ModelEmbedder>,
-) -> anyhow::Result<Option<String>> {
-    request.mode = match mode {
-        Some(m) => SearchMode::parse(m)?,
-        None => SearchMode::Hybrid,
-    };
-    if request.mode == SearchMode::Fts {
-        return Ok(None);
-    }
-    match crate::semantic::query_vector(repo, projections, &request.query, warm) {
-        Ok(v) => {
-            request.query_vector = Some(v);
-            Ok(None)
-        }
-        Err(reason) if request.mode == SearchMode::Vector => {
-            anyhow::bail!("vector search is not available: {reason}")
-        }
-        Err(reason) => Ok((mode.is_some() || projections.vectors.is_some()).then_some(reason)),
-    }
-}
-
-/// Checks search arguments (known kinds, readable dates) and makes the
-/// request: shared by `memlog search` and the MCP tool `memory_search`, so
-/// that the two give the same hits for the same arguments.
-pub fn search_request(
-    query: &str,
-    limit: usize,
-    kinds: &[String],
-    session: Option<&str>,
-    since: Option<&str>,
-    until: Option<&str>,
-    file: Option<&str>,
-) -> anyhow::Result<SearchRequest> {
-    for k in kinds {
-        Kind::parse_known(k).map_err(anyhow::Error::msg)?;
-    }
-    let ms = |d: Option<&str>| -> anyhow::Result<Option<i64>> {
-        d.map(|s| Ok(time::parse(s)?.as_millisecond())).transpose()
-    };
-    Ok(SearchRequest {
-        query: query.to_string(),
-        limit,
-        filters: Filters {
-            kinds: kinds.to_vec(),
-            session: session.map(str::to_string),
-            since_ms: ms(since)?,
-            until_ms: ms(until)?,
-            file: file.map(str::to_string),
-            exclude_session: None,
-        },
-        ..Default::default()
-    })
 }

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::{serve, workspace};
+use memlog_ops::workspace;
+
+use crate::serve;
 
 /// Browse and review memory in a web browser.
 ///

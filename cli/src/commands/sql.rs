@@ -7,7 +7,9 @@ use memlog_indexer::graph::Graph;
 use rusqlite::types::ValueRef;
 use serde_json::{Map, Value};
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Query the entity/edge database with SQL, read-only.
 ///
@@ -30,7 +32,7 @@ pub struct SqlArgs {
 pub fn cmd_sql(dir: &Path, args: SqlArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let projections = workspace::projections(&repo)?;
-    let db = projections.dir.join("graph.sqlite");
+    let db = projections.dir().join("graph.sqlite");
     drop(projections);
     let graph = Graph::open_read_only(&db)?;
     let mut stmt = graph

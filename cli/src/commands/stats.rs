@@ -1,16 +1,11 @@
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_indexer::Projections;
-use memlog_store::Repo;
-use memlog_store::journal;
-use memlog_store::log::Log;
-use rusqlite::OptionalExtension;
-use serde_json::{Value, json};
+use memlog_ops::stats::stats;
+use memlog_ops::{semantic, workspace};
 
-use crate::{output, workspace};
+use crate::output;
 
 /// Summarise memory: sessions, events by kind, segments, journals.
 ///
@@ -62,10 +57,7 @@ pub fn cmd_stats(dir: &Path, args: StatsArgs) -> anyhow::Result<ExitCode> {
         num("journals"),
         num("journal_events")
     );
-    println!(
-        "vectors   {}",
-        crate::semantic::status_line(&stats["vectors"])
-    );
+    println!("vectors   {}", semantic::status_line(&stats["vectors"]));
     if let (Some(f), Some(l)) = (stats["first_event"].as_str(), stats["last_event"].as_str()) {
         println!(
             "span      {} .. {}",
@@ -74,90 +66,4 @@ pub fn cmd_stats(dir: &Path, args: StatsArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The numbers `memlog stats --json` prints and the MCP tool
-/// `memory_stats` returns: one function so that the two always agree.
-///
-/// Events are counted in the index (brought up to date first), which holds
-/// every live event and remembers those a forget hides: at a million
-/// events this takes milliseconds where reading the log took seconds.
-pub fn stats(repo: &Repo) -> anyhow::Result<Value> {
-    let p = workspace::projections(repo)?;
-    stats_of(repo, &p)
-}
-
-/// [`stats`] with projections the caller has open.
-pub fn stats_of(repo: &Repo, p: &Projections) -> anyhow::Result<Value> {
-    let log = Log::new(repo);
-    let tip = log.tip()?;
-    let commits = log.commits()?;
-    let seal_commits = commits.iter().filter(|c| c.parents.len() <= 1).count();
-    let segments = match tip {
-        Some(t) => log.segments_at(t)?.len(),
-        None => 0,
-    };
-    let journals = journal::list(&repo.journal_dir())?;
-    let sql = |e: rusqlite::Error| anyhow::anyhow!("reading the index: {e}");
-    let conn = &p.graph.conn;
-    let count = |query: &str| -> anyhow::Result<u64> {
-        conn.query_row(query, [], |r| r.get::<_, i64>(0))
-            .map(|n| n.max(0) as u64)
-            .map_err(sql)
-    };
-    // Read off the index on (kind, source): no table scan, no sort.
-    let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut events, mut journal_events) = (0u64, 0u64);
-    {
-        let mut stmt = conn
-            .prepare("SELECT kind, source = 'journal', count(*) FROM events GROUP BY kind, source")
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, bool>(1)?,
-                    r.get::<_, i64>(2)?,
-                ))
-            })
-            .map_err(sql)?;
-        for row in rows {
-            let (kind, journal, n) = row.map_err(sql)?;
-            let n = n.max(0) as u64;
-            *by_kind.entry(kind).or_default() += n;
-            events += n;
-            if journal {
-                journal_events += n;
-            }
-        }
-    }
-    let edge = |order: &str| -> anyhow::Result<Option<String>> {
-        conn.query_row(
-            &format!("SELECT ts FROM events ORDER BY ts_ms {order}, ts {order} LIMIT 1"),
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(sql)
-    };
-    let (first, last) = (edge("ASC")?, edge("DESC")?);
-    Ok(json!({
-        "ref": repo.ref_name(),
-        "tip": tip.map(|t| t.to_string()),
-        "project": repo.project(),
-        "sessions": count("SELECT count(*) FROM sessions")?,
-        "commits": commits.len(),
-        "seal_commits": seal_commits,
-        "segments": segments,
-        "events": events,
-        "sealed_events": events - journal_events,
-        "hidden_events": count("SELECT count(*) FROM hidden")?,
-        "events_by_kind": by_kind,
-        "journals": journals.len(),
-        "journal_events": journal_events,
-        "journal_bytes": journals.iter().map(|j| j.bytes).sum::<u64>(),
-        "first_event": first,
-        "last_event": last,
-        "vectors": crate::semantic::status(repo),
-    }))
 }

@@ -5,7 +5,9 @@ use clap::Args;
 use memlog_indexer::Projections;
 use memlog_store::sync::{SyncAction, SyncReport, remotes_to_sync, sync};
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// Share memory with a git remote: fetch its memlog ref, join it with yours, push.
 ///

@@ -10,7 +10,9 @@ use memlog_indexer::{Projections, tasks};
 use memlog_store::Repo;
 use serde_json::{Map, Value, json};
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// One task: show it, add one, change its status or blockers.
 ///

@@ -5,7 +5,9 @@ use clap::Args;
 use memlog_format::task::Status;
 use memlog_indexer::tasks::{self, TaskSummary};
 
-use crate::{output, workspace};
+use memlog_ops::workspace;
+
+use crate::output;
 
 /// List tasks: the task entities folded from task events (TodoWrite calls,
 /// `memlog task`), most recently changed first.

@@ -7,7 +7,7 @@ use clap::Args;
 use memlog_watcher::{IndexRun, Watcher};
 use serde::Serialize;
 
-use crate::workspace;
+use memlog_ops::workspace;
 
 /// Keep the search projections fresh while it runs.
 ///
@@ -53,7 +53,9 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
     if args.once {
         let run = memlog_watcher::index_once(dir);
         let vectors = match &run.outcome {
-            Ok(_) => crate::semantic::catch_up_vectors(&workspace::open(dir)?, None, args.json)?,
+            Ok(_) => {
+                memlog_ops::semantic::catch_up_vectors(&workspace::open(dir)?, None, args.json)?
+            }
             Err(_) => None,
         };
         print_run(&run, vectors.as_ref(), args.json)?;
@@ -67,28 +69,29 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
     // The model is loaded once and shared: the vector thread embeds new
     // events with it, the warm server embeds queries of `memlog search`.
     let repo = workspace::open(dir)?;
-    let embedder: Option<crate::warm::SharedEmbedder> = match crate::semantic::load_model(&repo) {
-        Ok(Some(m)) => Some(std::sync::Arc::new(std::sync::Mutex::new(m))),
-        Ok(None) => {
-            eprintln!(
-                "note: semantic search is off: {}",
-                crate::semantic::off_reason(&repo)
-            );
-            None
-        }
-        Err(e) => {
-            eprintln!("warning: semantic search is off: {e:#}");
-            None
-        }
-    };
+    let embedder: Option<crate::warm::SharedEmbedder> =
+        match memlog_ops::semantic::load_model(&repo) {
+            Ok(Some(m)) => Some(std::sync::Arc::new(std::sync::Mutex::new(m))),
+            Ok(None) => {
+                eprintln!(
+                    "note: semantic search is off: {}",
+                    memlog_ops::semantic::off_reason(&repo)
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("warning: semantic search is off: {e:#}");
+                None
+            }
+        };
     drop(repo);
     // gix repositories are not Send: the server opens its own.
     let repo_dir = dir.to_path_buf();
     let served_embedder = embedder.clone();
     std::thread::spawn(move || {
-        let served = workspace::open(&repo_dir).and_then(|repo| {
-            crate::warm::serve(&repo, served_embedder, crate::commands::hook::answer)
-        });
+        let served = workspace::open(&repo_dir)
+            .map_err(anyhow::Error::from)
+            .and_then(|repo| crate::warm::serve(&repo, served_embedder));
         if let Err(e) = served {
             eprintln!("warning: the hooks' warm path is off: {e:#}");
         }
@@ -107,7 +110,7 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
                 let Ok(mut model) = embedder.lock() else {
                     return;
                 };
-                match crate::semantic::catch_up_vectors(&repo, Some(&mut *model), true) {
+                match memlog_ops::semantic::catch_up_vectors(&repo, Some(&mut *model), true) {
                     Ok(Some(r)) if r.pending > 0 => eprintln!(
                         "vectors: {} events ({} embedded, {} from the cache)",
                         r.pending, r.embedded, r.cached

@@ -21,16 +21,16 @@ use super::params::{
     ForgetParams, GetParams, RememberKind, RememberParams, SearchParams, TasksParams,
     TimelineParams,
 };
-use crate::commands::forget::{ForgetRequest, forget};
-use crate::commands::search::{search_request, with_query_vector};
-use crate::commands::show::event_with_context;
-use crate::commands::stats::stats_of;
-use crate::workspace::KeptProjections;
-use crate::{output, workspace};
+use memlog_ops::error::chain;
+use memlog_ops::forget::{ForgetRequest, forget};
+use memlog_ops::search::{MAX_QUERY_BYTES, SearchQuery, search_request, with_query_vector};
+use memlog_ops::semantic;
+use memlog_ops::show::event_with_context;
+use memlog_ops::stats::stats_of;
+use memlog_ops::workspace::{self, KeptProjections};
 
-/// Longest query accepted: a search is for words, not documents, and the
-/// full-text query grows with every term.
-pub const MAX_QUERY_BYTES: usize = 8 * 1024;
+use crate::output;
+
 /// Longest note or fact accepted.
 pub const MAX_REMEMBER_BYTES: usize = 64 * 1024;
 const MAX_SEARCH_LIMIT: usize = 50;
@@ -78,7 +78,7 @@ impl Memory {
 
     /// The projections, up to date (see [`KeptProjections::get`]).
     fn projections(&mut self) -> anyhow::Result<&Projections> {
-        self.projections.get(&self.repo)
+        Ok(self.projections.get(&self.repo)?)
     }
 
     /// `memory_search`: compact hits, best first, ranked exactly as
@@ -97,22 +97,22 @@ impl Memory {
             bail!("limit must be between 1 and {MAX_SEARCH_LIMIT}");
         }
         let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
-        let mut request = search_request(
-            &p.query,
-            p.limit,
-            &kinds,
-            p.session.as_deref(),
-            p.since.as_deref(),
-            p.until.as_deref(),
-            p.file.as_deref(),
-        )?;
+        let mut request = search_request(SearchQuery {
+            query: &p.query,
+            limit: p.limit,
+            kinds: &kinds,
+            session: p.session.as_deref(),
+            since: p.since.as_deref(),
+            until: p.until.as_deref(),
+            file: p.file.as_deref(),
+        })?;
         let wants_vectors = p.mode.as_deref() != Some("fts");
-        let has_vectors = self.projections()?.vectors.is_some();
+        let has_vectors = self.projections()?.vectors().is_some();
         if wants_vectors && has_vectors && self.embedder.is_none() {
-            self.embedder = Some(match crate::semantic::load_model(&self.repo) {
+            self.embedder = Some(match semantic::load_model(&self.repo) {
                 Ok(Some(m)) => Ok(m),
-                Ok(None) => Err(crate::semantic::off_reason(&self.repo)),
-                Err(e) => Err(format!("{e:#}")),
+                Ok(None) => Err(semantic::off_reason(&self.repo)),
+                Err(e) => Err(chain(&e)),
             });
         }
         let projections = self.projections.get(&self.repo)?;
@@ -208,16 +208,7 @@ impl Memory {
 
     fn session_exists(&mut self, session: &str) -> anyhow::Result<bool> {
         let p = self.projections()?;
-        let n: i64 = p
-            .graph
-            .conn
-            .query_row(
-                "SELECT count(*) FROM events WHERE session = ?1",
-                [session],
-                |r| r.get(0),
-            )
-            .context("reading the index")?;
-        Ok(n > 0)
+        memlog_indexer::overview::session_exists(p, session).context("reading the index")
     }
 
     /// `memory_remember`: a note or fact appended to this server's session
@@ -329,7 +320,7 @@ impl Memory {
     /// `memory_stats`: exactly `memlog stats --json`.
     pub fn stats(&mut self) -> anyhow::Result<Value> {
         let p = self.projections.get(&self.repo)?;
-        stats_of(&self.repo, p)
+        Ok(stats_of(&self.repo, p)?)
     }
 
     /// Seals what this server remembered into one commit, if anything.

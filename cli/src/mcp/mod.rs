@@ -23,8 +23,6 @@ mod params;
 mod server;
 mod worker;
 
-pub(crate) use memory::MAX_QUERY_BYTES;
-
 use std::path::Path;
 
 use rmcp::ServiceExt;

@@ -14,19 +14,18 @@ use std::path::Path;
 use hyper::StatusCode;
 use memlog_indexer::Projections;
 use memlog_indexer::lookup;
+use memlog_indexer::overview::{self, Direction, EdgeRow};
 use memlog_indexer::search::search;
+use memlog_ops::error::chain;
+use memlog_ops::forget::{ForgetRequest, forget as record_forget};
+use memlog_ops::search::{MAX_QUERY_BYTES, SearchQuery, search_request, with_query_vector};
+use memlog_ops::show::event_with_context;
+use memlog_ops::workspace::{self, KeptProjections};
+use memlog_ops::{diff, semantic, sessions, stats, warm};
 use memlog_store::log::Log;
 use memlog_store::{ObjectId, Repo};
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
-
-use crate::commands::forget::{ForgetRequest, forget as record_forget};
-use crate::commands::log::{FIRST_PROMPT_CHARS, SessionLine};
-use crate::commands::search::{search_request, with_query_vector};
-use crate::commands::show::event_with_context;
-use crate::commands::{diff, stats};
-use crate::workspace::{self, KeptProjections};
 
 /// Query parameters, each with every value it was given.
 pub type Query = HashMap<String, Vec<String>>;
@@ -70,9 +69,9 @@ impl From<memlog_indexer::Error> for ApiError {
     }
 }
 
-impl From<rusqlite::Error> for ApiError {
-    fn from(e: rusqlite::Error) -> ApiError {
-        ApiError::internal(format!("reading the index: {e}"))
+impl From<memlog_ops::Error> for ApiError {
+    fn from(e: memlog_ops::Error) -> ApiError {
+        ApiError::internal(chain(&e))
     }
 }
 
@@ -211,37 +210,8 @@ fn sessions(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         },
         None => (None, None),
     };
-    let count = |n: i64| n.max(0) as usize;
-    let mut lines: Vec<SessionLine> = {
-        let p = site.projections()?;
-        let mut stmt = p.graph.conn.prepare_cached(
-            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
-             FROM sessions
-             WHERE ?1 IS NULL OR (first_ts, session) < (?1, ?2)
-             ORDER BY first_ts DESC, session DESC LIMIT ?3",
-        )?;
-        stmt.query_map(params![before_ts, before_session, limit as i64 + 1], |r| {
-            Ok(SessionLine {
-                // filled in below, from the log
-                commit: None,
-                session: r.get(0)?,
-                started: r.get(1)?,
-                events: count(r.get(2)?),
-                prompts: count(r.get(3)?),
-                tool_calls: count(r.get(4)?),
-                first_prompt: r.get::<_, Option<String>>(5)?.map(|t| {
-                    memlog_format::event::truncate_chars(
-                        memlog_format::event::first_line(&t),
-                        FIRST_PROMPT_CHARS,
-                    )
-                }),
-                branch: r.get(6)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?
-    };
-    let more = lines.len() > limit;
-    lines.truncate(limit);
+    let before = before_ts.as_deref().zip(before_session.as_deref());
+    let (mut lines, more) = sessions::page(site.projections()?, before, limit)?;
     let seals = site.seals()?;
     for line in &mut lines {
         line.commit = seals.get(&line.session).cloned();
@@ -342,11 +312,11 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
     let Some(q) = one(query, "q") else {
         return Err(ApiError::bad_request("q is empty: give words to look for"));
     };
-    if q.len() > crate::mcp::MAX_QUERY_BYTES {
+    if q.len() > MAX_QUERY_BYTES {
         return Err(ApiError::bad_request(format!(
             "the query is {} bytes; keep it under {}",
             q.len(),
-            crate::mcp::MAX_QUERY_BYTES
+            MAX_QUERY_BYTES
         )));
     }
     let limit = number(query, "limit", 20, MAX_SEARCH_LIMIT)?;
@@ -360,16 +330,16 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         .filter(|k| !k.is_empty())
         .map(str::to_string)
         .collect();
-    let request = search_request(
-        q,
+    let request = search_request(SearchQuery {
+        query: q,
         limit,
-        &kinds,
-        one(query, "session"),
-        one(query, "since"),
-        one(query, "until"),
-        one(query, "file"),
-    )
-    .map_err(|e| ApiError::bad_request(format!("{e:#}")))?;
+        kinds: &kinds,
+        session: one(query, "session"),
+        since: one(query, "since"),
+        until: one(query, "until"),
+        file: one(query, "file"),
+    })
+    .map_err(|e| ApiError::bad_request(chain(&e)))?;
     let mut request = request;
     let ranking = site.repo.config.ranking.clone();
     let mode = one(query, "mode");
@@ -380,19 +350,19 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
     let note = {
         let mut model = SERVE_MODEL.lock().unwrap_or_else(|e| e.into_inner());
         if mode != Some("fts")
-            && p.vectors.is_some()
+            && p.vectors().is_some()
             && model.is_none()
-            && crate::warm::ask_embedding(&site.repo, q).is_none()
+            && warm::ask_embedding(&site.repo, q).is_none()
         {
-            *model = Some(match crate::semantic::load_model(&site.repo) {
+            *model = Some(match semantic::load_model(&site.repo) {
                 Ok(Some(m)) => Ok(m),
-                Ok(None) => Err(crate::semantic::off_reason(&site.repo)),
-                Err(e) => Err(format!("{e:#}")),
+                Ok(None) => Err(semantic::off_reason(&site.repo)),
+                Err(e) => Err(chain(&e)),
             });
         }
         let warm = model.as_mut().and_then(|m| m.as_mut().ok());
         with_query_vector(&site.repo, p, &mut request, mode, warm)
-            .map_err(|e| ApiError::bad_request(format!("{e:#}")))?
+            .map_err(|e| ApiError::bad_request(chain(&e)))?
     };
     let hits = search(p, &ranking, &request)?;
     Ok(json!({
@@ -431,80 +401,17 @@ fn tasks(site: &mut Site) -> Result<Value, ApiError> {
     Ok(json!({ "tasks": board }))
 }
 
-#[derive(Clone, Copy)]
-enum Direction {
-    Out,
-    In,
-}
-
-/// An edge seen from one of its ends.
-#[derive(Serialize)]
-struct EdgeRow {
-    rel: String,
-    /// The entity at the other end.
-    other: String,
-    other_type: Option<String>,
-    other_title: Option<String>,
-    /// The event the edge was derived from.
-    evidence: String,
-    ts: String,
-}
-
-const MAX_EDGES: i64 = 500;
+const MAX_EDGES: usize = 500;
 
 fn edges(p: &Projections, id: &str, direction: Direction) -> Result<Vec<EdgeRow>, ApiError> {
-    let sql = match direction {
-        Direction::Out => {
-            "SELECT e.rel_type, e.dst_id, n.entity_type, n.title, e.evidence, e.ts
-             FROM edges e LEFT JOIN entities n ON n.entity_id = e.dst_id
-             WHERE e.src_id = ?1 ORDER BY e.ts DESC LIMIT ?2"
-        }
-        Direction::In => {
-            "SELECT e.rel_type, e.src_id, n.entity_type, n.title, e.evidence, e.ts
-             FROM edges e LEFT JOIN entities n ON n.entity_id = e.src_id
-             WHERE e.dst_id = ?1 ORDER BY e.ts DESC LIMIT ?2"
-        }
-    };
-    let mut stmt = p.graph.conn.prepare_cached(sql)?;
-    let rows = stmt
-        .query_map(params![id, MAX_EDGES], |r| {
-            Ok(EdgeRow {
-                rel: r.get(0)?,
-                other: r.get(1)?,
-                other_type: r.get(2)?,
-                other_title: r.get(3)?,
-                evidence: r.get(4)?,
-                ts: r.get(5)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(rows)
+    Ok(overview::edges(p, id, direction, MAX_EDGES)?)
 }
 
 /// `GET /api/entities/ID`: an entity of the graph (`file:src/x.rs`,
 /// `session:…`, `issue:owner/repo#1`…) with its edges out and in.
 fn entity(site: &mut Site, id: &str) -> Result<Value, ApiError> {
     let p = site.projections()?;
-    let found = p
-        .graph
-        .conn
-        .prepare_cached(
-            "SELECT entity_id, entity_type, canonical_key, title, stage, status, created_at, updated_at
-             FROM entities WHERE entity_id = ?1",
-        )?
-        .query_row([id], |r| {
-            Ok(json!({
-                "id": r.get::<_, String>(0)?,
-                "type": r.get::<_, String>(1)?,
-                "key": r.get::<_, String>(2)?,
-                "title": r.get::<_, String>(3)?,
-                "stage": r.get::<_, String>(4)?,
-                "status": r.get::<_, String>(5)?,
-                "created_at": r.get::<_, String>(6)?,
-                "updated_at": r.get::<_, String>(7)?,
-            }))
-        })
-        .optional()?;
+    let found = overview::entity(p, id)?;
     let Some(entity) = found else {
         return Err(ApiError::not_found(format!("no entity is named {id:?}")));
     };
@@ -519,7 +426,7 @@ fn entity(site: &mut Site, id: &str) -> Result<Value, ApiError> {
 /// the last seal or sync added).
 fn review(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
     let computed = diff::compute(&site.repo, one(query, "revs"))
-        .map_err(|e| ApiError::bad_request(format!("{e:#}")))?;
+        .map_err(|e| ApiError::bad_request(chain(&e)))?;
     Ok(serde_json::to_value(computed.document()).map_err(anyhow::Error::from)?)
 }
 
@@ -533,29 +440,14 @@ fn index(site: &mut Site) -> Result<Value, ApiError> {
         .map(|t| t.to_string());
     let repo = &site.repo;
     let p = site.projections.get(repo)?;
-    let mut stmt = p.graph.conn.prepare_cached(
-        "SELECT substr(ts, 1, 10) AS day, kind, count(*) FROM events GROUP BY day, kind ORDER BY day, kind",
-    )?;
-    let per_day: Vec<Value> = stmt
-        .query_map([], |r| {
-            Ok(json!({
-                "day": r.get::<_, String>(0)?,
-                "kind": r.get::<_, String>(1)?,
-                "events": r.get::<_, i64>(2)?,
-            }))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let count = |table: &str| -> Result<i64, ApiError> {
-        Ok(p.graph
-            .conn
-            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?)
-    };
+    let per_day = overview::events_per_day(p)?;
+    let count = |table: &str| overview::table_rows(p, table);
     let fresh = p.is_fresh(repo)?;
     Ok(json!({
         "per_day": per_day,
         "sizes": {
-            "fts_bytes": dir_bytes(&p.dir.join("fts")),
-            "graph_bytes": dir_bytes(&p.dir).saturating_sub(dir_bytes(&p.dir.join("fts"))),
+            "fts_bytes": dir_bytes(&p.dir().join("fts")),
+            "graph_bytes": dir_bytes(p.dir()).saturating_sub(dir_bytes(&p.dir().join("fts"))),
         },
         "rows": {
             "events": count("events")?,
@@ -565,8 +457,8 @@ fn index(site: &mut Site) -> Result<Value, ApiError> {
         },
         "freshness": {
             "tip": tip,
-            "indexed_commit": p.graph.get_meta("indexed_commit")?,
-            "generation": p.graph.get_meta("generation")?,
+            "indexed_commit": p.graph().get_meta("indexed_commit")?,
+            "generation": p.graph().get_meta("generation")?,
             "fresh": fresh,
         },
     }))
@@ -614,6 +506,6 @@ pub fn forget(site: &mut Site, body: &Value) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     site.repo.ensure_dirs().map_err(anyhow::Error::from)?;
     let forgotten =
-        record_forget(&site.repo, &request).map_err(|e| ApiError::bad_request(format!("{e:#}")))?;
+        record_forget(&site.repo, &request).map_err(|e| ApiError::bad_request(chain(&e)))?;
     Ok(serde_json::to_value(forgotten).map_err(anyhow::Error::from)?)
 }

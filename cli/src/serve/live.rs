@@ -14,12 +14,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use memlog_indexer::overview;
+use memlog_ops::workspace;
 use memlog_store::Repo;
 use memlog_store::journal;
 use memlog_store::log::Log;
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
-
-use crate::workspace;
 
 const POLL: Duration = Duration::from_millis(500);
 
@@ -60,24 +59,7 @@ fn signature(repo: &Repo) -> Signature {
         .unwrap_or_default();
     Signature {
         tip: Log::new(repo).tip().ok().flatten().map(|t| t.to_string()),
-        generation: generation(repo),
+        generation: overview::generation(&memlog_indexer::projection::index_dir(repo)),
         journals,
     }
-}
-
-/// The generation token of the index's last committed run. Opened afresh
-/// each time: a rebuild swaps the whole index directory.
-fn generation(repo: &Repo) -> Option<String> {
-    let db = memlog_indexer::projection::index_dir(repo).join("graph.sqlite");
-    let conn = Connection::open_with_flags(
-        db,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .ok()?;
-    conn.query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
-        r.get(0)
-    })
-    .optional()
-    .ok()
-    .flatten()
 }

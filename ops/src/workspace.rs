@@ -1,8 +1,8 @@
-//! Opening the repository memlog works in, and reading all its events.
+//! Opening the repository memlog works in, the projections (brought up to
+//! date first), every live event, and recording drafts.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use memlog_format::{Draft, Event};
 use memlog_indexer::lookup::Stored;
 use memlog_indexer::{Error as IndexError, Projections};
@@ -10,14 +10,16 @@ use memlog_store::log::{Log, journal_events, live_events};
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Recorder, Repo};
 
+use crate::diag;
+use crate::error::{Context, Result, bail};
+
 /// Opens the repository containing `dir`.
-pub fn open(dir: &Path) -> anyhow::Result<Repo> {
-    let repo = Repo::discover(dir)?;
-    Ok(repo)
+pub fn open(dir: &Path) -> Result<Repo> {
+    Ok(Repo::discover(dir)?)
 }
 
 /// Opens the repository and makes sure memlog's directories exist.
-pub fn open_for_writing(dir: &Path) -> anyhow::Result<Repo> {
+pub fn open_for_writing(dir: &Path) -> Result<Repo> {
     let repo = open(dir)?;
     repo.ensure_dirs()?;
     Ok(repo)
@@ -25,13 +27,13 @@ pub fn open_for_writing(dir: &Path) -> anyhow::Result<Repo> {
 
 /// Every live event: sealed ones and, unless `sealed_only`, those still in
 /// journals; forgotten events removed; ordered by time.
-pub fn live(repo: &Repo, sealed_only: bool) -> anyhow::Result<Vec<Event>> {
+pub fn live(repo: &Repo, sealed_only: bool) -> Result<Vec<Event>> {
     let (mut events, problems) = Log::new(repo).events().context("reading the memlog ref")?;
     for p in &problems {
-        eprintln!(
-            "warning: segment {}: {} (run `memlog fsck`)",
+        diag::warning(format_args!(
+            "segment {}: {} (run `memlog fsck`)",
             p.path, p.problem
-        );
+        ));
     }
     if !sealed_only {
         events.extend(journal_events(repo).context("reading journals")?);
@@ -42,7 +44,7 @@ pub fn live(repo: &Repo, sealed_only: bool) -> anyhow::Result<Vec<Event>> {
 /// The projections, brought up to date first when they lag behind the log
 /// (a ref read and a few stats when they do not). If another process is
 /// updating them, what is there is used, with a note.
-pub fn projections(repo: &Repo) -> anyhow::Result<Projections> {
+pub fn projections(repo: &Repo) -> Result<Projections> {
     if let Ok(p) = Projections::open(repo)
         && p.is_fresh(repo)?
     {
@@ -52,7 +54,7 @@ pub fn projections(repo: &Repo) -> anyhow::Result<Projections> {
         Some(report) => report,
         None => match Projections::open(repo) {
             Ok(p) => {
-                eprintln!("note: another memlog process is updating the index; results may lag");
+                diag::note("another memlog process is updating the index; results may lag");
                 return Ok(p);
             }
             // nothing to read yet: wait for the other writer
@@ -63,15 +65,15 @@ pub fn projections(repo: &Repo) -> anyhow::Result<Projections> {
         && let Some(reason) = &report.reason
         && reason != "no index yet"
     {
-        eprintln!("note: index rebuilt: {reason}");
+        diag::note(format_args!("index rebuilt: {reason}"));
     }
     for w in &report.warnings {
-        eprintln!("warning: {w}");
+        diag::warning(w);
     }
     match Projections::open(repo) {
         Ok(p) => Ok(p),
         Err(IndexError::Corrupt { what, message }) => {
-            anyhow::bail!("{what} is damaged ({message}); run `memlog rebuild`")
+            bail!("{what} is damaged ({message}); run `memlog rebuild`")
         }
         Err(e) => Err(e.into()),
     }
@@ -80,7 +82,7 @@ pub fn projections(repo: &Repo) -> anyhow::Result<Projections> {
 /// The events of index rows, exactly as logged: a row that does not give
 /// back its event (`verified` false: a damaged database) is replaced by the
 /// event read from the log.
-pub fn exact_events(repo: &Repo, rows: Vec<Stored>) -> anyhow::Result<Vec<Event>> {
+pub fn exact_events(repo: &Repo, rows: Vec<Stored>) -> Result<Vec<Event>> {
     if rows.iter().all(|s| s.verified) {
         return Ok(rows.into_iter().map(|s| s.event).collect());
     }
@@ -101,18 +103,14 @@ pub fn exact_events(repo: &Repo, rows: Vec<Stored>) -> anyhow::Result<Vec<Event>
 /// that session into a commit at once (a note, a task change, extracted
 /// facts: small sessions of their own). Privacy warnings go to stderr.
 /// Returns the events as stored and the commit, if sealed.
-pub fn record(
-    repo: &Repo,
-    drafts: Vec<Draft>,
-    seal: bool,
-) -> anyhow::Result<(Vec<Event>, Option<String>)> {
+pub fn record(repo: &Repo, drafts: Vec<Draft>, seal: bool) -> Result<(Vec<Event>, Option<String>)> {
     let Some(session) = drafts.first().map(|d| d.session.clone()) else {
         return Ok((Vec::new(), None));
     };
     let recorder = Recorder::new(repo)?;
     let (events, report) = recorder.record(drafts)?;
     for w in &report.warnings {
-        eprintln!("warning: {w}");
+        diag::warning(w);
     }
     let commit = if seal {
         let sealed = seal_journals(repo, &JournalSelection::Session(session))?;
@@ -138,7 +136,7 @@ impl KeptProjections {
     /// journal or the vectors since; else opened again through
     /// [`projections`], which updates them (or, while another process holds
     /// the writer lock, serves what is there).
-    pub fn get(&mut self, repo: &Repo) -> anyhow::Result<&Projections> {
+    pub fn get(&mut self, repo: &Repo) -> Result<&Projections> {
         let dir_identity = index_dir_identity(repo);
         let reusable = match &self.open {
             Some((p, identity)) => {
@@ -158,7 +156,7 @@ impl KeptProjections {
         }
         match &self.open {
             Some((p, _)) => Ok(p),
-            None => anyhow::bail!("the index could not be opened"),
+            None => bail!("the index could not be opened"),
         }
     }
 

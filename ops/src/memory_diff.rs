@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::event::sort_events;
-use crate::refs::{self, Reference};
-use crate::visibility::Forgets;
-use crate::{Event, Kind};
+use memlog_format::event::sort_events;
+use memlog_format::refs::{self, Reference};
+use memlog_format::visibility::Forgets;
+use memlog_format::{Event, Kind};
 
 /// Task statuses that mean the task is finished.
 pub const CLOSED_STATUSES: &[&str] = &[
@@ -223,7 +223,7 @@ fn task_states(events: &[Event]) -> BTreeMap<String, TaskState> {
 fn scalar(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        other => crate::canonical::to_string(other),
+        other => memlog_format::canonical::to_string(other),
     }
 }
 
@@ -351,10 +351,17 @@ fn forget_added(forget: &Event, after: &[Event]) -> ForgetAdded {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use memlog_format::Draft;
     use serde_json::json;
 
-    use crate::event::test_event as ev;
+    use super::*;
+
+    fn ev(session: &str, ts: &str, kind: Kind, body: Value) -> Event {
+        let Value::Object(body) = body else {
+            panic!("ev takes a JSON object body")
+        };
+        Draft::new(session, ts, kind, "p", body).into_event(0)
+    }
 
     #[test]
     fn sessions_tasks_entities_and_forgets() {

@@ -1,11 +1,11 @@
-//! The command line's side of semantic search: loading the model named by
+//! Semantic search for the front-ends: loading the model named by
 //! `.memlog.yaml`, bringing vectors up to date after indexing (with
-//! progress on stderr), embedding a query, and saying whether vectors are
-//! on. Hooks never come here: they stay on full text and the warm path.
+//! progress on stderr), embedding a query (through a warm server when one
+//! runs), and saying whether vectors are on. Hooks never come here: they
+//! stay on full text and the warm path.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
-use anyhow::Context;
 use memlog_indexer::Projections;
 use memlog_indexer::embed::{Embedder, INSTALL_HINT, ModelEmbedder, ModelFiles};
 use memlog_indexer::embed_cache::EmbeddingCache;
@@ -13,6 +13,9 @@ use memlog_indexer::projection::index_dir;
 use memlog_indexer::vectors::{CatchUpReport, catch_up};
 use memlog_store::Repo;
 use serde_json::{Value, json};
+
+use crate::diag;
+use crate::error::{Context, Result, chain};
 
 /// `<memlog dir>/embeddings.sqlite`: outside the index directory, so a
 /// rebuild keeps it.
@@ -27,7 +30,7 @@ pub fn model_available(repo: &Repo) -> bool {
 
 /// Loads the configured model; `Ok(None)` when it is not installed (or
 /// disabled), an error when it is there but fails to load.
-pub fn load_model(repo: &Repo) -> anyhow::Result<Option<ModelEmbedder>> {
+pub fn load_model(repo: &Repo) -> Result<Option<ModelEmbedder>> {
     if !model_available(repo) {
         return Ok(None);
     }
@@ -44,7 +47,7 @@ pub fn catch_up_vectors(
     repo: &Repo,
     embedder: Option<&mut dyn Embedder>,
     quiet: bool,
-) -> anyhow::Result<Option<CatchUpReport>> {
+) -> Result<Option<CatchUpReport>> {
     let mut loaded;
     let embedder: &mut dyn Embedder = match embedder {
         Some(e) => e,
@@ -60,8 +63,7 @@ pub fn catch_up_vectors(
     let tty = !quiet && std::io::stderr().is_terminal();
     let mut progress = |done: usize, pending: usize| {
         if tty && pending > 0 {
-            eprint!("\rembedding {done}/{pending} events");
-            let _ = std::io::stderr().flush();
+            diag::progress(format_args!("embedding {done}/{pending} events"));
         }
     };
     let report = catch_up(
@@ -72,7 +74,7 @@ pub fn catch_up_vectors(
         &mut progress,
     )?;
     if tty && report.as_ref().is_some_and(|r| r.pending > 0) {
-        eprintln!();
+        diag::end_progress();
     }
     Ok(report)
 }
@@ -88,7 +90,7 @@ pub fn query_vector(
     query: &str,
     warm: Option<&mut ModelEmbedder>,
 ) -> Result<Vec<f32>, String> {
-    let Some(vectors) = &p.vectors else {
+    let Some(vectors) = p.vectors() else {
         return Err(off_reason(repo));
     };
     let mut loaded;
@@ -103,7 +105,7 @@ pub fn query_vector(
             loaded = match load_model(repo) {
                 Ok(Some(m)) => m,
                 Ok(None) => return Err(off_reason(repo)),
-                Err(e) => return Err(format!("{e:#}")),
+                Err(e) => return Err(chain(&e)),
             };
             &mut loaded
         }
@@ -143,7 +145,7 @@ pub fn status(repo: &Repo) -> Value {
         .and_then(|p| memlog_indexer::vectors::embeddable_events(p).ok());
     let vectors = opened.as_mut().and_then(|p| {
         p.load_vectors_as(memlog_indexer::vectors::VectorAccess::Scan);
-        p.vectors.take()
+        p.take_vectors()
     });
     json!({
         "on": missing.is_empty() && vectors.is_some(),

@@ -1,0 +1,313 @@
+//! Summaries read off the projection database: how many events of each
+//! kind (`memlog stats`), the recent sessions of a SessionStart briefing,
+//! the viewer's timeline page and per-day counts, an entity with its edges.
+//! Every query the front-ends need beyond [`crate::lookup`] and
+//! [`crate::search`] is here, so that no SQL lives outside this crate.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::projection::Projections;
+use crate::{Error, Result};
+
+fn sql(e: rusqlite::Error) -> Error {
+    Error::sql(Path::new("graph.sqlite"), e)
+}
+
+fn count(n: i64) -> u64 {
+    n.max(0) as u64
+}
+
+/// Live events by kind and where they are (sealed or in a journal).
+#[derive(Clone, Debug, Default)]
+pub struct EventCounts {
+    /// Live events of each kind.
+    pub by_kind: BTreeMap<String, u64>,
+    /// Every live event.
+    pub events: u64,
+    /// Those still in a journal.
+    pub journal_events: u64,
+    /// Sessions with at least one live event.
+    pub sessions: u64,
+    /// Events a forget hides.
+    pub hidden: u64,
+    /// Time of the earliest live event.
+    pub first_ts: Option<String>,
+    /// Time of the latest live event.
+    pub last_ts: Option<String>,
+}
+
+/// Counts of live events, read off the index on (kind, source): no table
+/// scan, no sort.
+pub fn event_counts(p: &Projections) -> Result<EventCounts> {
+    let conn = &p.graph.conn;
+    let mut out = EventCounts::default();
+    let mut stmt = conn
+        .prepare("SELECT kind, source = 'journal', count(*) FROM events GROUP BY kind, source")
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, bool>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })
+        .map_err(sql)?;
+    for row in rows {
+        let (kind, journal, n) = row.map_err(sql)?;
+        let n = count(n);
+        *out.by_kind.entry(kind).or_default() += n;
+        out.events += n;
+        if journal {
+            out.journal_events += n;
+        }
+    }
+    let total = |query: &str| -> Result<u64> {
+        conn.query_row(query, [], |r| r.get::<_, i64>(0))
+            .map(count)
+            .map_err(sql)
+    };
+    out.sessions = total("SELECT count(*) FROM sessions")?;
+    out.hidden = total("SELECT count(*) FROM hidden")?;
+    let edge = |order: &str| -> Result<Option<String>> {
+        conn.query_row(
+            &format!("SELECT ts FROM events ORDER BY ts_ms {order}, ts {order} LIMIT 1"),
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql)
+    };
+    out.first_ts = edge("ASC")?;
+    out.last_ts = edge("DESC")?;
+    Ok(out)
+}
+
+/// A session of the `sessions` table.
+#[derive(Clone, Debug)]
+pub struct SessionRow {
+    /// The session id.
+    pub session: String,
+    /// Time of its first event.
+    pub first_ts: String,
+    /// Its live events.
+    pub events: u64,
+    /// Its prompts.
+    pub prompts: u64,
+    /// Its tool calls.
+    pub tool_calls: u64,
+    /// Text of its first prompt.
+    pub first_prompt: Option<String>,
+    /// The code's git branch when it began.
+    pub branch: Option<String>,
+}
+
+/// The sessions with prompts, most recently active first, leaving out
+/// `exclude` (the session asking): a SessionStart briefing's list.
+pub fn recent_sessions(p: &Projections, exclude: &str, limit: usize) -> Result<Vec<SessionRow>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
+             FROM sessions
+             WHERE session != ?1 AND prompts > 0 ORDER BY last_ts DESC LIMIT ?2",
+        )
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map(params![exclude, limit as i64], session_row)
+        .map_err(sql)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(sql)
+}
+
+/// A page of the timeline: sessions by first event, newest first, those
+/// before the cursor `(first_ts, session)` when one is given.
+pub fn sessions_page(
+    p: &Projections,
+    before: Option<(&str, &str)>,
+    limit: usize,
+) -> Result<Vec<SessionRow>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
+             FROM sessions
+             WHERE ?1 IS NULL OR (first_ts, session) < (?1, ?2)
+             ORDER BY first_ts DESC, session DESC LIMIT ?3",
+        )
+        .map_err(sql)?;
+    let (ts, session) = before.unzip();
+    let rows = stmt
+        .query_map(params![ts, session, limit as i64], session_row)
+        .map_err(sql)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(sql)
+}
+
+fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        session: r.get(0)?,
+        first_ts: r.get(1)?,
+        events: count(r.get(2)?),
+        prompts: count(r.get(3)?),
+        tool_calls: count(r.get(4)?),
+        first_prompt: r.get(5)?,
+        branch: r.get(6)?,
+    })
+}
+
+/// Whether any live event belongs to `session`.
+pub fn session_exists(p: &Projections, session: &str) -> Result<bool> {
+    let n: i64 = p
+        .graph
+        .conn
+        .query_row(
+            "SELECT count(*) FROM events WHERE session = ?1",
+            [session],
+            |r| r.get(0),
+        )
+        .map_err(sql)?;
+    Ok(n > 0)
+}
+
+/// Live events per day (`YYYY-MM-DD`) and kind, oldest first.
+pub fn events_per_day(p: &Projections) -> Result<Vec<Value>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT substr(ts, 1, 10) AS day, kind, count(*) FROM events GROUP BY day, kind ORDER BY day, kind",
+        )
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(json!({
+                "day": r.get::<_, String>(0)?,
+                "kind": r.get::<_, String>(1)?,
+                "events": r.get::<_, i64>(2)?,
+            }))
+        })
+        .map_err(sql)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(sql)
+}
+
+/// Rows of each table of the database the viewer's stats page shows.
+pub fn table_rows(p: &Projections, table: &str) -> Result<i64> {
+    const TABLES: &[&str] = &["events", "sessions", "entities", "edges", "hidden"];
+    if !TABLES.contains(&table) {
+        return Err(Error::Invalid(format!("no table {table:?} to count")));
+    }
+    p.graph
+        .conn
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .map_err(sql)
+}
+
+/// An edge of the graph seen from one of its ends.
+#[derive(Clone, Debug, Serialize)]
+pub struct EdgeRow {
+    /// The relation (`touches`, `blocked_by`, …).
+    pub rel: String,
+    /// The entity at the other end.
+    pub other: String,
+    /// Its type, when it is an entity of the table.
+    pub other_type: Option<String>,
+    /// Its title.
+    pub other_title: Option<String>,
+    /// The event the edge was derived from.
+    pub evidence: String,
+    /// When the edge was made.
+    pub ts: String,
+}
+
+/// Which end of an edge an entity is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Edges from the entity.
+    Out,
+    /// Edges to the entity.
+    In,
+}
+
+/// Up to `limit` edges of the entity `id`, newest first.
+pub fn edges(
+    p: &Projections,
+    id: &str,
+    direction: Direction,
+    limit: usize,
+) -> Result<Vec<EdgeRow>> {
+    let query = match direction {
+        Direction::Out => {
+            "SELECT e.rel_type, e.dst_id, n.entity_type, n.title, e.evidence, e.ts
+             FROM edges e LEFT JOIN entities n ON n.entity_id = e.dst_id
+             WHERE e.src_id = ?1 ORDER BY e.ts DESC LIMIT ?2"
+        }
+        Direction::In => {
+            "SELECT e.rel_type, e.src_id, n.entity_type, n.title, e.evidence, e.ts
+             FROM edges e LEFT JOIN entities n ON n.entity_id = e.src_id
+             WHERE e.dst_id = ?1 ORDER BY e.ts DESC LIMIT ?2"
+        }
+    };
+    let mut stmt = p.graph.conn.prepare_cached(query).map_err(sql)?;
+    let rows = stmt
+        .query_map(params![id, limit as i64], |r| {
+            Ok(EdgeRow {
+                rel: r.get(0)?,
+                other: r.get(1)?,
+                other_type: r.get(2)?,
+                other_title: r.get(3)?,
+                evidence: r.get(4)?,
+                ts: r.get(5)?,
+            })
+        })
+        .map_err(sql)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(sql)
+}
+
+/// The entity `id` as the viewer shows it, or `None`.
+pub fn entity(p: &Projections, id: &str) -> Result<Option<Value>> {
+    p.graph
+        .conn
+        .prepare_cached(
+            "SELECT entity_id, entity_type, canonical_key, title, stage, status, created_at, updated_at
+             FROM entities WHERE entity_id = ?1",
+        )
+        .map_err(sql)?
+        .query_row([id], |r| {
+            Ok(json!({
+                "id": r.get::<_, String>(0)?,
+                "type": r.get::<_, String>(1)?,
+                "key": r.get::<_, String>(2)?,
+                "title": r.get::<_, String>(3)?,
+                "stage": r.get::<_, String>(4)?,
+                "status": r.get::<_, String>(5)?,
+                "created_at": r.get::<_, String>(6)?,
+                "updated_at": r.get::<_, String>(7)?,
+            }))
+        })
+        .optional()
+        .map_err(sql)
+}
+
+/// The generation token of the index's last committed run, read from the
+/// database file in `index_dir` opened afresh, read-only (a rebuild swaps
+/// the whole directory); `None` when it cannot be read.
+pub fn generation(index_dir: &Path) -> Option<String> {
+    use rusqlite::{Connection, OpenFlags};
+    let conn = Connection::open_with_flags(
+        index_dir.join("graph.sqlite"),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .ok()?;
+    conn.query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
+        r.get(0)
+    })
+    .optional()
+    .ok()
+    .flatten()
+}

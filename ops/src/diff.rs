@@ -1,0 +1,117 @@
+//! `memlog diff` (and the viewer's review page): what memory changed over
+//! a range of the memlog ref, as a [`MemoryDiff`] of the events at both
+//! ends.
+
+use memlog_format::Event;
+use memlog_store::log::Log;
+use memlog_store::{ObjectId, Repo};
+use serde::Serialize;
+
+use crate::diag;
+use crate::error::{Context, Result, bail};
+use crate::memory_diff::{self, MemoryDiff};
+
+/// `memlog diff --json`, and the viewer's `/api/diff`.
+#[derive(Serialize)]
+pub struct DiffDocument<'a> {
+    /// The commit compared from (`null`: from nothing).
+    from: Option<String>,
+    /// The commit compared to.
+    to: String,
+    #[serde(flatten)]
+    diff: &'a MemoryDiff,
+}
+
+/// What changed in memory over a range of the memlog ref.
+pub struct Computed {
+    /// `None`: from nothing.
+    pub from: Option<ObjectId>,
+    /// The end of the range.
+    pub to: ObjectId,
+    /// What changed.
+    pub diff: MemoryDiff,
+}
+
+impl Computed {
+    /// The JSON document of the diff.
+    pub fn document(&self) -> DiffDocument<'_> {
+        DiffDocument {
+            from: self.from.map(|f| f.to_string()),
+            to: self.to.to_string(),
+            diff: &self.diff,
+        }
+    }
+}
+
+/// Resolves `revs` as `memlog diff` does (`A..B`, `A..`, one commit, or
+/// by default what the last seal or sync added) and computes
+/// the memory diff of that range.
+pub fn compute(repo: &Repo, revs: Option<&str>) -> Result<Computed> {
+    let log = Log::new(repo);
+    let Some(tip) = log.tip()? else {
+        bail!("no memory yet: {} does not exist", repo.ref_name());
+    };
+    let (from, to) = resolve_range(repo, &log, tip, revs)?;
+    let before = match from {
+        Some(f) => events_at(&log, f)?,
+        None => Vec::new(),
+    };
+    let after = events_at(&log, to)?;
+    Ok(Computed {
+        from,
+        to,
+        diff: memory_diff::diff(&before, &after),
+    })
+}
+
+fn events_at(log: &Log, commit: ObjectId) -> Result<Vec<Event>> {
+    let (events, problems) = log
+        .events_at(commit)
+        .context(format_args!("reading the log at {commit}"))?;
+    for p in problems {
+        diag::warning(format_args!(
+            "segment {}: {} (run `memlog fsck`)",
+            p.path, p.problem
+        ));
+    }
+    Ok(events)
+}
+
+/// `(A, B)` commits of the range; `A` is `None` for "nothing before".
+fn resolve_range(
+    repo: &Repo,
+    log: &Log,
+    tip: ObjectId,
+    revs: Option<&str>,
+) -> Result<(Option<ObjectId>, ObjectId)> {
+    let first_parent =
+        |id: ObjectId| -> Result<Option<ObjectId>> { Ok(log.commit(id)?.parents.first().copied()) };
+    match revs {
+        None => {
+            let previous = log
+                .resolve(&format!("{}@{{1}}", repo.ref_name()))
+                .ok()
+                .filter(|p| *p != tip);
+            let from = match previous {
+                Some(p) => Some(p),
+                None => first_parent(tip)?,
+            };
+            Ok((from, tip))
+        }
+        Some(spec) => match spec.split_once("..") {
+            Some((a, b)) => {
+                let from = if a.is_empty() {
+                    None
+                } else {
+                    Some(log.resolve(a)?)
+                };
+                let to = if b.is_empty() { tip } else { log.resolve(b)? };
+                Ok((from, to))
+            }
+            None => {
+                let to = log.resolve(spec)?;
+                Ok((first_parent(to)?, to))
+            }
+        },
+    }
+}

@@ -1,0 +1,75 @@
+use std::fmt::Display;
+
+/// Errors of an operation. Messages are written for the person at the
+/// terminal (or the agent reading a tool result): each names the input it
+/// is about and, where there is one, what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The log in git.
+    #[error(transparent)]
+    Store(#[from] memlog_store::Error),
+
+    /// The projections.
+    #[error(transparent)]
+    Index(#[from] memlog_indexer::Error),
+
+    /// The data model (times, configuration, kinds).
+    #[error(transparent)]
+    Format(#[from] memlog_format::Error),
+
+    /// A hook payload that does not parse.
+    #[error(transparent)]
+    Hook(#[from] memlog_hooks::Error),
+
+    /// A request that cannot be carried out as asked.
+    #[error("{0}")]
+    Invalid(String),
+
+    /// What was being done when `source` failed.
+    #[error("{what}")]
+    Context {
+        /// The step, in words (`reading the memlog ref`).
+        what: String,
+        /// Why it failed.
+        #[source]
+        source: Box<Error>,
+    },
+}
+
+/// The result of an operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Says what was being done when an error happened.
+pub trait Context<T> {
+    /// Wraps the error in [`Error::Context`].
+    fn context(self, what: impl Display) -> Result<T>;
+}
+
+impl<T, E: Into<Error>> Context<T> for std::result::Result<T, E> {
+    fn context(self, what: impl Display) -> Result<T> {
+        self.map_err(|e| Error::Context {
+            what: what.to_string(),
+            source: Box::new(e.into()),
+        })
+    }
+}
+
+/// The error and its causes on one line, `a: b: c`.
+pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}
+
+/// Returns early with an [`Error::Invalid`] made of a format string.
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err($crate::Error::Invalid(format!($($arg)*)))
+    };
+}
+pub(crate) use bail;

@@ -1,0 +1,169 @@
+//! Forgetting and reinforcing: bookkeeping events that name other events,
+//! recorded in a session of their own and sealed at once (so they are
+//! reviewed and shared like any other memory).
+
+use memlog_format::{Draft, Kind, time};
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::{Result, bail};
+
+/// What to forget: the arguments of `memlog forget` and of the MCP tool
+/// `memory_forget`.
+#[derive(Clone, Debug, Default)]
+pub struct ForgetRequest {
+    /// Event ids or unique prefixes of at least 8 hex digits.
+    pub ids: Vec<String>,
+    /// Every event of this session.
+    pub session: Option<String>,
+    /// Every event before this date or RFC 3339 time.
+    pub before: Option<String>,
+    /// Why (kept in the forget event).
+    pub reason: Option<String>,
+}
+
+impl ForgetRequest {
+    /// Fails unless the request names something to forget.
+    pub fn check(&self) -> Result<()> {
+        if self.ids.is_empty() && self.session.is_none() && self.before.is_none() {
+            bail!(
+                "say what to forget: event ids, a session, or a date to forget everything before"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The recorded `forget` event (`memlog forget --json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Forgotten {
+    /// Id of the `forget` event.
+    pub id: String,
+    /// The commit that sealed it.
+    pub commit: Option<String>,
+    /// Full ids of the events named by id.
+    pub targets: Vec<String>,
+    /// The session forgotten, if one was.
+    pub session: Option<String>,
+    /// The date before which everything was forgotten, if one was.
+    pub before: Option<String>,
+}
+
+/// Full ids of the live events (sealed or in a journal) named by `prefixes`
+/// (whole ids or unique prefixes of at least 8 hex digits).
+pub fn resolve_ids(repo: &Repo, prefixes: &[String]) -> Result<Vec<String>> {
+    let mut targets = Vec::new();
+    if prefixes.is_empty() {
+        return Ok(targets);
+    }
+    let live = crate::workspace::live(repo, false)?;
+    for prefix in prefixes {
+        let p = prefix.trim().to_ascii_lowercase();
+        if p.len() < 8 || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
+            bail!("{prefix:?} is not an event id (give at least 8 hex digits)");
+        }
+        let matches: Vec<&str> = live
+            .iter()
+            .filter(|e| e.id.starts_with(&p))
+            .map(|e| e.id.as_str())
+            .collect();
+        match matches.as_slice() {
+            [one] => targets.push(one.to_string()),
+            [] => bail!("no live event has id {prefix:?}"),
+            many => bail!(
+                "{prefix:?} is ambiguous ({} events); give more digits",
+                many.len()
+            ),
+        }
+    }
+    Ok(targets)
+}
+
+/// Records and seals a `forget` event. Ids are resolved against every live
+/// event (sealed or in a journal) so that a prefix names exactly one.
+pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
+    request.check()?;
+    let targets = resolve_ids(repo, &request.ids)?;
+    let mut body = Map::new();
+    if !targets.is_empty() {
+        body.insert(
+            "targets".into(),
+            Value::Array(targets.iter().cloned().map(Value::String).collect()),
+        );
+    }
+    if let Some(s) = &request.session {
+        body.insert("session".into(), Value::String(s.clone()));
+    }
+    if let Some(b) = &request.before {
+        body.insert("before".into(), Value::String(time::normalize(b)?));
+    }
+    if let Some(r) = &request.reason {
+        body.insert("reason".into(), Value::String(r.clone()));
+    }
+    let (id, commit) = record_sealed(repo, Kind::Forget, body)?;
+    Ok(Forgotten {
+        id,
+        commit,
+        targets,
+        session: request.session.clone(),
+        before: request.before.clone(),
+    })
+}
+
+/// Records one bookkeeping event (`forget`, `reinforce`) in a session of its
+/// own and seals it at once; returns its id and the commit.
+pub fn record_sealed(
+    repo: &Repo,
+    kind: Kind,
+    body: Map<String, Value>,
+) -> Result<(String, Option<String>)> {
+    let session = memlog_store::journal::mint_session(kind.as_str());
+    let draft = Draft {
+        session: session.clone(),
+        ts: time::now(),
+        kind,
+        project: repo.project(),
+        body,
+        meta: Map::new(),
+    };
+    let (events, _) = Recorder::new(repo)?.record(vec![draft])?;
+    let report = seal_journals(repo, &JournalSelection::Session(session))?;
+    let id = events.first().map(|e| e.id.clone()).unwrap_or_default();
+    let commit = report.sealed.into_iter().find_map(|s| s.commit);
+    Ok((id, commit))
+}
+
+/// A recorded `reinforce` event (`memlog reinforce --json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Reinforced {
+    /// The commit that sealed it.
+    pub commit: Option<String>,
+    /// Id of the `reinforce` event.
+    pub id: String,
+    /// `success` or `failure`.
+    pub outcome: &'static str,
+    /// Full ids of the events named.
+    pub targets: Vec<String>,
+}
+
+/// Records and seals a `reinforce` event: the memories named by `ids`
+/// (whole ids or unique prefixes) helped (`success`) or misled.
+pub fn reinforce(repo: &Repo, ids: &[String], success: bool) -> Result<Reinforced> {
+    let targets = resolve_ids(repo, ids)?;
+    let outcome = if success { "success" } else { "failure" };
+    let mut body = Map::new();
+    body.insert(
+        "targets".into(),
+        Value::Array(targets.iter().cloned().map(Value::String).collect()),
+    );
+    body.insert("outcome".into(), Value::String(outcome.into()));
+    let (id, commit) = record_sealed(repo, Kind::Reinforce, body)?;
+    Ok(Reinforced {
+        commit,
+        id,
+        outcome,
+        targets,
+    })
+}

@@ -1,0 +1,239 @@
+//! The hook driver: what `memlog hook EVENT` does with a Claude Code
+//! payload. It records the payload's drafts into the session's journal,
+//! seals the session at SessionEnd, and at SessionStart and
+//! UserPromptSubmit builds the context to inject within the time budget
+//! (from a warm server when one answers, else in this process), recording
+//! a `recall` event naming what was injected.
+//!
+//! A hook never hurts the agent: the front-end logs any error with
+//! [`log_error`] (to `.git/memlog/hooks.log`) and exits 0.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use memlog_format::{Draft, Kind, time};
+use memlog_hooks::{CodeContext, HookEvent, HookOptions, Payload};
+use memlog_indexer::Projections;
+use memlog_indexer::context::Assembled;
+use memlog_indexer::projection::WriterLock;
+use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::{Recorder, Repo};
+use serde_json::{Map, Value};
+
+use crate::context::answer;
+use crate::error::{Result, bail};
+use crate::warm::{self, ContextRequest};
+
+/// hooks.log is rotated past this size.
+const MAX_LOG: u64 = 1 << 20;
+
+/// Handles one hook: `event_name` with its JSON payload `input`, for the
+/// repository of the payload's `cwd` (else `dir`). Returns what the hook
+/// prints (its JSON output), if anything. `log_dir` is set to the memlog
+/// directory as soon as it is known, for [`log_error`].
+pub fn run(
+    dir: &Path,
+    event_name: &str,
+    input: &[u8],
+    started: Instant,
+    log_dir: &mut Option<PathBuf>,
+) -> Result<Option<String>> {
+    let payload = memlog_hooks::parse_payload(event_name, input)?;
+    let start = payload
+        .cwd
+        .as_deref()
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .unwrap_or_else(|| dir.to_path_buf());
+    let Ok((repo, config_error)) = Repo::discover_lenient(&start) else {
+        // Not a git repository: memlog has nowhere to keep memory here.
+        return Ok(None);
+    };
+    *log_dir = Some(repo.memlog_dir.clone());
+    if let Some(e) = config_error {
+        // Without its configuration, privacy patterns are unknown: record
+        // nothing rather than risk writing what the user meant to mask.
+        bail!("not recording: {e}");
+    }
+    repo.ensure_dirs()?;
+    let (branch, head) = repo.code_position();
+    let context = CodeContext {
+        cwd: payload.cwd.clone(),
+        branch,
+        head,
+    };
+    let options = HookOptions {
+        project: repo.project(),
+        excluded_tools: repo.config.tools.exclude.clone(),
+        record_pre_tool_use: false,
+    };
+    let drafts = memlog_hooks::drafts(&payload, &context, &options);
+    let recorder = Recorder::new(&repo)?;
+    if let Some(session) = drafts.first().map(|d| d.session.clone()) {
+        let same: Vec<Draft> = drafts
+            .into_iter()
+            .filter(|d| d.session == session)
+            .collect();
+        recorder.record(same)?;
+    }
+    // Unknown events were recorded as such above; nothing more to do.
+    let Some(event) = payload.event.or_else(|| HookEvent::parse(event_name)) else {
+        return Ok(None);
+    };
+    let budget = Duration::from_millis(if event.injects_context() {
+        repo.config.hooks.inject_budget_ms
+    } else {
+        repo.config.hooks.record_budget_ms
+    });
+    match event {
+        HookEvent::SessionEnd => {
+            if let Some(s) = &payload.session_id {
+                seal_journals(&repo, &JournalSelection::Session(s.clone()))?;
+            }
+            Ok(None)
+        }
+        HookEvent::SessionStart | HookEvent::UserPromptSubmit if repo.config.hooks.inject => {
+            let output = inject(&repo, &recorder, event, &payload, started, budget)?;
+            if event == HookEvent::SessionStart && started.elapsed() < budget {
+                let idle = Duration::from_secs(repo.config.hooks.seal_idle_minutes * 60);
+                seal_journals(&repo, &JournalSelection::IdleFor(idle))?;
+            }
+            Ok(output)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Builds the context to inject within the budget, records a `recall` event
+/// naming what was injected, and returns the hook's JSON output.
+fn inject(
+    repo: &Repo,
+    recorder: &Recorder,
+    event: HookEvent,
+    payload: &Payload,
+    started: Instant,
+    budget: Duration,
+) -> Result<Option<String>> {
+    let request = ContextRequest {
+        event: event.as_str().to_string(),
+        prompt: payload.prompt.clone().unwrap_or_default(),
+        session: payload.session_id.clone().unwrap_or_default(),
+    };
+    // Warm path: a running `memlog watch` answers from open indexes.
+    let remaining = budget.saturating_sub(started.elapsed());
+    let (assembled, path) = match warm::ask(repo, &request, remaining) {
+        Some(a) => (Some(a), "warm"),
+        None => (local_context(repo, request, started, budget)?, "local"),
+    };
+    let Some(assembled) = assembled.filter(|a| !a.markdown.is_empty()) else {
+        return Ok(None);
+    };
+    if let Some(session) = payload
+        .session_id
+        .as_ref()
+        .filter(|_| !assembled.cited.is_empty())
+    {
+        let mut body = Map::new();
+        body.insert(
+            "targets".into(),
+            Value::Array(assembled.cited.iter().cloned().map(Value::String).collect()),
+        );
+        body.insert("hook".into(), Value::String(event.as_str().to_string()));
+        body.insert("path".into(), Value::String(path.to_string()));
+        if let Some(p) = &payload.prompt {
+            body.insert("query".into(), Value::String(p.clone()));
+        }
+        recorder.record(vec![Draft {
+            session: session.clone(),
+            ts: time::now(),
+            kind: Kind::Recall,
+            project: repo.project(),
+            body,
+            meta: Map::new(),
+        }])?;
+    }
+    Ok(memlog_hooks::hook_output(event, Some(&assembled.markdown)))
+}
+
+/// Assembles the context in this process, in a worker thread, giving up
+/// when the budget runs out (the worker dies with the process).
+fn local_context(
+    repo: &Repo,
+    request: ContextRequest,
+    started: Instant,
+    budget: Duration,
+) -> Result<Option<Assembled>> {
+    let (tx, rx) = mpsc::channel();
+    let repo_dir = repo.common_dir.clone();
+    std::thread::spawn(move || {
+        let result = (|| -> Result<Option<Assembled>> {
+            let repo = Repo::discover(&repo_dir)?;
+            let Some(p) = projections_for_hook(&repo)? else {
+                return Ok(None);
+            };
+            answer(&repo, &p, &request).map(Some)
+        })();
+        let _ = tx.send(result);
+    });
+    let remaining = budget.saturating_sub(started.elapsed());
+    match rx.recv_timeout(remaining) {
+        Ok(result) => result,
+        Err(_) => bail!(
+            "injection skipped: over the {} ms budget",
+            budget.as_millis()
+        ),
+    }
+}
+
+/// The projections as they are; when sealed sessions are missing from
+/// them, a background `memlog index` is started (unless one runs already):
+/// a hook never indexes in the foreground.
+fn projections_for_hook(repo: &Repo) -> Result<Option<Projections>> {
+    let opened = Projections::open(repo).ok();
+    let stale = match &opened {
+        Some(p) => !p.has_sealed(repo)?,
+        None => true,
+    };
+    if stale
+        && WriterLock::try_acquire(repo)?.is_some()
+        && let Ok(exe) = std::env::current_exe()
+    {
+        let _ = std::process::Command::new(exe)
+            .arg("-C")
+            .arg(&repo.common_dir)
+            .arg("index")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+    }
+    Ok(opened)
+}
+
+/// Appends a line to `<memlog dir>/hooks.log` (rotated past 1 MiB). Never
+/// fails: a hook has nowhere else to report.
+pub fn log_error(memlog_dir: Option<&Path>, event: &str, message: &str, started: Instant) {
+    let Some(dir) = memlog_dir else { return };
+    let _ = std::fs::create_dir_all(dir);
+    let path = dir.join("hooks.log");
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG) {
+        let _ = std::fs::rename(&path, dir.join("hooks.log.1"));
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = writeln!(
+            f,
+            "{} {} {}ms {}",
+            time::now(),
+            event,
+            started.elapsed().as_millis(),
+            message.replace('\n', " ")
+        );
+    }
+}

@@ -1,0 +1,39 @@
+//! # memlog-ops
+//!
+//! The operations every front-end of memlog shares — the command line, the
+//! MCP server, the web viewer, the watcher daemon — so that each is written
+//! once and the front-ends stay thin and never import each other.
+//!
+//! - [`workspace`]: opening the repository, the projections brought up to
+//!   date first ([`workspace::KeptProjections`] for long-running servers),
+//!   every live event, recording drafts;
+//! - [`search`]: the one path from a front-end's arguments to a search
+//!   request, with the query's vector ([`semantic`]: the embedding model,
+//!   vector catch-up and status);
+//! - [`show`], [`forget`] (and reinforce), [`stats`], [`sessions`] (session
+//!   listings and timeline pages), [`diff`] ([`memory_diff`]: what changed
+//!   between two states of the log);
+//! - [`context`]: the SessionStart briefing and a prompt's memories;
+//!   [`hook`]: the hook driver; [`warm`]: the client of `memlog watch`'s
+//!   warm server and its protocol.
+//!
+//! Operations return typed values or serde documents and never print to
+//! stdout; notes and warnings go to stderr through [`diag`]. Only the
+//! indexer speaks SQL.
+
+pub mod context;
+pub mod diag;
+pub mod diff;
+pub mod error;
+pub mod forget;
+pub mod hook;
+pub mod memory_diff;
+pub mod search;
+pub mod semantic;
+pub mod sessions;
+pub mod show;
+pub mod stats;
+pub mod warm;
+pub mod workspace;
+
+pub use error::{Error, Result};

@@ -1,0 +1,95 @@
+//! Session listings: one line per sealed session, as `memlog log` prints
+//! them and the viewer's timeline pages them.
+
+use memlog_format::event::{first_line, sort_events, truncate_chars};
+use memlog_format::{Event, Kind, time};
+use memlog_indexer::Projections;
+use memlog_indexer::overview::{SessionRow, sessions_page};
+use memlog_store::log::{CommitInfo, Log};
+use serde::Serialize;
+
+use crate::error::Result;
+
+/// One session of `memlog log --json`, and of the web viewer's timeline
+/// (`/api/sessions`), which reads it from the index.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionLine {
+    /// The commit that sealed it (`null` in the viewer for a live session,
+    /// still in its journal).
+    pub commit: Option<String>,
+    /// The session id.
+    pub session: String,
+    /// Time of its first event.
+    pub started: String,
+    /// Its live events.
+    pub events: usize,
+    /// Its prompts.
+    pub prompts: usize,
+    /// Its tool calls.
+    pub tool_calls: usize,
+    /// First line of the first prompt, at most [`FIRST_PROMPT_CHARS`].
+    pub first_prompt: Option<String>,
+    /// The code's git branch when the session began (`meta.branch`).
+    pub branch: Option<String>,
+}
+
+/// Characters of a session's first prompt in listings.
+pub const FIRST_PROMPT_CHARS: usize = 200;
+
+/// The line of a session-sealing commit, from the events it added.
+pub fn session_line(log: &Log, commit: &CommitInfo) -> Result<SessionLine> {
+    let mut events: Vec<Event> = Vec::new();
+    for seg in log.added_segments(commit)? {
+        events.extend(log.read_segment(&seg, false)?.0);
+    }
+    sort_events(&mut events);
+    let count = |k: Kind| events.iter().filter(|e| e.kind == k).count();
+    Ok(SessionLine {
+        commit: Some(commit.id.to_string()),
+        session: commit.session.clone().unwrap_or_else(|| "?".into()),
+        started: events
+            .first()
+            .map(|e| e.ts.clone())
+            .unwrap_or_else(|| time::short_from_secs(commit.author_time)),
+        events: events.len(),
+        prompts: count(Kind::UserPrompt),
+        tool_calls: count(Kind::ToolObservation),
+        first_prompt: events
+            .iter()
+            .find(|e| e.kind == Kind::UserPrompt)
+            .map(|e| e.headline(FIRST_PROMPT_CHARS)),
+        branch: events
+            .iter()
+            .find_map(|e| e.meta.get("branch").and_then(|b| b.as_str()))
+            .map(str::to_string),
+    })
+}
+
+/// A page of the timeline read from the index (live sessions included,
+/// `commit` left `None` for the caller to fill in): up to `limit` sessions
+/// before the cursor `(started, session)`, and whether more follow.
+pub fn page(
+    p: &Projections,
+    before: Option<(&str, &str)>,
+    limit: usize,
+) -> Result<(Vec<SessionLine>, bool)> {
+    let mut rows = sessions_page(p, before, limit + 1)?;
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    Ok((rows.into_iter().map(line_of_row).collect(), more))
+}
+
+fn line_of_row(r: SessionRow) -> SessionLine {
+    SessionLine {
+        commit: None,
+        session: r.session,
+        started: r.first_ts,
+        events: r.events as usize,
+        prompts: r.prompts as usize,
+        tool_calls: r.tool_calls as usize,
+        first_prompt: r
+            .first_prompt
+            .map(|t| truncate_chars(first_line(&t), FIRST_PROMPT_CHARS)),
+        branch: r.branch,
+    }
+}

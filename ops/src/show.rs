@@ -1,0 +1,130 @@
+//! What `memlog show` shows (and the MCP tool `memory_get` and the
+//! viewer's event page): an event with its neighbours in the session, a
+//! whole session, or what a commit of the memlog ref sealed. The data
+//! only; printing is the front-end's.
+
+use memlog_format::Event;
+use memlog_format::event::sort_events;
+use memlog_indexer::Projections;
+use memlog_indexer::lookup;
+use memlog_store::Repo;
+use memlog_store::log::{CommitInfo, Log};
+use serde_json::{Value, json};
+
+use crate::error::{Result, bail};
+use crate::workspace;
+
+/// What a name given to `memlog show` names.
+pub enum Named {
+    /// A session and its live events.
+    Session(Vec<Event>),
+    /// An event, by its full id.
+    Event(String),
+    /// A commit of the memlog ref and the live events it sealed.
+    Commit(CommitView),
+}
+
+/// A commit of the memlog ref and the live events it added, in order.
+pub struct CommitView {
+    /// The commit.
+    pub commit: CommitInfo,
+    /// Its events that are not forgotten.
+    pub events: Vec<Event>,
+}
+
+/// Resolves `name` as, in order: a session id; an event id or a unique
+/// prefix of one; a revision of the memlog ref.
+pub fn named(repo: &Repo, p: &Projections, name: &str) -> Result<Named> {
+    let session = lookup::session_events(p, name)?;
+    if !session.is_empty() {
+        return Ok(Named::Session(workspace::exact_events(repo, session)?));
+    }
+    if name.len() >= lookup::MIN_PREFIX && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let ids = lookup::ids_with_prefix(p, name, 3)?;
+        match ids.as_slice() {
+            [] => {}
+            [id] => return Ok(Named::Event(id.clone())),
+            several => bail!(
+                "{name:?} is ambiguous: several events start with it (e.g. {}); give more digits",
+                several
+                    .iter()
+                    .map(|id| &id[..16])
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    if let Some(view) = commit_view(repo, p, name)? {
+        return Ok(Named::Commit(view));
+    }
+    bail!("no event, session or memlog commit is named {name:?} (forgotten events are hidden)")
+}
+
+/// The event with this full id and up to `context` events before and
+/// after it in its session, exactly as logged: `(neighbours, position of
+/// the event among them)`.
+pub fn with_context(
+    p: &Projections,
+    repo: &Repo,
+    id: &str,
+    context: usize,
+) -> Result<(Vec<Event>, usize)> {
+    let Some(target) = lookup::event(p, id)? else {
+        bail!("no event has id {id:?} (unknown, or forgotten)");
+    };
+    let session = lookup::session_events(p, &target.event.session)?;
+    let pos = session
+        .iter()
+        .position(|s| s.event.id == id)
+        .unwrap_or_default();
+    let from = pos.saturating_sub(context);
+    let to = (pos + context + 1).min(session.len());
+    let neighbours = workspace::exact_events(repo, session[from..to].to_vec())?;
+    if neighbours.get(pos - from).is_none_or(|e| e.id != id) {
+        bail!("event {id} is missing from its session in the index (run `memlog rebuild`)");
+    }
+    Ok((neighbours, pos - from))
+}
+
+/// `{"event", "context"}`, as `memlog show ID --context N --json` prints
+/// it (and the MCP tool `memory_get` and the viewer's `/api/events/ID`).
+pub fn event_with_context(p: &Projections, repo: &Repo, id: &str, context: usize) -> Result<Value> {
+    let (neighbours, at) = with_context(p, repo, id, context)?;
+    Ok(json!({
+        "event": neighbours[at].to_value(true),
+        "context": neighbours
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != at)
+            .map(|(_, e)| e.to_value(true))
+            .collect::<Vec<_>>(),
+    }))
+}
+
+/// The commit `name` resolves to in the memlog ref, with its live events;
+/// `None` when it names none.
+pub fn commit_view(repo: &Repo, p: &Projections, name: &str) -> Result<Option<CommitView>> {
+    let log = Log::new(repo);
+    if log.tip()?.is_none() {
+        return Ok(None);
+    }
+    let Ok(id) = log.resolve(name) else {
+        return Ok(None);
+    };
+    let commit = log.commit(id)?;
+    let mut events = Vec::new();
+    for seg in log.added_segments(&commit)? {
+        events.extend(log.read_segment(&seg, false)?.0);
+    }
+    // Forgotten events are not in the index.
+    let mut live = Vec::with_capacity(events.len());
+    for e in events {
+        if lookup::event(p, &e.id)?.is_some() {
+            live.push(e);
+        }
+    }
+    let mut events = live;
+    sort_events(&mut events);
+    Ok(Some(CommitView { commit, events }))
+}
