@@ -5,9 +5,8 @@
 //! repository, calls the library and prints the result as text or JSON.
 
 mod commands;
-mod mcp;
 mod output;
-mod serve;
+mod stop;
 mod warm;
 
 use std::path::PathBuf;

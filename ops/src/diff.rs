@@ -7,8 +7,9 @@ use memlog_store::log::Log;
 use memlog_store::{ObjectId, Repo};
 use serde::Serialize;
 
+use crate::bail;
 use crate::diag;
-use crate::error::{Context, Result, bail};
+use crate::error::{Context, Result};
 use crate::memory_diff::{self, MemoryDiff};
 
 /// `memlog diff --json`, and the viewer's `/api/diff`.

@@ -21,6 +21,14 @@ pub enum Error {
     #[error(transparent)]
     Hook(#[from] memlog_hooks::Error),
 
+    /// A document that did not serialise.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+
+    /// A file, socket or thread of the operating system.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+
     /// A request that cannot be carried out as asked.
     #[error("{0}")]
     Invalid(String),
@@ -54,6 +62,13 @@ impl<T, E: Into<Error>> Context<T> for std::result::Result<T, E> {
     }
 }
 
+impl<T> Context<T> for Option<T> {
+    /// `None` becomes an [`Error::Invalid`] saying `what`.
+    fn context(self, what: impl Display) -> Result<T> {
+        self.ok_or_else(|| Error::Invalid(what.to_string()))
+    }
+}
+
 /// The error and its causes on one line, `a: b: c`.
 pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
@@ -66,10 +81,11 @@ pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
-/// Returns early with an [`Error::Invalid`] made of a format string.
+/// Returns early with an [`Error::Invalid`] made of a format string (for
+/// ops and the front-end libraries over it).
+#[macro_export]
 macro_rules! bail {
     ($($arg:tt)*) => {
         return Err($crate::Error::Invalid(format!($($arg)*)))
     };
 }
-pub(crate) use bail;

@@ -8,7 +8,8 @@ use memlog_store::{Recorder, Repo};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::error::{Result, bail};
+use crate::bail;
+use crate::error::Result;
 
 /// What to forget: the arguments of `memlog forget` and of the MCP tool
 /// `memory_forget`.

@@ -23,8 +23,9 @@ use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value};
 
+use crate::bail;
 use crate::context::answer;
-use crate::error::{Result, bail};
+use crate::error::Result;
 use crate::warm::{self, ContextRequest};
 
 /// hooks.log is rotated past this size.

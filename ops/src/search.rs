@@ -11,7 +11,8 @@ use memlog_indexer::fts::Filters;
 use memlog_indexer::search::{SearchMode, SearchRequest};
 use memlog_store::Repo;
 
-use crate::error::{Error, Result, bail};
+use crate::bail;
+use crate::error::{Error, Result};
 
 /// Longest query accepted by the servers (MCP, viewer): a search is for
 /// words, not documents, and the full-text query grows with every term.

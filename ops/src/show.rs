@@ -11,7 +11,8 @@ use memlog_store::Repo;
 use memlog_store::log::{CommitInfo, Log};
 use serde_json::{Value, json};
 
-use crate::error::{Result, bail};
+use crate::bail;
+use crate::error::Result;
 use crate::workspace;
 
 /// What a name given to `memlog show` names.

@@ -10,8 +10,9 @@ use memlog_store::log::{Log, journal_events, live_events};
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Recorder, Repo};
 
+use crate::bail;
 use crate::diag;
-use crate::error::{Context, Result, bail};
+use crate::error::{Context, Result};
 
 /// Opens the repository containing `dir`.
 pub fn open(dir: &Path) -> Result<Repo> {

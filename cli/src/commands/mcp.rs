@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::mcp;
+use crate::stop::stop_signal;
 
 /// Serve memory to agents over the Model Context Protocol (stdio).
 ///
@@ -19,6 +19,6 @@ use crate::mcp;
 pub struct McpArgs {}
 
 pub fn cmd_mcp(dir: &Path, _args: McpArgs) -> anyhow::Result<ExitCode> {
-    mcp::serve(dir)?;
+    memlog_mcp::serve(dir, stop_signal())?;
     Ok(ExitCode::SUCCESS)
 }

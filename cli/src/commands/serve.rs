@@ -5,8 +5,9 @@ use std::process::ExitCode;
 use clap::Args;
 
 use memlog_ops::workspace;
+use memlog_viewer::Options;
 
-use crate::serve;
+use crate::stop::stop_signal;
 
 /// Browse and review memory in a web browser.
 ///
@@ -42,13 +43,14 @@ pub struct ServeArgs {
 pub fn cmd_serve(dir: &Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
     // Fails early, with the usual message, outside a git repository.
     workspace::open(dir)?;
-    serve::serve(
+    memlog_viewer::serve(
         dir,
-        serve::Options {
+        Options {
             bind: args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
             port: args.port,
             allow_forget: args.allow_forget,
         },
+        stop_signal(),
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use memlog_indexer::overview;
+use memlog_ops::error::Result;
 use memlog_ops::workspace;
 use memlog_store::Repo;
 use memlog_store::journal;
@@ -31,7 +32,7 @@ struct Signature {
 }
 
 /// Starts the polling thread; it runs as long as the process.
-pub fn start(dir: PathBuf, live: tokio::sync::watch::Sender<u64>) -> anyhow::Result<()> {
+pub fn start(dir: PathBuf, live: tokio::sync::watch::Sender<u64>) -> Result<()> {
     std::thread::Builder::new()
         .name("memlog-serve-live".into())
         .spawn(move || {

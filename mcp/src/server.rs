@@ -10,6 +10,7 @@
 //! rmcp; a line that is not JSON at all is dropped. None of them stops the
 //! server.
 
+use memlog_ops::error::Result;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, ErrorData, ServerCapabilities, ServerConfig};
@@ -45,7 +46,7 @@ impl MemoryServer {
     /// result.
     async fn run<F>(&self, f: F) -> Result<CallToolResult, ErrorData>
     where
-        F: FnOnce(&mut super::memory::Memory) -> anyhow::Result<Value> + Send + 'static,
+        F: FnOnce(&mut super::memory::Memory) -> Result<Value> + Send + 'static,
     {
         match self.worker.call(f).await {
             Ok(Ok(value)) => Ok(CallToolResult::structured(value)),
@@ -65,13 +66,8 @@ impl MemoryServer {
 }
 
 /// `error: message: cause: cause…` on one line.
-fn error_text(err: &anyhow::Error) -> String {
-    let mut text = format!("error: {err}");
-    for cause in err.chain().skip(1) {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-    }
-    text
+fn error_text(err: &memlog_ops::Error) -> String {
+    format!("error: {}", memlog_ops::error::chain(err))
 }
 
 #[tool_router]

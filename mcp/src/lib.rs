@@ -1,5 +1,8 @@
+//! # memlog-mcp
+//!
 //! `memlog mcp`: memory as Model Context Protocol tools, over stdio, with
-//! rmcp (the official Rust SDK).
+//! rmcp (the official Rust SDK). A front-end over `memlog-ops`, like the
+//! command line and the viewer; it imports neither.
 //!
 //! - [`server`]: the tools, their descriptions and error mapping;
 //! - [`params`]: their arguments and JSON schemas;
@@ -7,8 +10,9 @@
 //! - [`tasks`]: the task list, folded from the task events;
 //! - [`worker`]: the thread that owns the repository and runs the calls.
 //!
-//! tokio is used here and nowhere else: one current-thread runtime drives
-//! the transport, and the work happens on the worker thread.
+//! One current-thread tokio runtime drives the transport, and the work
+//! happens on the worker thread. The caller (the binary, which owns the
+//! process's signals) says when to stop.
 //!
 //! The projections stay open between calls and are checked before each
 //! one (a ref read, a stat of the index directory and of each journal):
@@ -23,16 +27,19 @@ mod params;
 mod server;
 mod worker;
 
+use std::future::Future;
 use std::path::Path;
 
+use memlog_ops::error::{Error, Result};
 use rmcp::ServiceExt;
 
 use server::MemoryServer;
 use worker::Worker;
 
-/// Serves MCP on stdin/stdout until the client closes stdin or the process
-/// is told to stop (SIGINT, SIGTERM); then seals what was remembered.
-pub fn serve(dir: &Path) -> anyhow::Result<()> {
+/// Serves MCP on stdin/stdout until the client closes stdin or `stop`
+/// resolves (the binary gives SIGINT or SIGTERM); then seals what was
+/// remembered.
+pub fn serve(dir: &Path, stop: impl Future<Output = ()>) -> Result<()> {
     let (worker, thread) = Worker::start(dir.to_path_buf())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -40,13 +47,16 @@ pub fn serve(dir: &Path) -> anyhow::Result<()> {
     let served = runtime.block_on(async move {
         let service = MemoryServer::new(worker)
             .serve(rmcp::transport::stdio())
-            .await?;
-        let stop = service.cancellation_token();
+            .await
+            .map_err(|e| Error::Invalid(format!("starting the MCP server: {e}")))?;
+        let cancel = service.cancellation_token();
         tokio::select! {
-            quit = service.waiting() => { quit?; }
-            () = stop_signal() => { stop.cancel(); }
+            quit = service.waiting() => {
+                quit.map_err(|e| Error::Invalid(format!("the MCP server failed: {e}")))?;
+            }
+            () = stop => { cancel.cancel(); }
         }
-        anyhow::Ok(())
+        Ok::<(), Error>(())
     });
     // Shutting the runtime down drops the tasks holding the worker's queue:
     // the worker finishes the calls it has, seals and ends. In the
@@ -55,7 +65,7 @@ pub fn serve(dir: &Path) -> anyhow::Result<()> {
     runtime.shutdown_background();
     let finished = match thread.join() {
         Ok(result) => result?,
-        Err(_) => anyhow::bail!("the MCP worker thread panicked"),
+        Err(_) => memlog_ops::bail!("the MCP worker thread panicked"),
     };
     if let Some(commit) = &finished.commit {
         eprintln!(
@@ -65,30 +75,4 @@ pub fn serve(dir: &Path) -> anyhow::Result<()> {
         );
     }
     served
-}
-
-/// Resolves on SIGINT or SIGTERM (how clients stop a stdio server that
-/// does not exit when its stdin closes).
-pub(crate) async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(mut int), Ok(mut term)) => {
-                tokio::select! {
-                    _ = int.recv() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            // No signal handling: run until stdin closes.
-            _ => std::future::pending().await,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

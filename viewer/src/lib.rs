@@ -1,4 +1,7 @@
-//! `memlog serve`: a web viewer of memory, served from this binary.
+//! # memlog-viewer
+//!
+//! `memlog serve`: a web viewer of memory. A front-end over `memlog-ops`,
+//! like the command line and the MCP server; it imports neither.
 //!
 //! - [`http`]: the HTTP side (hyper on a current-thread tokio runtime):
 //!   the Host check, routing, static assets, the live stream, JSON errors;
@@ -17,6 +20,7 @@ mod api;
 mod http;
 mod live;
 
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
@@ -24,15 +28,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use memlog_ops::error::{Context, Error, Result};
 
 /// How `memlog serve` was started.
 pub struct Options {
+    /// The address to listen on.
     pub bind: IpAddr,
+    /// The port (0: any free one).
     pub port: u16,
+    /// Whether the pages may forget events (with the printed token).
     pub allow_forget: bool,
 }
 
@@ -50,11 +57,11 @@ pub struct State {
 /// for the two cores and the SQLite file.
 const BLOCKING_THREADS: usize = 4;
 
-/// Serves until SIGINT or SIGTERM.
-pub fn serve(dir: &Path, options: Options) -> anyhow::Result<()> {
+/// Serves until `stop` resolves (the binary gives SIGINT or SIGTERM).
+pub fn serve(dir: &Path, options: Options, stop: impl Future<Output = ()>) -> Result<()> {
     let address = SocketAddr::new(options.bind, options.port);
     let listener =
-        std::net::TcpListener::bind(address).with_context(|| format!("listening on {address}"))?;
+        std::net::TcpListener::bind(address).context(format_args!("listening on {address}"))?;
     listener.set_nonblocking(true)?;
     let local = listener.local_addr()?;
     let forget_token = options.allow_forget.then(new_token);
@@ -76,7 +83,6 @@ pub fn serve(dir: &Path, options: Options) -> anyhow::Result<()> {
         .build()?;
     let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
-        let stop = crate::mcp::stop_signal();
         tokio::pin!(stop);
         loop {
             tokio::select! {
@@ -94,14 +100,14 @@ pub fn serve(dir: &Path, options: Options) -> anyhow::Result<()> {
                 () = &mut stop => break,
             }
         }
-        anyhow::Ok(())
+        Ok::<(), Error>(())
     });
     // Open live streams never end by themselves.
     runtime.shutdown_timeout(Duration::from_secs(1));
     served
 }
 
-fn print_banner(local: SocketAddr, token: Option<&str>) -> anyhow::Result<()> {
+fn print_banner(local: SocketAddr, token: Option<&str>) -> Result<()> {
     let shown = match local.ip() {
         IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::from(([127, 0, 0, 1], local.port())),
         _ => local,

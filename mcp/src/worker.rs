@@ -13,6 +13,8 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
+use memlog_ops::error::{Error, Result};
+
 use super::memory::Memory;
 
 type Job = Box<dyn FnOnce(&mut Memory) + Send>;
@@ -44,21 +46,21 @@ impl Worker {
     /// Opens the repository containing `dir` on a new thread. Returns the
     /// queue and the thread, which ends (sealing what was remembered) when
     /// every [`Worker`] clone is dropped.
-    pub fn start(dir: PathBuf) -> anyhow::Result<(Worker, JoinHandle<anyhow::Result<Finished>>)> {
+    pub fn start(dir: PathBuf) -> Result<(Worker, JoinHandle<Result<Finished>>)> {
         let (jobs, queue) = mpsc::channel::<Job>();
-        let (opened_tx, opened_rx) = mpsc::channel::<anyhow::Result<()>>();
+        // Whether the repository opened; if not, the thread ends with why.
+        let (opened_tx, opened_rx) = mpsc::channel::<bool>();
         let thread = std::thread::Builder::new()
             .name("memlog-mcp-worker".into())
-            .spawn(move || -> anyhow::Result<Finished> {
+            .spawn(move || -> Result<Finished> {
                 let mut memory = match Memory::open(&dir) {
                     Ok(m) => {
-                        let _ = opened_tx.send(Ok(()));
+                        let _ = opened_tx.send(true);
                         m
                     }
                     Err(e) => {
-                        let message = format!("{e:#}");
-                        let _ = opened_tx.send(Err(e));
-                        anyhow::bail!(message);
+                        let _ = opened_tx.send(false);
+                        return Err(e);
                     }
                 };
                 for job in queue {
@@ -71,11 +73,12 @@ impl Worker {
                 })
             })?;
         match opened_rx.recv() {
-            Ok(Ok(())) => Ok((Worker { jobs }, thread)),
-            Ok(Err(e)) => Err(e),
-            Err(_) => match thread.join() {
+            Ok(true) => Ok((Worker { jobs }, thread)),
+            _ => match thread.join() {
                 Ok(Err(e)) => Err(e),
-                _ => anyhow::bail!("the MCP worker thread died while opening the repository"),
+                _ => Err(Error::Invalid(
+                    "the MCP worker thread died while opening the repository".into(),
+                )),
             },
         }
     }

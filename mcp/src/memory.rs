@@ -6,13 +6,21 @@
 
 use std::path::Path;
 
-use anyhow::{Context, bail};
 use memlog_format::task::Status;
 use memlog_format::{Draft, Event, Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::lookup::{self, TimelineQuery};
 use memlog_indexer::search::{Hit, search};
+use memlog_ops::bail;
+use memlog_ops::error::chain;
+use memlog_ops::error::{Context, Error, Result};
+use memlog_ops::forget::{ForgetRequest, forget};
+use memlog_ops::search::{MAX_QUERY_BYTES, SearchQuery, search_request, with_query_vector};
+use memlog_ops::semantic;
+use memlog_ops::show::event_with_context;
+use memlog_ops::stats::stats_of;
+use memlog_ops::workspace::{self, KeptProjections};
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
@@ -21,15 +29,6 @@ use super::params::{
     ForgetParams, GetParams, RememberKind, RememberParams, SearchParams, TasksParams,
     TimelineParams,
 };
-use memlog_ops::error::chain;
-use memlog_ops::forget::{ForgetRequest, forget};
-use memlog_ops::search::{MAX_QUERY_BYTES, SearchQuery, search_request, with_query_vector};
-use memlog_ops::semantic;
-use memlog_ops::show::event_with_context;
-use memlog_ops::stats::stats_of;
-use memlog_ops::workspace::{self, KeptProjections};
-
-use crate::output;
 
 /// Longest note or fact accepted.
 pub const MAX_REMEMBER_BYTES: usize = 64 * 1024;
@@ -55,7 +54,7 @@ pub struct Memory {
 }
 
 impl Memory {
-    pub fn open(dir: &Path) -> anyhow::Result<Memory> {
+    pub fn open(dir: &Path) -> Result<Memory> {
         let repo = workspace::open(dir)?;
         Ok(Memory {
             repo,
@@ -77,13 +76,13 @@ impl Memory {
     }
 
     /// The projections, up to date (see [`KeptProjections::get`]).
-    fn projections(&mut self) -> anyhow::Result<&Projections> {
-        Ok(self.projections.get(&self.repo)?)
+    fn projections(&mut self) -> Result<&Projections> {
+        self.projections.get(&self.repo)
     }
 
     /// `memory_search`: compact hits, best first, ranked exactly as
     /// `memlog search` ranks them.
-    pub fn search(&mut self, p: SearchParams) -> anyhow::Result<Value> {
+    pub fn search(&mut self, p: SearchParams) -> Result<Value> {
         if p.query.trim().is_empty() {
             bail!("query is empty: give words to look for");
         }
@@ -139,7 +138,7 @@ impl Memory {
 
     /// `memory_get`: each event in full with its session neighbours, as
     /// `memlog show ID --context N --json` prints it.
-    pub fn get(&mut self, p: GetParams) -> anyhow::Result<Value> {
+    pub fn get(&mut self, p: GetParams) -> Result<Value> {
         if p.ids.is_empty() {
             bail!("ids is empty: give the ids of the events to read");
         }
@@ -159,7 +158,7 @@ impl Memory {
     }
 
     /// `memory_timeline`: compact rows in time order.
-    pub fn timeline(&mut self, p: TimelineParams) -> anyhow::Result<Value> {
+    pub fn timeline(&mut self, p: TimelineParams) -> Result<Value> {
         if p.session.is_none() && p.since.is_none() && p.until.is_none() {
             bail!("give a session, or a time range (since and/or until)");
         }
@@ -168,9 +167,9 @@ impl Memory {
         }
         let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
         for k in &kinds {
-            Kind::parse_known(k).map_err(anyhow::Error::msg)?;
+            Kind::parse_known(k).map_err(Error::Invalid)?;
         }
-        let ms = |d: &Option<String>| -> anyhow::Result<Option<i64>> {
+        let ms = |d: &Option<String>| -> Result<Option<i64>> {
             d.as_deref()
                 .map(|s| Ok(time::parse(s)?.as_millisecond()))
                 .transpose()
@@ -206,14 +205,14 @@ impl Memory {
         }))
     }
 
-    fn session_exists(&mut self, session: &str) -> anyhow::Result<bool> {
+    fn session_exists(&mut self, session: &str) -> Result<bool> {
         let p = self.projections()?;
         memlog_indexer::overview::session_exists(p, session).context("reading the index")
     }
 
     /// `memory_remember`: a note or fact appended to this server's session
     /// journal, through the same privacy filter as every other write.
-    pub fn remember(&mut self, p: RememberParams) -> anyhow::Result<Value> {
+    pub fn remember(&mut self, p: RememberParams) -> Result<Value> {
         let text = p.text.trim();
         if text.is_empty() {
             bail!("text is empty: say what to remember");
@@ -229,7 +228,7 @@ impl Memory {
             let projections = self.projections()?;
             for prefix in &p.evidence {
                 let id = lookup::resolve_id(projections, prefix)
-                    .with_context(|| format!("evidence {prefix:?}"))?;
+                    .context(format_args!("evidence {prefix:?}"))?;
                 if !evidence.contains(&id) {
                     evidence.push(id);
                 }
@@ -264,7 +263,7 @@ impl Memory {
     }
 
     /// `memory_forget`: exactly `memlog forget`.
-    pub fn forget(&mut self, p: ForgetParams) -> anyhow::Result<Value> {
+    pub fn forget(&mut self, p: ForgetParams) -> Result<Value> {
         let request = ForgetRequest {
             ids: p.ids,
             session: p.session,
@@ -278,7 +277,7 @@ impl Memory {
 
     /// `memory_tasks`: tasks that are not done, most recently updated
     /// first.
-    pub fn tasks(&mut self, p: TasksParams) -> anyhow::Result<Value> {
+    pub fn tasks(&mut self, p: TasksParams) -> Result<Value> {
         if p.limit == 0 || p.limit > MAX_TASKS_LIMIT {
             bail!("limit must be between 1 and {MAX_TASKS_LIMIT}");
         }
@@ -308,7 +307,7 @@ impl Memory {
                 if !t.blocked_by.is_empty() {
                     row.insert("blocked_by".into(), json!(t.blocked_by));
                 }
-                row.insert("updated".into(), json!(output::short_time(&t.updated)));
+                row.insert("updated".into(), json!(time::short(&t.updated)));
                 row.insert("session".into(), json!(t.session));
                 row.insert("last_event".into(), json!(short_id(&t.last_event)));
                 Value::Object(row)
@@ -318,14 +317,14 @@ impl Memory {
     }
 
     /// `memory_stats`: exactly `memlog stats --json`.
-    pub fn stats(&mut self) -> anyhow::Result<Value> {
+    pub fn stats(&mut self) -> Result<Value> {
         let p = self.projections.get(&self.repo)?;
-        Ok(stats_of(&self.repo, p)?)
+        stats_of(&self.repo, p)
     }
 
     /// Seals what this server remembered into one commit, if anything.
     /// Returns the commit.
-    pub fn seal(&mut self) -> anyhow::Result<Option<String>> {
+    pub fn seal(&mut self) -> Result<Option<String>> {
         if self.remembered == 0 {
             return Ok(None);
         }
@@ -358,7 +357,7 @@ fn compact_hit(h: &Hit) -> Value {
     json!({
         "short_id": short_id(&h.id),
         "id": h.id,
-        "date": output::short_time(&h.ts),
+        "date": time::short(&h.ts),
         "kind": h.kind,
         "session": h.session,
         "headline": if headline.is_empty() { format!("({})", h.kind) } else { headline },
@@ -372,7 +371,7 @@ fn compact_row(e: &Event, with_session: bool) -> Value {
     let mut row = Map::new();
     row.insert("short_id".into(), json!(short_id(&e.id)));
     row.insert("id".into(), json!(e.id));
-    row.insert("date".into(), json!(output::short_time(&e.ts)));
+    row.insert("date".into(), json!(time::short(&e.ts)));
     row.insert("kind".into(), json!(e.kind.as_str()));
     if with_session {
         row.insert("session".into(), json!(e.session));

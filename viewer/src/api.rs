@@ -57,9 +57,15 @@ impl ApiError {
 
 /// Failures of memlog itself (reading the log, the index) are the
 /// server's; the whole chain of causes is told.
-impl From<anyhow::Error> for ApiError {
-    fn from(e: anyhow::Error) -> ApiError {
-        ApiError::internal(format!("{e:#}"))
+impl From<memlog_store::Error> for ApiError {
+    fn from(e: memlog_store::Error) -> ApiError {
+        ApiError::internal(chain(&e))
+    }
+}
+
+impl From<serde_json::Error> for ApiError {
+    fn from(e: serde_json::Error) -> ApiError {
+        ApiError::internal(e.to_string())
     }
 }
 
@@ -124,10 +130,10 @@ impl Site {
     /// Session → the commit that sealed it, read again when the tip moved.
     fn seals(&mut self) -> Result<&HashMap<String, String>, ApiError> {
         let log = Log::new(&self.repo);
-        let tip = log.tip().map_err(anyhow::Error::from)?;
+        let tip = log.tip()?;
         if self.seals.as_ref().is_none_or(|(at, _)| *at != tip) {
             let mut map = HashMap::new();
-            for c in log.commits().map_err(anyhow::Error::from)? {
+            for c in log.commits()? {
                 if let (Some(s), true) = (c.session, c.parents.len() <= 1) {
                     // Newest first: a session sealed twice keeps its last seal.
                     map.entry(s).or_insert_with(|| c.id.to_string());
@@ -427,17 +433,14 @@ fn entity(site: &mut Site, id: &str) -> Result<Value, ApiError> {
 fn review(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
     let computed = diff::compute(&site.repo, one(query, "revs"))
         .map_err(|e| ApiError::bad_request(chain(&e)))?;
-    Ok(serde_json::to_value(computed.document()).map_err(anyhow::Error::from)?)
+    Ok(serde_json::to_value(computed.document())?)
 }
 
 /// `GET /api/index`: what the stats page draws beyond `memlog stats`:
 /// live events per day and kind, the index's size on disk, and how fresh
 /// it is.
 fn index(site: &mut Site) -> Result<Value, ApiError> {
-    let tip = Log::new(&site.repo)
-        .tip()
-        .map_err(anyhow::Error::from)?
-        .map(|t| t.to_string());
+    let tip = Log::new(&site.repo).tip()?.map(|t| t.to_string());
     let repo = &site.repo;
     let p = site.projections.get(repo)?;
     let per_day = overview::events_per_day(p)?;
@@ -504,8 +507,8 @@ pub fn forget(site: &mut Site, body: &Value) -> Result<Value, ApiError> {
     request
         .check()
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
-    site.repo.ensure_dirs().map_err(anyhow::Error::from)?;
+    site.repo.ensure_dirs()?;
     let forgotten =
         record_forget(&site.repo, &request).map_err(|e| ApiError::bad_request(chain(&e)))?;
-    Ok(serde_json::to_value(forgotten).map_err(anyhow::Error::from)?)
+    Ok(serde_json::to_value(forgotten)?)
 }
