@@ -22,3 +22,8 @@ pub fn print_error(err: &anyhow::Error) {
 }
 
 pub use memlog_format::time::short as short_time;
+
+/// The short form of a commit or event id, `-` for none.
+pub fn short_or_dash(id: Option<&str>) -> &str {
+    id.map(memlog_format::id::short).unwrap_or("-")
+}

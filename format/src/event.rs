@@ -10,6 +10,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::canonical;
+use crate::id::EventId;
 
 /// Version of the event format written by this crate.
 pub const FORMAT_VERSION: u64 = 1;
@@ -163,7 +164,7 @@ impl Draft {
         self.meta.values_mut().for_each(canonical::normalize);
         let mut event = Event {
             v: FORMAT_VERSION,
-            id: String::new(),
+            id: EventId::default(),
             session: self.session,
             seq,
             ts: self.ts,
@@ -181,7 +182,7 @@ impl Draft {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     pub v: u64,
-    pub id: String,
+    pub id: EventId,
     pub session: String,
     pub seq: u64,
     pub ts: String,
@@ -201,7 +202,7 @@ impl Event {
         let mut map = Map::new();
         map.insert("v".into(), Value::from(self.v));
         if with_id {
-            map.insert("id".into(), Value::String(self.id.clone()));
+            map.insert("id".into(), Value::String(self.id.to_string()));
         }
         map.insert("session".into(), Value::String(self.session.clone()));
         map.insert("seq".into(), Value::from(self.seq));
@@ -214,10 +215,10 @@ impl Event {
     }
 
     /// blake3 (hex) of the canonical JSON of the event without `id`.
-    pub fn compute_id(&self) -> String {
+    pub fn compute_id(&self) -> EventId {
         let mut out = String::with_capacity(512);
         self.write_canonical(&mut out, false);
-        blake3::hash(out.as_bytes()).to_hex().to_string()
+        EventId::unchecked(blake3::hash(out.as_bytes()).to_hex().to_string())
     }
 
     /// The canonical line (without the trailing newline).
@@ -285,7 +286,7 @@ impl Event {
         }
         Ok(Event {
             v,
-            id: take_string(&mut map, "id")?,
+            id: EventId::unchecked(take_string(&mut map, "id")?),
             session: take_string(&mut map, "session")?,
             seq: take_u64(&mut map, "seq")?,
             ts: take_string(&mut map, "ts")?,

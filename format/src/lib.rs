@@ -9,6 +9,7 @@
 //!
 //! - [`event`]: the event model and its [`canonical`] JSON form, whose blake3
 //!   hash is the event's id (identical content, identical id, stored once);
+//!   [`id`]: [`EventId`], its short form, and the [`IdPrefix`] people give;
 //! - [`privacy`]: `<private>` spans and secret shapes are removed *before* an
 //!   event reaches any byte on disk, and long tool outputs are cut;
 //! - [`key`]: canonical keys for identity decisions (seed 000 §4.3);
@@ -31,6 +32,7 @@ pub mod canonical;
 pub mod config;
 mod error;
 pub mod event;
+pub mod id;
 pub mod key;
 pub mod neutral;
 pub mod privacy;
@@ -43,3 +45,4 @@ pub mod visibility;
 pub use config::Config;
 pub use error::{Error, Result};
 pub use event::{Draft, Event, Kind};
+pub use id::{EventId, IdError, IdPrefix};

@@ -57,7 +57,7 @@ impl Forgets {
         if event.kind == Kind::Forget {
             return false;
         }
-        self.ids.contains(&event.id)
+        self.ids.contains(event.id.as_str())
             || self.sessions.contains(&event.session)
             || self
                 .before

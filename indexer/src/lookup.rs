@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use memlog_format::event::FORMAT_VERSION;
-use memlog_format::{Event, Kind};
+use memlog_format::{Event, EventId, IdPrefix, Kind};
 use rusqlite::{OptionalExtension, Row, params};
 use serde_json::{Map, Value};
 
@@ -45,7 +45,7 @@ fn stored(row: &Row) -> rusqlite::Result<Stored> {
     };
     let event = Event {
         v: FORMAT_VERSION,
-        id,
+        id: EventId::unchecked(id),
         session: row.get(1)?,
         seq: row.get::<_, i64>(2)?.max(0) as u64,
         ts: row.get(3)?,
@@ -69,18 +69,10 @@ fn sql(e: rusqlite::Error) -> Error {
     Error::sql(Path::new("graph.sqlite"), e)
 }
 
-/// Ids of live events that start with `prefix` (hex, at least
-/// [`MIN_PREFIX`] digits), at most `limit`, in id order.
-pub fn ids_with_prefix(p: &Projections, prefix: &str, limit: usize) -> Result<Vec<String>> {
-    let wanted = prefix.trim().to_ascii_lowercase();
-    if wanted.len() < MIN_PREFIX
-        || wanted.len() > 64
-        || !wanted.bytes().all(|b| b.is_ascii_hexdigit())
-    {
-        return Err(Error::Invalid(format!(
-            "{prefix:?} is not an event id (give the id, or at least its first {MIN_PREFIX} hex digits)"
-        )));
-    }
+/// Ids of live events that start with `prefix`, at most `limit`, in id
+/// order.
+pub fn ids_with_prefix(p: &Projections, prefix: &IdPrefix, limit: usize) -> Result<Vec<EventId>> {
+    let wanted = prefix.as_str();
     // Rows are found by key, the id's first 16 hex digits as an integer:
     // the ids starting with `wanted` have keys in [wanted00…, wantedff…].
     // Both bounds share the first digit, hence the sign they are stored
@@ -110,29 +102,12 @@ pub fn ids_with_prefix(p: &Projections, prefix: &str, limit: usize) -> Result<Ve
                 wanted,
                 limit as i64
             ],
-            |r| r.get(0),
+            |r| r.get(0).map(EventId::unchecked),
         )
         .map_err(sql)?
         .collect::<rusqlite::Result<_>>()
         .map_err(sql)?;
     Ok(ids)
-}
-
-/// Fewest hex digits that name an event.
-pub const MIN_PREFIX: usize = 4;
-
-/// The full id of the one live event whose id starts with `prefix`.
-pub fn resolve_id(p: &Projections, prefix: &str) -> Result<String> {
-    let ids = ids_with_prefix(p, prefix, 2)?;
-    match ids.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(Error::Invalid(format!(
-            "no event has id {prefix:?} (unknown, or forgotten)"
-        ))),
-        _ => Err(Error::Invalid(format!(
-            "{prefix:?} names more than one event; give more digits"
-        ))),
-    }
 }
 
 /// The event with this full id, if it is live.

@@ -672,7 +672,7 @@ impl Batch<'_> {
         if e.kind == Kind::Forget {
             self.tx
                 .prepare_cached("INSERT OR IGNORE INTO forgets(id, event) VALUES (?1, ?2)")
-                .and_then(|mut st| st.execute(params![e.id, e.canonical_line()]))
+                .and_then(|mut st| st.execute(params![e.id.as_str(), e.canonical_line()]))
                 .map_err(|x| self.sql(x))?;
             self.forgets.add(e);
             // A rebuild learned every forget before indexing anything.
@@ -704,7 +704,7 @@ impl Batch<'_> {
             )
             .and_then(|mut st| {
                 st.execute(params![
-                    e.id,
+                    e.id.as_str(),
                     e.session,
                     e.seq as i64,
                     e.ts,
@@ -727,7 +727,7 @@ impl Batch<'_> {
                     .prepare_cached(
                         "UPDATE events SET source = 'log' WHERE key = ?1 AND id = ?2 AND source = 'journal'",
                     )
-                    .and_then(|mut st| st.execute(params![crate::fts::event_key(&e.id) as i64, e.id]))
+                    .and_then(|mut st| st.execute(params![crate::fts::event_key(&e.id) as i64, e.id.as_str()]))
                     .map_err(|x| self.sql(x))?;
             }
             return Ok(());

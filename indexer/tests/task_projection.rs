@@ -132,7 +132,7 @@ proptest! {
                         drafts
                             .iter()
                             .enumerate()
-                            .map(|(seq, d)| d.clone().into_event(seq as u64).id),
+                            .map(|(seq, d)| d.clone().into_event(seq as u64).id.into_string()),
                     );
                     recorder.import(vec![(session, drafts)]).unwrap();
                     *update

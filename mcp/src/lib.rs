@@ -71,7 +71,7 @@ pub fn serve(dir: &Path, stop: impl Future<Output = ()>) -> Result<()> {
         eprintln!(
             "memlog mcp: sealed session {} as {}",
             finished.session,
-            commit.get(..12).unwrap_or(commit)
+            memlog_format::id::short(commit)
         );
     }
     served

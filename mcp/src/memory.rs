@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
+use memlog_format::id;
 use memlog_format::task::Status;
-use memlog_format::{Draft, Event, Kind, time};
+use memlog_format::{Draft, Event, EventId, Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::lookup::{self, TimelineQuery};
@@ -16,6 +17,7 @@ use memlog_ops::bail;
 use memlog_ops::error::chain;
 use memlog_ops::error::{Context, Error, Result};
 use memlog_ops::forget::{ForgetRequest, forget};
+use memlog_ops::ids;
 use memlog_ops::search::{MAX_QUERY_BYTES, SearchQuery, search_request, with_query_vector};
 use memlog_ops::semantic;
 use memlog_ops::show::event_with_context;
@@ -151,7 +153,7 @@ impl Memory {
         let mut found = Vec::with_capacity(p.ids.len());
         for prefix in &p.ids {
             let projections = self.projections.get(&self.repo)?;
-            let id = lookup::resolve_id(projections, prefix)?;
+            let id = ids::resolve(projections, prefix)?;
             found.push(event_with_context(projections, &self.repo, &id, p.context)?);
         }
         Ok(json!({ "events": found }))
@@ -227,7 +229,7 @@ impl Memory {
         if !p.evidence.is_empty() {
             let projections = self.projections()?;
             for prefix in &p.evidence {
-                let id = lookup::resolve_id(projections, prefix)
+                let id = ids::resolve(projections, prefix)
                     .context(format_args!("evidence {prefix:?}"))?;
                 if !evidence.contains(&id) {
                     evidence.push(id);
@@ -252,7 +254,7 @@ impl Memory {
         self.remembered += 1;
         Ok(json!({
             "id": event.id,
-            "short_id": short_id(&event.id),
+            "short_id": event.id.short(),
             "kind": event.kind.as_str(),
             "session": event.session,
             "evidence": evidence,
@@ -309,7 +311,7 @@ impl Memory {
                 }
                 row.insert("updated".into(), json!(time::short(&t.updated)));
                 row.insert("session".into(), json!(t.session));
-                row.insert("last_event".into(), json!(short_id(&t.last_event)));
+                row.insert("last_event".into(), json!(id::short(&t.last_event)));
                 Value::Object(row)
             })
             .collect();
@@ -334,20 +336,21 @@ impl Memory {
     }
 }
 
-fn remember_meta(evidence: &[String]) -> Map<String, Value> {
+fn remember_meta(evidence: &[EventId]) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert("client".into(), Value::String("mcp".into()));
     if !evidence.is_empty() {
         meta.insert(
             "evidence".into(),
-            Value::Array(evidence.iter().cloned().map(Value::String).collect()),
+            Value::Array(
+                evidence
+                    .iter()
+                    .map(|e| Value::String(e.to_string()))
+                    .collect(),
+            ),
         );
     }
     meta
-}
-
-fn short_id(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
 }
 
 /// A search hit in about 50-100 tokens: enough to decide whether to read
@@ -355,7 +358,7 @@ fn short_id(id: &str) -> &str {
 fn compact_hit(h: &Hit) -> Value {
     let headline = h.headline(HEADLINE_CHARS);
     json!({
-        "short_id": short_id(&h.id),
+        "short_id": id::short(&h.id),
         "id": h.id,
         "date": time::short(&h.ts),
         "kind": h.kind,
@@ -369,7 +372,7 @@ fn compact_hit(h: &Hit) -> Value {
 fn compact_row(e: &Event, with_session: bool) -> Value {
     let headline = e.headline(HEADLINE_CHARS);
     let mut row = Map::new();
-    row.insert("short_id".into(), json!(short_id(&e.id)));
+    row.insert("short_id".into(), json!(e.id.short()));
     row.insert("id".into(), json!(e.id));
     row.insert("date".into(), json!(time::short(&e.ts)));
     row.insert("kind".into(), json!(e.kind.as_str()));

@@ -29,6 +29,10 @@ pub enum Error {
     #[error(transparent)]
     Io(#[from] std::io::Error),
 
+    /// A name that does not give one live event.
+    #[error(transparent)]
+    Id(#[from] memlog_format::IdError),
+
     /// A request that cannot be carried out as asked.
     #[error("{0}")]
     Invalid(String),

@@ -2,7 +2,7 @@
 //! recorded in a session of their own and sealed at once (so they are
 //! reviewed and shared like any other memory).
 
-use memlog_format::{Draft, Kind, time};
+use memlog_format::{Draft, EventId, Kind, time};
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Recorder, Repo};
 use serde::Serialize;
@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::bail;
 use crate::error::Result;
+use crate::{ids, workspace};
 
 /// What to forget: the arguments of `memlog forget` and of the MCP tool
 /// `memory_forget`.
@@ -41,11 +42,11 @@ impl ForgetRequest {
 #[derive(Clone, Debug, Serialize)]
 pub struct Forgotten {
     /// Id of the `forget` event.
-    pub id: String,
+    pub id: EventId,
     /// The commit that sealed it.
     pub commit: Option<String>,
     /// Full ids of the events named by id.
-    pub targets: Vec<String>,
+    pub targets: Vec<EventId>,
     /// The session forgotten, if one was.
     pub session: Option<String>,
     /// The date before which everything was forgotten, if one was.
@@ -53,33 +54,13 @@ pub struct Forgotten {
 }
 
 /// Full ids of the live events (sealed or in a journal) named by `prefixes`
-/// (whole ids or unique prefixes of at least 8 hex digits).
-pub fn resolve_ids(repo: &Repo, prefixes: &[String]) -> Result<Vec<String>> {
-    let mut targets = Vec::new();
+/// (whole ids or unique prefixes), through the index brought up to date.
+pub fn resolve_ids(repo: &Repo, prefixes: &[String]) -> Result<Vec<EventId>> {
     if prefixes.is_empty() {
-        return Ok(targets);
+        return Ok(Vec::new());
     }
-    let live = crate::workspace::live(repo, false)?;
-    for prefix in prefixes {
-        let p = prefix.trim().to_ascii_lowercase();
-        if p.len() < 8 || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
-            bail!("{prefix:?} is not an event id (give at least 8 hex digits)");
-        }
-        let matches: Vec<&str> = live
-            .iter()
-            .filter(|e| e.id.starts_with(&p))
-            .map(|e| e.id.as_str())
-            .collect();
-        match matches.as_slice() {
-            [one] => targets.push(one.to_string()),
-            [] => bail!("no live event has id {prefix:?}"),
-            many => bail!(
-                "{prefix:?} is ambiguous ({} events); give more digits",
-                many.len()
-            ),
-        }
-    }
-    Ok(targets)
+    let p = workspace::projections(repo)?;
+    ids::resolve_all(&p, prefixes)
 }
 
 /// Records and seals a `forget` event. Ids are resolved against every live
@@ -91,7 +72,12 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
     if !targets.is_empty() {
         body.insert(
             "targets".into(),
-            Value::Array(targets.iter().cloned().map(Value::String).collect()),
+            Value::Array(
+                targets
+                    .iter()
+                    .map(|t| Value::String(t.to_string()))
+                    .collect(),
+            ),
         );
     }
     if let Some(s) = &request.session {
@@ -119,7 +105,7 @@ pub fn record_sealed(
     repo: &Repo,
     kind: Kind,
     body: Map<String, Value>,
-) -> Result<(String, Option<String>)> {
+) -> Result<(EventId, Option<String>)> {
     let session = memlog_store::journal::mint_session(kind.as_str());
     let draft = Draft {
         session: session.clone(),
@@ -142,11 +128,11 @@ pub struct Reinforced {
     /// The commit that sealed it.
     pub commit: Option<String>,
     /// Id of the `reinforce` event.
-    pub id: String,
+    pub id: EventId,
     /// `success` or `failure`.
     pub outcome: &'static str,
     /// Full ids of the events named.
-    pub targets: Vec<String>,
+    pub targets: Vec<EventId>,
 }
 
 /// Records and seals a `reinforce` event: the memories named by `ids`
@@ -157,7 +143,12 @@ pub fn reinforce(repo: &Repo, ids: &[String], success: bool) -> Result<Reinforce
     let mut body = Map::new();
     body.insert(
         "targets".into(),
-        Value::Array(targets.iter().cloned().map(Value::String).collect()),
+        Value::Array(
+            targets
+                .iter()
+                .map(|t| Value::String(t.to_string()))
+                .collect(),
+        ),
     );
     body.insert("outcome".into(), Value::String(outcome.into()));
     let (id, commit) = record_sealed(repo, Kind::Reinforce, body)?;

@@ -10,6 +10,7 @@
 //! - [`search`]: the one path from a front-end's arguments to a search
 //!   request, with the query's vector ([`semantic`]: the embedding model,
 //!   vector catch-up and status);
+//! - [`ids`]: the one resolver of event ids and prefixes;
 //! - [`show`], [`forget`] (and reinforce), [`stats`], [`sessions`] (session
 //!   listings and timeline pages), [`diff`] ([`memory_diff`]: what changed
 //!   between two states of the log);
@@ -27,6 +28,7 @@ pub mod diff;
 pub mod error;
 pub mod forget;
 pub mod hook;
+pub mod ids;
 pub mod memory_diff;
 pub mod search;
 pub mod semantic;

@@ -14,7 +14,7 @@ use serde_json::Value;
 use memlog_format::event::sort_events;
 use memlog_format::refs::{self, Reference};
 use memlog_format::visibility::Forgets;
-use memlog_format::{Event, Kind};
+use memlog_format::{Event, EventId, Kind};
 
 /// Task statuses that mean the task is finished.
 pub const CLOSED_STATUSES: &[&str] = &[
@@ -103,7 +103,7 @@ pub struct EntityAdded {
 /// A forget event added, and what it hides (never the hidden text).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ForgetAdded {
-    pub id: String,
+    pub id: EventId,
     pub ts: String,
     pub reason: Option<String>,
     pub targets: Vec<String>,
@@ -116,7 +116,7 @@ pub struct ForgetAdded {
 /// An event hidden by a forget: where it was, not what it said.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct HiddenEvent {
-    pub id: String,
+    pub id: EventId,
     pub session: String,
     pub kind: String,
     pub ts: String,

@@ -3,8 +3,8 @@
 //! whole session, or what a commit of the memlog ref sealed. The data
 //! only; printing is the front-end's.
 
-use memlog_format::Event;
 use memlog_format::event::sort_events;
+use memlog_format::{Event, EventId, IdPrefix};
 use memlog_indexer::Projections;
 use memlog_indexer::lookup;
 use memlog_store::Repo;
@@ -13,14 +13,14 @@ use serde_json::{Value, json};
 
 use crate::bail;
 use crate::error::Result;
-use crate::workspace;
+use crate::{ids, workspace};
 
 /// What a name given to `memlog show` names.
 pub enum Named {
     /// A session and its live events.
     Session(Vec<Event>),
     /// An event, by its full id.
-    Event(String),
+    Event(EventId),
     /// A commit of the memlog ref and the live events it sealed.
     Commit(CommitView),
 }
@@ -40,19 +40,10 @@ pub fn named(repo: &Repo, p: &Projections, name: &str) -> Result<Named> {
     if !session.is_empty() {
         return Ok(Named::Session(workspace::exact_events(repo, session)?));
     }
-    if name.len() >= lookup::MIN_PREFIX && name.bytes().all(|b| b.is_ascii_hexdigit()) {
-        let ids = lookup::ids_with_prefix(p, name, 3)?;
-        match ids.as_slice() {
-            [] => {}
-            [id] => return Ok(Named::Event(id.clone())),
-            several => bail!(
-                "{name:?} is ambiguous: several events start with it (e.g. {}); give more digits",
-                several
-                    .iter()
-                    .map(|id| &id[..16])
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+    if let Ok(prefix) = IdPrefix::parse(name) {
+        let ids = ids::matching(p, &prefix, 3)?;
+        if !ids.is_empty() {
+            return Ok(Named::Event(ids::one_of(&prefix, ids)?));
         }
     }
 

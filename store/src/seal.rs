@@ -135,7 +135,10 @@ fn build_commits(
         let fresh: Vec<&Event> = request
             .events
             .iter()
-            .filter(|e| !known_ids.is_some_and(|k| k.contains(&e.id)) && batch_ids.insert(&e.id))
+            .filter(|e| {
+                !known_ids.is_some_and(|k| k.contains(e.id.as_str()))
+                    && batch_ids.insert(e.id.as_str())
+            })
             .collect();
         let duplicates = request.events.len() - fresh.len();
         if fresh.is_empty() {

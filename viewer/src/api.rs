@@ -12,12 +12,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use hyper::StatusCode;
+use memlog_format::IdPrefix;
 use memlog_indexer::Projections;
 use memlog_indexer::lookup;
 use memlog_indexer::overview::{self, Direction, EdgeRow};
 use memlog_indexer::search::search;
 use memlog_ops::error::chain;
 use memlog_ops::forget::{ForgetRequest, forget as record_forget};
+use memlog_ops::ids;
 use memlog_ops::search::{MAX_QUERY_BYTES, SearchQuery, search_request, with_query_vector};
 use memlog_ops::show::event_with_context;
 use memlog_ops::workspace::{self, KeptProjections};
@@ -299,13 +301,10 @@ fn event(site: &mut Site, id: &str, query: &Query) -> Result<Value, ApiError> {
             }
         },
     };
-    if id.len() < 8 || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::bad_request(format!(
-            "{id:?} is not an event id (give at least 8 hex digits)"
-        )));
-    }
+    let prefix = IdPrefix::parse(id).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let p = site.projections.get(&site.repo)?;
-    let full = lookup::resolve_id(p, id).map_err(|e| ApiError::not_found(e.to_string()))?;
+    let full = ids::one_of(&prefix, ids::matching(p, &prefix, 3)?)
+        .map_err(|e| ApiError::not_found(e.to_string()))?;
     Ok(event_with_context(p, &site.repo, &full, context)?)
 }
 

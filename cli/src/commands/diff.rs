@@ -3,6 +3,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use memlog_format::id;
 use memlog_ops::diff;
 use memlog_ops::memory_diff::{MemoryDiff, TaskChange, TaskChangeKind};
 use memlog_ops::workspace;
@@ -50,8 +51,8 @@ pub fn cmd_diff(dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
         args.format
     };
     let diff = &computed.diff;
-    let from_name = computed.from.map(|f| short(&f.to_string()));
-    let to_name = short(&computed.to.to_string());
+    let from_name = computed.from.map(|f| id::short(&f.to_string()).to_string());
+    let to_name = id::short(&computed.to.to_string()).to_string();
     match format {
         DiffFormat::Json => output::print_json(&computed.document())?,
         DiffFormat::Text => print!("{}", render_text(diff, from_name.as_deref(), &to_name)),
@@ -60,10 +61,6 @@ pub fn cmd_diff(dir: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn short(id: &str) -> String {
-    id.chars().take(12).collect()
 }
 
 fn kinds_line(diff: &MemoryDiff) -> String {
@@ -156,7 +153,7 @@ fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
             let _ = writeln!(
                 s,
                 "  {}  {}  hides {} event(s){}",
-                short(&f.id),
+                f.id.short(),
                 output::short_time(&f.ts),
                 f.hides.len(),
                 f.reason
@@ -168,7 +165,7 @@ fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
                 let _ = writeln!(
                     s,
                     "      {}  {}  {}  {}",
-                    short(&h.id),
+                    h.id.short(),
                     h.kind,
                     h.session,
                     output::short_time(&h.ts)
@@ -245,7 +242,7 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
             let _ = writeln!(
                 s,
                 "- `{}` hides {} event(s){}",
-                short(&f.id),
+                f.id.short(),
                 f.hides.len(),
                 f.reason
                     .as_deref()
@@ -256,7 +253,7 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
                 let _ = writeln!(
                     s,
                     "  - `{}` {} in `{}` ({})",
-                    short(&h.id),
+                    h.id.short(),
                     h.kind,
                     h.session,
                     output::short_time(&h.ts)

@@ -71,7 +71,7 @@ pub fn cmd_entity(dir: &Path, args: EntityArgs) -> anyhow::Result<ExitCode> {
                 edge.rel_type,
                 edge.other,
                 output::short_time(&edge.ts),
-                edge.evidence.get(..12).unwrap_or(&edge.evidence)
+                memlog_format::id::short(&edge.evidence)
             );
         }
     }

@@ -6,11 +6,13 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 use memlog_format::align::{self, Span};
-use memlog_format::{Draft, Event, Kind, time};
+use memlog_format::{Draft, Event, EventId, IdError, Kind, time};
+use memlog_indexer::Projections;
+use memlog_ops::error::chain;
+use memlog_ops::ids;
+use memlog_ops::workspace;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-
-use memlog_ops::workspace;
 
 use crate::output;
 
@@ -59,9 +61,9 @@ struct Rejected {
 
 #[derive(Serialize)]
 struct Recorded {
-    id: String,
+    id: EventId,
     text: String,
-    event: String,
+    event: EventId,
     #[serde(flatten)]
     span: Span,
 }
@@ -84,6 +86,7 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("{} is not a facts file", args.facts.display()))?;
     let repo = workspace::open_for_writing(dir)?;
     let events = workspace::live(&repo, false)?;
+    let projections = workspace::projections(&repo)?;
     let by_id: HashMap<&str, &Event> = events.iter().map(|e| (e.id.as_str(), e)).collect();
     let mut known: HashSet<(String, String, String)> = events
         .iter()
@@ -97,10 +100,10 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
     let session = memlog_store::journal::mint_session("facts");
     let now = time::now();
     let mut drafts = Vec::new();
-    let mut accepted: Vec<(Given, String, Span)> = Vec::new();
+    let mut accepted: Vec<(Given, EventId, Span)> = Vec::new();
     let mut skipped = 0usize;
     for fact in facts {
-        let source = match find_event(&events, &by_id, &fact.event) {
+        let source = match find_event(&projections, &by_id, &fact.event) {
             Ok(e) => e,
             Err(reason) => {
                 rejected.push(Rejected { fact, reason });
@@ -112,7 +115,7 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
             rejected.push(Rejected {
                 reason: format!(
                     "the quote is not in event {} (nor anything with similarity ≥ {})",
-                    short(&source.id),
+                    source.id.short(),
                     args.threshold
                 ),
                 fact,
@@ -120,7 +123,7 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
             continue;
         };
         // already logged, or given twice in this file
-        if !known.insert((source.id.clone(), fact.quote.clone(), fact.text.clone())) {
+        if !known.insert((source.id.to_string(), fact.quote.clone(), fact.text.clone())) {
             skipped += 1;
             continue;
         }
@@ -167,11 +170,11 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         for r in &recorded {
             println!(
                 "{}  {} {}..{} of {}: {}",
-                short(&r.id),
+                r.id.short(),
                 r.span.match_type.as_str(),
                 r.span.start,
                 r.span.end,
-                short(&r.event),
+                r.event.short(),
                 r.text
             );
         }
@@ -186,10 +189,6 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn short(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
 }
 
 /// The facts of a file; malformed entries are rejected with a reason, a
@@ -252,30 +251,23 @@ fn parse_facts(raw: &str) -> anyhow::Result<(Vec<Given>, Vec<Rejected>)> {
     Ok((facts, rejected))
 }
 
-/// The event a fact names: by id, or by a unique prefix of at least 8 hex
-/// digits.
+/// The event a fact names: by id, or by a unique prefix (the resolver
+/// every command uses).
 fn find_event<'a>(
-    events: &'a [Event],
+    projections: &Projections,
     by_id: &HashMap<&str, &'a Event>,
     name: &str,
 ) -> Result<&'a Event, String> {
-    let lower = name.to_ascii_lowercase();
-    if let Some(e) = by_id.get(lower.as_str()) {
+    if let Some(e) = by_id.get(name.to_ascii_lowercase().as_str()) {
         return Ok(e);
     }
-    if lower.len() < 8 || !lower.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!(
-            "no event {name:?} (give its id or at least 8 hex digits)"
-        ));
-    }
-    let mut matches = events.iter().filter(|e| e.id.starts_with(&lower));
-    match (matches.next(), matches.next()) {
-        (Some(e), None) => Ok(e),
-        (Some(_), Some(_)) => Err(format!("{name:?} names several events; give more digits")),
-        (None, _) => Err(format!(
-            "no live event {name:?} (forgotten, or not in this log)"
-        )),
-    }
+    let id = ids::resolve(projections, name).map_err(|e| chain(&e))?;
+    by_id.get(id.as_str()).copied().ok_or_else(|| {
+        IdError::Unknown {
+            input: name.to_string(),
+        }
+        .to_string()
+    })
 }
 
 /// The text a quote is looked up in: the event's text, or for a tool call

@@ -50,12 +50,8 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
     } else {
         println!(
             "recorded forget {} ({})",
-            &forgotten.id[..12.min(forgotten.id.len())],
-            forgotten
-                .commit
-                .as_deref()
-                .map(|c| &c[..12.min(c.len())])
-                .unwrap_or("-")
+            forgotten.id.short(),
+            output::short_or_dash(forgotten.commit.as_deref())
         );
     }
     Ok(ExitCode::SUCCESS)

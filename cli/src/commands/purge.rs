@@ -67,8 +67,8 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
         report.events_purged,
         report.segments_rewritten,
         report.commits_rewritten,
-        short(report.old_tip.as_deref()),
-        short(report.new_tip.as_deref())
+        output::short_or_dash(report.old_tip.as_deref()),
+        output::short_or_dash(report.new_tip.as_deref())
     );
     println!("expired reflogs, pruned unreachable objects and rebuilt the index");
     for r in &report.tracking_refs_deleted {
@@ -83,8 +83,4 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn short(id: Option<&str>) -> &str {
-    id.map(|c| &c[..12.min(c.len())]).unwrap_or("-")
 }

@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use anyhow::bail;
 use clap::Args;
-use memlog_store::seal::{JournalSelection, seal_journals};
-
+use memlog_format::id;
 use memlog_ops::workspace;
+use memlog_store::seal::{JournalSelection, seal_journals};
 
 use crate::output;
 
@@ -63,7 +63,7 @@ pub fn cmd_seal(dir: &Path, args: SealArgs) -> anyhow::Result<ExitCode> {
     } else {
         for s in &report.sealed {
             match &s.commit {
-                Some(c) => println!("{}  {}  {} events", &c[..12], s.session, s.added),
+                Some(c) => println!("{}  {}  {} events", id::short(c), s.session, s.added),
                 None => println!("{:12}  {}  already sealed", "-", s.session),
             }
         }

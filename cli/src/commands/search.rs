@@ -2,6 +2,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
+use memlog_format::id;
 use memlog_indexer::search::search;
 use memlog_ops::search::{SearchQuery, parse_fusion, search_request, with_query_vector};
 use memlog_ops::{diag, workspace};
@@ -105,7 +106,7 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     for h in &hits {
         println!(
             "{}  {}  {:<16}  {:<20}  {:.3}  {}",
-            &h.id[..12],
+            id::short(&h.id),
             output::short_time(&h.ts),
             h.kind,
             memlog_format::event::truncate_chars(&h.session, 20),

@@ -14,7 +14,7 @@ use crate::output;
 /// Show an event, a session, or a commit of the memlog ref.
 ///
 /// NAME is tried as, in order: a session id; an event id or a unique prefix
-/// of one (at least 4 hex digits); a revision of the memlog ref (commit id,
+/// of one (at least 8 hex digits); a revision of the memlog ref (commit id,
 /// `memlog~1`, …). Forgotten events are not shown.
 #[derive(Args)]
 pub struct ShowArgs {
@@ -109,7 +109,7 @@ fn show_commit(view: &CommitView, json: bool) -> anyhow::Result<ExitCode> {
 fn compact(e: &Event) -> String {
     format!(
         "{}  {}  {:<16}  {}",
-        &e.id[..12],
+        e.id.short(),
         output::short_time(&e.ts),
         e.kind.as_str(),
         e.headline(80)

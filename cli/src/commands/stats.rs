@@ -32,7 +32,7 @@ pub fn cmd_stats(dir: &Path, args: StatsArgs) -> anyhow::Result<ExitCode> {
         stats["ref"].as_str().unwrap_or(""),
         stats["tip"]
             .as_str()
-            .map(|t| t.get(..12).unwrap_or(t).to_string())
+            .map(|t| memlog_format::id::short(t).to_string())
             .unwrap_or_else(|| "not created yet".into())
     );
     println!("sessions  {}", num("sessions"));

@@ -58,10 +58,6 @@ pub fn cmd_sync(dir: &Path, args: SyncArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn short(id: &Option<String>) -> &str {
-    id.as_deref().map(|c| &c[..12.min(c.len())]).unwrap_or("-")
-}
-
 fn print_report(r: &SyncReport) {
     let received = format!(
         "{} session(s), {} event(s) from {}",
@@ -75,18 +71,25 @@ fn print_report(r: &SyncReport) {
         SyncAction::TookRemote => format!("took {received}"),
         SyncAction::FastForward => format!("fast-forwarded: {received}"),
         SyncAction::LocalAhead => format!("{} has nothing new", r.remote),
-        SyncAction::Merged => format!("merged {received} ({})", short(&r.merge_commit)),
+        SyncAction::Merged => format!(
+            "merged {received} ({})",
+            output::short_or_dash(r.merge_commit.as_deref())
+        ),
     };
     println!("{what}");
     if r.pushed {
         if r.created_on_remote {
             println!(
                 "pushed {} to {} (created its memlog branch)",
-                short(&r.after),
+                output::short_or_dash(r.after.as_deref()),
                 r.remote
             );
         } else {
-            println!("pushed {} to {}", short(&r.after), r.remote);
+            println!(
+                "pushed {} to {}",
+                output::short_or_dash(r.after.as_deref()),
+                r.remote
+            );
         }
     }
 }

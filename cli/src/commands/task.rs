@@ -327,7 +327,7 @@ fn print_task(task: &Value, json: bool) -> anyhow::Result<()> {
             "    {}  {:<24} {step}{notes}  [event {}]",
             output::short_time(get("ts")),
             get("kind"),
-            get("event").get(..12).unwrap_or(get("event"))
+            memlog_format::id::short(get("event"))
         );
     }
     Ok(())

@@ -45,7 +45,7 @@ pub fn render(e: &Event) -> String {
         e.ts,
         e.kind.as_str(),
         e.session,
-        e.id.get(..12).unwrap_or(&e.id)
+        e.id.short()
     );
     let indent = |text: &str, s: &mut String| {
         for l in text.lines() {
