@@ -7,7 +7,6 @@
 mod commands;
 mod output;
 mod stop;
-mod warm;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -300,7 +300,7 @@ pub fn entity(p: &Projections, id: &str) -> Result<Option<Value>> {
 pub fn generation(index_dir: &Path) -> Option<String> {
     use rusqlite::{Connection, OpenFlags};
     let conn = Connection::open_with_flags(
-        index_dir.join("graph.sqlite"),
+        memlog_store::IndexLayout::new(index_dir).graph(),
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .ok()?;

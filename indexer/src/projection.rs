@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 use memlog_format::refs::Reference;
 use memlog_format::visibility::Forgets;
 use memlog_format::{Event, Kind, segment};
-use memlog_store::Repo;
 use memlog_store::journal;
 use memlog_store::log::Log;
+use memlog_store::{IndexLayout, Layout, Repo};
 use rusqlite::{Transaction, params};
 use serde::{Deserialize, Serialize};
 use tantivy::IndexWriter;
@@ -83,13 +83,13 @@ pub struct Projections {
     vectors_meta: Option<Vec<u8>>,
 }
 
-/// `<memlog dir>/index`
+/// `<memlog dir>/index` ([`memlog_store::Layout::index_dir`]).
 pub fn index_dir(repo: &Repo) -> PathBuf {
-    repo.memlog_dir.join("index")
+    repo.layout().index_dir()
 }
 
 fn lock_path(repo: &Repo) -> PathBuf {
-    repo.memlog_dir.join("index.lock")
+    repo.layout().index_lock()
 }
 
 /// The single-writer lock, held while the projections are written.
@@ -162,7 +162,7 @@ impl Projections {
     }
 
     fn open_at(dir: &Path) -> Result<Projections> {
-        let db = dir.join("graph.sqlite");
+        let db = IndexLayout::new(dir).graph();
         if !db.exists() {
             return Err(Error::Corrupt {
                 what: dir.display().to_string(),
@@ -182,7 +182,7 @@ impl Projections {
                 });
             }
         }
-        let fts = Fts::open(&dir.join("fts"))?;
+        let fts = Fts::open(&IndexLayout::new(dir).fts())?;
         let committed = fts
             .index
             .load_metas()
@@ -226,7 +226,7 @@ impl Projections {
 
     /// Opens the vectors as `access` says (see [`VectorAccess`]).
     pub fn load_vectors_as(&mut self, access: VectorAccess) {
-        let dir = self.dir.join("vectors");
+        let dir = IndexLayout::new(&self.dir).vectors();
         self.vectors_meta = std::fs::read(dir.join("meta.json")).ok();
         self.vectors = VectorIndex::open_as(&dir, access).unwrap_or(None);
     }
@@ -236,7 +236,11 @@ impl Projections {
     /// failed to open and has not changed since (opening it again would
     /// fail again, at the cost of loading a graph).
     pub fn vectors_are_current(&self) -> bool {
-        std::fs::read(self.dir.join("vectors").join("meta.json")).ok() == self.vectors_meta
+        std::fs::read(crate::vectors::meta_path(
+            &IndexLayout::new(&self.dir).vectors(),
+        ))
+        .ok()
+            == self.vectors_meta
     }
 
     /// Whether every sealed session is indexed (journals aside): one ref
@@ -252,9 +256,9 @@ impl Projections {
             std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let graph = Graph::create_bulk(&dir.join("graph.sqlite"))?;
+        let graph = Graph::create_bulk(&IndexLayout::new(dir).graph())?;
         Graph::set_meta(&graph.conn, "schema_version", SCHEMA_VERSION)?;
-        let fts = Fts::create(&dir.join("fts"))?;
+        let fts = Fts::create(&IndexLayout::new(dir).fts())?;
         Ok(Projections {
             dir: dir.to_path_buf(),
             graph,
@@ -311,9 +315,7 @@ impl Projections {
     fn rebuild_locked(repo: &Repo) -> Result<IndexReport> {
         let dir = index_dir(repo);
         remove_leftovers(repo);
-        let fresh = repo
-            .memlog_dir
-            .join(format!("index.new-{}", std::process::id()));
+        let fresh = repo.layout().fresh_index_dir(std::process::id());
         let mut p = Projections::create_at(&fresh)?;
         let report = match p.apply(repo, true)? {
             Applied::Done(r) => r,
@@ -331,9 +333,7 @@ impl Projections {
         let _ = crate::vectors::adopt(&dir, &fresh);
         // Swap directories: readers that still have the old files open keep
         // reading them; new readers get the new index.
-        let old = repo
-            .memlog_dir
-            .join(format!("index.old-{}", std::process::id()));
+        let old = repo.layout().old_index_dir(std::process::id());
         if dir.exists() {
             std::fs::rename(&dir, &old).map_err(|e| Error::io(&dir, e))?;
         }
@@ -972,7 +972,7 @@ fn remove_leftovers(repo: &Repo) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        if name.starts_with("index.new-") || name.starts_with("index.old-") {
+        if Layout::is_index_leftover(&name) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

@@ -23,6 +23,7 @@
 //! projection starts over (from the embedding cache) when a text changed or
 //! when more than a fifth of its rows belong to events no longer indexed.
 
+use memlog_store::IndexLayout;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -136,7 +137,7 @@ pub struct CatchUpReport {
     pub rows: usize,
 }
 
-fn meta_path(dir: &Path) -> PathBuf {
+pub(crate) fn meta_path(dir: &Path) -> PathBuf {
     dir.join("meta.json")
 }
 
@@ -451,12 +452,13 @@ pub fn catch_up(
     batch: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Option<CatchUpReport>> {
-    let dir = index_dir.join("vectors");
+    let files = IndexLayout::new(index_dir);
+    let dir = files.vectors();
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let Some(_lock) = VectorLock::try_acquire(&dir)? else {
         return Ok(None);
     };
-    let db_path = index_dir.join("graph.sqlite");
+    let db_path = files.graph();
     let db = Connection::open_with_flags(&db_path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| Error::sql(&db_path, e))?;
     db.busy_timeout(std::time::Duration::from_secs(10))
@@ -721,7 +723,7 @@ fn check_rows(db: &Connection, db_path: &Path, dir: &Path, meta: &VectorMeta) ->
 /// [`catch_up`]. Returns whether it did: not when there is none, when it is
 /// of another layout, or when another process is writing it.
 pub fn adopt(from_index: &Path, to_index: &Path) -> Result<bool> {
-    let from = from_index.join("vectors");
+    let from = IndexLayout::new(from_index).vectors();
     let Ok(Some(mut meta)) = read_meta(&from) else {
         return Ok(false);
     };
@@ -734,7 +736,7 @@ pub fn adopt(from_index: &Path, to_index: &Path) -> Result<bool> {
     meta.watermark_rowid = -1;
     meta.watermark_key = 0;
     write_meta(&from, &meta)?;
-    let to = to_index.join("vectors");
+    let to = IndexLayout::new(to_index).vectors();
     // the fresh index has no vectors yet; an empty directory is replaced
     let _ = std::fs::remove_dir(&to);
     std::fs::rename(&from, &to).map_err(|e| Error::io(&from, e))?;
@@ -746,7 +748,7 @@ pub fn adopt(from_index: &Path, to_index: &Path) -> Result<bool> {
 /// catch-up makes it again (from the embedding cache). Errs when another
 /// process is writing it.
 pub fn discard(index_dir: &Path) -> Result<()> {
-    let dir = index_dir.join("vectors");
+    let dir = IndexLayout::new(index_dir).vectors();
     if !dir.exists() {
         return Ok(());
     }

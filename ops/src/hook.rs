@@ -20,7 +20,7 @@ use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
 use memlog_indexer::projection::WriterLock;
 use memlog_store::seal::{JournalSelection, seal_journals};
-use memlog_store::{Recorder, Repo};
+use memlog_store::{Layout, Recorder, Repo};
 use serde_json::{Map, Value};
 
 use crate::bail;
@@ -33,14 +33,14 @@ const MAX_LOG: u64 = 1 << 20;
 
 /// Handles one hook: `event_name` with its JSON payload `input`, for the
 /// repository of the payload's `cwd` (else `dir`). Returns what the hook
-/// prints (its JSON output), if anything. `log_dir` is set to the memlog
+/// prints (its JSON output), if anything. `layout` is set to the memlog
 /// directory as soon as it is known, for [`log_error`].
 pub fn run(
     dir: &Path,
     event_name: &str,
     input: &[u8],
     started: Instant,
-    log_dir: &mut Option<PathBuf>,
+    layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
     let payload = memlog_hooks::parse_payload(event_name, input)?;
     let start = payload
@@ -53,7 +53,7 @@ pub fn run(
         // Not a git repository: memlog has nowhere to keep memory here.
         return Ok(None);
     };
-    *log_dir = Some(repo.memlog_dir.clone());
+    *layout = Some(repo.layout());
     if let Some(e) = config_error {
         // Without its configuration, privacy patterns are unknown: record
         // nothing rather than risk writing what the user meant to mask.
@@ -216,12 +216,12 @@ fn projections_for_hook(repo: &Repo) -> Result<Option<Projections>> {
 
 /// Appends a line to `<memlog dir>/hooks.log` (rotated past 1 MiB). Never
 /// fails: a hook has nowhere else to report.
-pub fn log_error(memlog_dir: Option<&Path>, event: &str, message: &str, started: Instant) {
-    let Some(dir) = memlog_dir else { return };
-    let _ = std::fs::create_dir_all(dir);
-    let path = dir.join("hooks.log");
+pub fn log_error(layout: Option<&Layout>, event: &str, message: &str, started: Instant) {
+    let Some(layout) = layout else { return };
+    let _ = std::fs::create_dir_all(layout.dir());
+    let path = layout.hooks_log();
     if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG) {
-        let _ = std::fs::rename(&path, dir.join("hooks.log.1"));
+        let _ = std::fs::rename(&path, layout.hooks_log_rotated());
     }
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)

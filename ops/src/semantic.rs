@@ -17,10 +17,10 @@ use serde_json::{Value, json};
 use crate::diag;
 use crate::error::{Context, Result, chain};
 
-/// `<memlog dir>/embeddings.sqlite`: outside the index directory, so a
-/// rebuild keeps it.
+/// The embedding cache ([`memlog_store::Layout::embeddings_cache`]):
+/// outside the index directory, so a rebuild keeps it.
 pub fn cache_path(repo: &Repo) -> std::path::PathBuf {
-    repo.memlog_dir.join("embeddings.sqlite")
+    repo.layout().embeddings_cache()
 }
 
 /// Whether the configured model and runtime are there (and enabled).

@@ -47,7 +47,7 @@ pub struct EmbedResponse {
 
 /// The socket of a repository's warm server.
 pub fn socket_path(repo: &Repo) -> PathBuf {
-    repo.memlog_dir.join("warm.sock")
+    repo.layout().warm_socket()
 }
 
 /// Asks a running warm server; `None` when there is none or it does not

@@ -170,7 +170,7 @@ impl KeptProjections {
 
 /// Device and inode of the index directory, which a rebuild replaces.
 fn index_dir_identity(repo: &Repo) -> Option<(u64, u64)> {
-    let dir: PathBuf = memlog_indexer::projection::index_dir(repo);
+    let dir: PathBuf = repo.layout().index_dir();
     let meta = std::fs::metadata(dir).ok()?;
     #[cfg(unix)]
     {

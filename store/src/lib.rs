@@ -2,7 +2,8 @@
 //!
 //! The log in git, and the only crate that writes it.
 //!
-//! - [`repo`]: the git repository and memlog's directory inside it;
+//! - [`repo`]: the git repository and memlog's directory inside it, whose
+//!   files [`layout`] names;
 //! - [`journal`]: the per-session, locked, fsynced append file a live session
 //!   writes to; [`record`]: the [`Recorder`] that filters drafts through the
 //!   privacy rules into a journal;
@@ -20,6 +21,7 @@ mod error;
 pub mod fsck;
 mod git_command;
 pub mod journal;
+pub mod layout;
 pub mod log;
 mod objects;
 pub mod purge;
@@ -32,5 +34,6 @@ pub mod sync;
 
 pub use error::{Error, Result};
 pub use gix::ObjectId;
+pub use layout::{IndexLayout, Layout};
 pub use record::Recorder;
 pub use repo::Repo;

@@ -16,13 +16,11 @@ pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
     format!("refs/remotes/{remote}/{short}")
 }
 
-/// File (in memlog's directory) listing the commits a purge replaced, one
-/// id a line: `memlog sync` refuses to merge them back from a remote.
-const PURGED_COMMITS_FILE: &str = "purged-commits";
-
+/// Adds the commits a purge replaced to the record (`Layout::purged_commits`)
+/// that `memlog sync` checks remotes against.
 pub(crate) fn remember_purged(repo: &Repo, old: impl Iterator<Item = ObjectId>) -> Result<()> {
     use std::io::Write;
-    let path = repo.memlog_dir.join(PURGED_COMMITS_FILE);
+    let path = repo.layout().purged_commits();
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -36,7 +34,7 @@ pub(crate) fn remember_purged(repo: &Repo, old: impl Iterator<Item = ObjectId>) 
 
 /// Commits replaced by earlier purges of this repository.
 pub fn purged_commits(repo: &Repo) -> Result<HashSet<ObjectId>> {
-    let path = repo.memlog_dir.join(PURGED_COMMITS_FILE);
+    let path = repo.layout().purged_commits();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),

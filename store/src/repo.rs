@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use memlog_format::Config;
 
+use crate::layout::Layout;
 use crate::{Error, Result};
 
 /// An opened repository and memlog's places in it.
@@ -101,9 +102,14 @@ impl Repo {
         (branch, head)
     }
 
+    /// The files memlog keeps in its directory.
+    pub fn layout(&self) -> Layout {
+        Layout::new(&self.memlog_dir)
+    }
+
     /// `<common dir>/memlog/journal`.
     pub fn journal_dir(&self) -> PathBuf {
-        self.memlog_dir.join("journal")
+        self.layout().journal_dir()
     }
 
     /// Creates memlog's directories (idempotent).

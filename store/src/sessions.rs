@@ -17,7 +17,6 @@ use memlog_format::segment;
 use crate::log::Log;
 use crate::{Repo, Result};
 
-const FILE: &str = "sessions.cache";
 const HEADER: &str = "memlog-sessions-cache 1";
 
 /// Commits of the history and the sessions they seal.
@@ -100,7 +99,7 @@ impl SessionCommits {
     }
 
     fn path(repo: &Repo) -> PathBuf {
-        repo.memlog_dir.join(FILE)
+        repo.layout().sessions_cache()
     }
 
     fn load(repo: &Repo) -> Option<SessionCommits> {

@@ -25,7 +25,7 @@ use memlog_ops::show::event_with_context;
 use memlog_ops::workspace::{self, KeptProjections};
 use memlog_ops::{diff, semantic, sessions, stats, warm};
 use memlog_store::log::Log;
-use memlog_store::{ObjectId, Repo};
+use memlog_store::{IndexLayout, ObjectId, Repo};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -448,8 +448,8 @@ fn index(site: &mut Site) -> Result<Value, ApiError> {
     Ok(json!({
         "per_day": per_day,
         "sizes": {
-            "fts_bytes": dir_bytes(&p.dir().join("fts")),
-            "graph_bytes": dir_bytes(p.dir()).saturating_sub(dir_bytes(&p.dir().join("fts"))),
+            "fts_bytes": dir_bytes(&IndexLayout::new(p.dir()).fts()),
+            "graph_bytes": dir_bytes(p.dir()).saturating_sub(dir_bytes(&IndexLayout::new(p.dir()).fts())),
         },
         "rows": {
             "events": count("events")?,

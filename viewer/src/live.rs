@@ -60,7 +60,7 @@ fn signature(repo: &Repo) -> Signature {
         .unwrap_or_default();
     Signature {
         tip: Log::new(repo).tip().ok().flatten().map(|t| t.to_string()),
-        generation: overview::generation(&memlog_indexer::projection::index_dir(repo)),
+        generation: overview::generation(&repo.layout().index_dir()),
         journals,
     }
 }

@@ -34,10 +34,16 @@
 //!   loop keeps going.
 //!
 //! The loop is a single thread reading one channel. Other threads talk to
-//! it through a [`WatchHandle`] (stop it, ask for a run now); that is where
-//! a local socket listener answering hooks from warm projections will plug
-//! in: it will send requests into the same channel and the loop will answer
-//! them between index runs.
+//! it through a [`WatchHandle`] (stop it, ask for a run now).
+//!
+//! [`daemon`] is the whole of `memlog watch` around the loop: the embedding
+//! model loaded once and shared, the [`warm`] server answering hooks (and
+//! query embeddings) from open projections on a thread of its own, and a
+//! vector thread that catches vectors up after each run, so that full-text
+//! indexing never waits for the model.
+
+pub mod daemon;
+pub mod warm;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -71,6 +77,20 @@ pub enum Error {
     /// The git directory itself is gone.
     #[error("the git directory {0} no longer exists")]
     RepoGone(PathBuf),
+
+    /// An operation of the daemon (loading the model, vectors) failed.
+    #[error(transparent)]
+    Ops(#[from] memlog_ops::Error),
+
+    /// The warm server's socket could not be bound.
+    #[error("cannot listen on {path}: {source}")]
+    Socket {
+        /// The socket file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

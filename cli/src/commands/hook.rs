@@ -1,6 +1,6 @@
 use std::io::{Read, Write};
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -8,6 +8,7 @@ use std::time::Instant;
 use clap::Args;
 use memlog_ops::error::chain;
 use memlog_ops::hook;
+use memlog_store::Layout;
 
 /// Handle a Claude Code hook: record the event, and inject memories.
 ///
@@ -50,9 +51,9 @@ pub fn cmd_hook(dir: &Path, args: HookArgs) -> anyhow::Result<ExitCode> {
         .lock()
         .take(MAX_PAYLOAD)
         .read_to_end(&mut input);
-    let mut log_dir: Option<PathBuf> = None;
+    let mut layout: Option<Layout> = None;
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        hook::run(dir, &args.event, &input, started, &mut log_dir)
+        hook::run(dir, &args.event, &input, started, &mut layout)
     }));
     let error = match outcome {
         Ok(Ok(Some(output))) => {
@@ -73,7 +74,7 @@ pub fn cmd_hook(dir: &Path, args: HookArgs) -> anyhow::Result<ExitCode> {
         )),
     };
     if let Some(message) = error {
-        hook::log_error(log_dir.as_deref(), &args.event, &message, started);
+        hook::log_error(layout.as_ref(), &args.event, &message, started);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -37,7 +37,7 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
     if report.events_purged > 0 {
         // Vectors are not carried across this rebuild: their files and
         // graph would keep the purged events' embeddings.
-        memlog_indexer::vectors::discard(&memlog_indexer::projection::index_dir(&repo))?;
+        memlog_indexer::vectors::discard(&repo.layout().index_dir())?;
         let cache_path = memlog_ops::semantic::cache_path(&repo);
         if cache_path.exists() {
             let texts: Vec<String> = report

@@ -44,7 +44,7 @@ pub fn cmd_rebuild(dir: &Path, args: RebuildArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let started = Instant::now();
     if args.fresh_vectors {
-        memlog_indexer::vectors::discard(&memlog_indexer::projection::index_dir(&repo))?;
+        memlog_indexer::vectors::discard(&repo.layout().index_dir())?;
     }
     let report = Projections::rebuild(&repo)?;
     let indexed = started.elapsed().as_secs_f64();

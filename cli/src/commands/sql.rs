@@ -32,7 +32,7 @@ pub struct SqlArgs {
 pub fn cmd_sql(dir: &Path, args: SqlArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let projections = workspace::projections(&repo)?;
-    let db = projections.dir().join("graph.sqlite");
+    let db = memlog_store::IndexLayout::new(projections.dir()).graph();
     drop(projections);
     let graph = Graph::open_read_only(&db)?;
     let mut stmt = graph

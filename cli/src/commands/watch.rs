@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_watcher::{IndexRun, Watcher};
+use memlog_watcher::IndexRun;
 use serde::Serialize;
 
 use memlog_ops::workspace;
@@ -65,83 +65,25 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         });
     }
-    let mut watcher = Watcher::new(dir)?;
-    // The model is loaded once and shared: the vector thread embeds new
-    // events with it, the warm server embeds queries of `memlog search`.
-    let repo = workspace::open(dir)?;
-    let embedder: Option<crate::warm::SharedEmbedder> =
-        match memlog_ops::semantic::load_model(&repo) {
-            Ok(Some(m)) => Some(std::sync::Arc::new(std::sync::Mutex::new(m))),
-            Ok(None) => {
-                eprintln!(
-                    "note: semantic search is off: {}",
-                    memlog_ops::semantic::off_reason(&repo)
-                );
-                None
-            }
-            Err(e) => {
-                eprintln!("warning: semantic search is off: {e:#}");
-                None
-            }
-        };
-    drop(repo);
-    // gix repositories are not Send: the server opens its own.
-    let repo_dir = dir.to_path_buf();
-    let served_embedder = embedder.clone();
-    std::thread::spawn(move || {
-        let served = workspace::open(&repo_dir)
-            .map_err(anyhow::Error::from)
-            .and_then(|repo| crate::warm::serve(&repo, served_embedder));
-        if let Err(e) = served {
-            eprintln!("warning: the hooks' warm path is off: {e:#}");
-        }
-    });
-    // Vectors catch up on a thread of their own, so that full-text indexing
-    // never waits for the model.
-    let vector_wakeup = embedder.map(|embedder| {
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let repo_dir = dir.to_path_buf();
-        std::thread::spawn(move || {
-            let Ok(repo) = workspace::open(&repo_dir) else {
-                return;
-            };
-            while rx.recv().is_ok() {
-                while rx.try_recv().is_ok() {}
-                let Ok(mut model) = embedder.lock() else {
-                    return;
-                };
-                match memlog_ops::semantic::catch_up_vectors(&repo, Some(&mut *model), true) {
-                    Ok(Some(r)) if r.pending > 0 => eprintln!(
-                        "vectors: {} events ({} embedded, {} from the cache)",
-                        r.pending, r.embedded, r.cached
-                    ),
-                    Ok(_) => {}
-                    Err(e) => eprintln!("warning: vectors: {e:#}"),
-                }
-            }
-        });
-        let _ = tx.send(());
-        tx
-    });
-    if !args.json {
-        let dirs: Vec<String> = watcher
-            .watched_dirs()
-            .map(|d| d.display().to_string())
-            .collect();
-        eprintln!("watching {}", dirs.join(", "));
-    }
     let failure = RefCell::new(None);
-    watcher.run(
+    memlog_watcher::daemon::run(
+        dir,
+        |watcher| {
+            if !args.json {
+                let dirs: Vec<String> = watcher
+                    .watched_dirs()
+                    .map(|d| d.display().to_string())
+                    .collect();
+                eprintln!("watching {}", dirs.join(", "));
+            }
+        },
         || failure.borrow().is_some(),
         |run| {
-            if let Some(tx) = &vector_wakeup {
-                let _ = tx.send(());
-            }
             if let Err(e) = print_run(run, None, args.json) {
                 *failure.borrow_mut() = Some(e);
             }
         },
-    );
+    )?;
     match failure.into_inner() {
         // stdout closed (`memlog watch | head`): nobody is listening
         Some(e) => Err(e),

@@ -1,4 +1,4 @@
-//! The warm path for hooks, server side: a long-running `memlog watch` keeps the
+//! The warm server (`memlog watch`), the server side of the warm path for hooks: a long-running `memlog watch` keeps the
 //! projections open and answers hooks' context requests over a Unix socket
 //! (`<memlog dir>/warm.sock`), so a hook pays neither opening the indexes
 //! nor, once vectors exist, loading an embedding model. A hook that finds
@@ -17,6 +17,8 @@ use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
 use memlog_ops::context::answer;
 use memlog_ops::warm::{ContextRequest, EmbedRequest, EmbedResponse, socket_path};
+
+use crate::{Error, Result};
 use memlog_store::Repo;
 
 /// The model a warm server shares between its threads.
@@ -26,7 +28,7 @@ pub type SharedEmbedder = std::sync::Arc<std::sync::Mutex<memlog_indexer::embed:
 /// gives it a thread of its own). [`answer`] computes a response from the
 /// warm projections, reopened when a rebuild replaced the index directory.
 #[cfg(unix)]
-pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> anyhow::Result<()> {
+pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> Result<()> {
     use memlog_indexer::embed::Embedder;
     use std::os::unix::net::{UnixListener, UnixStream};
     let path = socket_path(repo);
@@ -34,7 +36,10 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> anyhow::Result<()
     if path.exists() && UnixStream::connect(&path).is_err() {
         let _ = std::fs::remove_file(&path);
     }
-    let listener = UnixListener::bind(&path)?;
+    let listener = UnixListener::bind(&path).map_err(|source| Error::Socket {
+        path: path.clone(),
+        source,
+    })?;
     let mut warm: Option<(Projections, u64)> = None;
     // Blocking accept: an idle server costs nothing.
     for stream in listener.incoming() {
@@ -64,7 +69,9 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> anyhow::Result<()
                     model: String::new(),
                     vector: Vec::new(),
                 });
-            let mut out = serde_json::to_string(&response)?;
+            let Ok(mut out) = serde_json::to_string(&response) else {
+                continue;
+            };
             out.push('\n');
             let mut writer = &stream;
             let _ = writer.write_all(out.as_bytes());
@@ -74,7 +81,9 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> anyhow::Result<()
             (Ok(req), Some((p, _))) => answer(repo, p, &req).unwrap_or_default(),
             _ => Assembled::default(),
         };
-        let mut out = serde_json::to_string(&response)?;
+        let Ok(mut out) = serde_json::to_string(&response) else {
+            continue;
+        };
         out.push('\n');
         let mut writer = &stream;
         let _ = writer.write_all(out.as_bytes());
@@ -83,14 +92,17 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> anyhow::Result<()
 }
 
 #[cfg(not(unix))]
-pub fn serve(_: &Repo, _: Option<SharedEmbedder>) -> anyhow::Result<()> {
+pub fn serve(_: &Repo, _: Option<SharedEmbedder>) -> Result<()> {
     Ok(())
 }
 
 /// Identity of the current index directory's database file (its inode),
 /// which a rebuild replaces.
 fn index_identity(repo: &Repo) -> u64 {
-    let db = memlog_indexer::projection::index_dir(repo).join("graph.sqlite");
+    let db = repo
+        .layout()
+        .index_dir()
+        .join(memlog_store::layout::GRAPH_FILE);
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

@@ -1,0 +1,142 @@
+//! Every file and directory memlog keeps under `<git common dir>/memlog/`,
+//! named in one place. Nothing there is committed: the journals are the
+//! live sessions' events until they are sealed; everything else is state
+//! or a projection that can be deleted and derived again from the log.
+//!
+//! ```text
+//! memlog/
+//!   journal/<session>.jsonl      a live session's events (locked, fsynced)
+//!   journal/quarantine/          journals with bad lines, kept after sealing
+//!   index/                       the projections (IndexLayout)
+//!     fts/  graph.sqlite  vectors/
+//!   index.new-<pid>/ index.old-<pid>/   a rebuild's fresh and swapped-out index
+//!   index.lock                   the projections' single-writer lock
+//!   embeddings.sqlite            embeddings by text hash and model (outlives rebuilds)
+//!   sessions.cache               which commit seals which session
+//!   purged-commits               commits a purge replaced (sync refuses them)
+//!   warm.sock                    `memlog watch`'s warm server
+//!   hooks.log, hooks.log.1       what hooks could not do (they never fail the agent)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// The files of one repository's memlog directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    dir: PathBuf,
+}
+
+impl Layout {
+    /// The layout of the memlog directory `dir` (`<common dir>/memlog`).
+    pub fn new(dir: impl Into<PathBuf>) -> Layout {
+        Layout { dir: dir.into() }
+    }
+
+    /// The memlog directory itself.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `journal/`: one journal per live session.
+    pub fn journal_dir(&self) -> PathBuf {
+        self.dir.join("journal")
+    }
+
+    /// `index/`: the projections in use.
+    pub fn index_dir(&self) -> PathBuf {
+        self.dir.join("index")
+    }
+
+    /// `index.new-<pid>`: where a rebuild derives the projections before
+    /// swapping them in.
+    pub fn fresh_index_dir(&self, pid: u32) -> PathBuf {
+        self.dir.join(format!("{FRESH_INDEX_PREFIX}{pid}"))
+    }
+
+    /// `index.old-<pid>`: the projections a rebuild swapped out, removed
+    /// once the new ones are in place.
+    pub fn old_index_dir(&self, pid: u32) -> PathBuf {
+        self.dir.join(format!("{OLD_INDEX_PREFIX}{pid}"))
+    }
+
+    /// Whether a directory entry's name is a rebuild's leftover
+    /// (`index.new-*`, `index.old-*`).
+    pub fn is_index_leftover(name: &str) -> bool {
+        name.starts_with(FRESH_INDEX_PREFIX) || name.starts_with(OLD_INDEX_PREFIX)
+    }
+
+    /// `index.lock`: held by the one process writing the projections.
+    pub fn index_lock(&self) -> PathBuf {
+        self.dir.join("index.lock")
+    }
+
+    /// `embeddings.sqlite`: the embedding cache, outside `index/` so that a
+    /// rebuild keeps it.
+    pub fn embeddings_cache(&self) -> PathBuf {
+        self.dir.join("embeddings.sqlite")
+    }
+
+    /// `sessions.cache`: which commit seals which session.
+    pub fn sessions_cache(&self) -> PathBuf {
+        self.dir.join("sessions.cache")
+    }
+
+    /// `purged-commits`: the commits purges replaced, one id a line.
+    pub fn purged_commits(&self) -> PathBuf {
+        self.dir.join("purged-commits")
+    }
+
+    /// `warm.sock`: the socket of `memlog watch`'s warm server.
+    pub fn warm_socket(&self) -> PathBuf {
+        self.dir.join("warm.sock")
+    }
+
+    /// `hooks.log`: errors of hooks, which never fail the agent.
+    pub fn hooks_log(&self) -> PathBuf {
+        self.dir.join("hooks.log")
+    }
+
+    /// `hooks.log.1`: the log before its last rotation.
+    pub fn hooks_log_rotated(&self) -> PathBuf {
+        self.dir.join("hooks.log.1")
+    }
+}
+
+const FRESH_INDEX_PREFIX: &str = "index.new-";
+const OLD_INDEX_PREFIX: &str = "index.old-";
+
+/// The files of one index directory (`index/`, or a rebuild's fresh one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexLayout {
+    dir: PathBuf,
+}
+
+impl IndexLayout {
+    /// The layout of the index directory `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> IndexLayout {
+        IndexLayout { dir: dir.into() }
+    }
+
+    /// The index directory itself.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `fts/`: the full-text index (tantivy).
+    pub fn fts(&self) -> PathBuf {
+        self.dir.join("fts")
+    }
+
+    /// `graph.sqlite`: the entity/edge database.
+    pub fn graph(&self) -> PathBuf {
+        self.dir.join(GRAPH_FILE)
+    }
+
+    /// `vectors/`: the vectors and their `meta.json`.
+    pub fn vectors(&self) -> PathBuf {
+        self.dir.join("vectors")
+    }
+}
+
+/// The database's file name, for messages about it.
+pub const GRAPH_FILE: &str = "graph.sqlite";

@@ -1,0 +1,105 @@
+//! `memlog watch`: the watch loop with the embedding model loaded once and
+//! shared by the [`warm`](crate::warm) server (query embeddings, hook
+//! context) and a vector thread that catches vectors up after each index
+//! run. The front-end gives what to do with each run (print it) and says
+//! when to stop.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, mpsc};
+
+use memlog_ops::{diag, semantic, workspace};
+
+use crate::warm::{self, SharedEmbedder};
+use crate::{IndexRun, Result, Watcher};
+
+/// Runs the daemon for the repository containing `dir`: `started` is told
+/// the directories watched, `on_run` each index run, until `until` says to
+/// stop.
+pub fn run(
+    dir: &Path,
+    started: impl FnOnce(&Watcher),
+    until: impl Fn() -> bool,
+    mut on_run: impl FnMut(&IndexRun),
+) -> Result<()> {
+    let mut watcher = Watcher::new(dir)?;
+    let embedder = load_shared_model(dir)?;
+    start_warm_server(dir, embedder.clone());
+    let vector_wakeup = embedder.map(|e| start_vector_thread(dir, e));
+    started(&watcher);
+    watcher.run(until, |run| {
+        if let Some(tx) = &vector_wakeup {
+            let _ = tx.send(());
+        }
+        on_run(run);
+    });
+    Ok(())
+}
+
+/// The model, loaded once and shared: the vector thread embeds new events
+/// with it, the warm server embeds queries of `memlog search`.
+fn load_shared_model(dir: &Path) -> Result<Option<SharedEmbedder>> {
+    let repo = workspace::open(dir)?;
+    Ok(match semantic::load_model(&repo) {
+        Ok(Some(m)) => Some(Arc::new(Mutex::new(m))),
+        Ok(None) => {
+            diag::note(format_args!(
+                "semantic search is off: {}",
+                semantic::off_reason(&repo)
+            ));
+            None
+        }
+        Err(e) => {
+            diag::warning(format_args!(
+                "semantic search is off: {}",
+                memlog_ops::error::chain(&e)
+            ));
+            None
+        }
+    })
+}
+
+/// The warm server, on a thread of its own (gix repositories are not
+/// `Send`: the thread opens its own).
+fn start_warm_server(dir: &Path, embedder: Option<SharedEmbedder>) {
+    let repo_dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        let served = workspace::open(&repo_dir)
+            .map_err(crate::Error::from)
+            .and_then(|repo| warm::serve(&repo, embedder));
+        if let Err(e) = served {
+            diag::warning(format_args!(
+                "the hooks' warm path is off: {}",
+                memlog_ops::error::chain(&e)
+            ));
+        }
+    });
+}
+
+/// Vectors catch up on a thread of their own, woken after each index run
+/// (and once at the start), so that full-text indexing never waits for the
+/// model.
+fn start_vector_thread(dir: &Path, embedder: SharedEmbedder) -> mpsc::Sender<()> {
+    let (tx, rx) = mpsc::channel::<()>();
+    let repo_dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        let Ok(repo) = workspace::open(&repo_dir) else {
+            return;
+        };
+        while rx.recv().is_ok() {
+            while rx.try_recv().is_ok() {}
+            let Ok(mut model) = embedder.lock() else {
+                return;
+            };
+            match semantic::catch_up_vectors(&repo, Some(&mut *model), true) {
+                Ok(Some(r)) if r.pending > 0 => eprintln!(
+                    "vectors: {} events ({} embedded, {} from the cache)",
+                    r.pending, r.embedded, r.cached
+                ),
+                Ok(_) => {}
+                Err(e) => diag::warning(format_args!("vectors: {}", memlog_ops::error::chain(&e))),
+            }
+        }
+    });
+    let _ = tx.send(());
+    tx
+}
