@@ -40,6 +40,12 @@ pub fn parse(input: &str) -> Result<Timestamp> {
     ))
 }
 
+/// Milliseconds since the epoch of a stored timestamp; 0 when it does not
+/// parse (the index orders such events first).
+pub fn to_ms(ts: &str) -> i64 {
+    parse(ts).map(|t| t.as_millisecond()).unwrap_or(0)
+}
+
 /// `2026-11-22 05:27` from a stored timestamp: the minute, for listings.
 pub fn short(ts: &str) -> String {
     ts.get(..16)

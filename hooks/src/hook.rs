@@ -4,58 +4,11 @@ use memlog_format::{Draft, Kind, time};
 use serde_json::{Map, Value, json};
 
 use crate::HookEvent;
+use crate::options::{CLIENT, CodeContext, HookOptions, UNKNOWN_SESSION};
 use crate::payload::Payload;
 use crate::todo::{TODO_TOOL, parse_todos, task_events};
 use crate::tool::{ToolCall, observation_body};
 use crate::transcript::{SidechainScope, last_assistant_text};
-
-/// The client name memlog records in `meta.client` for Claude Code.
-pub const CLIENT: &str = "claude-code";
-
-/// The session a payload without a `session_id` is recorded in.
-pub const UNKNOWN_SESSION: &str = "claude-code-unknown";
-
-/// Where the user's code was when the hook ran. The CLI fills it from the
-/// git repository the hook runs in; every draft carries it in `meta`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CodeContext {
-    /// The working directory (falls back to the payload's `cwd`).
-    pub cwd: Option<String>,
-    /// The checked-out branch, if any.
-    pub branch: Option<String>,
-    /// The commit HEAD points to, if any.
-    pub head: Option<String>,
-}
-
-/// How Claude Code data becomes drafts (hooks and transcript import alike).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HookOptions {
-    /// The project drafts belong to; also the namespace of task keys.
-    pub project: String,
-    /// Tools whose calls are not recorded at all (`tools.exclude` in
-    /// `.memlog.yaml`): no `tool_observation`, and for `TodoWrite` no task
-    /// events either.
-    pub excluded_tools: Vec<String>,
-    /// Record PreToolUse as a `tool_observation` without output, marked
-    /// `meta.pre_tool_use = true`. Off by default: PostToolUse carries the
-    /// same input and the output.
-    pub record_pre_tool_use: bool,
-}
-
-impl HookOptions {
-    /// Options for `project` with nothing excluded.
-    pub fn new(project: impl Into<String>) -> HookOptions {
-        HookOptions {
-            project: project.into(),
-            ..HookOptions::default()
-        }
-    }
-
-    /// Whether calls of `tool` are left out.
-    pub fn excludes(&self, tool: &str) -> bool {
-        self.excluded_tools.iter().any(|t| t == tool)
-    }
-}
 
 /// The drafts a hook payload records, stamped with the current time. See
 /// the crate documentation for the mapping of each event.

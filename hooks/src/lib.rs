@@ -117,6 +117,7 @@
 mod error;
 mod event;
 mod hook;
+mod options;
 mod payload;
 mod todo;
 mod tool;
@@ -124,7 +125,8 @@ pub mod transcript;
 
 pub use error::{Error, Result};
 pub use event::HookEvent;
-pub use hook::{CLIENT, CodeContext, HookOptions, UNKNOWN_SESSION, drafts, drafts_at, hook_output};
+pub use hook::{drafts, drafts_at, hook_output};
+pub use options::{CLIENT, CodeContext, HookOptions, UNKNOWN_SESSION};
 pub use payload::{Payload, parse_payload};
 pub use todo::TODO_TOOL;
 pub use transcript::Transcript;

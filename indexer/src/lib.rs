@@ -35,6 +35,7 @@ pub mod overview;
 pub mod projection;
 pub mod reinforce;
 pub mod search;
+pub mod standing;
 pub mod tasks;
 pub mod tokenizer;
 pub mod vectors;

@@ -556,7 +556,7 @@ impl Projections {
                 // After the indexes exist: artifacts that blockers name are
                 // get-or-create, which needs the unique index on entities.
                 if rebuilding || tasks_changed {
-                    crate::tasks::refold(&tx)?;
+                    crate::tasks::refold::refold(&tx)?;
                 }
                 if rebuilding || memory_changed {
                     crate::memory::refold(&tx)?;
@@ -708,7 +708,7 @@ impl Batch<'_> {
                     e.session,
                     e.seq as i64,
                     e.ts,
-                    ts_ms(&e.ts),
+                    memlog_format::time::to_ms(&e.ts),
                     e.kind.as_str(),
                     e.project,
                     d.text,
@@ -734,7 +734,7 @@ impl Batch<'_> {
         }
         self.report.events_added += 1;
         self.sessions.insert(e.session.clone());
-        self.tasks_changed |= crate::tasks::TASK_KINDS.contains(&e.kind);
+        self.tasks_changed |= crate::tasks::refold::TASK_KINDS.contains(&e.kind);
         self.memory_changed |= crate::memory::MEMORY_KINDS.contains(&e.kind);
         self.link(e, &d)?;
         if !d.text.is_empty() {
@@ -746,7 +746,7 @@ impl Batch<'_> {
                     text: &d.text,
                     kind: e.kind.as_str(),
                     session: &e.session,
-                    ts_ms: ts_ms(&e.ts),
+                    ts_ms: memlog_format::time::to_ms(&e.ts),
                     tool: d.tool.as_deref(),
                     files: &files,
                 },
@@ -1044,13 +1044,6 @@ fn memchr_forget(bytes: &[u8]) -> bool {
 
 fn gix_object_id(hex: &str) -> Option<memlog_store::ObjectId> {
     memlog_store::ObjectId::from_hex(hex.as_bytes()).ok()
-}
-
-/// Milliseconds since the epoch of a stored timestamp (0 if unreadable).
-pub fn ts_ms(ts: &str) -> i64 {
-    memlog_format::time::parse(ts)
-        .map(|t| t.as_millisecond())
-        .unwrap_or(0)
 }
 
 /// Identity of a journal file (inode), so a new journal for the same

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use memlog_format::config::LevelsConfig;
 use memlog_format::{Draft, Kind};
-use memlog_indexer::{Projections, memory};
+use memlog_indexer::{Projections, standing};
 use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
@@ -151,7 +151,7 @@ fn rebuilt_levels_equal_incremental_ones() {
 
     let cfg = LevelsConfig::default();
     let p = Projections::open(&repo).unwrap();
-    let standing = |id: &str| memory::standing(&p, id, &cfg).unwrap().unwrap();
+    let standing = |id: &str| standing::standing(&p, id, &cfg).unwrap().unwrap();
     let fact = standing(fact_id);
     assert_eq!(
         (
@@ -173,6 +173,6 @@ fn rebuilt_levels_equal_incremental_ones() {
         reinforced_successes: 20,
         ..LevelsConfig::default()
     };
-    let fact = memory::standing(&p, fact_id, &strict).unwrap().unwrap();
+    let fact = standing::standing(&p, fact_id, &strict).unwrap().unwrap();
     assert_eq!(fact.level, 2);
 }

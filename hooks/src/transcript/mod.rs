@@ -1,0 +1,514 @@
+//! Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`)
+//! as memlog drafts, and the last answer of a live transcript.
+//!
+//! A transcript is one JSON object per line. The lines memlog reads:
+//!
+//! - `type: "user"`: `message.content` is a string or a list of blocks.
+//!   Text becomes a `user_prompt`, except text the harness wrote rather than
+//!   the user (`isMeta` lines, `[Request interrupted by user…]`, local
+//!   command output and its caveat, `<task-notification>` and
+//!   `<system-reminder>` messages), which is left out. A compaction's
+//!   continuation (`isCompactSummary`, or text starting "This session is
+//!   being continued from a previous conversation") becomes a
+//!   `session_summary`. A slash command (`<command-name>/x</command-name>
+//!   <command-args>a</command-args>`) is recorded as the user typed it,
+//!   `/x a`, with `meta.slash_command`. `tool_result` blocks complete the
+//!   tool call they answer (`tool_use_id`); the line's `toolUseResult` is
+//!   the same structured response a PostToolUse hook receives.
+//! - `type: "assistant"`: `message.content` blocks. `text` becomes an
+//!   `agent_response`; `thinking` is skipped (it is private reasoning);
+//!   `tool_use` and its result become one `tool_observation` (a TodoWrite
+//!   call becomes task events instead, as described in the crate docs,
+//!   unless its result is an error). Current Claude Code writes one block
+//!   per line; older versions several.
+//! - `type: "summary"`: `summary` becomes a `session_summary` (the line has
+//!   no time of its own: it takes its `leafUuid` message's, else the file's
+//!   first).
+//! - `type: "queue-operation"`, `operation: "enqueue"`: a prompt the user
+//!   typed while the agent was busy. Claude Code hands it to the agent in
+//!   the middle of the turn and writes it nowhere else, so it becomes a
+//!   `user_prompt` marked `meta.queued` (harness messages such as
+//!   `<task-notification>` excepted); if it is written again later as a
+//!   user line (it waited for the turn to end), that line is not recorded
+//!   twice.
+//! - `progress`, `system`, `file-history-snapshot` and the other queue
+//!   operations carry nothing to remember and are counted as ignored;
+//!   other types are
+//!   counted as skipped; lines that are not JSON objects, or user and
+//!   assistant lines without a message, as malformed.
+//!
+//! Every draft's `meta.ref` is the line's `uuid` (`<uuid>#<n>` for the n-th
+//! block of a line, n > 0; `…/todo/<i>` for the i-th todo of a TodoWrite
+//! call, `…/todo/<i>/implied` for its implied start, see `todo`; `summary:<leafUuid>` for summaries; `line:<n>` for a line without
+//! a uuid), and its `ts` the line's `timestamp`. Both depend only on the
+//! line and the ones before it, so importing a transcript again, or after
+//! it grew, yields the same drafts for the same lines.
+
+mod convert;
+mod lines;
+mod tail;
+
+use std::path::{Path, PathBuf};
+
+use memlog_format::Draft;
+
+pub use tail::{SidechainScope, TAIL_BYTES, last_assistant_text};
+
+use self::convert::convert;
+use self::lines::parse_lines;
+use crate::options::{HookOptions, UNKNOWN_SESSION};
+use crate::{Error, Result};
+
+/// A transcript converted to drafts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Transcript {
+    /// The session: the first `sessionId` in the file, else the file name.
+    pub session_id: String,
+    /// The drafts in file order, each with its stable external reference
+    /// (also in `meta.ref`).
+    pub drafts: Vec<(String, Draft)>,
+    /// Lines of a type memlog does not know (or without a type).
+    pub skipped: usize,
+    /// Lines of a known type that carry nothing to record.
+    pub ignored: usize,
+    /// Lines that are not JSON objects, or user/assistant lines without a
+    /// readable message.
+    pub malformed: usize,
+}
+
+/// Reads one transcript file.
+pub fn read(path: impl AsRef<Path>, options: &HookOptions) -> Result<Transcript> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let lines = parse_lines(&bytes);
+    let session_id = lines
+        .iter()
+        .find_map(|l| l.value.as_ref()?.get("sessionId")?.as_str())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .or_else(|| {
+            path.file_stem()
+                .and_then(|s| s.to_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| UNKNOWN_SESSION.to_string());
+    let mut transcript = Transcript {
+        session_id,
+        ..Transcript::default()
+    };
+    convert(&lines, None, options, &mut transcript);
+    Ok(transcript)
+}
+
+/// Reads a transcript and its subagents' transcripts
+/// (`<dir>/<session>/subagents/agent-*.jsonl`, see [`subagent_files`]),
+/// all in the main transcript's session. A subagent's drafts follow the
+/// main transcript's, file by file in name order, and carry
+/// `meta.agent_id` (the lines' `agentId`, else the file's name) and
+/// `meta.sidechain = true`. Compaction sidechains (`agent-acompact*`) are
+/// left out: the summary they write is already in the main transcript as
+/// its continuation message.
+pub fn read_with_subagents(path: impl AsRef<Path>, options: &HookOptions) -> Result<Transcript> {
+    let path = path.as_ref();
+    let mut transcript = read(path, options)?;
+    for file in subagent_files(path)? {
+        let bytes = std::fs::read(&file).map_err(|e| Error::io(&file, e))?;
+        let lines = parse_lines(&bytes);
+        let agent_id = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(|s| s.strip_prefix("agent-").unwrap_or(s).to_string());
+        convert(&lines, agent_id.as_deref(), options, &mut transcript);
+    }
+    Ok(transcript)
+}
+
+/// The subagent transcripts of a session's transcript, in name order:
+/// `agent-*.jsonl` in `<session>/subagents/` next to `<session>.jsonl`,
+/// without compaction sidechains (`agent-acompact*`). None when that
+/// folder does not exist.
+pub fn subagent_files(path: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
+    let path = path.as_ref();
+    let Some(stem) = path.file_stem() else {
+        return Ok(Vec::new());
+    };
+    let dir = path.with_file_name(stem).join("subagents");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&dir, e)),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(&dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("agent-")
+            && name.ends_with(".jsonl")
+            && !name.starts_with("agent-acompact")
+        {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+    use std::io::Write;
+
+    use serde_json::{Map, Value, json};
+
+    use super::lines::*;
+    use super::*;
+
+    fn write_lines(dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        let mut file = File::create(&path).unwrap();
+        for line in lines {
+            writeln!(file, "{line}").unwrap();
+        }
+        path
+    }
+
+    fn user(uuid: &str, ts: &str, content: Value) -> Value {
+        json!({"type": "user", "uuid": uuid, "timestamp": ts, "sessionId": "s1", "cwd": "/w",
+               "gitBranch": "main", "message": {"role": "user", "content": content}})
+    }
+
+    fn assistant(uuid: &str, ts: &str, id: &str, content: Value) -> Value {
+        json!({"type": "assistant", "uuid": uuid, "timestamp": ts, "sessionId": "s1",
+               "message": {"id": id, "role": "assistant", "content": content}})
+    }
+
+    #[test]
+    fn classifies_user_text() {
+        let plain = Map::new();
+        assert_eq!(classify_user_text(&plain, "fix it"), UserText::Prompt);
+        assert_eq!(
+            classify_user_text(
+                &plain,
+                "<command-message>init is analyzing…</command-message>\n<command-name>/init</command-name>"
+            ),
+            UserText::SlashCommand("/init".into(), "/init".into())
+        );
+        assert_eq!(
+            classify_user_text(
+                &plain,
+                "<command-name>review</command-name><command-args> --all </command-args>"
+            ),
+            UserText::SlashCommand("/review --all".into(), "/review".into())
+        );
+        assert_eq!(
+            classify_user_text(&plain, "[Request interrupted by user for tool use]"),
+            UserText::Harness
+        );
+        assert_eq!(
+            classify_user_text(
+                &plain,
+                "This session is being continued from a previous conversation that ran out of context."
+            ),
+            UserText::CompactSummary
+        );
+        let meta: Map<String, Value> = json!({"isMeta": true}).as_object().unwrap().clone();
+        assert_eq!(
+            classify_user_text(&meta, "expanded command"),
+            UserText::Harness
+        );
+    }
+
+    #[test]
+    fn converts_a_small_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_lines(
+            dir.path(),
+            "s1.jsonl",
+            &[
+                json!({"type": "summary", "summary": "Earlier work", "leafUuid": "u1"}),
+                user("u1", "2026-01-01T10:00:00+01:00", json!("List files")),
+                assistant(
+                    "a1",
+                    "2026-01-01T09:00:01Z",
+                    "m1",
+                    json!([{"type": "thinking", "thinking": "hmm"}]),
+                ),
+                assistant(
+                    "a2",
+                    "2026-01-01T09:00:02Z",
+                    "m1",
+                    json!([
+                        {"type": "text", "text": "Listing."},
+                        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
+                    ]),
+                ),
+                json!({"type": "user", "uuid": "r1", "timestamp": "2026-01-01T09:00:03Z",
+                       "toolUseResult": {"stdout": "a\nb", "stderr": "", "interrupted": false},
+                       "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a\nb"}]}}),
+                json!({"type": "progress", "data": {}}),
+                json!({"type": "brand-new"}),
+                json!(42),
+                json!({"type": "assistant", "message": "broken"}),
+            ],
+        );
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writeln!(f, "{{not json").unwrap();
+        let t = read(&path, &HookOptions::new("demo")).unwrap();
+        assert_eq!(t.session_id, "s1");
+        assert_eq!((t.skipped, t.ignored, t.malformed), (1, 1, 3));
+        let kinds: Vec<&str> = t.drafts.iter().map(|(_, d)| d.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "session_summary",
+                "user_prompt",
+                "agent_response",
+                "tool_observation"
+            ]
+        );
+        let refs: Vec<&str> = t.drafts.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(refs, ["summary:u1", "u1", "a2", "a2#1"]);
+        let (_, summary) = &t.drafts[0];
+        assert_eq!(summary.ts, "2026-01-01T09:00:00.000Z");
+        let (_, prompt) = &t.drafts[1];
+        assert_eq!(prompt.body["text"], "List files");
+        assert_eq!(prompt.meta["ref"], "u1");
+        assert_eq!(prompt.meta["cwd"], "/w");
+        assert_eq!(prompt.meta["branch"], "main");
+        assert_eq!(prompt.meta["client"], "claude-code");
+        assert_eq!(prompt.project, "demo");
+        let (_, observation) = &t.drafts[3];
+        assert_eq!(observation.ts, "2026-01-01T09:00:03.000Z");
+        assert_eq!(observation.body["output"], "a\nb");
+        assert_eq!(observation.body["success"], true);
+        assert_eq!(observation.body["tool_use_id"], "t1");
+        assert_eq!(observation.body["metadata"]["command"], "ls");
+        // Reading again gives the same drafts.
+        assert_eq!(read(&path, &HookOptions::new("demo")).unwrap(), t);
+    }
+
+    #[test]
+    fn todo_write_calls_become_task_events_against_the_previous_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let todo = |content: &str, status: &str| json!({"content": content, "status": status});
+        let path = write_lines(
+            dir.path(),
+            "s1.jsonl",
+            &[
+                assistant(
+                    "a1",
+                    "2026-01-01T09:00:00Z",
+                    "m1",
+                    json!([{"type": "tool_use", "id": "t1", "name": "TodoWrite",
+                    "input": {"todos": [todo("Plan", "in_progress"), todo("Build", "pending")]}}]),
+                ),
+                assistant(
+                    "a2",
+                    "2026-01-01T09:01:00Z",
+                    "m2",
+                    json!([{"type": "tool_use", "id": "t2", "name": "TodoWrite",
+                    "input": {"todos": [todo("Plan", "completed"), todo("Build", "pending"), todo("Test", "pending")]}}]),
+                ),
+                assistant(
+                    "a3",
+                    "2026-01-01T09:02:00Z",
+                    "m3",
+                    json!([{"type": "tool_use", "id": "t3", "name": "TodoWrite",
+                    "input": {"todos": [todo("Plan", "bogus")]}}]),
+                ),
+                user(
+                    "r3",
+                    "2026-01-01T09:02:01Z",
+                    json!([{"type": "tool_result", "tool_use_id": "t3", "is_error": true,
+                            "content": "<tool_use_error>InputValidationError</tool_use_error>"}]),
+                ),
+            ],
+        );
+        let t = read(&path, &HookOptions::new("p")).unwrap();
+        let summary: Vec<(String, &str)> = t
+            .drafts
+            .iter()
+            .map(|(r, d)| (r.clone(), d.kind.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("a1/todo/0".to_string(), "task_created"),
+                ("a1/todo/1".to_string(), "task_created"),
+                ("a2/todo/0".to_string(), "task_status_changed"),
+                ("a2/todo/2".to_string(), "task_created"),
+                ("a3".to_string(), "tool_observation"),
+            ]
+        );
+        assert_eq!(t.drafts[2].1.body["to"], "done");
+        assert_eq!(t.drafts[2].1.meta["tool_use_id"], "t2");
+    }
+
+    #[test]
+    fn interleaved_subagents_keep_their_own_todo_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let todo_call = |uuid: &str, parent: &str, id: &str, status: &str, title: &str| {
+            json!({"type": "assistant", "uuid": uuid, "parentUuid": parent, "isSidechain": true,
+                   "timestamp": "2026-01-01T09:00:00Z", "sessionId": "s1",
+                   "message": {"id": id, "role": "assistant", "content": [{"type": "tool_use", "id": id,
+                       "name": "TodoWrite", "input": {"todos": [{"content": title, "status": status}]}}]}})
+        };
+        let path = write_lines(
+            dir.path(),
+            "s1.jsonl",
+            &[
+                json!({"type": "user", "uuid": "ra", "parentUuid": null, "isSidechain": true,
+                       "timestamp": "2026-01-01T09:00:00Z", "message": {"role": "user", "content": "task A"}}),
+                json!({"type": "user", "uuid": "rb", "parentUuid": null, "isSidechain": true,
+                       "timestamp": "2026-01-01T09:00:00Z", "message": {"role": "user", "content": "task B"}}),
+                todo_call("a1", "ra", "ta1", "pending", "Alpha"),
+                todo_call("b1", "rb", "tb1", "pending", "Beta"),
+                todo_call("a2", "a1", "ta2", "completed", "Alpha"),
+            ],
+        );
+        let t = read(&path, &HookOptions::new("p")).unwrap();
+        let kinds: Vec<&str> = t.drafts.iter().map(|(_, d)| d.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "user_prompt",
+                "user_prompt",
+                "task_created",
+                "task_created",
+                // Alpha went pending → completed: its implied start first
+                "task_status_changed",
+                "task_status_changed"
+            ]
+        );
+    }
+
+    #[test]
+    fn subagents_join_the_parent_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = write_lines(
+            dir.path(),
+            "s1.jsonl",
+            &[user("u1", "2026-01-01T09:00:00Z", json!("go"))],
+        );
+        write_lines(
+            dir.path(),
+            "s1/subagents/agent-x1.jsonl",
+            &[
+                json!({"type": "user", "uuid": "x1", "timestamp": "2026-01-01T09:00:01Z", "sessionId": "s1",
+                     "isSidechain": true, "agentId": "x1", "message": {"role": "user", "content": "look"}}),
+            ],
+        );
+        write_lines(
+            dir.path(),
+            "s1/subagents/agent-acompact-1.jsonl",
+            &[user("c1", "2026-01-01T09:00:02Z", json!("summarise"))],
+        );
+        let t = read_with_subagents(&main, &HookOptions::new("p")).unwrap();
+        assert_eq!(t.drafts.len(), 2);
+        let (_, sub) = &t.drafts[1];
+        assert_eq!(sub.session, "s1");
+        assert_eq!(sub.meta["agent_id"], "x1");
+        assert_eq!(sub.meta["sidechain"], true);
+        assert!(read(dir.path().join("missing.jsonl"), &HookOptions::default()).is_err());
+    }
+
+    #[test]
+    fn last_answer_of_the_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_lines(
+            dir.path(),
+            "s.jsonl",
+            &[
+                user("u1", "2026-01-01T09:00:00Z", json!("first")),
+                assistant(
+                    "a1",
+                    "2026-01-01T09:00:01Z",
+                    "m1",
+                    json!([{"type": "text", "text": "Old answer"}]),
+                ),
+                user("u2", "2026-01-01T09:00:02Z", json!("second")),
+                assistant(
+                    "a2",
+                    "2026-01-01T09:00:03Z",
+                    "m2",
+                    json!([{"type": "text", "text": "Part one"}]),
+                ),
+                assistant(
+                    "a3",
+                    "2026-01-01T09:00:04Z",
+                    "m2",
+                    json!([{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]),
+                ),
+                user(
+                    "r",
+                    "2026-01-01T09:00:05Z",
+                    json!([{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]),
+                ),
+                assistant(
+                    "a4",
+                    "2026-01-01T09:00:06Z",
+                    "m3",
+                    json!([{"type": "text", "text": "Final"}, {"type": "text", "text": "answer"}]),
+                ),
+                json!({"type": "system", "subtype": "stop_hook_summary"}),
+            ],
+        );
+        assert_eq!(
+            last_assistant_text(&path, SidechainScope::MainOnly).as_deref(),
+            Some("Final\n\nanswer")
+        );
+        assert_eq!(
+            last_assistant_text(&path, SidechainScope::SidechainOnly),
+            None
+        );
+        // A turn without text does not repeat the previous answer.
+        let quiet = write_lines(
+            dir.path(),
+            "q.jsonl",
+            &[
+                assistant(
+                    "a1",
+                    "2026-01-01T09:00:01Z",
+                    "m1",
+                    json!([{"type": "text", "text": "Old"}]),
+                ),
+                user("u2", "2026-01-01T09:00:02Z", json!("again")),
+            ],
+        );
+        assert_eq!(last_assistant_text(&quiet, SidechainScope::MainOnly), None);
+        assert_eq!(
+            last_assistant_text(&dir.path().join("none"), SidechainScope::Any),
+            None
+        );
+    }
+
+    #[test]
+    fn the_tail_starts_at_a_line_boundary() {
+        let dir = tempfile::tempdir().unwrap();
+        let filler = "x".repeat(TAIL_BYTES as usize);
+        let path = write_lines(
+            dir.path(),
+            "big.jsonl",
+            &[
+                user("u1", "2026-01-01T09:00:00Z", json!(filler)),
+                assistant(
+                    "a1",
+                    "2026-01-01T09:00:01Z",
+                    "m1",
+                    json!([{"type": "text", "text": "Short"}]),
+                ),
+            ],
+        );
+        assert_eq!(
+            last_assistant_text(&path, SidechainScope::MainOnly).as_deref(),
+            Some("Short")
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! The last answer of a live transcript (what Stop and SubagentStop
+//! record), read from the file's end only.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::lines::{assistant_texts, is_user_prompt_line};
+
+/// How much of a live transcript's end [`last_assistant_text`] reads.
+pub const TAIL_BYTES: u64 = 256 * 1024;
+
+/// Which lines of a transcript [`last_assistant_text`] looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SidechainScope {
+    /// The main conversation (`isSidechain` false or absent): Stop.
+    MainOnly,
+    /// Subagent lines inlined in the main transcript (Claude Code 1.x):
+    /// SubagentStop without its own transcript.
+    SidechainOnly,
+    /// Every line: a subagent's own transcript.
+    Any,
+}
+
+/// The text of the last assistant message of the current turn of a live
+/// transcript, reading only its last [`TAIL_BYTES`]: the text blocks of
+/// the last assistant message (by `message.id`, which current Claude Code
+/// spreads over several lines) that has text, provided no user prompt
+/// follows it. `None` when the file cannot be read, or the turn has no
+/// text (an earlier turn's answer is never returned twice).
+pub fn last_assistant_text(path: &Path, scope: SidechainScope) -> Option<String> {
+    let tail = read_tail(path, TAIL_BYTES).ok()?;
+    let mut texts: Vec<String> = Vec::new();
+    let mut message_id: Option<Option<String>> = None;
+    for raw_line in tail.split(|b| *b == b'\n').rev() {
+        let Ok(Value::Object(line)) = serde_json::from_slice::<Value>(raw_line) else {
+            continue;
+        };
+        let sidechain = line.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        let in_scope = match scope {
+            SidechainScope::MainOnly => !sidechain,
+            SidechainScope::SidechainOnly => sidechain,
+            SidechainScope::Any => true,
+        };
+        if !in_scope {
+            continue;
+        }
+        let Some(message) = line.get("message").and_then(Value::as_object) else {
+            continue;
+        };
+        match line.get("type").and_then(Value::as_str) {
+            Some("user") if is_user_prompt_line(&line, message) => break,
+            Some("assistant") => {
+                let id = message
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                if let Some(current) = &message_id
+                    && *current != id
+                {
+                    break;
+                }
+                let line_texts = assistant_texts(message);
+                if line_texts.is_empty() {
+                    continue;
+                }
+                message_id.get_or_insert(id);
+                for text in line_texts.into_iter().rev() {
+                    texts.push(text);
+                }
+            }
+            _ => {}
+        }
+    }
+    texts.reverse();
+    let joined = texts.join("\n\n");
+    (!joined.trim().is_empty()).then_some(joined)
+}
+
+fn read_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(max);
+    file.seek(SeekFrom::Start(start))?;
+    let mut buf = Vec::with_capacity((len - start) as usize);
+    file.read_to_end(&mut buf)?;
+    if start > 0 {
+        // The first line was cut: drop it.
+        match buf.iter().position(|b| *b == b'\n') {
+            Some(end) => {
+                buf.drain(..=end);
+            }
+            None => buf.clear(),
+        }
+    }
+    Ok(buf)
+}

@@ -1,0 +1,52 @@
+//! Reading an event's standing as a memory (its level and vitality) off
+//! the projections: the read side of [`crate::memory`], which derives the
+//! `memory` rows below the projection.
+
+use memlog_format::config::LevelsConfig;
+use rusqlite::{OptionalExtension, params};
+
+use crate::memory::{MEMORY_COLUMNS, MemoryRow, Standing, memory_row};
+use crate::projection::Projections;
+use crate::{Error, Result};
+
+/// What the log says about an event as a memory, by its full-text key
+/// (see [`memory_row`]).
+pub fn row_by_key(p: &Projections, key: i64) -> Result<Option<MemoryRow>> {
+    p.graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT e.kind, {MEMORY_COLUMNS}
+             FROM events e LEFT JOIN memory m ON m.event_id = e.id WHERE e.key = ?1 LIMIT 1"
+        ))
+        .and_then(|mut st| {
+            st.query_row([key], |r| memory_row(&r.get::<_, String>(0)?, r, 1))
+                .optional()
+                .map(Option::flatten)
+        })
+        .map_err(|e| Error::sql(&p.dir, e))
+}
+
+/// An event's level and vitality now (L0 and age-only vitality for events
+/// the log says nothing more about).
+pub fn standing(p: &Projections, event_id: &str, cfg: &LevelsConfig) -> Result<Option<Standing>> {
+    let found: Option<(i64, String)> = p
+        .graph
+        .conn
+        .query_row(
+            "SELECT key, ts FROM events WHERE key = ?1 AND id = ?2",
+            params![crate::fts::event_key(event_id) as i64, event_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(|e| Error::sql(&p.dir, e))?;
+    let Some((key, ts)) = found else {
+        return Ok(None);
+    };
+    let row = row_by_key(p, key)?.unwrap_or_default();
+    let now = jiff::Timestamp::now().as_millisecond();
+    Ok(Some(Standing {
+        level: row.level(cfg),
+        vitality: row.vitality(memlog_format::time::to_ms(&ts), now, cfg),
+        row,
+    }))
+}

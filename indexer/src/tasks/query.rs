@@ -1,0 +1,201 @@
+//! Reading tasks back off the projections: the task list, one task with
+//! its history, the open tasks of a project, blockers by name.
+
+use memlog_format::task::{BlockerKind, BlockerRef, Confidence, Status, task_key};
+use rusqlite::OptionalExtension;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::matcher::{self, Match};
+use crate::projection::Projections;
+use crate::{Error, Result};
+
+use super::fold::*;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TaskSummary {
+    pub entity_id: String,
+    pub title: String,
+    pub status: String,
+    pub priority: Option<String>,
+    pub blockers: usize,
+    /// The blockers as written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked_by: Vec<String>,
+    pub project: String,
+    /// When it last changed.
+    pub updated: String,
+    /// The session that last changed it.
+    pub session: String,
+    /// The last event about it.
+    pub last_event: String,
+}
+
+impl TaskSummary {
+    /// The task's key as task events name it: the entity id without
+    /// `task:`.
+    pub fn key(&self) -> &str {
+        self.entity_id
+            .strip_prefix("task:")
+            .unwrap_or(&self.entity_id)
+    }
+
+    pub fn is_open(&self) -> bool {
+        Status::parse(&self.status).is_none_or(Status::is_open)
+    }
+}
+
+/// Every task, most recently changed first.
+pub fn tasks(p: &Projections) -> Result<Vec<TaskSummary>> {
+    let err = |e| Error::sql(&p.dir, e);
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT entity_id, title, current_json, updated_at FROM entities
+             WHERE entity_type = 'task' ORDER BY updated_at DESC, entity_id",
+        )
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })
+        .map_err(err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (entity_id, title, current, updated) = row.map_err(err)?;
+        let current: Value = serde_json::from_str(&current).unwrap_or(Value::Null);
+        let field = |k: &str| current.get(k).and_then(Value::as_str).map(str::to_string);
+        let blocked_by: Vec<String> = current
+            .get("blockers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b.get("raw_text").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
+        out.push(TaskSummary {
+            entity_id,
+            title,
+            status: field("status").unwrap_or_else(|| "pending".into()),
+            priority: field("priority"),
+            blockers: blocked_by.len(),
+            blocked_by,
+            project: field("project").unwrap_or_default(),
+            last_event: current
+                .get("history")
+                .and_then(Value::as_array)
+                .and_then(|h| h.last())
+                .and_then(|h| h.get("event"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            // the session of the last change (`sessions` lists each once,
+            // in first-seen order)
+            session: current
+                .get("history")
+                .and_then(Value::as_array)
+                .and_then(|h| h.last())
+                .and_then(|h| h.get("session"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            updated,
+        });
+    }
+    Ok(out)
+}
+
+/// Finds a task by entity id, by any key naming it (`task:p::title`, or
+/// the key without `task:`), or by its title in `project`.
+pub fn find_task(p: &Projections, what: &str, project: &str) -> Result<Option<Value>> {
+    let err = |e| Error::sql(&p.dir, e);
+    let mut keys = vec![what.to_string(), format!("task:{what}")];
+    keys.push(task_key(what, project));
+    for key in keys {
+        let found: Option<String> = p
+            .graph
+            .conn
+            .query_row(
+                "SELECT e.current_json FROM entity_aliases a JOIN entities e ON e.entity_id = a.entity_id
+                 WHERE a.entity_type = 'task' AND a.canonical_key = ?1",
+                [&key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        if let Some(json) = found {
+            return Ok(serde_json::from_str(&json).ok());
+        }
+    }
+    Ok(None)
+}
+
+/// The open tasks of a project, for matching a title against them.
+pub fn open_tasks(p: &Projections, project: &str) -> Result<Vec<(String, String)>> {
+    Ok(tasks(p)?
+        .into_iter()
+        .filter(|t| t.is_open() && t.project == project)
+        .map(|t| (t.entity_id, t.title))
+        .collect())
+}
+
+/// Resolves blocker texts for a new `task_blockers_set` event (seed 002
+/// §4.2): a strong reference is an artifact; a title matching an open task
+/// for sure is that task; anything else a condition, with the tasks it
+/// came close to as candidates. Never creates a task.
+pub fn resolve_blockers(
+    texts: &[String],
+    open: &[(String, String)],
+    project: &str,
+    semantic: Option<&dyn matcher::Semantic>,
+) -> Vec<BlockerRef> {
+    let candidates: Vec<matcher::Candidate<'_>> = open
+        .iter()
+        .map(|(id, title)| matcher::Candidate {
+            entity_id: id,
+            title,
+        })
+        .collect();
+    texts
+        .iter()
+        .map(|raw| {
+            let offline = offline_ref(raw, project);
+            if offline.kind == BlockerKind::Artifact {
+                return offline;
+            }
+            match matcher::match_title(raw, &candidates, semantic) {
+                Match::High { best } => BlockerRef {
+                    kind: BlockerKind::Task,
+                    entity_id: best.entity_id,
+                    raw_text: raw.clone(),
+                    confidence: Confidence::High,
+                    candidates: Vec::new(),
+                },
+                m => BlockerRef {
+                    confidence: if matches!(m, Match::Suggested { .. }) {
+                        Confidence::Suggested
+                    } else {
+                        Confidence::None
+                    },
+                    candidates: m
+                        .candidates()
+                        .into_iter()
+                        .filter(|c| c.score >= matcher::CANDIDATE_FLOOR)
+                        .map(|c| memlog_format::task::Candidate {
+                            entity_id: c.entity_id,
+                            title: c.title,
+                            score: c.score,
+                        })
+                        .collect(),
+                    ..offline
+                },
+            }
+        })
+        .collect()
+}
