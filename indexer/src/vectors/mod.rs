@@ -22,40 +22,44 @@
 //! minute per 100k vectors; checking costs a scan of the event table. The
 //! projection starts over (from the embedding cache) when a text changed or
 //! when more than a fifth of its rows belong to events no longer indexed.
+mod adopt;
+mod catch_up;
+mod rows;
 
-use memlog_store::IndexLayout;
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
-use rusqlite::{Connection, OptionalExtension};
+use hnsw_rs::prelude::{Distance, Hnsw, HnswIo};
 use serde::{Deserialize, Serialize};
 
-use crate::embed::Embedder;
-use crate::embed_cache::{CacheUse, EmbeddingCache};
 use crate::{Error, Result};
 
+pub use adopt::{adopt, discard};
+pub use catch_up::{catch_up, embeddable_events};
+
+use rows::read_u64s;
+
 /// Tail rows at which they are inserted into the HNSW graph.
-const TAIL_MAX: usize = 2048;
+pub(super) const TAIL_MAX: usize = 2048;
 /// Events read from the database per round of embedding; each round is
 /// committed, so progress survives an interruption.
-const ROUND: usize = 256;
-const HNSW_CONNECTIONS: usize = 16;
-const HNSW_LAYERS: usize = 16;
-const HNSW_EF_CONSTRUCTION: usize = 100;
+pub(super) const ROUND: usize = 256;
+pub(super) const HNSW_CONNECTIONS: usize = 16;
+pub(super) const HNSW_LAYERS: usize = 16;
+pub(super) const HNSW_EF_CONSTRUCTION: usize = 100;
 /// Breadth of a graph search; recall@10 against exact search is measured
 /// by `memlog-bench --vectors`.
-const HNSW_EF_SEARCH: usize = 200;
+pub(super) const HNSW_EF_SEARCH: usize = 200;
 
 /// Layout of the files; projections of another layout start over.
 /// (3: graphs dumped with [`UnitCosine`].)
-const FORMAT: u32 = 3;
+pub(super) const FORMAT: u32 = 3;
 /// Share of rows whose events are gone past which a carried projection
 /// starts over rather than carry them.
-const MAX_DEAD_SHARE: f64 = 0.2;
+pub(super) const MAX_DEAD_SHARE: f64 = 0.2;
 
 type Graph = Hnsw<'static, f32, UnitCosine>;
 
@@ -141,7 +145,7 @@ pub(crate) fn meta_path(dir: &Path) -> PathBuf {
     dir.join("meta.json")
 }
 
-fn read_meta(dir: &Path) -> Result<Option<VectorMeta>> {
+pub(super) fn read_meta(dir: &Path) -> Result<Option<VectorMeta>> {
     let p = meta_path(dir);
     match std::fs::read(&p) {
         Ok(b) => serde_json::from_slice(&b)
@@ -155,7 +159,7 @@ fn read_meta(dir: &Path) -> Result<Option<VectorMeta>> {
     }
 }
 
-fn write_meta(dir: &Path, meta: &VectorMeta) -> Result<()> {
+pub(super) fn write_meta(dir: &Path, meta: &VectorMeta) -> Result<()> {
     let p = meta_path(dir);
     let tmp = dir.join("meta.json.tmp");
     let bytes = serde_json::to_vec_pretty(meta).map_err(|e| Error::Invalid(e.to_string()))?;
@@ -167,7 +171,7 @@ fn write_meta(dir: &Path, meta: &VectorMeta) -> Result<()> {
     std::fs::rename(&tmp, &p).map_err(|e| Error::io(&p, e))
 }
 
-fn load_graph(dir: &Path, base: &str) -> Result<Graph> {
+pub(super) fn load_graph(dir: &Path, base: &str) -> Result<Graph> {
     // hnsw_rs ties a reloaded graph's lifetime to its loader; the loader
     // holds only paths and options (no mmap here), so it is leaked to give
     // the graph a 'static one: a few hundred bytes per load.
@@ -187,7 +191,7 @@ fn load_graph(dir: &Path, base: &str) -> Result<Graph> {
     }
 }
 
-fn new_graph(expected: usize) -> Graph {
+pub(super) fn new_graph(expected: usize) -> Graph {
     Hnsw::new(
         HNSW_CONNECTIONS,
         expected.max(1024),
@@ -249,7 +253,7 @@ impl VectorIndex {
         }
     }
 
-    fn read_rows(&self, start: usize, end: usize) -> Result<Vec<f32>> {
+    pub(super) fn read_rows(&self, start: usize, end: usize) -> Result<Vec<f32>> {
         let dim = self.meta.dim;
         let mut buf = vec![0u8; (end - start) * dim * 4];
         self.vectors
@@ -343,7 +347,7 @@ impl VectorIndex {
     /// Calls `f(row, vector)` for every committed row from `start`, reading
     /// blocks into buffers used again: fresh ones per block cost more in
     /// page faults than the products.
-    fn scan(&self, start: usize, mut f: impl FnMut(usize, &[f32])) -> Result<()> {
+    pub(super) fn scan(&self, start: usize, mut f: impl FnMut(usize, &[f32])) -> Result<()> {
         const BLOCK: usize = 512;
         let dim = self.meta.dim;
         let mut bytes = vec![0u8; BLOCK * dim * 4];
@@ -380,7 +384,7 @@ impl VectorIndex {
 }
 
 /// The `k` best hits, best first, one per key (ties by key).
-fn best(mut hits: Vec<VectorHit>, k: usize) -> Vec<VectorHit> {
+pub(super) fn best(mut hits: Vec<VectorHit>, k: usize) -> Vec<VectorHit> {
     let order =
         |a: &VectorHit, b: &VectorHit| b.cosine.total_cmp(&a.cosine).then(a.key.cmp(&b.key));
     // a scan yields a hit per row: select before sorting (room is left
@@ -396,28 +400,6 @@ fn best(mut hits: Vec<VectorHit>, k: usize) -> Vec<VectorHit> {
     hits
 }
 
-/// The single writer of a vector projection (`vectors/writer.lock`).
-struct VectorLock {
-    _file: File,
-}
-
-impl VectorLock {
-    fn try_acquire(dir: &Path) -> Result<Option<VectorLock>> {
-        let path = dir.join("writer.lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(VectorLock { _file: file })),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
-        }
-    }
-}
-
 /// Kinds whose events are embedded, as an SQL list.
 fn embeddable_kinds_sql() -> String {
     crate::derive::EMBEDDED_KINDS
@@ -427,412 +409,13 @@ fn embeddable_kinds_sql() -> String {
         .join(",")
 }
 
-/// How many indexed events are worth a vector (for status reports).
-pub fn embeddable_events(p: &crate::Projections) -> Result<u64> {
-    let kinds = embeddable_kinds_sql();
-    p.graph
-        .conn
-        .query_row(
-            &format!("SELECT count(*) FROM events WHERE kind IN ({kinds}) AND text != ''"),
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .map(|n| n as u64)
-        .map_err(|e| Error::sql(&p.dir, e))
-}
-
-/// Embeds the events of the index at `index_dir` that have no vector yet,
-/// `progress(done, pending)` after each round. Returns `Ok(None)` when
-/// another process is doing it. A projection made with another model is
-/// started again (from the cache where it can).
-pub fn catch_up(
-    index_dir: &Path,
-    embedder: &mut dyn Embedder,
-    cache: &mut EmbeddingCache,
-    batch: usize,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<Option<CatchUpReport>> {
-    let files = IndexLayout::new(index_dir);
-    let dir = files.vectors();
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let Some(_lock) = VectorLock::try_acquire(&dir)? else {
-        return Ok(None);
-    };
-    let db_path = files.graph();
-    let db = Connection::open_with_flags(&db_path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| Error::sql(&db_path, e))?;
-    db.busy_timeout(std::time::Duration::from_secs(10))
-        .map_err(|e| Error::sql(&db_path, e))?;
-    let sql = |e| Error::sql(&db_path, e);
-    let fresh_meta = || VectorMeta {
-        format: FORMAT,
-        model: embedder.model_id().to_string(),
-        dim: embedder.dim(),
-        ..Default::default()
-    };
-    let mut report = CatchUpReport::default();
-
-    let mut meta = match read_meta(&dir) {
-        Ok(Some(m))
-            if m.format == FORMAT && m.model == embedder.model_id() && m.dim == embedder.dim() =>
-        {
-            m
-        }
-        // none yet, damaged, another layout or another model: start again
-        found => {
-            if let Ok(Some(m)) = found {
-                report.restarted = Some(format!("the vectors were made by {}", m.model));
-            }
-            reset(&dir)?;
-            fresh_meta()
-        }
-    };
-    let mut files = RowFiles::open(&dir, &meta)?;
-
-    // Is the watermark row still the same event? If not (a forget removed
-    // it, SQLite reused its rowid, or a rebuild renumbered every row: -1),
-    // check every row against the events instead.
-    let fast = match meta.watermark_rowid {
-        0 => true,
-        -1 => false,
-        rowid => {
-            db.query_row("SELECT key FROM events WHERE rowid = ?1", [rowid], |r| {
-                r.get::<_, i64>(0)
-            })
-            .optional()
-            .map_err(sql)?
-                == Some(meta.watermark_key as i64)
-        }
-    };
-    let mut have: std::collections::HashSet<u64> = Default::default();
-    if !fast {
-        match check_rows(&db, &db_path, &dir, &meta)? {
-            RowCheck::Good(live) => {
-                report.kept = live.len();
-                have = live;
-            }
-            RowCheck::StartOver(why) => {
-                report.restarted = Some(why);
-                drop(files);
-                reset(&dir)?;
-                meta = fresh_meta();
-                files = RowFiles::open(&dir, &meta)?;
-            }
-        }
-    }
-    let from = if fast { meta.watermark_rowid } else { 0 };
-    let kinds = embeddable_kinds_sql();
-    let pending: usize = db
-        .query_row(
-            &format!(
-                "SELECT count(*) FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != ''"
-            ),
-            [from],
-            |r| r.get::<_, i64>(0),
-        )
-        .map_err(sql)? as usize;
-    report.model = meta.model.clone();
-    // `+kind`: a range of rowids, not the kind index, whose entries past
-    // the cursor SQLite would otherwise visit again every round (quadratic:
-    // 5 s to check 60k kept rows).
-    let mut stmt = db
-        .prepare(&format!(
-            "SELECT rowid, key, text FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != '' ORDER BY rowid LIMIT {ROUND}"
-        ))
-        .map_err(sql)?;
-    let mut cursor = from;
-    let mut done = 0;
-    loop {
-        let rows: Vec<(i64, u64, String)> = stmt
-            .query_map([cursor], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)? as u64,
-                    r.get::<_, String>(2)?,
-                ))
-            })
-            .map_err(sql)?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql)?;
-        let Some(last) = rows.last() else { break };
-        cursor = last.0;
-        let (last_rowid, last_key) = (last.0, last.1);
-        // (the query keeps embeddable kinds only)
-        let todo: Vec<&(i64, u64, String)> = rows.iter().filter(|r| !have.contains(&r.1)).collect();
-        let texts: Vec<&str> = todo.iter().map(|r| r.2.as_str()).collect();
-        let (vectors, usage): (Vec<Vec<f32>>, CacheUse) = cache.embed(embedder, &texts, batch)?;
-        report.embedded += usage.embedded;
-        report.cached += usage.cached;
-        report.pending += todo.len();
-        let appended = todo
-            .iter()
-            .zip(&vectors)
-            .filter(|(_, v)| v.len() == meta.dim)
-            .map(|(r, v)| (r.1, row_text_hash(&r.2), v.as_slice()));
-        let added = files.append(appended)?;
-        meta.rows += added;
-        meta.watermark_rowid = last_rowid;
-        meta.watermark_key = last_key;
-        // Committed when rows were added; rounds with nothing new (rows
-        // kept from before a rebuild) only move the watermark, written at
-        // the end: three fsyncs a round made checking 60k kept rows 6 s.
-        if added > 0 {
-            write_meta(&dir, &meta)?;
-        }
-        done += rows.len();
-        progress(done.min(pending), pending);
-    }
-    drop(files);
-    if meta.watermark_rowid != from {
-        write_meta(&dir, &meta)?;
-    }
-    if meta.rows - meta.hnsw_rows >= TAIL_MAX {
-        index_tail(&dir, &mut meta)?;
-    }
-    report.rows = meta.rows;
-    Ok(Some(report))
-}
-
-/// The u64 kept per row in `texts.bin`: the head of the text's blake3, as
-/// the embedding cache keys it.
-fn row_text_hash(text: &str) -> u64 {
-    let h = crate::embed_cache::text_hash(text);
-    u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]])
-}
-
-fn read_u64s(path: &Path, n: usize) -> Result<Vec<u64>> {
-    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    if raw.len() < n * 8 {
-        return Err(Error::Corrupt {
-            what: path.display().to_string(),
-            message: "shorter than its meta.json says".into(),
-        });
-    }
-    Ok(raw[..n * 8]
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect())
-}
-
-/// The append-only row files, open for a catch-up.
-struct RowFiles {
-    keys: (File, PathBuf),
-    texts: (File, PathBuf),
-    vectors: (File, PathBuf),
-}
-
-impl RowFiles {
-    /// Opens them for appending, dropping rows an interrupted run appended
-    /// but never committed.
-    fn open(dir: &Path, meta: &VectorMeta) -> Result<RowFiles> {
-        let open = |name: &str, len: usize| -> Result<(File, PathBuf)> {
-            let path = dir.join(name);
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .map_err(|e| Error::io(&path, e))?;
-            file.set_len(len as u64).map_err(|e| Error::io(&path, e))?;
-            Ok((file, path))
-        };
-        Ok(RowFiles {
-            keys: open("keys.bin", meta.rows * 8)?,
-            texts: open("texts.bin", meta.rows * 8)?,
-            vectors: open("vectors.bin", meta.rows * meta.dim * 4)?,
-        })
-    }
-
-    /// Appends rows (key, text hash, vector) durably; returns how many.
-    fn append<'a>(&mut self, rows: impl Iterator<Item = (u64, u64, &'a [f32])>) -> Result<usize> {
-        let mut rows = rows.peekable();
-        if rows.peek().is_none() {
-            return Ok(0);
-        }
-        let (mut kbuf, mut tbuf, mut vbuf) = (Vec::new(), Vec::new(), Vec::new());
-        let mut n = 0;
-        for (key, text, v) in rows {
-            kbuf.extend_from_slice(&key.to_le_bytes());
-            tbuf.extend_from_slice(&text.to_le_bytes());
-            vbuf.extend_from_slice(&crate::embed_cache::to_bytes(v));
-            n += 1;
-        }
-        for ((file, path), buf) in [
-            (&mut self.keys, &kbuf),
-            (&mut self.texts, &tbuf),
-            (&mut self.vectors, &vbuf),
-        ] {
-            file.write_all(buf)
-                .and_then(|_| file.sync_data())
-                .map_err(|e| Error::io(path, e))?;
-        }
-        Ok(n)
-    }
-}
-
-/// What checking carried rows against the events found.
-enum RowCheck {
-    /// Every row whose event is indexed has its text: these keys are live.
-    Good(std::collections::HashSet<u64>),
-    /// The rows cannot be kept, for this reason.
-    StartOver(String),
-}
-
-/// Checks each committed row against the event table: its event must be
-/// there with the same text. Rows of events no longer indexed are
-/// tolerated (searches drop them) up to [`MAX_DEAD_SHARE`].
-fn check_rows(db: &Connection, db_path: &Path, dir: &Path, meta: &VectorMeta) -> Result<RowCheck> {
-    if meta.rows == 0 {
-        return Ok(RowCheck::Good(Default::default()));
-    }
-    let keys = read_u64s(&dir.join("keys.bin"), meta.rows)?;
-    let texts = read_u64s(&dir.join("texts.bin"), meta.rows)?;
-    let rows: HashMap<u64, u64> = keys.into_iter().zip(texts).collect();
-    let kinds = embeddable_kinds_sql();
-    let mut stmt = db
-        .prepare(&format!(
-            "SELECT key, text FROM events WHERE +kind IN ({kinds}) AND text != ''"
-        ))
-        .map_err(|e| Error::sql(db_path, e))?;
-    let mut found = stmt.query([]).map_err(|e| Error::sql(db_path, e))?;
-    let mut live = std::collections::HashSet::with_capacity(rows.len());
-    while let Some(r) = found.next().map_err(|e| Error::sql(db_path, e))? {
-        let key = r.get::<_, i64>(0).map_err(|e| Error::sql(db_path, e))? as u64;
-        let Some(&text) = rows.get(&key) else {
-            continue;
-        };
-        let now: String = r.get(1).map_err(|e| Error::sql(db_path, e))?;
-        if row_text_hash(&now) != text {
-            return Ok(RowCheck::StartOver(format!(
-                "the text of event key {key:016x} is not the one embedded"
-            )));
-        }
-        live.insert(key);
-    }
-    let dead = meta.rows - live.len();
-    if dead as f64 > MAX_DEAD_SHARE * meta.rows as f64 {
-        return Ok(RowCheck::StartOver(format!(
-            "{dead} of {} vectors belong to events no longer indexed",
-            meta.rows
-        )));
-    }
-    Ok(RowCheck::Good(live))
-}
-
-/// Moves the vector projection of the index at `from_index` into the index
-/// being built at `to_index`, to be checked and completed by the next
-/// [`catch_up`]. Returns whether it did: not when there is none, when it is
-/// of another layout, or when another process is writing it.
-pub fn adopt(from_index: &Path, to_index: &Path) -> Result<bool> {
-    let from = IndexLayout::new(from_index).vectors();
-    let Ok(Some(mut meta)) = read_meta(&from) else {
-        return Ok(false);
-    };
-    if meta.format != FORMAT {
-        return Ok(false);
-    }
-    let Some(lock) = VectorLock::try_acquire(&from)? else {
-        return Ok(false);
-    };
-    meta.watermark_rowid = -1;
-    meta.watermark_key = 0;
-    write_meta(&from, &meta)?;
-    let to = IndexLayout::new(to_index).vectors();
-    // the fresh index has no vectors yet; an empty directory is replaced
-    let _ = std::fs::remove_dir(&to);
-    std::fs::rename(&from, &to).map_err(|e| Error::io(&from, e))?;
-    drop(lock);
-    Ok(true)
-}
-
-/// Deletes the vector projection of the index at `index_dir`, so the next
-/// catch-up makes it again (from the embedding cache). Errs when another
-/// process is writing it.
-pub fn discard(index_dir: &Path) -> Result<()> {
-    let dir = IndexLayout::new(index_dir).vectors();
-    if !dir.exists() {
-        return Ok(());
-    }
-    let Some(_lock) = VectorLock::try_acquire(&dir)? else {
-        return Err(Error::Invalid(format!(
-            "{} is being written by another process (memlog watch?); stop it and retry",
-            dir.display()
-        )));
-    };
-    reset(&dir)
-}
-
-/// Inserts the tail rows into the HNSW graph and dumps it under a new name,
-/// then commits the meta and removes the old dump.
-fn index_tail(dir: &Path, meta: &mut VectorMeta) -> Result<()> {
-    let opened = match VectorIndex::open(dir) {
-        // a damaged graph is laid out again from the rows, which are whole
-        Err(Error::Corrupt { .. }) if meta.hnsw_base.is_some() => {
-            meta.hnsw_base = None;
-            meta.hnsw_rows = 0;
-            write_meta(dir, meta)?;
-            VectorIndex::open(dir)
-        }
-        other => other,
-    };
-    let mut index = opened?.ok_or_else(|| Error::Corrupt {
-        what: dir.display().to_string(),
-        message: "meta.json vanished".into(),
-    })?;
-    let graph = match index.graph.take() {
-        Some(g) => g,
-        None => new_graph(meta.rows),
-    };
-    let start = if meta.hnsw_base.is_some() {
-        meta.hnsw_rows
-    } else {
-        0
-    };
-    let dim = meta.dim;
-    let mut row = start;
-    while row < meta.rows {
-        let end = (row + 16_384).min(meta.rows);
-        let block = index.read_rows(row, end)?;
-        let items: Vec<(&[f32], usize)> = block
-            .chunks_exact(dim)
-            .enumerate()
-            .map(|(i, v)| (v, row + i))
-            .collect();
-        graph.parallel_insert_slice(&items);
-        row = end;
-    }
-    let base = format!("hnsw-{}", meta.rows);
-    let written = graph.file_dump(dir, &base).map_err(|e| Error::Corrupt {
-        what: dir.join(&base).display().to_string(),
-        message: e.to_string(),
-    })?;
-    let old = meta.hnsw_base.replace(written);
-    meta.hnsw_rows = meta.rows;
-    write_meta(dir, meta)?;
-    if let Some(old) = old
-        && Some(&old) != meta.hnsw_base.as_ref()
-    {
-        for ext in ["hnsw.graph", "hnsw.data"] {
-            let _ = std::fs::remove_file(dir.join(format!("{old}.{ext}")));
-        }
-    }
-    Ok(())
-}
-
-/// Empties a vector directory (the lock file stays).
-fn reset(dir: &Path) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    for entry in entries.flatten() {
-        if entry.file_name() != "writer.lock" {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use rusqlite::Connection;
+
     use super::*;
     use crate::embed::HashEmbedder;
+    use crate::embed_cache::EmbeddingCache;
 
     /// A database with just what catch-up reads: the events table.
     fn events_db(dir: &Path) -> Connection {

@@ -1,0 +1,273 @@
+//! The projections of a repository's log and how they are kept up to date.
+//!
+//! Everything lives under `<git common dir>/memlog/index/`: `fts/` (tantivy)
+//! and `graph.sqlite` (SQLite), whose `meta` table holds the watermark: the
+//! memlog commit and tree indexed, and how far each live journal was read.
+//!
+//! [`Projections::update`] indexes only what is new: the segments the tree
+//! of the ref's tip has beyond the watermark's tree (so a `git pull` that
+//! brings a teammate's sessions is picked up), then the unread tail of every
+//! journal. Events are immutable and keyed by id, so indexing one twice is a
+//! no-op. `forget` events remove their targets everywhere and keep them out
+//! later. A history rewrite (segments removed: `memlog purge`), a schema
+//! change or a damaged file leads to a rebuild, which derives everything
+//! again into a fresh directory and swaps it in.
+//!
+//! One process writes at a time (`index.lock`); readers never block.
+
+mod batch;
+mod lock;
+mod update;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use memlog_store::journal;
+use memlog_store::log::Log;
+use memlog_store::{IndexLayout, Repo};
+use serde::{Deserialize, Serialize};
+
+use crate::fts::Fts;
+use crate::graph::{Graph, SCHEMA_VERSION};
+use crate::vectors::{VectorAccess, VectorIndex};
+use crate::{Error, Result};
+
+pub use lock::WriterLock;
+
+/// Memory of the full-text writer: incremental runs are small; a rebuild
+/// gets more so that it writes fewer, larger segments.
+const WRITER_BUDGET: usize = 64 << 20;
+const REBUILD_BUDGET: usize = 192 << 20;
+/// Past this many full-text segments, an update waits for merges.
+const MAX_UNMERGED_SEGMENTS: usize = 16;
+
+/// Size of the database's write-ahead log past which an update copies it
+/// into the database (see [`Projections::checkpoint`]).
+pub const WAL_CHECKPOINT_BYTES: u64 = 64 << 20;
+
+/// What an update or rebuild did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IndexReport {
+    /// True when everything was derived again.
+    pub rebuilt: bool,
+    /// Why a rebuild happened, if it did.
+    pub reason: Option<String>,
+    pub segments: usize,
+    pub events_added: usize,
+    pub events_hidden: usize,
+    pub journal_events: usize,
+    /// Problems met in segments or journals (the rest was indexed).
+    pub warnings: Vec<String>,
+    /// The memlog commit indexed.
+    pub commit: Option<String>,
+}
+
+/// How far each journal was read: file identity and byte offset.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct JournalMark {
+    id: u64,
+    offset: u64,
+}
+
+/// The projections of one repository.
+pub struct Projections {
+    pub(crate) dir: PathBuf,
+    pub(crate) graph: Graph,
+    pub(crate) fts: Fts,
+    /// Vectors, when a model has made some (they trail the other two) and
+    /// [`Projections::load_vectors`] opened them.
+    pub(crate) vectors: Option<VectorIndex>,
+    /// The vectors' `meta.json` as it read when they were last opened (or
+    /// failed to open): the commit of each catch-up changes it.
+    vectors_meta: Option<Vec<u8>>,
+}
+
+/// `<memlog dir>/index` ([`memlog_store::Layout::index_dir`]).
+pub fn index_dir(repo: &Repo) -> PathBuf {
+    repo.layout().index_dir()
+}
+
+impl Projections {
+    /// The index directory these projections were opened from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The entity/edge database. Other crates read it only through this
+    /// crate's query functions, except `memlog sql` (read-only) and the
+    /// tests and benchmarks.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The full-text index.
+    pub fn fts(&self) -> &Fts {
+        &self.fts
+    }
+
+    /// The vectors, when loaded (see [`Projections::load_vectors`]).
+    pub fn vectors(&self) -> Option<&VectorIndex> {
+        self.vectors.as_ref()
+    }
+
+    /// Takes the loaded vectors out of the projections.
+    pub fn take_vectors(&mut self) -> Option<VectorIndex> {
+        self.vectors.take()
+    }
+
+    /// Opens existing projections for reading. A missing or damaged index
+    /// is an error the caller answers with [`Projections::update`].
+    pub fn open(repo: &Repo) -> Result<Projections> {
+        Projections::open_at(&index_dir(repo))
+    }
+
+    fn open_at(dir: &Path) -> Result<Projections> {
+        let db = IndexLayout::new(dir).graph();
+        if !db.exists() {
+            return Err(Error::Corrupt {
+                what: dir.display().to_string(),
+                message: "no index yet".into(),
+            });
+        }
+        let graph = Graph::open(&db)?;
+        match graph.get_meta("schema_version")? {
+            Some(v) if v == SCHEMA_VERSION => {}
+            other => {
+                return Err(Error::Corrupt {
+                    what: db.display().to_string(),
+                    message: format!(
+                        "index schema {} but this memlog writes {SCHEMA_VERSION}",
+                        other.unwrap_or_else(|| "unknown".into())
+                    ),
+                });
+            }
+        }
+        let fts = Fts::open(&IndexLayout::new(dir).fts())?;
+        let committed = fts
+            .index
+            .load_metas()
+            .map_err(|e| Error::Corrupt {
+                what: dir.display().to_string(),
+                message: e.to_string(),
+            })?
+            .payload;
+        if committed != graph.get_meta("generation")? {
+            return Err(Error::Corrupt {
+                what: dir.display().to_string(),
+                message: "its full-text and database halves are from different runs (an interrupted update)".into(),
+            });
+        }
+        Ok(Projections {
+            dir: dir.to_path_buf(),
+            graph,
+            fts,
+            vectors: None,
+            vectors_meta: None,
+        })
+    }
+
+    /// Copies the database's write-ahead log into it when the log holds
+    /// more than `max_bytes` (0: anything). Updates leave their pages in
+    /// the log; `memlog watch` calls this when idle, and an update calls it
+    /// when the log has grown past [`WAL_CHECKPOINT_BYTES`].
+    pub fn checkpoint(&self, max_bytes: u64) -> Result<bool> {
+        self.graph
+            .checkpoint_if_larger(&self.dir.join("graph.sqlite-wal"), max_bytes)
+    }
+
+    /// Opens the vectors with their HNSW graph, for a process that searches
+    /// many times (loading the graph costs time the hooks' full-text path
+    /// does not spend). Vectors are optional and rebuildable: a damaged
+    /// projection is searched without, and the next catch-up starts it
+    /// again.
+    pub fn load_vectors(&mut self) {
+        self.load_vectors_as(VectorAccess::Graph);
+    }
+
+    /// Opens the vectors as `access` says (see [`VectorAccess`]).
+    pub fn load_vectors_as(&mut self, access: VectorAccess) {
+        let dir = IndexLayout::new(&self.dir).vectors();
+        self.vectors_meta = std::fs::read(dir.join("meta.json")).ok();
+        self.vectors = VectorIndex::open_as(&dir, access).unwrap_or(None);
+    }
+
+    /// Whether the vectors on disk are still those last opened: none there
+    /// and none then counts as current, and so does a projection that
+    /// failed to open and has not changed since (opening it again would
+    /// fail again, at the cost of loading a graph).
+    pub fn vectors_are_current(&self) -> bool {
+        std::fs::read(crate::vectors::meta_path(
+            &IndexLayout::new(&self.dir).vectors(),
+        ))
+        .ok()
+            == self.vectors_meta
+    }
+
+    /// Whether every sealed session is indexed (journals aside): one ref
+    /// read. Hooks use this: the live session need not be searchable for
+    /// injecting memories of earlier ones.
+    pub fn has_sealed(&self, repo: &Repo) -> Result<bool> {
+        let tip = Log::new(repo).tip()?.map(|t| t.to_string());
+        Ok(tip == self.graph.get_meta("indexed_commit")?)
+    }
+
+    fn create_at(dir: &Path) -> Result<Projections> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let graph = Graph::create_bulk(&IndexLayout::new(dir).graph())?;
+        Graph::set_meta(&graph.conn, "schema_version", SCHEMA_VERSION)?;
+        let fts = Fts::create(&IndexLayout::new(dir).fts())?;
+        Ok(Projections {
+            dir: dir.to_path_buf(),
+            graph,
+            fts,
+            vectors: None,
+            vectors_meta: None,
+        })
+    }
+
+    /// Whether the projections are behind the log: one ref read and a stat
+    /// of each journal.
+    pub fn is_fresh(&self, repo: &Repo) -> Result<bool> {
+        let tip = Log::new(repo).tip()?.map(|t| t.to_string());
+        if tip != self.graph.get_meta("indexed_commit")? {
+            return Ok(false);
+        }
+        let marks = self.journal_marks()?;
+        let files = journal::list(&repo.journal_dir())?;
+        if files.len() != marks.len() {
+            return Ok(false);
+        }
+        for f in files {
+            match marks.get(&f.session) {
+                Some(m) if m.offset == f.bytes && m.id == file_id(&f.path) => {}
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    fn journal_marks(&self) -> Result<HashMap<String, JournalMark>> {
+        Ok(match self.graph.get_meta("journals")? {
+            Some(json) => serde_json::from_str(&json).unwrap_or_default(),
+            None => HashMap::new(),
+        })
+    }
+}
+
+/// Identity of a journal file (inode), so a new journal for the same
+/// session is read from its start.
+fn file_id(path: &Path) -> u64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).map(|m| m.ino()).unwrap_or(0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        0
+    }
+}

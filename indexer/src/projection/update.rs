@@ -1,0 +1,444 @@
+//! Bringing the projections up to date: an incremental update from the
+//! watermark, or a rebuild into a fresh directory swapped in at the end;
+//! the full-text commit and merges; leftovers of killed rebuilds.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use memlog_format::visibility::Forgets;
+use memlog_format::{Event, segment};
+use memlog_store::journal;
+use memlog_store::log::Log;
+use memlog_store::{Layout, Repo};
+use tantivy::IndexWriter;
+
+use crate::fts::Fts;
+use crate::graph::Graph;
+use crate::{Error, Result};
+
+use super::batch::{Batch, Source, refresh_sessions};
+use super::{
+    IndexReport, JournalMark, MAX_UNMERGED_SEGMENTS, Projections, REBUILD_BUDGET,
+    WAL_CHECKPOINT_BYTES, WRITER_BUDGET, WriterLock, file_id, index_dir,
+};
+
+impl Projections {
+    /// Brings the projections up to date, rebuilding them when they are
+    /// missing, damaged, from another schema, or behind a rewritten history.
+    /// Waits for another writer to finish first.
+    pub fn update(repo: &Repo) -> Result<IndexReport> {
+        let _lock = WriterLock::acquire(repo)?;
+        Projections::update_locked(repo)
+    }
+
+    /// Like [`Projections::update`], but returns `Ok(None)` at once if
+    /// another process is writing (the caller reads what is there).
+    pub fn try_update(repo: &Repo) -> Result<Option<IndexReport>> {
+        match WriterLock::try_acquire(repo)? {
+            Some(_lock) => Projections::update_locked(repo).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn update_locked(repo: &Repo) -> Result<IndexReport> {
+        let dir = index_dir(repo);
+        let reason = match Projections::open_at(&dir) {
+            Ok(mut p) => match p.apply(repo, false)? {
+                Applied::Done(report) => return Ok(report),
+                Applied::NeedsRebuild(reason) => reason,
+            },
+            Err(Error::Corrupt { what, message }) if message == "no index yet" => {
+                let _ = what;
+                "no index yet".to_string()
+            }
+            Err(Error::Corrupt { what, message }) => format!("{what} is damaged ({message})"),
+            Err(e) => return Err(e),
+        };
+        let mut report = Projections::rebuild_locked(repo)?;
+        report.reason = Some(reason);
+        Ok(report)
+    }
+
+    /// Deletes the projections and derives them again from the log.
+    pub fn rebuild(repo: &Repo) -> Result<IndexReport> {
+        let _lock = WriterLock::acquire(repo)?;
+        let mut report = Projections::rebuild_locked(repo)?;
+        report.reason = Some("requested".into());
+        Ok(report)
+    }
+
+    fn rebuild_locked(repo: &Repo) -> Result<IndexReport> {
+        let dir = index_dir(repo);
+        remove_leftovers(repo);
+        let fresh = repo.layout().fresh_index_dir(std::process::id());
+        let mut p = Projections::create_at(&fresh)?;
+        let report = match p.apply(repo, true)? {
+            Applied::Done(r) => r,
+            Applied::NeedsRebuild(reason) => {
+                return Err(Error::Invalid(format!(
+                    "rebuild could not complete: {reason}"
+                )));
+            }
+        };
+        p.graph.finish_bulk()?;
+        drop(p);
+        // Vectors cost a minute per 100k events to lay out again and stay
+        // right across a rebuild: the next catch-up checks them row by row.
+        // Failing to carry them only means they are made again.
+        let _ = crate::vectors::adopt(&dir, &fresh);
+        // Swap directories: readers that still have the old files open keep
+        // reading them; new readers get the new index.
+        let old = repo.layout().old_index_dir(std::process::id());
+        if dir.exists() {
+            std::fs::rename(&dir, &old).map_err(|e| Error::io(&dir, e))?;
+        }
+        std::fs::rename(&fresh, &dir).map_err(|e| Error::io(&fresh, e))?;
+        let _ = std::fs::remove_dir_all(&old);
+        Ok(IndexReport {
+            rebuilt: true,
+            ..report
+        })
+    }
+
+    /// Indexes what is new since the watermark (everything, for a fresh
+    /// index). Returns `NeedsRebuild` when history was rewritten.
+    fn apply(&mut self, repo: &Repo, rebuilding: bool) -> Result<Applied> {
+        let log = Log::new(repo);
+        let tip = log.tip()?;
+        let indexed_commit = self.graph.get_meta("indexed_commit")?;
+        let indexed_tree = self.graph.get_meta("indexed_tree")?;
+        let mut report = IndexReport {
+            commit: tip.map(|t| t.to_string()),
+            ..Default::default()
+        };
+
+        // Which segments are new.
+        let mut segments = Vec::new();
+        let mut tip_tree = None;
+        if let Some(t) = tip {
+            let tree = log.commit(t)?.tree;
+            tip_tree = Some(tree);
+            if indexed_commit.as_deref() != Some(t.to_string().as_str()) {
+                match indexed_tree.as_deref().map(gix_object_id) {
+                    None => segments = log.segments_in_tree(tree)?,
+                    Some(None) => {
+                        return Ok(Applied::NeedsRebuild(
+                            "the index watermark is unreadable".into(),
+                        ));
+                    }
+                    Some(Some(old)) => {
+                        if !log.has_tree(old) {
+                            return Ok(Applied::NeedsRebuild(
+                                "the memlog history was rewritten".into(),
+                            ));
+                        }
+                        let diff = log.diff_trees(old, tree)?;
+                        if !diff.removed.is_empty() {
+                            return Ok(Applied::NeedsRebuild(
+                                "segments were removed from the log (purge)".into(),
+                            ));
+                        }
+                        segments = diff.added;
+                    }
+                }
+            }
+        } else if indexed_commit.is_some() {
+            return Ok(Applied::NeedsRebuild("the memlog ref was deleted".into()));
+        }
+        report.segments = segments.len();
+
+        // A rebuild learns every forget first, so that nothing is indexed and
+        // then deleted (deleted documents would skew BM25 statistics).
+        let mut forgets = self.load_forgets()?;
+        if rebuilding {
+            for seg in &segments {
+                let bytes = log.read_blob(seg.blob)?;
+                if memchr_forget(&bytes) {
+                    for e in segment::decode_trusted(&bytes).0 {
+                        forgets.add(&e);
+                    }
+                }
+            }
+        }
+
+        let mut marks = if rebuilding {
+            HashMap::new()
+        } else {
+            self.journal_marks()?
+        };
+        let threads = if rebuilding { 0 } else { 1 };
+        let budget = if rebuilding {
+            REBUILD_BUDGET
+        } else {
+            WRITER_BUDGET
+        };
+        let writer = self.fts.writer(threads, budget)?;
+        let tx = self
+            .graph
+            .conn
+            .transaction()
+            .map_err(|e| Error::sql(&self.dir, e))?;
+        let mut batch = Batch {
+            fts: &self.fts,
+            writer: &writer,
+            tx: &tx,
+            forgets,
+            sessions: HashSet::new(),
+            deleted: false,
+            report: &mut report,
+            now: memlog_format::time::now(),
+            bulk: rebuilding,
+            seen_events: HashSet::new(),
+            seen_entities: HashSet::new(),
+            tasks_changed: false,
+            memory_changed: false,
+        };
+        for seg in &segments {
+            let (events, problem) = log.read_segment(seg, false)?;
+            if let Some(p) = problem {
+                batch
+                    .report
+                    .warnings
+                    .push(format!("{}: {}", p.path, p.problem));
+            }
+            for e in &events {
+                batch.index(e, Source::Log)?;
+            }
+        }
+
+        // Journals of running sessions.
+        let files = journal::list(&repo.journal_dir())?;
+        let present: HashSet<&str> = files.iter().map(|f| f.session.as_str()).collect();
+        let gone: Vec<String> = marks
+            .keys()
+            .filter(|s| !present.contains(s.as_str()))
+            .cloned()
+            .collect();
+        for session in gone {
+            marks.remove(&session);
+            batch.drop_unsealed(&session)?;
+        }
+        for f in &files {
+            let id = file_id(&f.path);
+            let start = match marks.get(&f.session) {
+                Some(m) if m.id == id && m.offset <= f.bytes => m.offset,
+                _ => 0,
+            };
+            if start == f.bytes {
+                continue;
+            }
+            let bytes = match std::fs::read(&f.path) {
+                Ok(b) => b,
+                // sealed meanwhile: its events arrive with the segments
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&f.path, e)),
+            };
+            let start = (start as usize).min(bytes.len());
+            let tail = &bytes[start..];
+            let complete = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let (events, problems) = segment::decode(&tail[..complete]);
+            for p in problems {
+                batch.report.warnings.push(format!(
+                    "{}, line after byte {start}: {}",
+                    f.path.display(),
+                    p.message
+                ));
+            }
+            for e in &events {
+                batch.index(e, Source::Journal)?;
+                batch.report.journal_events += 1;
+            }
+            marks.insert(
+                f.session.clone(),
+                JournalMark {
+                    id,
+                    offset: (start + complete) as u64,
+                },
+            );
+        }
+        let sessions: Vec<String> = batch.sessions.drain().collect();
+        let deleted = batch.deleted;
+        let tasks_changed = batch.tasks_changed;
+        let memory_changed = batch.memory_changed;
+        drop(batch);
+        // Both halves carry the same generation: if a crash lands between
+        // the two commits, they disagree on the next open and the index is
+        // rebuilt, instead of the full-text half holding documents the
+        // database does not know (or missing some it does).
+        let generation = new_generation(&report, &marks);
+        // Until their commits the halves are independent: the full-text
+        // commit (flushing the indexing threads, a rebuild's merges) runs
+        // beside the database's indexing, which a rebuild otherwise did
+        // alone at the end. The full-text half still commits first.
+        let (fts, dir) = (&self.fts, &self.dir);
+        std::thread::scope(|scope| {
+            let fts_commit =
+                scope.spawn(|| commit_fts(fts, dir, writer, &generation, rebuilding, deleted));
+            let sql = (|| {
+                if rebuilding {
+                    // the tables are full: index them once
+                    tx.execute_batch(crate::graph::INDEXES)
+                        .map_err(|e| Error::sql(dir, e))?;
+                }
+                // After the indexes exist: artifacts that blockers name are
+                // get-or-create, which needs the unique index on entities.
+                if rebuilding || tasks_changed {
+                    crate::tasks::refold::refold(&tx)?;
+                }
+                if rebuilding || memory_changed {
+                    crate::memory::refold(&tx)?;
+                }
+                refresh_sessions(&tx, &sessions, rebuilding)
+            })();
+            let fts = fts_commit.join().unwrap_or_else(|_| {
+                Err(Error::Invalid(
+                    "the full-text commit stopped unexpectedly".into(),
+                ))
+            });
+            fts.and(sql)
+        })?;
+        Graph::set_meta(&tx, "generation", &generation)?;
+        Graph::set_meta(
+            &tx,
+            "indexed_commit",
+            report.commit.as_deref().unwrap_or(""),
+        )?;
+        Graph::set_meta(
+            &tx,
+            "indexed_tree",
+            &tip_tree.map(|t| t.to_string()).unwrap_or_default(),
+        )?;
+        Graph::set_meta(
+            &tx,
+            "journals",
+            &serde_json::to_string(&marks).unwrap_or_else(|_| "{}".into()),
+        )?;
+        if report.commit.is_none() {
+            tx.execute(
+                "DELETE FROM meta WHERE key IN ('indexed_commit', 'indexed_tree')",
+                [],
+            )
+            .map_err(|e| Error::sql(&self.dir, e))?;
+        }
+        tx.commit().map_err(|e| Error::sql(&self.dir, e))?;
+        if !rebuilding {
+            self.checkpoint(WAL_CHECKPOINT_BYTES)?;
+        }
+        Ok(Applied::Done(report))
+    }
+
+    fn load_forgets(&self) -> Result<Forgets> {
+        let mut stmt = self
+            .graph
+            .conn
+            .prepare("SELECT event FROM forgets")
+            .map_err(|e| Error::sql(&self.dir, e))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(|e| Error::sql(&self.dir, e))?;
+        let mut forgets = Forgets::default();
+        for line in rows {
+            let line = line.map_err(|e| Error::sql(&self.dir, e))?;
+            if let Ok(e) = Event::from_line(&line) {
+                forgets.add(&e);
+            }
+        }
+        Ok(forgets)
+    }
+}
+
+pub(super) enum Applied {
+    Done(IndexReport),
+    NeedsRebuild(String),
+}
+
+/// Commits the full-text half with its generation, and waits for the
+/// merges worth waiting for.
+fn commit_fts(
+    fts: &Fts,
+    dir: &Path,
+    mut writer: IndexWriter,
+    generation: &str,
+    rebuilding: bool,
+    deleted: bool,
+) -> Result<()> {
+    let mut prepared = writer.prepare_commit().map_err(|e| Error::fts(dir, e))?;
+    prepared.set_payload(generation);
+    prepared.commit().map_err(|e| Error::fts(dir, e))?;
+    if deleted {
+        merge_all(fts, &mut writer)?;
+    }
+    // Merging segments is what makes a small update slow (it was most of
+    // the time of indexing one session); it is worth waiting for only when
+    // segments have piled up, or after a rebuild. Otherwise merges started
+    // by the commit are abandoned with the writer (tantivy collects their
+    // files later) and the data is already committed.
+    let segments = fts
+        .index
+        .searchable_segment_ids()
+        .map(|ids| ids.len())
+        .unwrap_or(0);
+    if rebuilding || deleted || segments > MAX_UNMERGED_SEGMENTS {
+        writer
+            .wait_merging_threads()
+            .map_err(|e| Error::fts(dir, e))?;
+    }
+    Ok(())
+}
+
+/// Removes half-built or swapped-out index directories that a killed
+/// rebuild left behind (the caller holds the writer lock, so none is live).
+fn remove_leftovers(repo: &Repo) {
+    let Ok(entries) = std::fs::read_dir(&repo.memlog_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if Layout::is_index_leftover(&name) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// A token naming one run's committed state.
+fn new_generation(report: &IndexReport, marks: &HashMap<String, JournalMark>) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let seed = format!(
+        "{:?}|{}|{}|{}",
+        report.commit,
+        serde_json::to_string(marks).unwrap_or_default(),
+        nanos,
+        std::process::id()
+    );
+    blake3::hash(seed.as_bytes()).to_hex()[..16].to_string()
+}
+
+/// Merges every segment so that deleted documents stop counting in BM25
+/// statistics (incremental and rebuilt indexes then score alike).
+fn merge_all(fts: &Fts, writer: &mut IndexWriter) -> Result<()> {
+    let ids = fts
+        .index
+        .searchable_segment_ids()
+        .map_err(|e| Error::fts(Path::new("full-text index"), e))?;
+    if ids.len() > 1
+        || fts
+            .index
+            .searchable_segment_metas()
+            .map(|m| m.iter().any(|s| s.has_deletes()))
+            .unwrap_or(false)
+    {
+        let _ = writer.merge(&ids).wait();
+    }
+    Ok(())
+}
+
+fn memchr_forget(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, br#""kind":"forget""#).is_some()
+}
+
+fn gix_object_id(hex: &str) -> Option<memlog_store::ObjectId> {
+    memlog_store::ObjectId::from_hex(hex.as_bytes()).ok()
+}
