@@ -1,5 +1,8 @@
-//! One file per command: each holds its clap `Args` (whose doc comments are
-//! the help text) and one `cmd_*` function.
+//! One file per command, or one directory per group of subcommands
+//! (`task/`, `install/`): each holds its clap `Args` (whose doc comments
+//! are the help text) and one `cmd_*` function. Plumbing that other
+//! programs run (`hook`, `textconv`) is hidden from the main help, and so
+//! is `tasks`, the old spelling of `task list`.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -20,8 +23,6 @@ mod import;
 mod index;
 mod init;
 mod install;
-mod install_git;
-mod install_mcp;
 pub mod log;
 mod mcp;
 mod note;
@@ -37,7 +38,6 @@ mod sql;
 pub mod stats;
 mod sync;
 mod task;
-mod tasks;
 mod textconv;
 mod watch;
 
@@ -57,7 +57,9 @@ pub enum Command {
     Context(context::ContextArgs),
     Sql(sql::SqlArgs),
     Forget(forget::ForgetArgs),
-    Tasks(tasks::TasksArgs),
+    /// Same as `memlog task list` (kept for scripts).
+    #[command(hide = true)]
+    Tasks(task::list::ListArgs),
     Extract(extract::ExtractArgs),
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
@@ -65,6 +67,7 @@ pub enum Command {
     Reinforce(reinforce::ReinforceArgs),
     Fsck(fsck::FsckArgs),
     Uninstall(install::UninstallArgs),
+    #[command(hide = true)]
     Hook(hook::HookArgs),
     Stats(stats::StatsArgs),
     Watch(watch::WatchArgs),
@@ -72,6 +75,7 @@ pub enum Command {
     Diff(diff::DiffArgs),
     Doctor(doctor::DoctorArgs),
     Purge(purge::PurgeArgs),
+    #[command(hide = true)]
     Textconv(textconv::TextconvArgs),
     Mcp(mcp::McpArgs),
     Install(install::InstallArgs),
@@ -94,7 +98,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Context(args) => context::cmd_context(dir, args),
         Command::Sql(args) => sql::cmd_sql(dir, args),
         Command::Forget(args) => forget::cmd_forget(dir, args),
-        Command::Tasks(args) => tasks::cmd_tasks(dir, args),
+        Command::Tasks(args) => task::list::cmd_list(dir, args),
         Command::Extract(args) => extract::cmd_extract(dir, args),
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),

@@ -14,9 +14,9 @@ use crate::output;
 ///
 /// A task is one entity across sessions (same canonical key, an alias, or
 /// a title the matcher confirmed). See `memlog task show KEY` for one
-/// task's history and blockers.
+/// task's history and blockers. (`memlog tasks` is the old spelling.)
 #[derive(Args)]
-pub struct TasksArgs {
+pub struct ListArgs {
     /// Only tasks in this status: pending, in_progress, blocked, done,
     /// cancelled; `open` for the first three.
     #[arg(long, value_name = "STATUS")]
@@ -31,7 +31,7 @@ pub struct TasksArgs {
     json: bool,
 }
 
-pub fn cmd_tasks(dir: &Path, args: TasksArgs) -> anyhow::Result<ExitCode> {
+pub fn cmd_list(dir: &Path, args: ListArgs) -> anyhow::Result<ExitCode> {
     let wanted = match args.status.as_deref() {
         None | Some("open") => None,
         Some(s) => Some(Status::parse(s).ok_or_else(|| {

@@ -1,40 +1,14 @@
+//! `memlog install claude`: memlog's hooks merged into Claude Code's
+//! settings, and removed again.
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use clap::{Args, Subcommand};
+use clap::Args;
 use serde_json::{Map, Value, json};
 
 use memlog_ops::workspace;
-
-/// Connect memlog to other tools.
-#[derive(Args)]
-pub struct InstallArgs {
-    #[command(subcommand)]
-    target: InstallTarget,
-}
-
-/// Undo `memlog install`.
-#[derive(Args)]
-pub struct UninstallArgs {
-    #[command(subcommand)]
-    target: InstallTarget,
-}
-
-#[derive(Subcommand)]
-enum InstallTarget {
-    Claude(ClaudeArgs),
-    /// git: read memory diffs as events (`git log -p memlog`).
-    ///
-    /// Sets git's diff driver for segments in this repository:
-    /// `diff.memlog.textconv` in `.git/config` and
-    /// `segments/**/*.jsonl diff=memlog` in `.git/info/attributes`, so that
-    /// `git log -p memlog` and `git show` print events (through `memlog
-    /// textconv`) instead of raw JSON lines. Idempotent. `memlog` must be on
-    /// the PATH git runs with.
-    Git,
-    Mcp(super::install_mcp::InstallMcpArgs),
-}
 
 /// Claude Code: memlog's hooks in Claude Code's settings.
 ///
@@ -44,7 +18,7 @@ enum InstallTarget {
 /// again replaces memlog's entries (e.g. after moving the binary);
 /// `memlog uninstall claude` removes them.
 #[derive(Args)]
-struct ClaudeArgs {
+pub(super) struct ClaudeArgs {
     /// The project's `.claude/settings.json` (the default).
     #[arg(long, conflicts_with_all = ["user", "local"])]
     project: bool,
@@ -79,26 +53,6 @@ const HOOKED: [(&str, bool); 8] = [
 /// its own budget far below this.
 const HOOK_TIMEOUT_SECS: u64 = 10;
 
-pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
-    match args.target {
-        InstallTarget::Claude(a) => claude(dir, a, true),
-        InstallTarget::Git => super::install_git::install(dir),
-        InstallTarget::Mcp(a) => super::install_mcp::install(dir, a),
-    }
-}
-
-pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode> {
-    match args.target {
-        InstallTarget::Claude(a) => claude(dir, a, false),
-        InstallTarget::Git => super::install_git::uninstall(dir),
-        InstallTarget::Mcp(_) => {
-            anyhow::bail!(
-                "remove the \"memlog\" entry under \"mcpServers\" in .mcp.json (memlog does not edit it for you)"
-            )
-        }
-    }
-}
-
 fn settings_path(dir: &Path, args: &ClaudeArgs) -> anyhow::Result<PathBuf> {
     if args.user {
         let home = std::env::var_os("HOME").context("HOME is not set")?;
@@ -116,7 +70,7 @@ fn settings_path(dir: &Path, args: &ClaudeArgs) -> anyhow::Result<PathBuf> {
     Ok(root.join(".claude").join(name))
 }
 
-fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Result<ExitCode> {
+pub(super) fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Result<ExitCode> {
     let path = settings_path(dir, &args)?;
     let mut settings: Value = match std::fs::read_to_string(&path) {
         Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text)

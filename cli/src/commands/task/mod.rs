@@ -1,3 +1,5 @@
+pub mod list;
+
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -14,7 +16,7 @@ use memlog_ops::workspace;
 
 use crate::output;
 
-/// One task: show it, add one, change its status or blockers.
+/// Tasks: list them, show one, add one, change its status or blockers.
 ///
 /// Changes are task events in a small session of their own, sealed at once.
 /// The state machine of seed 002 applies: a blocked task needs a blocker, a
@@ -29,6 +31,7 @@ pub struct TaskArgs {
 
 #[derive(Subcommand)]
 enum TaskCommand {
+    List(list::ListArgs),
     /// Show a task: state, blockers, aliases and its history of events.
     Show {
         /// The task: its id (`task:PROJECT::title`), a key, or its title.
@@ -73,6 +76,7 @@ enum TaskCommand {
 
 pub fn cmd_task(dir: &Path, args: TaskArgs) -> anyhow::Result<ExitCode> {
     match args.command {
+        TaskCommand::List(args) => list::cmd_list(dir, args),
         TaskCommand::Show { task, json } => show(dir, &task, json),
         TaskCommand::Add {
             title,
@@ -91,7 +95,7 @@ pub fn cmd_task(dir: &Path, args: TaskArgs) -> anyhow::Result<ExitCode> {
 
 fn find(p: &Projections, repo: &Repo, what: &str) -> anyhow::Result<Value> {
     tasks::find_task(p, what, &repo.project())?.with_context(|| {
-        format!("no task {what:?} (see `memlog tasks`; ids look like task:PROJECT::title)")
+        format!("no task {what:?} (see `memlog task list`; ids look like task:PROJECT::title)")
     })
 }
 
