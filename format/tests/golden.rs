@@ -2,6 +2,7 @@
 //! the format cannot drift silently. If a change here is intended, it is a
 //! new format version: bump `v`, document it in FORMAT.md, and regenerate
 //! with `MEMLOG_BLESS=1 cargo test -p memlog-format --test golden`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_format::segment::Segment;
 use memlog_format::{Draft, Event, Kind};

@@ -10,18 +10,26 @@ pub enum Error {
     MalformedPayload {
         /// The hook name the caller gave (the CLI argument).
         event: String,
+        /// Why it does not parse.
         #[source]
         source: serde_json::Error,
     },
 
     /// A hook name that is not one of [`crate::HookEvent`]'s.
     #[error("unknown hook event {name:?}; known events: {known}")]
-    UnknownHookEvent { name: String, known: String },
+    UnknownHookEvent {
+        /// The name given.
+        name: String,
+        /// The names memlog knows, for the message.
+        known: String,
+    },
 
     /// A transcript (or subagent transcript) could not be read.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -36,4 +44,5 @@ impl Error {
     }
 }
 
+/// The result of reading a payload or transcript.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

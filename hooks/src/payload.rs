@@ -20,36 +20,48 @@ pub struct Payload {
     /// The event's name as recorded in `meta.hook`: the known event's
     /// name, or else the payload's `hook_event_name`, or else the caller's.
     pub event_name: String,
+    /// The session (`session_id`).
     pub session_id: Option<String>,
+    /// The session's transcript file.
     pub transcript_path: Option<PathBuf>,
+    /// The directory Claude Code runs in.
     pub cwd: Option<String>,
+    /// Claude Code's permission mode (`default`, `plan`, …).
     pub permission_mode: Option<String>,
     /// UserPromptSubmit: the text the user submitted.
     pub prompt: Option<String>,
     /// Tool events.
     pub tool_name: Option<String>,
+    /// The tool's arguments.
     pub tool_input: Option<Value>,
     /// PostToolUse: what the tool returned (an object for built-in tools).
     pub tool_response: Option<Value>,
+    /// The id tying a tool call to its result.
     pub tool_use_id: Option<String>,
     /// PostToolUseFailure: what went wrong, and whether the user
     /// interrupted the tool.
     pub error: Option<String>,
+    /// PostToolUseFailure: whether the user interrupted the tool.
     pub is_interrupt: Option<bool>,
     /// SessionStart: `startup`, `resume`, `clear` or `compact`; and the model.
     pub source: Option<String>,
+    /// SessionStart: the model.
     pub model: Option<String>,
     /// SessionEnd: `clear`, `logout`, `prompt_input_exit`, `other`, …
     pub reason: Option<String>,
     /// Stop, SubagentStop.
     pub stop_hook_active: Option<bool>,
+    /// Stop, SubagentStop: the answer, when Claude Code sends it.
     pub last_assistant_message: Option<String>,
     /// Subagent events (and SessionStart under `claude --agent`).
     pub agent_id: Option<String>,
+    /// The subagent's type.
     pub agent_type: Option<String>,
+    /// The subagent's own transcript.
     pub agent_transcript_path: Option<PathBuf>,
     /// PreCompact: `manual` or `auto`, and what the user passed to `/compact`.
     pub trigger: Option<String>,
+    /// PreCompact: what the user passed to `/compact`.
     pub custom_instructions: Option<String>,
     /// The payload exactly as parsed.
     pub raw: Value,

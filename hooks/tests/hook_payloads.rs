@@ -1,5 +1,6 @@
 //! Every hook payload in the fixtures (real captures and memlog's own
 //! samples) mapped to drafts. Files are named `<Event>[.<Tool>].json`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 mod common;
 

@@ -20,6 +20,10 @@
 //! assembles the most relevant ones for a prompt within a token budget.
 //! Nothing here knows about Claude Code or the command line.
 
+// Not every public item is documented yet (issue 19's remaining work);
+// the expectation fails once they are, and can then go.
+#![expect(missing_docs, reason = "public items still to document")]
+
 pub mod context;
 pub mod derive;
 pub mod embed;

@@ -1,6 +1,7 @@
 //! The task entity tables are a projection: whatever task events arrive, in
 //! whatever batches, with forgets among them, updating incrementally gives
 //! the rows a rebuild gives (property test over the real projection code).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use std::process::Command;
 

@@ -25,6 +25,7 @@
 pub mod context;
 pub mod diag;
 pub mod diff;
+/// Errors of operations, and what the front-end libraries share of them.
 pub mod error;
 pub mod forget;
 pub mod hook;

@@ -36,13 +36,18 @@ pub struct MemoryDiff {
     pub events_removed: usize,
     /// Added events by kind.
     pub events_by_kind: BTreeMap<String, usize>,
+    /// Sessions with no events in A.
     pub sessions_added: Vec<SessionAdded>,
+    /// Tasks created, changed or closed.
     pub tasks: Vec<TaskChange>,
+    /// Files and artifacts named for the first time.
     pub entities_added: Vec<EntityAdded>,
+    /// Forget events added, with what they hide.
     pub forgets: Vec<ForgetAdded>,
 }
 
 impl MemoryDiff {
+    /// Whether nothing was added or removed.
     pub fn is_empty(&self) -> bool {
         self.events_added == 0 && self.events_removed == 0
     }
@@ -51,10 +56,13 @@ impl MemoryDiff {
 /// A session with no events in A.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct SessionAdded {
+    /// The session id.
     pub session: String,
+    /// Its project.
     pub project: String,
     /// Time of its first event.
     pub start: String,
+    /// Its events in B.
     pub events: usize,
     /// Its first prompt (or first text), unless forgotten.
     pub first_prompt: Option<String>,
@@ -64,8 +72,11 @@ pub struct SessionAdded {
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskChangeKind {
+    /// The task is new in B.
     Created,
+    /// Its state changed.
     Changed,
+    /// It became done or cancelled.
     Closed,
 }
 
@@ -75,11 +86,15 @@ pub type TaskState = BTreeMap<String, String>;
 /// A task created, changed or closed between A and B.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct TaskChange {
+    /// The task's canonical key.
     pub key: String,
+    /// What happened to it.
     pub change: TaskChangeKind,
+    /// Its title in B.
     pub title: String,
     /// State in A (empty for a created task) and in B.
     pub before: TaskState,
+    /// State in B.
     pub after: TaskState,
 }
 
@@ -97,17 +112,24 @@ pub struct EntityAdded {
     pub entity_type: String,
     /// Canonical key (`file:src/db.rs`, `art:jira:ACME-12`…).
     pub key: String,
+    /// What it is called.
     pub title: String,
 }
 
 /// A forget event added, and what it hides (never the hidden text).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ForgetAdded {
+    /// The forget event.
     pub id: EventId,
+    /// When it was recorded.
     pub ts: String,
+    /// Why, as given.
     pub reason: Option<String>,
+    /// The event ids it names.
     pub targets: Vec<String>,
+    /// The session it forgets, if any.
     pub session: Option<String>,
+    /// The date before which it forgets everything, if any.
     pub before: Option<String>,
     /// Events of B this forget hides.
     pub hides: Vec<HiddenEvent>,
@@ -116,9 +138,13 @@ pub struct ForgetAdded {
 /// An event hidden by a forget: where it was, not what it said.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct HiddenEvent {
+    /// The event.
     pub id: EventId,
+    /// Its session.
     pub session: String,
+    /// Its kind.
     pub kind: String,
+    /// Its time.
     pub ts: String,
 }
 

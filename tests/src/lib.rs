@@ -1,3 +1,5 @@
+// Test support fails loudly: that is what a test helper is for.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 //! End-to-end test support: real git repositories in temporary directories
 //! and the real `memlog` binary.
 //!

@@ -2,6 +2,7 @@
 //! through `memlog hook`, transcript import (idempotent, counted
 //! independently), a scripted session with context injection, faults that
 //! must never hurt the agent, settings install/uninstall and the plugin.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

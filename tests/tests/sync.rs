@@ -1,6 +1,7 @@
 //! `memlog sync` between clones of a local bare remote: union of events, no
 //! conflicts, idempotence, equivalence with plain `git pull`, and refusing
 //! remotes the user did not name or configure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -4,6 +4,7 @@
 //! pages in a real headless browser (Debian's chromium driven through
 //! chromedriver, installed by scripts/install-assets), with a screenshot of
 //! each page.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

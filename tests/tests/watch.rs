@@ -6,6 +6,7 @@
 //! database directly, read-only, and only ever look at what the watcher
 //! wrote: the indexed commit, and the events with where they were indexed
 //! from (`journal` while live, `log` once their segment was indexed).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

@@ -69,7 +69,9 @@ pub enum Error {
     /// The operating system refused a watch.
     #[error("cannot watch {path}: {source}")]
     Watch {
+        /// The directory.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: notify::Error,
     },
@@ -93,6 +95,7 @@ pub enum Error {
     },
 }
 
+/// The result of a watcher operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// When index runs happen.
@@ -109,6 +112,7 @@ pub struct Timing {
     /// First delay before retrying a failed run; it doubles up to
     /// `max_retry`.
     pub retry: Duration,
+    /// The longest delay between retries.
     pub max_retry: Duration,
     /// After a run, once nothing changed for this long, the database's
     /// write-ahead log is copied into it ([`Projections::checkpoint`]):
@@ -232,6 +236,7 @@ pub struct IndexRun {
     pub changes: usize,
     /// How long the run took.
     pub took: Duration,
+    /// What the run did, or why it failed.
     pub outcome: Result<IndexReport>,
 }
 
