@@ -1,8 +1,11 @@
 //! `memlog`: a memory log for coding agents that lives in git.
 //!
-//! This binary is a thin layer over the library crates: it parses the
-//! command line (one file per command under `commands/`), opens the
-//! repository, calls the library and prints the result as text or JSON.
+//! This binary is a thin front-end over `memlog-ops` (and the `memlog-mcp`,
+//! `memlog-viewer` and `memlog-watcher` front-ends it starts): it parses
+//! the command line (one file per command, or a directory per group, under
+//! `commands/`), calls the operation and prints the result as text or
+//! JSON. It owns the process: argv, stdout and stderr, exit codes and the
+//! stop signal (`stop.rs`) it hands to the long-running servers.
 
 mod commands;
 mod output;

@@ -1,4 +1,4 @@
-//! The evidence aligner (seed 000 §4.12, principle 4: "the LLM gives only a
+//! The evidence aligner (docs/DESIGN.md §6, principle 4: "the LLM gives only a
 //! quote; the pipeline computes the span"). A quote is looked up in the
 //! text of the event it is said to come from: exactly first, else as the
 //! window of the text with the smallest edit distance to it, accepted when
@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 
-/// The seed's fuzzy threshold.
+/// The fuzzy threshold (docs/DESIGN.md §6).
 pub const DEFAULT_THRESHOLD: f32 = 0.85;
 
 /// Quotes longer than this (characters) are not searched fuzzily: the cost

@@ -190,7 +190,7 @@ impl Default for RankingConfig {
     }
 }
 
-/// Thresholds of the memory levels (seed 000 §4.10, seed 003 §4): L3
+/// Thresholds of the memory levels (docs/DESIGN.md §8): L3
 /// "reinforced" needs at least `reinforced_successes` successful uses and a
 /// success rate of at least `reinforced_rate`; L4 "active" is an L3 memory
 /// recalled at least `active_recalls` times. Vitality is multiplied by
@@ -272,7 +272,7 @@ impl Default for Config {
 impl Default for ToolsConfig {
     fn default() -> Self {
         ToolsConfig {
-            // seed 001 §5.2 excludes TodoWrite and TodoRead; memlog turns
+            // docs/DESIGN.md §3 excludes TodoWrite and TodoRead; memlog turns
             // TodoWrite into task events instead, so only TodoRead is dropped.
             exclude: vec!["TodoRead".to_string()],
             max_output_bytes: 10_000,

@@ -1,6 +1,6 @@
-//! Canonical keys (seed 000 §4.3): the same title always yields the same key.
+//! Canonical keys (docs/DESIGN.md §4): the same title always yields the same key.
 //!
-//! Steps, exactly as the seed's `make_canonical_key`:
+//! Steps (docs/DESIGN.md §4), exactly as the reference `make_canonical_key`:
 //! 1. NFKC normalisation; 2. lowercase; 3. remove every character that is
 //!    neither a word character nor whitespace (Python's `[^\w\s]`);
 //! 4. collapse whitespace runs to one space and trim;
@@ -100,7 +100,7 @@ mod tests {
         assert_eq!(canonical_key("Hello, World", None), "hello world");
     }
 
-    /// Expected values printed by the seed's own Python function.
+    /// Expected values printed by the reference Python function.
     #[test]
     fn matches_the_seed_python_reference() {
         assert_eq!(

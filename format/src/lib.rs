@@ -12,11 +12,11 @@
 //!   [`id`]: [`EventId`], its short form, and the [`IdPrefix`] people give;
 //! - [`privacy`]: `<private>` spans and secret shapes are removed *before* an
 //!   event reaches any byte on disk, and long tool outputs are cut;
-//! - [`key`]: canonical keys for identity decisions (seed 000 §4.3);
+//! - [`key`]: canonical keys for identity decisions (docs/DESIGN.md §4);
 //! - [`segment`]: content-addressed JSONL files, the unit stored in git;
 //! - [`visibility`]: `forget` events and what they hide;
-//! - [`task`]: the task state machine and its invariants (seed 002), and
-//!   [`align`]: the evidence aligner for extracted facts (seed 000 §4.12) —
+//! - [`task`]: the task state machine and its invariants (docs/DESIGN.md §5), and
+//!   [`align`]: the evidence aligner for extracted facts (docs/DESIGN.md §6) —
 //!   pure functions shared by the writers and the indexer;
 //! - [`refs`]: references (files, URLs, issues) found in text;
 //! - [`neutral`]: the neutral import format; [`config`]: `.memlog.yaml`;

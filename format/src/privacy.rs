@@ -1,7 +1,7 @@
 //! Privacy at the door: what must never reach disk is removed from an event
 //! before it is written anywhere, the journal included.
 //!
-//! Three steps, in this order (seed 001, "private tags" and "post-tool-use"):
+//! Three steps, in this order (docs/DESIGN.md §3):
 //!
 //! 1. **Private spans.** `<private>…</private>`, `[private]…[/private]` and
 //!    `<!-- private -->…<!-- /private -->` (tags case-insensitive) are replaced
@@ -37,7 +37,7 @@ pub const TRUNCATION_MARKER: &str = "\n...[TRUNCATED]...\n";
 /// which any match must contain: a pattern is compiled, lazily, only for a
 /// text that contains one of them, so recording an ordinary prompt compiles
 /// no regex at all (compiling them all was most of a hook's run time). The
-/// first six are seed 001 §5.1 (the key-block pattern widened from the
+/// first six are docs/DESIGN.md §3 (the key-block pattern widened from the
 /// header line to the whole block).
 const SECRET_RULES: &[(&[&str], &str)] = &[
     (&["password"], r#"(?i)password\s*[:=]\s*['"]?[^\s'"]+"#),
@@ -455,7 +455,7 @@ mod tests {
 
     #[test]
     fn broken_tags_are_not_tags() {
-        // seed 001 §6.1: only the exact tag form counts
+        // docs/DESIGN.md §3: only the exact tag form counts
         let (t, r) = filter("<private\n>x</private> <pri\nvate>y</private>");
         assert_eq!(r.private_spans, 0);
         assert!(t.contains('x') && t.contains('y'));

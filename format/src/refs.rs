@@ -1,6 +1,6 @@
 //! References found in text — URLs, GitHub issues (`owner/repo#123`), JIRA
 //! keys (`ACME-412`) and file paths — and their canonical entity keys
-//! (seed 002 §2.2): `art:url:{sha1(url)}`, `art:gh_issue:{repo}:{num}`,
+//! (docs/DESIGN.md §4): `art:url:{sha1(url)}`, `art:gh_issue:{repo}:{num}`,
 //! `art:jira:{KEY}`, and `file:{path}` for files.
 
 use std::sync::LazyLock;
@@ -134,7 +134,7 @@ pub fn normalize_path(path: &str) -> String {
     p.strip_prefix("./").unwrap_or(&p).to_string()
 }
 
-/// Lowercase hex SHA-1 (for `art:url:` keys, as the seed specifies).
+/// Lowercase hex SHA-1 (for `art:url:` keys, docs/DESIGN.md §4).
 pub fn sha1_hex(bytes: &[u8]) -> String {
     use sha1::{Digest, Sha1};
     Sha1::digest(bytes)

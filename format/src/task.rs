@@ -1,4 +1,4 @@
-//! The task state machine of seed 002 §2.3, as pure functions of task
+//! The task state machine of docs/DESIGN.md §5, as pure functions of task
 //! events, shared by whoever writes task events (the CLI checks a change
 //! before recording it) and whoever folds them (the indexer's projection).
 //!
@@ -15,7 +15,7 @@
 //! `done` has none. `pending → done` is rejected: the work has to be started
 //! first. Staying in the same status is not a transition and always passes.
 //!
-//! Claude Code's TodoWrite is the exception the seed does not foresee: it
+//! Claude Code's TodoWrite is the exception the state machine alone does not foresee: it
 //! moves a todo from `pending` to `completed` between two calls when the
 //! agent did the work without marking it started. The tool call itself
 //! proves the work happened, so for changes whose source is TodoWrite the
@@ -85,7 +85,7 @@ impl fmt::Display for Status {
     }
 }
 
-/// What a blocker refers to (seed 002 §4.2).
+/// What a blocker refers to (docs/DESIGN.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockerKind {
@@ -124,7 +124,7 @@ pub struct BlockerRef {
 }
 
 /// `mode` of a `task_blockers_set` event: evidence-backed blockers replace
-/// the task's blockers; others are only suggestions (seed 002 §4.3–4.4).
+/// the task's blockers; others are only suggestions (docs/DESIGN.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockerMode {
@@ -207,7 +207,7 @@ impl TaskState {
         }
     }
 
-    /// Checks the invariants of seed 002 §2.3.
+    /// Checks the invariants of docs/DESIGN.md §5.
     pub fn check(&self) -> Result<(), Rejection> {
         match self.status {
             Status::Blocked if self.blockers.is_empty() => Err(Rejection::BlockedWithoutBlockers),
@@ -286,7 +286,7 @@ impl Default for TaskState {
 
 /// The strong reference a blocker text makes, if any: a URL, a GitHub issue
 /// (`owner/repo#N`) or a JIRA key — an artifact, whatever else the text
-/// says (seed 000 §4.6 rule 1). File paths are not strong references.
+/// says (docs/DESIGN.md §5). File paths are not strong references.
 pub fn artifact_reference(text: &str) -> Option<Reference> {
     refs::extract(text)
         .into_iter()

@@ -7,7 +7,7 @@
 //!
 //! This is a pure library. It reads no stdin, prints nothing and never
 //! exits; it does not apply privacy filtering or output truncation either —
-//! memlog-format's `Recorder` does both for every draft before any byte is
+//! memlog-store's `Recorder` does both for every draft before any byte is
 //! written. The CLI drives it:
 //!
 //! ```text
@@ -51,7 +51,7 @@
 //! WebFetch's answer, WebSearch's links, a Task's reply; for other objects
 //! a text-like member (`output`, `result`, `content`…) or else compact
 //! JSON (inline base64 left out); terminal escape sequences (colours) are
-//! removed. `metadata` holds per-tool fields (seed 001 §3): `file_path`
+//! removed. `metadata` holds per-tool fields (format/FORMAT.md): `file_path`
 //! (Read, Write, Edit, MultiEdit, NotebookEdit) and `line_count` (the
 //! file's lines, after the change for Write and the edits),
 //! `command`, `exit_code`, `interrupted` (Bash), `pattern`,
@@ -78,7 +78,7 @@
 //!   `title`, `status`, `from`, `to`, `source`};
 //! - an unchanged todo, or one that left the list, gives nothing.
 //!
-//! Statuses are seed 002's: TodoWrite's `completed` is `done` (the raw
+//! Statuses are docs/DESIGN.md §5's: TodoWrite's `completed` is `done` (the raw
 //! value kept in `todo_status`). Hooks are stateless, so the same task can
 //! be created more than once (a new session's first list, a lost
 //! `oldTodos`), and those events do not share an id because their times

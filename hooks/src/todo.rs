@@ -87,7 +87,7 @@ pub(crate) fn parse_todos(list: &Value) -> Option<Vec<Todo>> {
 }
 
 /// memlog's task status for a TodoWrite status: `completed` is `done`
-/// (seed 002's name); `pending`, `in_progress` and anything else are kept.
+/// (DESIGN.md §5's name); `pending`, `in_progress` and anything else are kept.
 pub(crate) fn task_status(todo_status: &str) -> &str {
     match todo_status {
         "completed" => "done",

@@ -1,4 +1,4 @@
-//! A tool call as a `tool_observation` body (seed 001 §2–§6): the tool, its
+//! A tool call as a `tool_observation` body (format/FORMAT.md): the tool, its
 //! input, a readable rendering of its output, whether it succeeded, and
 //! per-tool metadata. Shared by the PostToolUse hook and transcript import,
 //! which see the same structured responses (`tool_response` in a hook
@@ -343,7 +343,7 @@ fn patch_stats(hunks: &[Value]) -> (u64, u64, i64) {
     (added, removed, delta)
 }
 
-/// Per-tool metadata (seed 001 §3.1, snake_case): what the call was about
+/// Per-tool metadata (format/FORMAT.md, snake_case): what the call was about
 /// (`file_path`, `command`, `pattern`, `url`, `query`…) and what came of it
 /// (`line_count`, `exit_code`, `match_count`, `status`…).
 fn metadata(call: &ToolCall<'_>) -> Map<String, Value> {

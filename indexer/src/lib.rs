@@ -2,8 +2,9 @@
 //!
 //! Projections derived from memlog's log, and the searches they answer.
 //!
-//! The log (crate `memlog-format`) is the only source of truth. This crate
-//! derives from it, under `<git common dir>/memlog/index/`:
+//! The log (read through `memlog-store`, in `memlog-format`'s model) is the
+//! only source of truth. This crate derives from it, under
+//! `<git common dir>/memlog/index/` (`memlog_store::Layout`):
 //!
 //! - a full-text index ([`fts`], tantivy) with a code-aware [`tokenizer`];
 //! - vectors of the events worth recalling ([`vectors`], HNSW), made by a
@@ -14,11 +15,17 @@
 //!   files, artifacts and the edges between them, queryable with SQL;
 //!
 //! kept up to date incrementally, or rebuilt from scratch, by
-//! [`projection::Projections`], with one writer at a time. [`lookup`] reads
-//! events back by id, session or time. [`search`] ranks
-//! events (full-text relevance, recency, importance) and [`context`]
+//! [`projection::Projections`] (open and freshness, lock, update, batch),
+//! with one writer at a time. Task entities are folded by [`tasks`]
+//! (fold, refold into the database, queries); memory levels by [`memory`]
+//! (read back by [`standing`]); reinforcement by [`reinforce`].
+//! [`lookup`] reads events back by id prefix, session or time;
+//! [`overview`] holds the summary queries the front-ends need (stats
+//! counts, the briefing's recent sessions, timeline pages, entities and
+//! edges). [`search`] ranks events (docs/DESIGN.md §7) and [`context`]
 //! assembles the most relevant ones for a prompt within a token budget.
-//! Nothing here knows about Claude Code or the command line.
+//! This is the only crate that speaks SQL; nothing here knows about Claude
+//! Code or the command line.
 
 // Not every public item is documented yet (issue 19's remaining work);
 // the expectation fails once they are, and can then go.

@@ -1,4 +1,4 @@
-//! Strict matching of a title against known tasks (seed 000 §4.4, seed 002
+//! Strict matching of a title against known tasks (docs/DESIGN.md §5,
 //! §4.1): an identity decision, so it confirms only when the best candidate
 //! is both very close (score ≥ 0.92) and clearly ahead of the runner-up
 //! (gap ≥ 0.03); between 0.75 and that, it only suggests; below, nothing.
@@ -24,7 +24,7 @@ use std::collections::HashSet;
 use memlog_format::key;
 use serde::Serialize;
 
-/// Seed 000 §4.4.
+/// docs/DESIGN.md §5.
 pub const CONFIRM_SCORE: f32 = 0.92;
 pub const CONFIRM_GAP: f32 = 0.03;
 pub const SUGGEST_SCORE: f32 = 0.75;
@@ -72,7 +72,7 @@ pub enum Match {
 }
 
 impl Match {
-    /// The candidates a condition keeps (seed 002 §4.2): whatever was seen.
+    /// The candidates a condition keeps (docs/DESIGN.md §5): whatever was seen.
     pub fn candidates(&self) -> Vec<Scored> {
         match self {
             Match::High { best } => vec![best.clone()],
@@ -118,7 +118,7 @@ pub fn match_title(
     decide(scored)
 }
 
-/// Seed 000 §4.4's `match_with_confidence` on candidates sorted best first.
+/// The reference `match_with_confidence` (docs/DESIGN.md §5) on candidates sorted best first.
 pub fn decide(scored: Vec<Scored>) -> Match {
     let Some(top) = scored.first() else {
         return Match::None { candidates: scored };

@@ -1,4 +1,4 @@
-//! Memory levels and vitality (seed 000 §4.10, seed 003 §4), which feed the
+//! Memory levels and vitality (docs/DESIGN.md §8), which feed the
 //! ranking's importance signal.
 //!
 //! | level | meaning | from the log |

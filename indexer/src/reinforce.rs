@@ -1,4 +1,4 @@
-//! Reinforcement (seed 003, Hebbian learning): `reinforce` events say that
+//! Reinforcement (docs/DESIGN.md §8, Hebbian learning): `reinforce` events say that
 //! some memories helped (`success`) or misled (`failure`) together. Each
 //! one moves the weight of every named event, and of every pair of them,
 //! by +0.1 on success and -0.15 on failure (failure teaches more), kept in

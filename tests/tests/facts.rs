@@ -1,5 +1,5 @@
 //! `memlog extract --facts`: facts an LLM produced, each aligned to the
-//! words of the event it names (seed 000 §4.12), or rejected.
+//! words of the event it names (docs/DESIGN.md §6), or rejected.
 
 use memlog_e2e::TestRepo;
 use serde_json::{Value, json};

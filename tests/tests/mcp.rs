@@ -82,7 +82,7 @@ fn repo_with_memory() -> TestRepo {
             Kind::TaskCreated,
             json!({"key": key("deploy"), "title": "Deploy the pricing fix", "status": "pending"}),
         ),
-        // blocked needs a blocker (seed 002's invariant)
+        // blocked needs a blocker (docs/DESIGN.md §5's invariant)
         draft(
             "tasks-1",
             "2026-11-20T10:04:20Z",

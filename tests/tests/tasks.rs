@@ -1,4 +1,4 @@
-//! Task entities end to end (seed 002's required test cases, "필수 테스트
+//! Task entities end to end (the task design's required test cases, docs/DESIGN.md §5; "필수 테스트
 //! 케이스"): identity across sessions, refused transitions, idempotent
 //! reprocessing, blocker resolution; rebuild == incremental for the entity
 //! tables; and the real transcripts' todos, counted independently.
@@ -270,7 +270,7 @@ fn blockers_become_artifacts_tasks_or_conditions_with_candidates() {
             )
         })
         .collect();
-    // sha1 of the URL, as the seed keys it
+    // sha1 of the URL, as docs/DESIGN.md §4 keys it
     let sha1 = "art:url:".to_string() + &sha1_hex(url);
     assert_eq!(kinds[0], ("artifact", sha1.as_str()));
     assert_eq!(kinds[1], ("artifact", "art:jira:ACME-412"));

@@ -89,7 +89,7 @@ fn repo_with_memory() -> TestRepo {
                 Kind::TaskCreated,
                 task("deploy", "Deploy the pricing fix", "pending"),
             ),
-            // seed 002: a task is blocked only once it has blockers
+            // docs/DESIGN.md §5: a task is blocked only once it has blockers
             (
                 "2026-11-20T10:03:30Z",
                 Kind::TaskBlockersSet,

@@ -11,8 +11,8 @@ use crate::output;
 ///
 /// Records a `reinforce` event naming the events and the outcome, sealed at
 /// once. Each success raises the weight of every named event, and of every
-/// pair of them, by 0.1; each failure lowers it by 0.15 (seed 003's Hebbian
-/// rule, weights kept in [-2, 5]). An event's weight moves its importance in
+/// pair of them, by 0.1; each failure lowers it by 0.15 (a Hebbian rule,
+/// weights kept in [-2, 5]; docs/DESIGN.md §8). An event's weight moves its importance in
 /// ranking; a pair's positive weight makes the two events lend each other
 /// relevance, like neighbours in a session.
 #[derive(Args)]

@@ -386,7 +386,7 @@ impl TaskGraph {
     }
 
     /// A condition resolves to a task whose title matches its text for sure
-    /// (seed 000 §4.6: "a condition can later be resolved to a real task").
+    /// (docs/DESIGN.md §5: "a condition can later be resolved to a real task").
     fn resolve_conditions(&mut self) {
         let mut resolved = Vec::new();
         for c in self.conditions.values() {

@@ -1,4 +1,4 @@
-//! Task entities (seed 002): the fold of every task event into tasks, the
+//! Task entities (docs/DESIGN.md §5): the fold of every task event into tasks, the
 //! conditions and artifacts that block them, their aliases and the edges
 //! between them, written into the `entities`, `entity_aliases` and `edges`
 //! tables.
@@ -246,7 +246,7 @@ mod tests {
 
         proptest! {
             /// Whatever task events the log holds, every folded task keeps
-            /// the invariants of seed 002.
+            /// the invariants of docs/DESIGN.md §5.
             #[test]
             fn no_fold_breaks_an_invariant(events in proptest::collection::vec(event(), 0..60)) {
                 let titles = ["Fix login", "Fix logins", "Write docs", "Deploy"];

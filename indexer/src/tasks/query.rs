@@ -145,7 +145,7 @@ pub fn open_tasks(p: &Projections, project: &str) -> Result<Vec<(String, String)
         .collect())
 }
 
-/// Resolves blocker texts for a new `task_blockers_set` event (seed 002
+/// Resolves blocker texts for a new `task_blockers_set` event (docs/DESIGN.md §5
 /// §4.2): a strong reference is an artifact; a title matching an open task
 /// for sure is that task; anything else a condition, with the tasks it
 /// came close to as candidates. Never creates a task.

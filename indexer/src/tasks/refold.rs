@@ -106,7 +106,7 @@ pub fn refold(tx: &Transaction) -> Result<()> {
                 t.entity_id,
                 "task",
                 t.title,
-                // seed 002 §5.1's stage: a task someone works on is working
+                // docs/DESIGN.md §5's stage: a task someone works on is working
                 if t.is_open() { "working" } else { "raw" },
                 current,
                 memlog_format::key::normalize(&t.title),

@@ -19,7 +19,7 @@ use crate::output;
 /// Tasks: list them, show one, add one, change its status or blockers.
 ///
 /// Changes are task events in a small session of their own, sealed at once.
-/// The state machine of seed 002 applies: a blocked task needs a blocker, a
+/// The state machine of docs/DESIGN.md §5 applies: a blocked task needs a blocker, a
 /// done task has none, and a pending task cannot be done without being
 /// started. A refused change exits non-zero, says why, and is recorded as
 /// a `task_transition_rejected` event.
