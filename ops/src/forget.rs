@@ -70,15 +70,7 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
     let targets = resolve_ids(repo, &request.ids)?;
     let mut body = Map::new();
     if !targets.is_empty() {
-        body.insert(
-            "targets".into(),
-            Value::Array(
-                targets
-                    .iter()
-                    .map(|t| Value::String(t.to_string()))
-                    .collect(),
-            ),
-        );
+        body.insert("targets".into(), ids_value(&targets));
     }
     if let Some(s) = &request.session {
         body.insert("session".into(), Value::String(s.clone()));
@@ -141,15 +133,7 @@ pub fn reinforce(repo: &Repo, ids: &[String], success: bool) -> Result<Reinforce
     let targets = resolve_ids(repo, ids)?;
     let outcome = if success { "success" } else { "failure" };
     let mut body = Map::new();
-    body.insert(
-        "targets".into(),
-        Value::Array(
-            targets
-                .iter()
-                .map(|t| Value::String(t.to_string()))
-                .collect(),
-        ),
-    );
+    body.insert("targets".into(), ids_value(&targets));
     body.insert("outcome".into(), Value::String(outcome.into()));
     let (id, commit) = record_sealed(repo, Kind::Reinforce, body)?;
     Ok(Reinforced {
@@ -158,4 +142,9 @@ pub fn reinforce(repo: &Repo, ids: &[String], success: bool) -> Result<Reinforce
         outcome,
         targets,
     })
+}
+
+/// Event ids as the JSON array a bookkeeping event's `targets` holds.
+fn ids_value(ids: &[EventId]) -> Value {
+    Value::Array(ids.iter().map(|t| Value::String(t.to_string())).collect())
 }
