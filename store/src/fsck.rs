@@ -23,23 +23,31 @@ use crate::{Repo, Result};
 pub struct Problem {
     /// What it is about: a segment path, a commit id or a journal path.
     pub place: String,
+    /// What is wrong.
     pub message: String,
 }
 
 /// The result of a check.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FsckReport {
+    /// Commits of the memlog ref checked.
     pub commits: usize,
+    /// Segments checked.
     pub segments: usize,
+    /// Events read from them.
     pub events: usize,
+    /// Journals of live sessions checked.
     pub journals: usize,
+    /// Events read from the journals.
     pub journal_events: usize,
+    /// Damage found.
     pub problems: Vec<Problem>,
     /// Things worth knowing that are not damage (torn journal tails).
     pub notes: Vec<Problem>,
 }
 
 impl FsckReport {
+    /// Whether no damage was found (notes do not count).
     pub fn is_clean(&self) -> bool {
         self.problems.is_empty()
     }

@@ -58,6 +58,7 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// The journal of `session` in `dir` (the session id is checked: it names a file).
     pub fn new(dir: &Path, session: &str) -> Result<Journal> {
         validate_session(session)?;
         Ok(Journal {
@@ -66,10 +67,12 @@ impl Journal {
         })
     }
 
+    /// The session.
     pub fn session(&self) -> &str {
         &self.session
     }
 
+    /// The journal file.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -193,9 +196,12 @@ impl Journal {
 
 /// A journal held under its lock for sealing.
 pub struct LockedJournal {
+    /// The session.
     pub session: String,
+    /// The journal file.
     pub path: PathBuf,
     _file: File,
+    /// The events that decoded.
     pub events: Vec<Event>,
     /// Lines that did not decode (a torn last line included).
     pub problems: Vec<LineProblem>,
@@ -230,9 +236,13 @@ impl LockedJournal {
 /// A journal file found in the journal directory.
 #[derive(Clone, Debug)]
 pub struct JournalFile {
+    /// The session (the file name without `.jsonl`).
     pub session: String,
+    /// The file.
     pub path: PathBuf,
+    /// Its size.
     pub bytes: u64,
+    /// When it was last written, if the file system says.
     pub modified: Option<std::time::SystemTime>,
 }
 

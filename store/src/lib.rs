@@ -17,10 +17,6 @@
 //!
 //! The data model (events, segments, privacy) is `memlog-format`'s.
 
-// Not every public item is documented yet (issue 19's remaining work);
-// the expectation fails once they are, and can then go.
-#![expect(missing_docs, reason = "public items still to document")]
-
 mod error;
 pub mod fsck;
 mod git_command;

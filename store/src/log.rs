@@ -30,14 +30,19 @@ pub struct SegmentRef {
 /// One commit of the memlog ref.
 #[derive(Clone, Debug)]
 pub struct CommitInfo {
+    /// The commit.
     pub id: ObjectId,
+    /// Its tree.
     pub tree: ObjectId,
+    /// Its parents (two or more: a merge).
     pub parents: Vec<ObjectId>,
     /// `Memlog-Session` trailer (absent on merge commits).
     pub session: Option<String>,
     /// `Memlog-Events` trailer.
     pub events: Option<u64>,
+    /// The message's first line.
     pub subject: String,
+    /// The whole message.
     pub message: String,
     /// Author time: when the session started (seconds since the epoch).
     pub author_time: i64,
@@ -48,15 +53,20 @@ pub struct CommitInfo {
 /// Segments added and removed between two trees.
 #[derive(Clone, Debug, Default)]
 pub struct SegmentDiff {
+    /// Segments only in the new tree.
     pub added: Vec<SegmentRef>,
+    /// Segments only in the old tree.
     pub removed: Vec<SegmentRef>,
 }
 
 /// A segment that failed verification.
 #[derive(Clone, Debug)]
 pub struct SegmentProblem {
+    /// The segment's path in the tree.
     pub path: String,
+    /// What is wrong with it.
     pub problem: String,
+    /// Lines that did not decode.
     pub lines: Vec<LineProblem>,
 }
 
@@ -66,6 +76,7 @@ pub struct Log<'r> {
 }
 
 impl<'r> Log<'r> {
+    /// Reads the memlog ref of `repo`.
     pub fn new(repo: &'r Repo) -> Log<'r> {
         Log { repo }
     }

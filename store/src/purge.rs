@@ -45,9 +45,13 @@ pub const PURGED_TRAILER: &str = "Memlog-Purged";
 pub struct PurgeReport {
     /// Forgotten events whose bytes were removed.
     pub events_purged: usize,
+    /// Segments written again without them.
     pub segments_rewritten: usize,
+    /// Commits of the history rewritten.
     pub commits_rewritten: usize,
+    /// The ref's tip before the purge.
     pub old_tip: Option<String>,
+    /// The ref's tip after it.
     pub new_tip: Option<String>,
     /// Remote-tracking refs deleted (they reached the old history).
     pub tracking_refs_deleted: Vec<String>,

@@ -18,6 +18,7 @@ pub struct Recorder<'r> {
 }
 
 impl<'r> Recorder<'r> {
+    /// A recorder for `repo`, with its configured privacy patterns compiled.
     pub fn new(repo: &'r Repo) -> Result<Recorder<'r>> {
         Ok(Recorder {
             repo,
@@ -25,6 +26,7 @@ impl<'r> Recorder<'r> {
         })
     }
 
+    /// The repository it records into.
     pub fn repo(&self) -> &Repo {
         self.repo
     }

@@ -14,6 +14,7 @@ use crate::{Error, Result};
 
 /// An opened repository and memlog's places in it.
 pub struct Repo {
+    /// The git repository (gix).
     pub git: gix::Repository,
     /// The git common directory (shared by all worktrees).
     pub common_dir: PathBuf,
@@ -21,6 +22,7 @@ pub struct Repo {
     pub work_tree: Option<PathBuf>,
     /// `<common dir>/memlog`.
     pub memlog_dir: PathBuf,
+    /// `.memlog.yaml` of the work tree (defaults when absent).
     pub config: Config,
 }
 

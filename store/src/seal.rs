@@ -37,13 +37,16 @@ const STALE_LOCK: Duration = Duration::from_secs(5);
 /// Events of one session to seal.
 #[derive(Clone, Debug)]
 pub struct SealRequest {
+    /// The session.
     pub session: String,
+    /// Its events, in order.
     pub events: Vec<Event>,
 }
 
 /// What sealing one session did.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Sealed {
+    /// The session.
     pub session: String,
     /// The new commit, or `None` when every event was already sealed.
     pub commit: Option<String>,
@@ -375,6 +378,7 @@ pub enum JournalSelection {
 /// What sealing journals did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct JournalReport {
+    /// What sealing each journal did.
     pub sealed: Vec<Sealed>,
     /// Journals with bad lines, kept here instead of deleted.
     pub quarantined: Vec<PathBuf>,

@@ -58,10 +58,13 @@ pub enum SyncAction {
 /// The result of syncing with one remote.
 #[derive(Clone, Debug, Serialize)]
 pub struct SyncReport {
+    /// The remote.
     pub remote: String,
+    /// What the sync did to the local ref.
     pub action: SyncAction,
     /// Local tip before and after.
     pub before: Option<String>,
+    /// Local tip after.
     pub after: Option<String>,
     /// The remote's tip as fetched (none: it had no memlog ref yet).
     pub remote_tip: Option<String>,
@@ -69,6 +72,7 @@ pub struct SyncReport {
     pub merge_commit: Option<String>,
     /// Sessions and events that came from the remote.
     pub sessions_received: usize,
+    /// Events that came from the remote.
     pub events_received: u64,
     /// Whether the remote's ref was created or moved by the push.
     pub pushed: bool,
