@@ -27,11 +27,14 @@ pub const MAX_FUZZY_QUOTE: usize = 2_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchType {
+    /// The quote is in the text as given.
     Exact,
+    /// A window close enough to the quote.
     Fuzzy,
 }
 
 impl MatchType {
+    /// `exact` or `fuzzy`, as facts store it.
     pub fn as_str(self) -> &'static str {
         match self {
             MatchType::Exact => "exact",
@@ -43,11 +46,14 @@ impl MatchType {
 /// Where a quote is in a text: characters `start..end`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Span {
+    /// First character of the quote in the text.
     pub start: usize,
+    /// One past its last character.
     pub end: usize,
     /// 1.0 for an exact match, else the similarity of the window.
     pub score: f32,
     #[serde(rename = "match")]
+    /// How it was found.
     pub match_type: MatchType,
 }
 

@@ -57,18 +57,26 @@ pub const DEFAULT_REF: &str = "refs/heads/memlog";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+/// `.memlog.yaml`: every setting, with its default when absent.
 pub struct Config {
     /// Full name of the ref that holds sealed sessions.
     #[serde(rename = "ref")]
     pub ref_name: String,
     /// Project name recorded in events; default: the repository's name.
     pub project: Option<String>,
+    /// Extra secret patterns.
     pub privacy: PrivacyConfig,
+    /// Which tool calls are recorded, and how much of their output.
     pub tools: ToolsConfig,
+    /// Search ranking (docs/DESIGN.md §7).
     pub ranking: RankingConfig,
+    /// Context assembly for prompts.
     pub context: ContextConfig,
+    /// What hooks inject, and their time budgets.
     pub hooks: HooksConfig,
+    /// The remotes `memlog sync` may use.
     pub sync: SyncConfig,
+    /// The embedding model of semantic search.
     pub embedding: EmbeddingConfig,
 }
 
@@ -157,14 +165,19 @@ pub struct SyncConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RankingConfig {
+    /// Weight of semantic similarity (0.4).
     pub semantic: f32,
+    /// Weight of full-text relevance (0.25).
     pub fts: f32,
+    /// Weight of recency (0.2).
     pub recency: f32,
+    /// Weight of importance (0.15).
     pub importance: f32,
     /// Age at which the recency signal has halved.
     pub half_life_days: f32,
     /// Memory levels and vitality, which feed the importance signal.
     pub levels: LevelsConfig,
+    /// How the two relevance signals combine: weighted or reciprocal-rank fusion.
     pub fusion: Fusion,
     /// The k of reciprocal-rank fusion.
     pub rrf_k: f32,
@@ -198,9 +211,13 @@ impl Default for RankingConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LevelsConfig {
+    /// Successful uses an L3 memory needs (10).
     pub reinforced_successes: u32,
+    /// Success rate an L3 memory needs (0.8).
     pub reinforced_rate: f32,
+    /// Recalls that make an L3 memory L4 (3).
     pub active_recalls: u32,
+    /// Factor of vitality per day without a recall (0.95).
     pub vitality_decay: f32,
 }
 
@@ -237,6 +254,7 @@ impl Default for ContextConfig {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+/// Privacy settings beyond the built-in rules (docs/DESIGN.md §3).
 pub struct PrivacyConfig {
     /// Extra secret patterns (regular expressions), masked as `[REDACTED]`.
     pub patterns: Vec<String>,
@@ -244,6 +262,7 @@ pub struct PrivacyConfig {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+/// Tool calls: which are left out, and how much output is kept.
 pub struct ToolsConfig {
     /// Tools whose calls are not recorded.
     pub exclude: Vec<String>,

@@ -19,22 +19,39 @@ pub const FORMAT_VERSION: u64 = 1;
 /// [`Kind::Other`] so that reading never loses them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
+    /// A session began.
     SessionStart,
+    /// What the user asked.
     UserPrompt,
+    /// What the agent answered.
     AgentResponse,
+    /// A tool call, its input and its (cut) output.
     ToolObservation,
+    /// A session ended.
     SessionEnd,
+    /// A summary of a session (a compaction's, or a transcript's).
     SessionSummary,
+    /// A note someone wrote down.
     Note,
+    /// A fact, ideally aligned to the words of its evidence.
     Fact,
+    /// A task was created.
     TaskCreated,
+    /// A task's status changed.
     TaskStatusChanged,
+    /// A task's priority changed.
     TaskPriorityChanged,
+    /// A task's blockers were set.
     TaskBlockersSet,
+    /// A task change the state machine refused.
     TaskTransitionRejected,
+    /// Events to hide (by id, session or date).
     Forget,
+    /// Memories that helped or misled.
     Reinforce,
+    /// Memories injected into or cited in a session.
     Recall,
+    /// A kind this version does not know (kept as written).
     Other(String),
 }
 
@@ -59,6 +76,7 @@ impl Kind {
         Kind::Recall,
     ];
 
+    /// The kind as stored (`user_prompt`, …).
     pub fn as_str(&self) -> &str {
         match self {
             Kind::SessionStart => "session_start",
@@ -117,11 +135,17 @@ impl fmt::Display for Kind {
 /// An event before it has a place in its session (`seq`) and an id.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Draft {
+    /// The session it belongs to.
     pub session: String,
+    /// When it happened (RFC 3339, UTC, milliseconds).
     pub ts: String,
+    /// What it is.
     pub kind: Kind,
+    /// The project.
     pub project: String,
+    /// The kind's payload.
     pub body: Map<String, Value>,
+    /// Free metadata (cwd, branch, client, external ref…).
     pub meta: Map<String, Value>,
 }
 
@@ -181,14 +205,23 @@ impl Draft {
 /// One entry of the log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
+    /// Format version.
     pub v: u64,
+    /// blake3 of the canonical JSON without `id` (docs/DESIGN.md §2).
     pub id: EventId,
+    /// The session it belongs to.
     pub session: String,
+    /// Its place in the session.
     pub seq: u64,
+    /// When it happened (RFC 3339, UTC, milliseconds).
     pub ts: String,
+    /// What it is.
     pub kind: Kind,
+    /// The project.
     pub project: String,
+    /// The kind's payload.
     pub body: Map<String, Value>,
+    /// Free metadata (cwd, branch, client, external ref…).
     pub meta: Map<String, Value>,
 }
 

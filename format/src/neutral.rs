@@ -55,7 +55,9 @@ pub fn parse_line(line: &str, project: &str) -> std::result::Result<Draft, Strin
 /// its drafts in file order.
 #[derive(Debug, Default)]
 pub struct NeutralBatch {
+    /// Each session with its drafts.
     pub sessions: Vec<(String, Vec<Draft>)>,
+    /// Lines read.
     pub lines: usize,
     /// Lines that were skipped (only with `skip_invalid`): (line, message).
     pub skipped: Vec<(usize, String)>,

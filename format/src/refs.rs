@@ -10,9 +10,18 @@ use regex::Regex;
 /// A reference to something outside the conversation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reference {
+    /// A web address.
     Url(String),
-    GithubIssue { repo: String, number: u64 },
+    /// A GitHub issue or pull request.
+    GithubIssue {
+        /// `owner/repo`.
+        repo: String,
+        /// Its number.
+        number: u64,
+    },
+    /// A JIRA-style issue key (`ACME-12`).
     Jira(String),
+    /// A file path.
     File(String),
 }
 

@@ -18,7 +18,9 @@ pub const SEGMENTS_DIR: &str = "segments";
 /// One encoded segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
+    /// blake3 of its bytes, hex: its name.
     pub hash: String,
+    /// The canonical lines, each ending in a newline.
     pub bytes: Vec<u8>,
 }
 
@@ -29,6 +31,7 @@ impl Segment {
         Segment::encode_with_limit(events, MAX_SEGMENT_BYTES)
     }
 
+    /// [`Segment::encode`] with segments of at most `limit` bytes.
     pub fn encode_with_limit<'a>(
         events: impl IntoIterator<Item = &'a Event>,
         limit: usize,
@@ -51,6 +54,7 @@ impl Segment {
         segments
     }
 
+    /// A segment of stored bytes, named by their hash.
     pub fn from_bytes(bytes: Vec<u8>) -> Segment {
         Segment {
             hash: blake3::hash(&bytes).to_hex().to_string(),
@@ -100,6 +104,7 @@ pub fn ids(bytes: &[u8]) -> Vec<String> {
 pub struct LineProblem {
     /// 1-based line number.
     pub line: usize,
+    /// What is wrong with it.
     pub message: String,
 }
 

@@ -37,14 +37,20 @@ pub const TODO_WRITE_SOURCE: &str = "TodoWrite";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Not started.
     Pending,
+    /// Being worked on.
     InProgress,
+    /// Waiting on its blockers.
     Blocked,
+    /// Finished.
     Done,
+    /// Given up.
     Cancelled,
 }
 
 impl Status {
+    /// Every status.
     pub const ALL: [Status; 5] = [
         Status::Pending,
         Status::InProgress,
@@ -53,6 +59,7 @@ impl Status {
         Status::Cancelled,
     ];
 
+    /// The status as stored (`in_progress`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Pending => "pending",
@@ -89,8 +96,11 @@ impl fmt::Display for Status {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockerKind {
+    /// Another task.
     Task,
+    /// Something to happen, in words.
     Condition,
+    /// A URL, an issue, a JIRA key.
     Artifact,
 }
 
@@ -98,16 +108,22 @@ pub enum BlockerKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
+    /// Confirmed (docs/DESIGN.md §5).
     High,
+    /// Close, but not confirmed.
     Suggested,
+    /// Nothing came close.
     None,
 }
 
 /// A task the resolver considered for a blocker that became a condition.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
+    /// The task.
     pub entity_id: String,
+    /// Its title.
     pub title: String,
+    /// How close it came.
     pub score: f32,
 }
 
@@ -115,10 +131,15 @@ pub struct Candidate {
 /// written, and the entity it was resolved to when it was written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BlockerRef {
+    /// What it refers to.
     pub kind: BlockerKind,
+    /// The entity it was resolved to.
     pub entity_id: String,
+    /// The blocker as written.
     pub raw_text: String,
+    /// How sure the resolution was.
     pub confidence: Confidence,
+    /// Tasks it came close to, for a condition.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<Candidate>,
 }
@@ -128,21 +149,33 @@ pub struct BlockerRef {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockerMode {
+    /// The blockers replace the task's.
     Replace,
+    /// The blockers are suggestions only.
     Suggest,
 }
 
 /// Why a change was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Rejection {
+    /// `pending → done`.
     #[error("a pending task cannot be done directly: start it first (in_progress)")]
     PendingToDone,
+    /// A change that is not an edge of the state machine.
     #[error("{from} → {to} is not a transition of the task state machine")]
-    NotAllowed { from: Status, to: Status },
+    NotAllowed {
+        /// The status before.
+        from: Status,
+        /// The status asked for.
+        to: Status,
+    },
+    /// `blocked` without a blocker.
     #[error("a blocked task needs at least one blocker (give --blocker)")]
     BlockedWithoutBlockers,
+    /// `done` with blockers.
     #[error("a done task has no blockers: clear them before finishing it")]
     DoneWithBlockers,
+    /// A status that is not one.
     #[error("unknown task status {0:?} (known: pending, in_progress, blocked, done, cancelled)")]
     UnknownStatus(String),
 }
@@ -176,13 +209,16 @@ pub fn is_edge(from: Status, to: Status) -> bool {
 /// A step the fold applied without an event of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Implied {
+    /// The status before.
     pub from: Status,
+    /// The status after.
     pub to: Status,
 }
 
 /// The folded state of one task: what the invariants are about.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskState {
+    /// Its status.
     pub status: Status,
     /// Blockers set with `mode=replace` (non-empty iff the task may be
     /// blocked).
@@ -191,6 +227,7 @@ pub struct TaskState {
     /// Blockers set with `mode=suggest`, accumulated.
     #[serde(default)]
     pub suggestions: Vec<BlockerRef>,
+    /// Its priority, if one was set (`low` … `critical`).
     #[serde(default)]
     pub priority: Option<String>,
 }

@@ -21,6 +21,7 @@ pub struct Forgets {
 }
 
 impl Forgets {
+    /// What the `forget` events among `events` hide.
     pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Forgets {
         let mut f = Forgets::default();
         for e in events {
@@ -48,6 +49,7 @@ impl Forgets {
         }
     }
 
+    /// Whether nothing is hidden.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty() && self.sessions.is_empty() && self.before.is_none()
     }
