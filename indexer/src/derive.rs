@@ -11,6 +11,7 @@ use serde_json::Value;
 pub struct Derived {
     /// Text to index and to show; empty for bookkeeping kinds.
     pub text: String,
+    /// The tool of a tool call.
     pub tool: Option<String>,
     /// Files the event's tool call worked on.
     pub touched: Vec<String>,
@@ -43,6 +44,7 @@ pub const BOOKKEEPING_KINDS: [Kind; 5] = [
     Kind::Recall,
 ];
 
+/// Whether events of `kind` go into the full-text index.
 pub fn is_searchable(kind: &Kind) -> bool {
     !BOOKKEEPING_KINDS.contains(kind)
 }
@@ -60,6 +62,7 @@ pub const EMBEDDED_KINDS: [&str; 6] = [
     "task_created",
 ];
 
+/// Whether events of `kind` get a vector.
 pub fn is_worth_embedding(kind: &str) -> bool {
     EMBEDDED_KINDS.contains(&kind)
 }
@@ -92,6 +95,7 @@ const TELLING_INPUTS: [&str; 8] = [
     "description",
 ];
 
+/// What the projections keep of `event`: its text, tool, files and references.
 pub fn derive(event: &Event) -> Derived {
     let mut d = Derived::default();
     let body = &event.body;

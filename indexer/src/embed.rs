@@ -27,6 +27,7 @@ pub const MAX_TEXT_CHARS: usize = 1500;
 pub trait Embedder: Send {
     /// Names the model and its exact weights: cached vectors are keyed by it.
     fn model_id(&self) -> &str;
+    /// Dimensions of its vectors.
     fn dim(&self) -> usize;
     /// One unit vector per text, in order.
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
@@ -35,8 +36,11 @@ pub trait Embedder: Send {
 /// Where the model and runtime are expected, and whether they are there.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModelFiles {
+    /// The model's directory.
     pub model_dir: PathBuf,
+    /// The ONNX Runtime library.
     pub runtime: PathBuf,
+    /// Whether `.memlog.yaml` turns the model on.
     pub enabled: bool,
 }
 
@@ -65,6 +69,7 @@ fn expand_tilde(p: &Path) -> PathBuf {
 pub const INSTALL_HINT: &str = "run scripts/install-assets from memlog's source tree (or point `embedding.model_dir` and `embedding.runtime` in .memlog.yaml at existing files)";
 
 impl ModelFiles {
+    /// Where the configured model and runtime are expected.
     pub fn resolve(config: &EmbeddingConfig) -> ModelFiles {
         let home = memlog_home();
         ModelFiles {
@@ -110,6 +115,7 @@ impl ModelFiles {
         out
     }
 
+    /// Whether both are there and enabled.
     pub fn available(&self) -> bool {
         self.missing().is_empty()
     }
@@ -287,6 +293,7 @@ pub struct HashEmbedder {
 }
 
 impl HashEmbedder {
+    /// A hashing embedder of `dim` dimensions (tests and benchmarks: no model needed).
     pub fn new(dim: usize) -> HashEmbedder {
         HashEmbedder {
             dim: dim.max(1),
@@ -294,6 +301,7 @@ impl HashEmbedder {
         }
     }
 
+    /// The unit vector of `text`.
     pub fn vector(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0f32; self.dim];
         for word in text

@@ -12,8 +12,10 @@ use rusqlite::{Connection, params};
 use crate::embed::{Embedder, clip};
 use crate::{Error, Result};
 
+/// blake3 of an embedded text (clipped as the model sees it).
 pub type TextHash = [u8; 32];
 
+/// Vectors by text hash and model, in `embeddings.sqlite`: a rebuild never embeds again.
 pub struct EmbeddingCache {
     conn: Connection,
     path: PathBuf,
@@ -28,11 +30,13 @@ pub struct CacheUse {
     pub cached: usize,
 }
 
+/// The cache key of `text`.
 pub fn text_hash(text: &str) -> TextHash {
     *blake3::hash(clip(text).as_bytes()).as_bytes()
 }
 
 impl EmbeddingCache {
+    /// Opens (creating if needed) the cache at `path`.
     pub fn open(path: &Path) -> Result<EmbeddingCache> {
         let err = |e| Error::sql(path, e);
         let conn = Connection::open(path).map_err(err)?;
@@ -55,6 +59,7 @@ impl EmbeddingCache {
         })
     }
 
+    /// The vector `model` made for the text, if cached.
     pub fn get(&self, model: &str, hash: &TextHash) -> Result<Option<Vec<f32>>> {
         let mut stmt = self
             .conn
@@ -72,6 +77,7 @@ impl EmbeddingCache {
         }
     }
 
+    /// Stores vectors `model` made, in one transaction.
     pub fn put_many(&mut self, model: &str, items: &[(TextHash, &[f32])]) -> Result<()> {
         let tx = self
             .conn

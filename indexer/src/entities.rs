@@ -21,36 +21,50 @@ pub const MAX_DEPTH: usize = 4;
 /// An entity row.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Entity {
+    /// Its id (`task:…`, `file:…`, `session:…`, …).
     pub entity_id: String,
+    /// `task`, `condition`, `artifact`, `file` or `session`.
     pub entity_type: String,
+    /// Its canonical key (docs/DESIGN.md §4).
     pub canonical_key: String,
+    /// What it is called.
     pub title: String,
+    /// Its stage (tasks: whether someone works on it).
     pub stage: String,
+    /// Its status (tasks).
     pub status: String,
     /// The folded state (`{}` for plain entities).
     pub current: Value,
+    /// When it first appeared.
     pub created_at: String,
+    /// When it last changed.
     pub updated_at: String,
 }
 
 /// An edge, seen from one end.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct EdgeView {
+    /// The relation (`touches`, `blocked_by`, …).
     pub rel_type: String,
     /// The entity at the other end.
     pub other: String,
     /// The event the edge comes from.
     pub evidence: String,
+    /// When the edge was made.
     pub ts: String,
 }
 
 /// An entity with its aliases and edges.
 #[derive(Clone, Debug, Serialize)]
 pub struct EntityDetail {
+    /// The entity.
     #[serde(flatten)]
     pub entity: Entity,
+    /// Other keys that name it.
     pub aliases: Vec<String>,
+    /// Edges from it.
     pub outgoing: Vec<EdgeView>,
+    /// Edges to it.
     pub incoming: Vec<EdgeView>,
     /// More edges than listed exist.
     pub truncated: bool,
@@ -161,15 +175,20 @@ pub fn entity(p: &Projections, key: &str) -> Result<Option<EntityDetail>> {
 /// An entity reached from the start.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Neighbor {
+    /// The entity.
     pub entity_id: String,
+    /// Its type, when it is in the entities table.
     pub entity_type: Option<String>,
+    /// Its title, likewise.
     pub title: Option<String>,
     /// How many edges away.
     pub depth: usize,
     /// The entity it was reached from, the edge type, and its direction
     /// (`out`: from → this; `in`: this → from).
     pub via: String,
+    /// The relation it was reached by.
     pub rel_type: String,
+    /// `out` or `in`.
     pub direction: &'static str,
 }
 

@@ -3,28 +3,50 @@ use std::path::Path;
 /// Errors of the projections.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Reading the log failed.
     #[error(transparent)]
     Log(#[from] memlog_store::Error),
 
+    /// The data model refused something (a time, the configuration).
     #[error(transparent)]
     Format(#[from] memlog_format::Error),
 
+    /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
 
+    /// The full-text index failed.
     #[error("full-text index {path}: {message}")]
-    Fts { path: String, message: String },
+    Fts {
+        /// Its directory.
+        path: String,
+        /// What tantivy said.
+        message: String,
+    },
 
+    /// The database failed.
     #[error("index database {path}: {message}")]
-    Sql { path: String, message: String },
+    Sql {
+        /// Its file.
+        path: String,
+        /// What SQLite said.
+        message: String,
+    },
 
     /// A projection file is damaged; rebuilding fixes it.
     #[error("{what} is damaged: {message}")]
-    Corrupt { what: String, message: String },
+    Corrupt {
+        /// Which file.
+        what: String,
+        /// How it is damaged.
+        message: String,
+    },
 
     /// Another process is writing the projections right now.
     #[error("another memlog process is updating the index")]
@@ -34,6 +56,7 @@ pub enum Error {
     #[error("semantic search: {0}")]
     Model(String),
 
+    /// A request that cannot be answered as asked.
     #[error("{0}")]
     Invalid(String),
 }
@@ -59,4 +82,5 @@ impl Error {
     }
 }
 
+/// The result of a projection operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

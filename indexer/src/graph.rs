@@ -112,6 +112,7 @@ CREATE INDEX IF NOT EXISTS edges_by_dst ON edges(dst_id, rel_type);
 
 /// The SQLite database of the projections.
 pub struct Graph {
+    /// The connection (read-write for the writer, read-only for readers).
     pub conn: Connection,
 }
 
@@ -192,6 +193,7 @@ impl Graph {
         Ok(Graph { conn })
     }
 
+    /// A value of the `meta` table (watermark, generation, …).
     pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
         self.conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
@@ -199,6 +201,7 @@ impl Graph {
             .map_err(|e| Error::sql(Path::new("meta"), e))
     }
 
+    /// Sets a value of the `meta` table.
     pub fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
         conn.execute(
             "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

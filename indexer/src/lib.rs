@@ -27,16 +27,16 @@
 //! This is the only crate that speaks SQL; nothing here knows about Claude
 //! Code or the command line.
 
-// Not every public item is documented yet (issue 19's remaining work);
-// the expectation fails once they are, and can then go.
-#![expect(missing_docs, reason = "public items still to document")]
-
 pub mod context;
 pub mod derive;
 pub mod embed;
 pub mod embed_cache;
 pub mod entities;
 mod error;
+#[expect(
+    missing_docs,
+    reason = "another branch is rewriting this file; its docs land with it"
+)]
 pub mod fts;
 pub mod graph;
 pub mod lookup;
@@ -45,9 +45,17 @@ pub mod memory;
 pub mod overview;
 pub mod projection;
 pub mod reinforce;
+#[expect(
+    missing_docs,
+    reason = "another branch is rewriting this file; its docs land with it"
+)]
 pub mod search;
 pub mod standing;
 pub mod tasks;
+#[expect(
+    missing_docs,
+    reason = "another branch is rewriting this file; its docs land with it"
+)]
 pub mod tokenizer;
 pub mod vectors;
 

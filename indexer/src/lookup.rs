@@ -24,6 +24,7 @@ const COLUMNS: &str = "id, session, seq, ts, kind, project, text, body, meta";
 /// A row of the `events` table, as an event.
 #[derive(Clone, Debug)]
 pub struct Stored {
+    /// The event rebuilt from the row.
     pub event: Event,
     /// Whether the rebuilt event hashes to its id, i.e. is exactly the
     /// event in the log.
@@ -144,12 +145,17 @@ pub fn session_events(p: &Projections, session: &str) -> Result<Vec<Stored>> {
 
 /// What a timeline asks for.
 pub struct TimelineQuery<'a> {
+    /// Only this session.
     pub session: Option<&'a str>,
+    /// Only at or after this time (ms since the epoch).
     pub since_ms: Option<i64>,
+    /// Only before this time.
     pub until_ms: Option<i64>,
+    /// Only these kinds (all when empty).
     pub kinds: &'a [String],
     /// With `until` and no `since`: the latest rows before `until`.
     pub latest: bool,
+    /// At most this many rows (one more is read, to tell whether there are more).
     pub limit: usize,
 }
 

@@ -26,7 +26,9 @@ use serde::Serialize;
 
 /// docs/DESIGN.md §5.
 pub const CONFIRM_SCORE: f32 = 0.92;
+/// Lead over the runner-up a confirmation needs.
 pub const CONFIRM_GAP: f32 = 0.03;
+/// Score from which a candidate is suggested.
 pub const SUGGEST_SCORE: f32 = 0.75;
 /// Weights of the semantic and lexical signals when both exist (the
 /// ranking's semantic and full-text weights).
@@ -40,21 +42,27 @@ pub const CANDIDATE_FLOOR: f32 = 0.3;
 /// A semantic similarity between two texts, in [0, 1]; `None` when it
 /// cannot tell (no model, no vector for one of them).
 pub trait Semantic {
+    /// The similarity of `a` and `b`.
     fn similarity(&self, a: &str, b: &str) -> Option<f32>;
 }
 
 /// A task that may be matched.
 #[derive(Clone, Debug)]
 pub struct Candidate<'a> {
+    /// The task.
     pub entity_id: &'a str,
+    /// Its title.
     pub title: &'a str,
 }
 
 /// A scored candidate.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scored {
+    /// The task.
     pub entity_id: String,
+    /// Its title.
     pub title: String,
+    /// How close it is, in [0, 1].
     pub score: f32,
 }
 
@@ -63,12 +71,21 @@ pub struct Scored {
 #[serde(tag = "confidence", rename_all = "snake_case")]
 pub enum Match {
     /// The same task, for sure.
-    High { best: Scored },
+    High {
+        /// The task.
+        best: Scored,
+    },
     /// Probably one of these (best first); not to be acted on alone.
-    Suggested { candidates: Vec<Scored> },
+    Suggested {
+        /// The candidates.
+        candidates: Vec<Scored>,
+    },
     /// Nothing close; `candidates` are the best below the suggestion
     /// threshold, for the record.
-    None { candidates: Vec<Scored> },
+    None {
+        /// The best candidates below the threshold.
+        candidates: Vec<Scored>,
+    },
 }
 
 impl Match {

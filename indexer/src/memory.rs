@@ -53,8 +53,11 @@ pub fn kind_level(kind: &str) -> u8 {
 pub struct MemoryRow {
     /// 0 raw, 1 extracted, 2 evidence-aligned.
     pub base_level: u8,
+    /// Times it helped.
     pub success: u32,
+    /// Times it misled.
     pub failure: u32,
+    /// Times it was injected or cited.
     pub recalls: u32,
     /// When it was last recalled.
     pub last_recall: Option<String>,
@@ -63,8 +66,11 @@ pub struct MemoryRow {
 /// A memory's level and vitality at a moment.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Standing {
+    /// Its level, L0 to L4 (docs/DESIGN.md §8).
     pub level: u8,
+    /// Its vitality now, in [0, 1].
     pub vitality: f32,
+    /// The counts it was computed from.
     #[serde(flatten)]
     pub row: MemoryRow,
 }
@@ -76,6 +82,7 @@ impl MemoryRow {
         (uses > 0).then(|| self.success as f32 / uses as f32)
     }
 
+    /// Its level under `cfg`'s thresholds.
     pub fn level(&self, cfg: &LevelsConfig) -> u8 {
         let reinforced = self.success >= cfg.reinforced_successes.max(1)
             && self

@@ -18,15 +18,21 @@ use crate::fts::event_key;
 use crate::projection::Projections;
 use crate::{Error, Result};
 
+/// Weight a success adds.
 pub const SUCCESS_STEP: f32 = 0.1;
+/// Weight a failure adds (it teaches more).
 pub const FAILURE_STEP: f32 = -0.15;
+/// Lowest weight.
 pub const MIN_WEIGHT: f32 = -2.0;
+/// Highest weight.
 pub const MAX_WEIGHT: f32 = 5.0;
 
 /// The weights learnt from every live `reinforce` event, by event key.
 #[derive(Clone, Debug, Default)]
 pub struct Reinforcement {
+    /// Weight of each event, by key.
     pub events: HashMap<u64, f32>,
+    /// Weight of each pair reinforced together (smaller key first).
     pub pairs: HashMap<(u64, u64), f32>,
 }
 
@@ -35,6 +41,7 @@ fn step(weight: &mut f32, delta: f32) {
 }
 
 impl Reinforcement {
+    /// The weights of every live `reinforce` event in `p`.
     pub fn load(p: &Projections) -> Result<Reinforcement> {
         let mut stmt = p
             .graph
@@ -119,6 +126,7 @@ impl Reinforcement {
         out
     }
 
+    /// Whether nothing was reinforced.
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }

@@ -52,9 +52,13 @@ pub struct IndexReport {
     pub rebuilt: bool,
     /// Why a rebuild happened, if it did.
     pub reason: Option<String>,
+    /// Segments read.
     pub segments: usize,
+    /// Events indexed.
     pub events_added: usize,
+    /// Events a forget removed.
     pub events_hidden: usize,
+    /// Of the events indexed, those from journals.
     pub journal_events: usize,
     /// Problems met in segments or journals (the rest was indexed).
     pub warnings: Vec<String>,

@@ -13,25 +13,37 @@ use serde_json::{Map, Value};
 
 use crate::matcher::{self, Match};
 
+/// One task event, as the fold reads it.
 #[derive(Clone, Debug)]
 pub struct TaskEvent {
+    /// The event id.
     pub id: String,
+    /// Its session.
     pub session: String,
+    /// Its time.
     pub ts: String,
+    /// Its kind (one of the task kinds).
     pub kind: Kind,
+    /// Its project.
     pub project: String,
+    /// Its body.
     pub body: Map<String, Value>,
 }
 
 /// One step of a task's history.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HistoryEntry {
+    /// The event.
     pub event: String,
+    /// Its time.
     pub ts: String,
+    /// Its session.
     pub session: String,
+    /// Its kind.
     pub kind: String,
     /// The status after the event.
     pub status: Status,
+    /// The status before, when the event changed it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<Status>,
     /// A step the fold added (TodoWrite's implied start).
@@ -48,19 +60,27 @@ pub struct HistoryEntry {
 /// A task, folded.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Task {
+    /// Its entity id (`task:` and its key).
     pub entity_id: String,
+    /// Its title.
     pub title: String,
+    /// Its project.
     pub project: String,
+    /// Status, blockers, suggestions, priority.
     #[serde(flatten)]
     pub state: TaskState,
     /// Other keys that name this task.
     pub aliases: Vec<String>,
+    /// Sessions that touched it.
     pub sessions: Vec<String>,
+    /// When it was created.
     pub created_at: String,
+    /// When it last changed.
     pub updated_at: String,
     /// Tasks its title was close to, but not close enough, when created.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub match_suggestions: Vec<matcher::Scored>,
+    /// Its events, in order.
     pub history: Vec<HistoryEntry>,
     /// The event that set the current blockers.
     #[serde(skip)]
@@ -71,6 +91,7 @@ pub struct Task {
 }
 
 impl Task {
+    /// Whether it is pending, in progress or blocked.
     pub fn is_open(&self) -> bool {
         self.state.status.is_open()
     }
@@ -79,12 +100,17 @@ impl Task {
 /// A condition: a blocker text that named no artifact and no task for sure.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Condition {
+    /// Its entity id (`cond:` and its key).
     pub entity_id: String,
+    /// The blocker as written.
     pub text: String,
+    /// Its project.
     pub project: String,
+    /// Tasks it came close to.
     pub candidates: Vec<memlog_format::task::Candidate>,
     /// The task it turned out to be, once one matches it for sure.
     pub resolved_to: Option<String>,
+    /// When it was first named.
     pub created_at: String,
     #[serde(skip)]
     event: String,
@@ -93,28 +119,39 @@ pub struct Condition {
 /// An artifact a blocker named (get-or-create: it may exist already).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Artifact {
+    /// Its entity id (`art:…`).
     pub entity_id: String,
+    /// The reference as written.
     pub title: String,
+    /// When it was first named.
     pub ts: String,
 }
 
 /// An edge with its evidence event.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Edge {
+    /// The entity it starts from.
     pub src: String,
+    /// The relation.
     pub rel: String,
+    /// The entity it points to.
     pub dst: String,
+    /// The event it comes from.
     pub evidence: String,
+    /// That event's time.
     pub ts: String,
 }
 
 /// Everything the task events say.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TaskGraph {
+    /// Tasks by entity id.
     pub tasks: BTreeMap<String, Task>,
     /// Every key naming a task (its own included) → the task.
     pub aliases: BTreeMap<String, String>,
+    /// Conditions by entity id.
     pub conditions: BTreeMap<String, Condition>,
+    /// Artifacts by entity id.
     pub artifacts: BTreeMap<String, Artifact>,
     /// Words of task titles (normalised) → the tasks whose title has them:
     /// where title matching looks for candidates.

@@ -12,16 +12,23 @@ use crate::{Error, Result};
 
 use super::fold::*;
 
+/// A task as listings show it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct TaskSummary {
+    /// Its entity id.
     pub entity_id: String,
+    /// Its title.
     pub title: String,
+    /// Its status.
     pub status: String,
+    /// Its priority, if set.
     pub priority: Option<String>,
+    /// How many blockers it has.
     pub blockers: usize,
     /// The blockers as written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blocked_by: Vec<String>,
+    /// Its project.
     pub project: String,
     /// When it last changed.
     pub updated: String,
@@ -40,6 +47,7 @@ impl TaskSummary {
             .unwrap_or(&self.entity_id)
     }
 
+    /// Whether it is pending, in progress or blocked.
     pub fn is_open(&self) -> bool {
         Status::parse(&self.status).is_none_or(Status::is_open)
     }

@@ -76,27 +76,34 @@ impl Distance<f32> for UnitCosine {
     }
 }
 
+/// `meta.json`: what the vector files hold and how far they are committed.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct VectorMeta {
     /// [`FORMAT`] of the files (absent, 0, before `texts.bin`).
     #[serde(default)]
     pub format: u32,
+    /// The model that made the vectors.
     pub model: String,
+    /// Their dimensions.
     pub dim: usize,
     /// Committed rows.
     pub rows: usize,
     /// Rows covered by the HNSW dump.
     pub hnsw_rows: usize,
+    /// File name base of the HNSW dump, if there is one.
     pub hnsw_base: Option<String>,
     /// Database rowid and key of the last event embedded; a rowid of -1
     /// (set by [`adopt`]) makes the next catch-up check every row.
     pub watermark_rowid: i64,
+    /// Key of the last event embedded.
     pub watermark_key: u64,
 }
 
 /// The vector projection, open for searching.
 pub struct VectorIndex {
+    /// The `vectors/` directory.
     pub dir: PathBuf,
+    /// Its meta as opened.
     pub meta: VectorMeta,
     keys: Vec<u64>,
     rows_by_key: HashMap<u64, u32>,
@@ -120,7 +127,9 @@ pub enum VectorAccess {
 /// One vector hit: the event key and its cosine to the query.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VectorHit {
+    /// The event's key.
     pub key: u64,
+    /// Its cosine to the query.
     pub cosine: f32,
 }
 
@@ -131,11 +140,13 @@ pub struct CatchUpReport {
     pub pending: usize,
     /// Texts the model embedded (the rest came from the cache).
     pub embedded: usize,
+    /// Texts whose vector came from the cache.
     pub cached: usize,
     /// Rows carried over from before a rebuild, checked and kept.
     pub kept: usize,
     /// Why the projection started over, if it did.
     pub restarted: Option<String>,
+    /// The model.
     pub model: String,
     /// Rows in the projection afterwards.
     pub rows: usize,
@@ -241,6 +252,7 @@ impl VectorIndex {
         }))
     }
 
+    /// Committed rows.
     pub fn rows(&self) -> usize {
         self.meta.rows
     }
