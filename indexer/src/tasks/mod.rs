@@ -27,8 +27,10 @@ pub(crate) mod fold;
 pub(crate) mod query;
 pub(crate) mod refold;
 
-pub use fold::*;
-pub use query::*;
+pub use fold::{
+    Artifact, Condition, Edge, HistoryEntry, Task, TaskEvent, TaskGraph, fold, offline_ref,
+};
+pub use query::{TaskSummary, find_task, open_tasks, resolve_blockers, tasks};
 pub use refold::{TASK_KINDS, load_events, refold};
 
 #[cfg(test)]
@@ -37,7 +39,6 @@ mod tests {
     use memlog_format::task::{BlockerKind, Status};
     use serde_json::{Value, json};
 
-    use super::fold::*;
     use super::*;
 
     fn ev(n: usize, session: &str, kind: Kind, body: Value) -> TaskEvent {

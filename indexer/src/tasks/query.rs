@@ -10,7 +10,7 @@ use crate::matcher::{self, Match};
 use crate::projection::Projections;
 use crate::{Error, Result};
 
-use super::fold::*;
+use super::fold::offline_ref;
 
 /// A task as listings show it.
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::{Error, Result};
 
-use super::fold::*;
+use super::fold::{TaskEvent, fold};
 
 /// The kinds folded here.
 pub const TASK_KINDS: [Kind; 5] = [
