@@ -32,7 +32,7 @@
 //!   batch_size: 16
 //! context:
 //!   budget_tokens: 1500       # size of injected context
-//!   min_relevance: 0.33       # full-text coverage under which nothing is injected
+//!   min_relevance: 0.35       # full-text coverage under which nothing is injected
 //! hooks:
 //!   inject: true              # memories at SessionStart / UserPromptSubmit
 //!   inject_budget_ms: 300     # past it, injection is skipped
@@ -256,7 +256,7 @@ impl Default for ContextConfig {
     fn default() -> Self {
         ContextConfig {
             budget_tokens: 1500,
-            min_relevance: 0.33,
+            min_relevance: 0.35,
         }
     }
 }
