@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use memlog_format::paths::WorkRoots;
 use memlog_format::refs::Reference;
 use memlog_format::visibility::Forgets;
 use memlog_format::{Event, Kind};
@@ -53,6 +54,8 @@ pub(super) struct Batch<'a> {
     pub(super) tasks_changed: bool,
     /// Likewise for the `memory` table (levels' counts).
     pub(super) memory_changed: bool,
+    /// The repository's worktrees: file entities are named relative to them.
+    pub(super) roots: WorkRoots,
 }
 
 impl Batch<'_> {
@@ -78,7 +81,7 @@ impl Batch<'_> {
         if self.bulk && !self.seen_events.insert(crate::fts::event_key(&e.id)) {
             return Ok(());
         }
-        let d = derive::derive(e);
+        let d = derive::derive_in(e, &self.roots);
         // The body is kept unless it is `{"text": …}` with the row's text,
         // so that every row gives back its event exactly (`lookup`).
         let body = (e.body.len() != 1 || e.text() != Some(d.text.as_str())).then(|| {
