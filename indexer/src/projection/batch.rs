@@ -227,12 +227,32 @@ impl Batch<'_> {
                 .tx
                 .prepare("SELECT id, session FROM events WHERE key = ?1 AND id = ?2")
                 .map_err(|x| self.sql(x))?;
-            if let Some(serde_json::Value::Array(targets)) = forget.body.get("targets") {
+            // What was derived from a target follows it (format::visibility):
+            // facts aligned to it, memories giving it as evidence.
+            let mut from_source = self
+                .tx
+                .prepare(
+                    "SELECT id, session FROM events
+                     WHERE (kind = 'fact' AND json_valid(body) AND json_extract(body, '$.event') = ?1)
+                        OR (meta LIKE '%\"evidence\"%' AND json_valid(meta)
+                            AND EXISTS (SELECT 1 FROM json_each(meta, '$.evidence') WHERE value = ?1))",
+                )
+                .map_err(|x| self.sql(x))?;
+            for field in ["targets", "derived"] {
+                let Some(serde_json::Value::Array(targets)) = forget.body.get(field) else {
+                    continue;
+                };
                 for t in targets.iter().filter_map(|t| t.as_str()) {
                     let rows = by_id
                         .query_map(params![crate::fts::event_key(t) as i64, t], |r| {
                             Ok((r.get(0)?, r.get(1)?))
                         })
+                        .map_err(|x| self.sql(x))?;
+                    for row in rows {
+                        victims.push(row.map_err(|x| self.sql(x))?);
+                    }
+                    let rows = from_source
+                        .query_map(params![t], |r| Ok((r.get(0)?, r.get(1)?)))
                         .map_err(|x| self.sql(x))?;
                     for row in rows {
                         victims.push(row.map_err(|x| self.sql(x))?);
@@ -264,6 +284,8 @@ impl Batch<'_> {
                 }
             }
         }
+        victims.sort();
+        victims.dedup();
         for (id, session) in victims {
             self.remove(&id, &session)?;
             self.note_hidden(&id)?;
