@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use crate::log::{CommitInfo, Log, SegmentRef};
 use crate::remote::{remember_purged, tracking_refs};
-use crate::seal::{commit_message, publish};
+use crate::seal::{commit_message, publish, remove_stale_lock};
 use crate::{Error, Repo, Result, git_command};
 
 /// Trailer of a rewritten commit: how many events the purge removed from it.
@@ -198,6 +198,7 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     }
     let new_tip = rewritten.get(&tip).copied().unwrap_or(tip);
     let objects = staging.objects.take_object_memory().unwrap_or_default();
+    remove_stale_lock(repo);
     publish(repo, &objects, Some(tip), new_tip, "memlog: purge")?;
     report.new_tip = Some(new_tip.to_string());
     remember_purged(

@@ -247,3 +247,24 @@ fn random_sigkills_during_every_writer_lose_and_duplicate_nothing() {
     );
     assert!(stdout.contains("each exactly once"), "{stdout}");
 }
+
+/// A process killed while holding `packed-refs.lock` (git takes it to
+/// update a packed ref) used to block every later seal for good; a lock
+/// older than a live holder keeps one is removed.
+#[test]
+fn a_stale_packed_refs_lock_does_not_block_sealing() {
+    let repo = TestRepo::new();
+    repo.record("s1", "note", "before git packs the ref");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.git(&["pack-refs", "--all"]).ok();
+    let lock = repo.path().join(".git/packed-refs.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(60);
+    file.set_modified(old).unwrap();
+    drop(file);
+    let id = repo.record("s2", "note", "after a crash left the lock");
+    repo.memlog(&["seal", "--all"]).ok();
+    assert!(id_counts(&repo).contains_key(&id));
+    assert!(!lock.exists());
+    assert_fsck_clean(&repo);
+}
