@@ -74,6 +74,8 @@ struct Replacement {
 /// Rewrites the history of the memlog ref without the bytes of forgotten
 /// events, then expires reflogs and prunes the object store.
 pub fn purge(repo: &Repo) -> Result<PurgeReport> {
+    // no seal or sync writes objects while this one prunes them
+    let _history = crate::history_lock::exclusive(repo)?;
     let log = Log::new(repo);
     let mut report = PurgeReport::default();
     let Some(tip) = log.tip()? else {

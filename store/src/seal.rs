@@ -59,6 +59,7 @@ pub struct Sealed {
 /// Seals each request as one commit (requests with nothing new get none), in
 /// order, and moves the ref once to the last of them.
 pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
+    let _history = crate::history_lock::shared(repo)?;
     let log = Log::new(repo);
     let sessions: HashSet<String> = requests.iter().map(|r| r.session.clone()).collect();
     let mut last_error = None;
