@@ -6,6 +6,7 @@
 
 mod generator;
 mod hooks;
+mod kills;
 mod locomo;
 mod search;
 mod serve;
@@ -100,6 +101,12 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     locomo_dump: Option<PathBuf>,
 
+    /// Crash safety instead: N random SIGKILLs during record, seal, import,
+    /// index and purge, then checks that every event is there exactly once,
+    /// forgotten ones are erased, and both fscks are clean (fails otherwise).
+    #[arg(long, value_name = "N")]
+    kills: Option<usize>,
+
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
@@ -121,6 +128,11 @@ fn main() -> anyhow::Result<()> {
     }
     let bin = memlog_bin()?;
     let mut rows = Vec::new();
+    if let Some(kills) = args.kills {
+        rows.extend(kills::bench(&bin, args.seed, kills)?);
+        print_table(rows);
+        return Ok(());
+    }
     if args.watch {
         rows.extend(watch::bench_watch(&bin, args.seed, args.quick)?);
         print_table(rows);

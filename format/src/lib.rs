@@ -35,6 +35,7 @@ pub mod event;
 pub mod id;
 pub mod key;
 pub mod neutral;
+pub mod paths;
 pub mod privacy;
 pub mod refs;
 pub mod segment;
