@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""A scripted model API on 127.0.0.1 for driving real agent CLIs offline.
+
+Usage: scripted_api.py SCRIPT.json REQUEST_LOG_DIR [--idle SECONDS]
+
+Prints the port it listens on (one line), then answers the agent's requests
+from the script, in order, until it has been idle for --idle seconds
+(default 60) or its parent goes away. Python standard library only.
+
+The script (JSON):
+
+    {
+      "protocol": "anthropic",          # the only one so far: Messages API
+      "turns": [
+        {"when_contains": "optional substring of the latest user message",
+         "text": "optional text block",
+         "tool_use": {"name": "Read", "input": {"file_path": "/x"}}},
+        ...
+      ],
+      "side_text": "answer to side requests (titles, summaries)"
+    }
+
+A turn may also give `content`: a list of Messages API content blocks
+(`{"type": "text", "text": ...}`, `{"type": "tool_use", "name", "input"}`)
+instead of `text` / `tool_use`. The stop reason is `tool_use` when a turn
+calls a tool, else `end_turn`.
+
+Which turn answers a request: only requests of the agent's main loop (those
+that offer `tools`) consume turns; the first turn not yet used whose
+`when_contains` (if any) occurs in the latest user message answers it.
+Side requests (no `tools`), and main-loop requests when no turn matches,
+get `side_text` and consume nothing.
+
+Every request is logged to REQUEST_LOG_DIR/NNNN.json as
+{"method", "path", "body", "answered_by"} (answered_by: the turn's index, or
+null for a side answer), so that tests can read what reached the model.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Script:
+    """The scripted turns and the request log, shared by the handlers."""
+
+    def __init__(self, path, log_dir):
+        with open(path, encoding="utf-8") as f:
+            script = json.load(f)
+        self.protocol = script.get("protocol", "anthropic")
+        if self.protocol != "anthropic":
+            raise SystemExit(f"scripted_api: unknown protocol {self.protocol!r} in {path}")
+        self.turns = script.get("turns", [])
+        self.side_text = script.get("side_text", "OK.")
+        self.used = [False] * len(self.turns)
+        self.log_dir = log_dir
+        self.count = 0
+        self.lock = threading.Lock()
+        self.last_activity = time.monotonic()
+
+    def touch(self):
+        self.last_activity = time.monotonic()
+
+    def pick(self, body):
+        """The index of the turn answering `body`, marked used, or None."""
+        if not isinstance(body, dict) or not body.get("tools"):
+            return None
+        latest = latest_user_text(body.get("messages", []))
+        with self.lock:
+            for i, turn in enumerate(self.turns):
+                if self.used[i]:
+                    continue
+                needle = turn.get("when_contains")
+                if needle is None or needle in latest:
+                    self.used[i] = True
+                    return i
+        return None
+
+    def log(self, method, path, body, answered_by):
+        with self.lock:
+            self.count += 1
+            name = os.path.join(self.log_dir, f"{self.count:04}.json")
+        record = {"method": method, "path": path, "body": body, "answered_by": answered_by}
+        with open(name + ".part", "w", encoding="utf-8") as f:
+            json.dump(record, f)
+        os.replace(name + ".part", name)
+
+    def content(self, index):
+        """The content blocks of turn `index` (None: the side answer)."""
+        if index is None:
+            return [{"type": "text", "text": self.side_text}]
+        turn = self.turns[index]
+        if "content" in turn:
+            blocks = turn["content"]
+        else:
+            blocks = []
+            if "text" in turn:
+                blocks.append({"type": "text", "text": turn["text"]})
+            if "tool_use" in turn:
+                blocks.append(dict(turn["tool_use"], type="tool_use"))
+        out = []
+        for n, block in enumerate(blocks):
+            block = dict(block)
+            if block.get("type") == "tool_use":
+                block.setdefault("id", f"toolu_scripted_{index:02}_{n:02}")
+                block.setdefault("input", {})
+            out.append(block)
+        return out
+
+
+def latest_user_text(messages):
+    """All text of the last user message (tool results included)."""
+    for message in reversed(messages):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        return json.dumps(content, ensure_ascii=False)
+    return ""
+
+
+def anthropic_message(blocks, model):
+    stop = "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn"
+    return {
+        "id": f"msg_scripted_{time.monotonic_ns()}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 10},
+    }
+
+
+def anthropic_events(message):
+    """The SSE events streaming `message`."""
+    head = dict(message, content=[], stop_reason=None)
+    yield "message_start", {"type": "message_start", "message": head}
+    for i, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        elif block["type"] == "tool_use":
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        else:
+            continue
+        yield "content_block_start", {"type": "content_block_start", "index": i, "content_block": start}
+        yield "content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": i}
+    yield "message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": 10},
+    }
+    yield "message_stop", {"type": "message_stop"}
+
+
+def handler_for(script):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # quiet: the request log is the record
+            pass
+
+        def read_body(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                return json.loads(raw) if raw else None
+            except ValueError:
+                return raw.decode("utf-8", "replace")
+
+        def send_json(self, status, value):
+            data = json.dumps(value).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_HEAD(self):
+            script.touch()
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self):
+            script.touch()
+            script.log("GET", self.path, None, None)
+            self.send_json(200, {"data": [], "has_more": False})
+
+        def do_POST(self):
+            script.touch()
+            body = self.read_body()
+            path = self.path.split("?", 1)[0]
+            if path.endswith("/count_tokens"):
+                script.log("POST", self.path, body, None)
+                self.send_json(200, {"input_tokens": 100})
+                return
+            if not path.endswith("/v1/messages"):
+                script.log("POST", self.path, body, None)
+                self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+                return
+            index = script.pick(body)
+            script.log("POST", self.path, body, index)
+            model = body.get("model", "scripted") if isinstance(body, dict) else "scripted"
+            message = anthropic_message(script.content(index), model)
+            if isinstance(body, dict) and body.get("stream"):
+                self.stream(anthropic_events(message))
+            else:
+                self.send_json(200, message)
+
+        def stream(self, events):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for name, data in events:
+                chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+def main(argv):
+    if len(argv) < 3:
+        raise SystemExit(__doc__)
+    script_path, log_dir = argv[1], argv[2]
+    idle = 60.0
+    if "--idle" in argv:
+        idle = float(argv[argv.index("--idle") + 1])
+    os.makedirs(log_dir, exist_ok=True)
+    script = Script(script_path, log_dir)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(script))
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+    parent = os.getppid()
+
+    def watchdog():
+        # Never outlive the test: stop when idle too long or orphaned.
+        while True:
+            time.sleep(0.5)
+            if time.monotonic() - script.last_activity > idle or os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
