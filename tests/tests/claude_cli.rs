@@ -100,3 +100,97 @@ fn a_real_session_is_captured_and_sealed_as_one_commit() {
         "nothing left unsealed"
     );
 }
+
+/// Imports transcripts and returns the report.
+fn import(repo: &TestRepo, transcripts: &[&std::path::Path]) -> Value {
+    let mut args = vec!["import", "claude-code", "--json"];
+    let paths: Vec<String> = transcripts
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    args.extend(paths.iter().map(String::as_str));
+    repo.memlog(&args).ok().json()
+}
+
+#[test]
+fn importing_hook_captured_sessions_adds_nothing() {
+    let repo = repo_with_notes();
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    let first = claude.run(
+        "When does the release train leave?",
+        &read_and_answer(&repo, "On Thursdays."),
+    );
+    let second = claude.run(
+        "And when is the freeze?",
+        &read_and_answer(&repo, "Wednesday noon."),
+    );
+    let before = repo.cat().len();
+    let commits = repo.memlog_commits().len();
+    assert_eq!(commits, 2);
+
+    let report = import(
+        &repo,
+        &[
+            &claude.transcript(&first.session_id),
+            &claude.transcript(&second.session_id),
+        ],
+    );
+    assert_eq!(report["added"], 0, "{report}");
+    assert_eq!(report["commits"], 0, "{report}");
+    assert_eq!(repo.cat().len(), before);
+    assert_eq!(repo.memlog_commits().len(), commits);
+    let twice = import(
+        &repo,
+        &[
+            &claude.transcript(&first.session_id),
+            &claude.transcript(&second.session_id),
+        ],
+    );
+    assert_eq!(twice["added"], 0, "{twice}");
+}
+
+#[test]
+fn importing_a_session_whose_stop_hook_never_ran_adds_only_its_answer() {
+    let repo = repo_with_notes();
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    // Without memlog's Stop hook, as when the agent is killed mid-answer.
+    let path = claude.settings_path();
+    let mut settings: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    settings["hooks"].as_object_mut().unwrap().remove("Stop");
+    std::fs::write(&path, settings.to_string()).unwrap();
+
+    let answer = "Thursdays, with the freeze on Wednesday noon.";
+    let run = claude.run(
+        "When does the release train leave?",
+        &read_and_answer(&repo, answer),
+    );
+    let before = events_of(&repo, &run.session_id);
+    assert!(
+        before.iter().all(|e| e["kind"] != "agent_response"),
+        "no Stop hook, no answer: {before:?}"
+    );
+
+    let transcript = claude.transcript(&run.session_id);
+    let report = import(&repo, &[&transcript]);
+    assert_eq!(report["added"], 1, "{report}");
+    assert_eq!(report["commits"], 1, "{report}");
+    let after = events_of(&repo, &run.session_id);
+    assert_eq!(after.len(), before.len() + 1);
+    let answers: Vec<&Value> = after
+        .iter()
+        .filter(|e| e["kind"] == "agent_response")
+        .collect();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["body"]["text"], answer);
+
+    // Importing again adds nothing.
+    let again = import(&repo, &[&transcript]);
+    assert_eq!(
+        (again["added"].clone(), again["commits"].clone()),
+        (json!(0), json!(0))
+    );
+}

@@ -17,7 +17,8 @@ use crate::output;
 ///
 /// Imports are sealed directly: one commit per session. They are idempotent:
 /// events already in the log (same content, same id) are skipped, so running
-/// an import twice adds nothing.
+/// an import twice adds nothing; nor are prompts, answers and tool calls the
+/// session already holds from another path (its hooks).
 #[derive(Args)]
 pub struct ImportArgs {
     #[command(subcommand)]
@@ -36,7 +37,9 @@ enum ImportSource {
 /// their results, TodoWrite task updates, summaries and compaction
 /// continuations, and the transcripts of subagents. Each event keeps the
 /// transcript line it came from in meta.ref. Importing again adds nothing;
-/// a transcript that grew adds only its new part. Claude Code deletes
+/// a transcript that grew adds only its new part; a session memlog's hooks
+/// recorded gets only what they missed (such as an answer whose Stop hook
+/// never ran). Claude Code deletes
 /// transcripts after 30 days by default: imported sessions stay in memlog.
 #[derive(Args)]
 struct ClaudeCodeArgs {
