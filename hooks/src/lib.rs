@@ -114,6 +114,8 @@
 //! each with the line's time and a stable `meta.ref`, so that importing the
 //! same transcript twice adds nothing.
 
+mod agent;
+pub mod codex;
 mod error;
 mod event;
 mod hook;
@@ -123,6 +125,7 @@ mod todo;
 mod tool;
 pub mod transcript;
 
+pub use agent::Agent;
 pub use error::{Error, Result};
 pub use event::HookEvent;
 pub use hook::{drafts, drafts_at, hook_output};
