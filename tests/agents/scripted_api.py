@@ -10,7 +10,7 @@ from the script, in order, until it has been idle for --idle seconds
 The script (JSON):
 
     {
-      "protocol": "anthropic",          # the only one so far: Messages API
+      "protocol": "anthropic",          # Messages API, or "responses"
       "turns": [
         {"when_contains": "optional substring of the latest user message",
          "text": "optional text block",
@@ -19,6 +19,10 @@ The script (JSON):
       ],
       "side_text": "answer to side requests (titles, summaries)"
     }
+
+With "responses" (OpenAI's Responses API, as Codex CLI speaks it at
+`POST …/responses`, always streamed), text becomes an assistant message and
+`tool_use` a `function_call` (its `id` the `call_id`).
 
 A turn may also give `content`: a list of Messages API content blocks
 (`{"type": "text", "text": ...}`, `{"type": "tool_use", "name", "input"}`)
@@ -51,7 +55,7 @@ class Script:
         with open(path, encoding="utf-8") as f:
             script = json.load(f)
         self.protocol = script.get("protocol", "anthropic")
-        if self.protocol != "anthropic":
+        if self.protocol not in ("anthropic", "responses"):
             raise SystemExit(f"scripted_api: unknown protocol {self.protocol!r} in {path}")
         self.turns = script.get("turns", [])
         self.side_text = script.get("side_text", "OK.")
@@ -68,7 +72,10 @@ class Script:
         """The index of the turn answering `body`, marked used, or None."""
         if not isinstance(body, dict) or not body.get("tools"):
             return None
-        latest = latest_user_text(body.get("messages", []))
+        if self.protocol == "responses":
+            latest = latest_input_text(body.get("input", []))
+        else:
+            latest = latest_user_text(body.get("messages", []))
         with self.lock:
             for i, turn in enumerate(self.turns):
                 if self.used[i]:
@@ -121,6 +128,47 @@ def latest_user_text(messages):
             return content
         return json.dumps(content, ensure_ascii=False)
     return ""
+
+
+def latest_input_text(items):
+    """The last user message or tool output of a Responses API input."""
+    if isinstance(items, str):
+        return items
+    for item in reversed(items):
+        if item.get("type") == "function_call_output" or item.get("role") == "user":
+            return json.dumps(item, ensure_ascii=False)
+    return ""
+
+
+def responses_events(blocks, model):
+    """The Responses API SSE events answering with `blocks` (text becomes an
+    assistant message, tool_use a function_call)."""
+    rid = f"resp_scripted_{time.monotonic_ns()}"
+    head = {"id": rid, "object": "response", "model": model, "status": "in_progress", "output": []}
+    yield "response.created", {"type": "response.created", "response": head}
+    output = []
+    for i, block in enumerate(blocks):
+        if block["type"] == "text":
+            item = {"type": "message", "id": f"msg_{rid}_{i}", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": block["text"], "annotations": []}]}
+            yield "response.output_item.added", {"type": "response.output_item.added", "output_index": i,
+                                                 "item": dict(item, content=[], status="in_progress")}
+            yield "response.output_text.delta", {"type": "response.output_text.delta", "output_index": i,
+                                                 "item_id": item["id"], "content_index": 0, "delta": block["text"]}
+        elif block["type"] == "tool_use":
+            item = {"type": "function_call", "id": f"fc_{rid}_{i}", "call_id": block["id"], "name": block["name"],
+                    "arguments": json.dumps(block["input"]), "status": "completed"}
+            yield "response.output_item.added", {"type": "response.output_item.added", "output_index": i,
+                                                 "item": dict(item, arguments="", status="in_progress")}
+        else:
+            continue
+        output.append(item)
+        yield "response.output_item.done", {"type": "response.output_item.done", "output_index": i, "item": item}
+    done = dict(head, status="completed", output=output,
+                usage={"input_tokens": 10, "output_tokens": 10, "total_tokens": 20,
+                       "input_tokens_details": {"cached_tokens": 0},
+                       "output_tokens_details": {"reasoning_tokens": 0}})
+    yield "response.completed", {"type": "response.completed", "response": done}
 
 
 def anthropic_message(blocks, model):
@@ -202,6 +250,12 @@ def handler_for(script):
             if path.endswith("/count_tokens"):
                 script.log("POST", self.path, body, None)
                 self.send_json(200, {"input_tokens": 100})
+                return
+            if script.protocol == "responses" and path.endswith("/responses"):
+                index = script.pick(body)
+                script.log("POST", self.path, body, index)
+                model = body.get("model", "scripted") if isinstance(body, dict) else "scripted"
+                self.stream(responses_events(script.content(index), model))
                 return
             if not path.endswith("/v1/messages"):
                 script.log("POST", self.path, body, None)

@@ -320,3 +320,160 @@ fn run_bounded(command: &mut Command, scratch: &Path) -> Run {
         },
     }
 }
+
+/// Codex CLI, as `scripts/install-assets` installs it, with a fresh
+/// CODEX_HOME whose model provider is the scripted Responses API, and
+/// memlog's hooks installed into one test repository.
+pub struct CodexCli {
+    /// The native `codex` binary.
+    pub bin: PathBuf,
+    /// `codex --version`, e.g. `codex-cli 0.169.0`.
+    pub version: String,
+    /// The fresh HOME; CODEX_HOME is its `.codex/`.
+    pub home: tempfile::TempDir,
+    repo: PathBuf,
+}
+
+impl CodexCli {
+    /// The installed Codex CLI, set up for `repo` with memlog's hooks
+    /// (`memlog install codex`, the project's `.codex/hooks.json`). `None`,
+    /// with a message, when it is not installed.
+    pub fn find(repo: &TestRepo) -> Option<CodexCli> {
+        let bin = agents_dir().join(
+            "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+        );
+        if !bin.exists() {
+            eprintln!(
+                "skipped: Codex CLI is not installed at {} (run scripts/install-assets)",
+                bin.display()
+            );
+            return None;
+        }
+        let version = match Command::new(&bin).arg("--version").output() {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            other => {
+                eprintln!("skipped: {} --version failed: {other:?}", bin.display());
+                return None;
+            }
+        };
+        let home = tempfile::Builder::new()
+            .prefix("memlog-codex-home-")
+            .tempdir()
+            .expect("tempdir");
+        std::fs::create_dir_all(home.path().join(".codex")).expect("CODEX_HOME");
+        repo.memlog(&["install", "codex"]).ok();
+        Some(CodexCli {
+            bin,
+            version,
+            home,
+            repo: repo.path().to_path_buf(),
+        })
+    }
+
+    /// CODEX_HOME.
+    pub fn codex_home(&self) -> PathBuf {
+        self.home.path().join(".codex")
+    }
+
+    /// `codex exec --json PROMPT` in the repository, answered by `script`
+    /// (protocol `responses`). Hooks run without Codex's interactive trust
+    /// review (`--dangerously-bypass-hook-trust`: the test vetted them).
+    pub fn run(&self, prompt: &str, script: &Value) -> AgentRun {
+        let mut script = script.clone();
+        script["protocol"] = Value::from("responses");
+        let api = ScriptedApi::start(&script).expect("python3 runs the scripted API");
+        self.write_config(&api);
+        let mut command = Command::new(&self.bin);
+        command
+            .args(["exec", "--json", "--dangerously-bypass-hook-trust", prompt])
+            .current_dir(&self.repo)
+            .env("HOME", self.home.path())
+            .env("CODEX_HOME", self.codex_home())
+            .env("SCRIPTED_API_KEY", "x")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL");
+        git_and_model_env(&mut command);
+        let run = run_bounded(&mut command, self.home.path());
+        let requests = api.requests();
+        assert!(
+            run.output.status.success(),
+            "codex failed ({:?})\nstdout:\n{}\nstderr:\n{}",
+            run.output.status,
+            run.stdout(),
+            run.stderr()
+        );
+        let events: Vec<Value> = run
+            .stdout()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let session_id = events
+            .iter()
+            .find(|e| e["type"] == "thread.started")
+            .and_then(|e| e["thread_id"].as_str())
+            .unwrap_or_else(|| panic!("no thread.started in {}", run.stdout()))
+            .to_string();
+        AgentRun {
+            session_id,
+            result: Value::Array(events),
+            requests,
+            run,
+        }
+    }
+
+    /// config.toml: the scripted API as the only model provider (Responses
+    /// wire API, no retries), no analytics or plugins, no sandbox or
+    /// approvals (the test repository is a tempdir), the repository trusted.
+    fn write_config(&self, api: &ScriptedApi) {
+        let config = format!(
+            r#"model = "gpt-5"
+model_provider = "scripted"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "{base}/v1"
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+
+[projects."{repo}"]
+trust_level = "trusted"
+"#,
+            base = api.base_url(),
+            repo = self.repo.display()
+        );
+        std::fs::write(self.codex_home().join("config.toml"), config).expect("write config.toml");
+    }
+
+    /// The session file Codex wrote for `session_id`
+    /// (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`).
+    pub fn rollout(&self, session_id: &str) -> PathBuf {
+        fn find(dir: &Path, id: &str) -> Option<PathBuf> {
+            for entry in std::fs::read_dir(dir).ok()?.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    if let Some(found) = find(&path, id) {
+                        return Some(found);
+                    }
+                } else if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.starts_with("rollout-") && n.ends_with(&format!("{id}.jsonl"))
+                }) {
+                    return Some(path);
+                }
+            }
+            None
+        }
+        let sessions = self.codex_home().join("sessions");
+        find(&sessions, session_id)
+            .unwrap_or_else(|| panic!("no rollout for {session_id} under {}", sessions.display()))
+    }
+}

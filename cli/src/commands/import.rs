@@ -29,6 +29,25 @@ pub struct ImportArgs {
 enum ImportSource {
     Jsonl(JsonlArgs),
     ClaudeCode(ClaudeCodeArgs),
+    Codex(CodexArgs),
+}
+
+/// Import Codex CLI sessions (one commit each).
+///
+/// Reads Codex's session files (rollouts): prompts, answers and shell
+/// commands with their output. By default, every session under
+/// $CODEX_HOME/sessions (else ~/.codex/sessions) that ran inside this
+/// repository. Importing again adds nothing, and a session memlog's hooks
+/// recorded gets only what they missed.
+#[derive(Args)]
+struct CodexArgs {
+    /// Session files or folders of them (searched recursively for
+    /// rollout-*.jsonl).
+    paths: Vec<PathBuf>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Import Claude Code transcripts (their sessions, one commit each).
@@ -78,6 +97,7 @@ pub fn cmd_import(dir: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     match args.source {
         ImportSource::Jsonl(a) => import_jsonl(dir, a),
         ImportSource::ClaudeCode(a) => import_claude_code(dir, a),
+        ImportSource::Codex(a) => import_codex(dir, a),
     }
 }
 
@@ -210,7 +230,7 @@ fn import_claude_code(dir: &Path, args: ClaudeCodeArgs) -> anyhow::Result<ExitCo
     let options = memlog_hooks::HookOptions {
         project: repo.project(),
         excluded_tools: repo.config.tools.exclude.clone(),
-        record_pre_tool_use: false,
+        ..memlog_hooks::HookOptions::default()
     };
     let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
     let mut per_file = Vec::new();
@@ -233,6 +253,134 @@ fn import_claude_code(dir: &Path, args: ClaudeCodeArgs) -> anyhow::Result<ExitCo
         match sessions.iter_mut().find(|(s, _)| *s == t.session_id) {
             Some((_, existing)) => existing.extend(drafts),
             None => sessions.push((t.session_id, drafts)),
+        }
+    }
+    let recorder = Recorder::new(&repo)?;
+    let (sealed, report) = recorder.import_numbered(sessions)?;
+    let Totals {
+        added,
+        duplicates,
+        commits,
+    } = totals(&sealed, &report);
+    if args.json {
+        output::print_json(&json!({
+            "files": per_file,
+            "sessions": sealed.len(),
+            "commits": commits,
+            "added": added,
+            "duplicates": duplicates,
+        }))?;
+    } else {
+        for f in &per_file {
+            println!(
+                "{}: session {} ({} events)",
+                f["path"].as_str().unwrap_or(""),
+                f["session"].as_str().unwrap_or(""),
+                f["events"]
+            );
+        }
+        println!("imported {added} new events in {commits} commits ({duplicates} already present)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Codex's session folder: `$CODEX_HOME/sessions`, else
+/// `~/.codex/sessions`.
+fn codex_sessions_dir() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home).join("sessions"));
+    }
+    Some(PathBuf::from(std::env::var_os("HOME")?).join(".codex/sessions"))
+}
+
+/// Every `rollout-*.jsonl` under `dir`, in path order.
+fn rollout_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rollout_files(&path, out)?;
+        } else if path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn import_codex(dir: &Path, args: CodexArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open_for_writing(dir)?;
+    let options = memlog_hooks::HookOptions {
+        project: repo.project(),
+        excluded_tools: repo.config.tools.exclude.clone(),
+        agent: memlog_hooks::Agent::Codex,
+        ..memlog_hooks::HookOptions::default()
+    };
+    // By default only the sessions that ran in this repository.
+    let inside = if args.paths.is_empty() {
+        Some(
+            repo.work_tree
+                .clone()
+                .context("this repository has no working tree; give session paths")?,
+        )
+    } else {
+        None
+    };
+    let mut files = Vec::new();
+    if args.paths.is_empty() {
+        let default = codex_sessions_dir().context("HOME is not set; give session paths")?;
+        if !default.exists() {
+            anyhow::bail!(
+                "no Codex sessions at {} (give session paths)",
+                default.display()
+            );
+        }
+        rollout_files(&default, &mut files)?;
+    } else {
+        for p in &args.paths {
+            if p.is_dir() {
+                rollout_files(p, &mut files)?;
+            } else if p.is_file() {
+                files.push(p.clone());
+            } else {
+                anyhow::bail!("{}: no such file or folder", p.display());
+            }
+        }
+    }
+    let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
+    let mut per_file = Vec::new();
+    for file in &files {
+        let rollout = memlog_hooks::codex::read(file, &options)
+            .with_context(|| format!("reading {}", file.display()))?;
+        if let Some(root) = &inside {
+            let ran_here = rollout
+                .cwd
+                .as_deref()
+                .is_some_and(|cwd| Path::new(cwd).starts_with(root));
+            if !ran_here {
+                continue;
+            }
+        }
+        per_file.push(json!({
+            "path": file.display().to_string(),
+            "session": rollout.session_id,
+            "events": rollout.drafts.len(),
+            "malformed_lines": rollout.malformed,
+        }));
+        let drafts = rollout
+            .drafts
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (i as u64, d));
+        match sessions.iter_mut().find(|(s, _)| *s == rollout.session_id) {
+            Some((_, existing)) => existing.extend(drafts),
+            None => sessions.push((rollout.session_id, drafts.collect())),
         }
     }
     let recorder = Recorder::new(&repo)?;

@@ -85,7 +85,7 @@ pub(super) fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Res
     let exe = std::env::current_exe().context("locating the memlog binary")?;
     let removed = remove_memlog_hooks(root);
     if install {
-        add_memlog_hooks(root, &exe);
+        add_memlog_hooks(root, &exe, &HOOKED, "");
     }
     if let Some(Value::Object(h)) = root.get("hooks")
         && h.is_empty()
@@ -117,7 +117,7 @@ pub(super) fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Res
 }
 
 /// Whether a hook command is one of memlog's (`… memlog hook <Event>`).
-fn is_memlog_command(command: &str) -> bool {
+pub(super) fn is_memlog_command(command: &str) -> bool {
     let mut words = command.split_whitespace();
     let Some(program) = words.next() else {
         return false;
@@ -132,7 +132,7 @@ fn is_memlog_command(command: &str) -> bool {
 
 /// Removes memlog's hook commands (and groups or events left empty);
 /// returns how many were removed.
-fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
+pub(super) fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
     let Some(Value::Object(events)) = root.get_mut("hooks") else {
         return 0;
     };
@@ -162,7 +162,15 @@ fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
     removed
 }
 
-fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path) {
+/// Adds `<exe> hook <agent_flag><Event>` for each of `hooked` (event, takes
+/// a tool matcher) under `root.hooks`, in the shape Claude Code's settings
+/// and Codex's hooks.json share.
+pub(super) fn add_memlog_hooks(
+    root: &mut Map<String, Value>,
+    exe: &Path,
+    hooked: &[(&str, bool)],
+    agent_flag: &str,
+) {
     let program = exe.display().to_string();
     let program = if program.contains(' ') {
         format!("\"{program}\"")
@@ -178,14 +186,14 @@ fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path) {
     let Value::Object(events) = events else {
         return;
     };
-    for (event, takes_matcher) in HOOKED {
+    for &(event, takes_matcher) in hooked {
         let mut group = Map::new();
         if takes_matcher {
             group.insert("matcher".into(), Value::String("*".into()));
         }
         group.insert(
             "hooks".into(),
-            json!([{ "type": "command", "command": format!("{program} hook {event}"), "timeout": HOOK_TIMEOUT_SECS }]),
+            json!([{ "type": "command", "command": format!("{program} hook {agent_flag}{event}"), "timeout": HOOK_TIMEOUT_SECS }]),
         );
         let list = events
             .entry(event)
