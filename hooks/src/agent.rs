@@ -22,17 +22,21 @@ pub enum Agent {
     ClaudeCode,
     /// OpenAI's Codex CLI (checked against 0.169.0).
     Codex,
+    /// Google's Gemini CLI (checked against 0.61.0): its own event names
+    /// and two payload shapes, translated by [`crate::gemini`].
+    Gemini,
 }
 
 impl Agent {
     /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 2] = [Agent::ClaudeCode, Agent::Codex];
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
 
     /// The name recorded in `meta.client` and accepted by filters.
     pub fn client(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini-cli",
         }
     }
 
@@ -42,8 +46,34 @@ impl Agent {
         match name.to_ascii_lowercase().as_str() {
             "claude" | "claude-code" | "claudecode" => Some(Agent::ClaudeCode),
             "codex" | "codex-cli" => Some(Agent::Codex),
+            "gemini" | "gemini-cli" => Some(Agent::Gemini),
             _ => None,
         }
+    }
+
+    /// Reads a hook payload of this agent for the event it was installed
+    /// for (`event_name`, the agent's own name for it).
+    pub fn parse_payload(self, event_name: &str, bytes: &[u8]) -> crate::Result<crate::Payload> {
+        if self != Agent::Gemini {
+            return crate::parse_payload(event_name, bytes);
+        }
+        let raw: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|source| crate::Error::MalformedPayload {
+                event: event_name.to_string(),
+                source,
+            })?;
+        let (name, common) = crate::gemini::to_common(event_name, raw);
+        Ok(crate::Payload::from_value(&name, common))
+    }
+
+    /// What the hook prints to inject `context` at `event`, in this agent's
+    /// form.
+    pub fn hook_output(self, event: crate::HookEvent, context: Option<&str>) -> Option<String> {
+        let output = crate::hook_output(event, context)?;
+        Some(match self {
+            Agent::Gemini => crate::gemini::rename_output(output, event),
+            _ => output,
+        })
     }
 
     /// The session payloads without a `session_id` are recorded in.

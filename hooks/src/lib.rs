@@ -118,6 +118,7 @@ mod agent;
 pub mod codex;
 mod error;
 mod event;
+pub mod gemini;
 mod hook;
 mod options;
 mod payload;

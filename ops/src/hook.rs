@@ -43,7 +43,7 @@ pub fn run(
     started: Instant,
     layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
-    let payload = memlog_hooks::parse_payload(event_name, input)?;
+    let payload = agent.parse_payload(event_name, input)?;
     let start = payload
         .cwd
         .as_deref()
@@ -100,7 +100,7 @@ pub fn run(
             Ok(None)
         }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit if repo.config.hooks.inject => {
-            let output = inject(&repo, &recorder, event, &payload, started, budget)?;
+            let output = inject(agent, &repo, &recorder, event, &payload, started, budget)?;
             if event == HookEvent::SessionStart && started.elapsed() < budget {
                 let idle = Duration::from_secs(repo.config.hooks.seal_idle_minutes * 60);
                 seal_journals(&repo, &JournalSelection::IdleFor(idle))?;
@@ -133,6 +133,7 @@ fn agent_version(agent: Agent, payload: &Payload) -> Option<String> {
 /// Builds the context to inject within the budget, records a `recall` event
 /// naming what was injected, and returns the hook's JSON output.
 fn inject(
+    agent: Agent,
     repo: &Repo,
     recorder: &Recorder,
     event: HookEvent,
@@ -178,7 +179,7 @@ fn inject(
             meta: Map::new(),
         }])?;
     }
-    Ok(memlog_hooks::hook_output(event, Some(&assembled.markdown)))
+    Ok(agent.hook_output(event, Some(&assembled.markdown)))
 }
 
 /// Assembles the context in this process, in a worker thread, giving up

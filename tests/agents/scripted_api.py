@@ -55,7 +55,7 @@ class Script:
         with open(path, encoding="utf-8") as f:
             script = json.load(f)
         self.protocol = script.get("protocol", "anthropic")
-        if self.protocol not in ("anthropic", "responses"):
+        if self.protocol not in ("anthropic", "responses", "gemini"):
             raise SystemExit(f"scripted_api: unknown protocol {self.protocol!r} in {path}")
         self.turns = script.get("turns", [])
         self.side_text = script.get("side_text", "OK.")
@@ -72,8 +72,13 @@ class Script:
         """The index of the turn answering `body`, marked used, or None."""
         if not isinstance(body, dict) or not body.get("tools"):
             return None
+        if self.protocol == "gemini" and body.get("generationConfig", {}).get("responseMimeType"):
+            # Gemini CLI's side requests (routing, summaries) ask for JSON.
+            return None
         if self.protocol == "responses":
             latest = latest_input_text(body.get("input", []))
+        elif self.protocol == "gemini":
+            latest = json.dumps((body.get("contents") or [{}])[-1], ensure_ascii=False)
         else:
             latest = latest_user_text(body.get("messages", []))
         with self.lock:
@@ -171,6 +176,21 @@ def responses_events(blocks, model):
     yield "response.completed", {"type": "response.completed", "response": done}
 
 
+def gemini_chunks(blocks):
+    """The streamGenerateContent chunks answering with `blocks`."""
+    parts = []
+    for block in blocks:
+        if block["type"] == "text":
+            parts.append({"text": block["text"]})
+        elif block["type"] == "tool_use":
+            parts.append({"functionCall": {"name": block["name"], "args": block["input"], "id": block["id"]}})
+    yield None, {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 10, "totalTokenCount": 20},
+        "modelVersion": "scripted",
+    }
+
+
 def anthropic_message(blocks, model):
     stop = "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn"
     return {
@@ -257,6 +277,19 @@ def handler_for(script):
                 model = body.get("model", "scripted") if isinstance(body, dict) else "scripted"
                 self.stream(responses_events(script.content(index), model))
                 return
+            if script.protocol == "gemini" and (":streamGenerateContent" in path or ":generateContent" in path):
+                index = script.pick(body)
+                script.log("POST", self.path, body, index)
+                chunks = gemini_chunks(script.content(index))
+                if ":streamGenerateContent" in path:
+                    self.stream(chunks)
+                else:
+                    self.send_json(200, next(chunks)[1])
+                return
+            if script.protocol == "gemini" and ":countTokens" in path:
+                script.log("POST", self.path, body, None)
+                self.send_json(200, {"totalTokens": 100})
+                return
             if not path.endswith("/v1/messages"):
                 script.log("POST", self.path, body, None)
                 self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
@@ -277,7 +310,8 @@ def handler_for(script):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             for name, data in events:
-                chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                head = f"event: {name}\n" if name else ""
+                chunk = f"{head}data: {json.dumps(data)}\n\n".encode()
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()

@@ -477,3 +477,102 @@ trust_level = "trusted"
             .unwrap_or_else(|| panic!("no rollout for {session_id} under {}", sessions.display()))
     }
 }
+
+/// Gemini CLI, as `scripts/install-assets` installs it (a Node bundle),
+/// with a fresh HOME whose settings use an API key against the scripted
+/// Gemini API, and memlog's hooks installed into one test repository.
+pub struct GeminiCli {
+    /// `gemini.js`, run with `node`.
+    pub script: PathBuf,
+    /// `gemini --version`, e.g. `0.61.0`.
+    pub version: String,
+    /// The fresh HOME (its `.gemini/` holds settings and chats).
+    pub home: tempfile::TempDir,
+    repo: PathBuf,
+}
+
+impl GeminiCli {
+    /// The installed Gemini CLI, set up for `repo` with memlog's hooks
+    /// (`memlog install gemini`, the project's `.gemini/settings.json`).
+    /// `None`, with a message, when it or `node` is not installed.
+    pub fn find(repo: &TestRepo) -> Option<GeminiCli> {
+        let script = agents_dir().join("node_modules/@google/gemini-cli/bundle/gemini.js");
+        if !script.exists() {
+            eprintln!(
+                "skipped: Gemini CLI is not installed at {} (run scripts/install-assets)",
+                script.display()
+            );
+            return None;
+        }
+        let version = match Command::new("node").arg(&script).arg("--version").output() {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            other => {
+                eprintln!("skipped: gemini --version failed: {other:?}");
+                return None;
+            }
+        };
+        let home = tempfile::Builder::new()
+            .prefix("memlog-gemini-home-")
+            .tempdir()
+            .expect("tempdir");
+        let settings = home.path().join(".gemini/settings.json");
+        std::fs::create_dir_all(settings.parent().expect("parent")).expect(".gemini");
+        let user = serde_json::json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": false},
+        });
+        std::fs::write(&settings, user.to_string()).expect("write settings.json");
+        repo.memlog(&["install", "gemini"]).ok();
+        Some(GeminiCli {
+            script,
+            version,
+            home,
+            repo: repo.path().to_path_buf(),
+        })
+    }
+
+    /// `gemini -p PROMPT --output-format json --yolo` in the repository,
+    /// answered by `script` (protocol `gemini`).
+    pub fn run(&self, prompt: &str, script: &Value) -> AgentRun {
+        let mut script = script.clone();
+        script["protocol"] = Value::from("gemini");
+        let api = ScriptedApi::start(&script).expect("python3 runs the scripted API");
+        let mut command = Command::new("node");
+        command
+            .arg(&self.script)
+            .args(["-p", prompt, "--output-format", "json", "--yolo"])
+            .current_dir(&self.repo)
+            .env("HOME", self.home.path())
+            .env("GEMINI_API_KEY", "x")
+            .env("GOOGLE_GEMINI_BASE_URL", api.base_url())
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            .env_remove("GOOGLE_API_KEY")
+            .env_remove("GOOGLE_CLOUD_PROJECT");
+        git_and_model_env(&mut command);
+        let run = run_bounded(&mut command, self.home.path());
+        let requests = api.requests();
+        let result: Value = serde_json::from_str(run.stdout().trim()).unwrap_or_else(|e| {
+            panic!(
+                "gemini printed no JSON result ({e}), status {:?}\nstdout:\n{}\nstderr:\n{}",
+                run.output.status,
+                run.stdout(),
+                run.stderr()
+            )
+        });
+        assert!(
+            run.output.status.success(),
+            "gemini failed: {result}\nstderr:\n{}",
+            run.stderr()
+        );
+        let session_id = result["session_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session_id in {result}"))
+            .to_string();
+        AgentRun {
+            session_id,
+            result,
+            requests,
+            run,
+        }
+    }
+}

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 pub mod agents;
-pub use agents::{AgentRun, ClaudeCli, CodexCli, ScriptedApi};
+pub use agents::{AgentRun, ClaudeCli, CodexCli, GeminiCli, ScriptedApi};
 
 /// Path of the memlog binary under test.
 pub fn memlog_bin() -> PathBuf {

@@ -13,8 +13,9 @@ use memlog_store::Layout;
 
 /// Handle an agent's hook: record the event, and inject memories.
 ///
-/// Reads the hook's JSON payload on stdin (Claude Code's, or with
-/// `--agent codex` Codex CLI's: the same protocol). Records prompts, tool calls
+/// Reads the hook's JSON payload on stdin (Claude Code's; with `--agent
+/// codex` Codex CLI's, the same protocol; with `--agent gemini` Gemini
+/// CLI's, translated). Records prompts, tool calls
 /// (TodoWrite as task events), answers and session boundaries into the
 /// session's journal; SessionEnd seals the session into its commit. At
 /// SessionStart it prints a briefing (recent sessions, open tasks), at
@@ -34,9 +35,11 @@ pub struct HookArgs {
     /// SessionEnd.
     event: String,
 
-    /// The agent running the hook: claude (Claude Code, the default) or
-    /// codex (Codex CLI). Recorded as the events' `meta.client`. A name
-    /// memlog does not know counts as claude: a hook never fails.
+    /// The agent running the hook: claude (Claude Code, the default), codex
+    /// (Codex CLI) or gemini (Gemini CLI, whose event names are its own:
+    /// BeforeAgent, AfterTool, AfterAgent, PreCompress…). Recorded as the
+    /// events' `meta.client`. A name memlog does not know counts as claude:
+    /// a hook never fails.
     #[arg(long, default_value = "claude")]
     agent: String,
 }

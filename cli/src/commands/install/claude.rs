@@ -85,7 +85,7 @@ pub(super) fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Res
     let exe = std::env::current_exe().context("locating the memlog binary")?;
     let removed = remove_memlog_hooks(root);
     if install {
-        add_memlog_hooks(root, &exe, &HOOKED, "");
+        add_memlog_hooks(root, &exe, &HOOKED, &CLAUDE_STYLE);
     }
     if let Some(Value::Object(h)) = root.get("hooks")
         && h.is_empty()
@@ -162,14 +162,34 @@ pub(super) fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
     removed
 }
 
-/// Adds `<exe> hook <agent_flag><Event>` for each of `hooked` (event, takes
-/// a tool matcher) under `root.hooks`, in the shape Claude Code's settings
-/// and Codex's hooks.json share.
+/// How an agent wants its hook commands written.
+pub(super) struct HookStyle {
+    /// Between `hook` and the event (`--agent codex `).
+    pub agent_flag: &'static str,
+    /// After the event (Gemini: a failing command must not block).
+    pub suffix: &'static str,
+    /// The `timeout` value, in the agent's unit.
+    pub timeout: u64,
+    /// The matcher for every tool.
+    pub any_tool: &'static str,
+}
+
+/// Claude Code's: seconds, `*`.
+pub(super) const CLAUDE_STYLE: HookStyle = HookStyle {
+    agent_flag: "",
+    suffix: "",
+    timeout: HOOK_TIMEOUT_SECS,
+    any_tool: "*",
+};
+
+/// Adds `<exe> hook <agent_flag><Event><suffix>` for each of `hooked`
+/// (event, takes a tool matcher) under `root.hooks`, in the shape Claude
+/// Code's settings, Codex's hooks.json and Gemini CLI's settings share.
 pub(super) fn add_memlog_hooks(
     root: &mut Map<String, Value>,
     exe: &Path,
     hooked: &[(&str, bool)],
-    agent_flag: &str,
+    style: &HookStyle,
 ) {
     let program = exe.display().to_string();
     let program = if program.contains(' ') {
@@ -189,11 +209,15 @@ pub(super) fn add_memlog_hooks(
     for &(event, takes_matcher) in hooked {
         let mut group = Map::new();
         if takes_matcher {
-            group.insert("matcher".into(), Value::String("*".into()));
+            group.insert("matcher".into(), Value::String(style.any_tool.into()));
         }
         group.insert(
             "hooks".into(),
-            json!([{ "type": "command", "command": format!("{program} hook {agent_flag}{event}"), "timeout": HOOK_TIMEOUT_SECS }]),
+            json!([{
+                "type": "command",
+                "command": format!("{program} hook {}{event}{}", style.agent_flag, style.suffix),
+                "timeout": style.timeout,
+            }]),
         );
         let list = events
             .entry(event)

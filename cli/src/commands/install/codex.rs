@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use memlog_ops::workspace;
 
-use super::claude::{add_memlog_hooks, remove_memlog_hooks};
+use super::claude::{HookStyle, add_memlog_hooks, remove_memlog_hooks};
 
 /// Codex CLI: memlog's hooks in Codex's hooks.json.
 ///
@@ -46,6 +46,14 @@ const HOOKED: [(&str, bool); 6] = [
     ("SessionEnd", false),
 ];
 
+/// Seconds, like Claude Code.
+const STYLE: HookStyle = HookStyle {
+    agent_flag: "--agent codex ",
+    suffix: "",
+    timeout: 10,
+    any_tool: "*",
+};
+
 fn hooks_path(dir: &Path, args: &CodexArgs) -> anyhow::Result<PathBuf> {
     if args.user {
         if let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
@@ -76,7 +84,7 @@ pub(super) fn codex(dir: &Path, args: CodexArgs, install: bool) -> anyhow::Resul
     let exe = std::env::current_exe().context("locating the memlog binary")?;
     let removed = remove_memlog_hooks(root);
     if install {
-        add_memlog_hooks(root, &exe, &HOOKED, "--agent codex ");
+        add_memlog_hooks(root, &exe, &HOOKED, &STYLE);
     }
     if let Some(Value::Object(h)) = root.get("hooks")
         && h.is_empty()

@@ -1,8 +1,9 @@
 //! `memlog install` and `memlog uninstall`: connecting memlog to Claude
-//! Code (claude.rs), Codex CLI (codex.rs), git's diff driver (git.rs) and MCP clients (mcp.rs).
+//! Code (claude.rs), Codex CLI (codex.rs), Gemini CLI (gemini.rs), git's diff driver (git.rs) and MCP clients (mcp.rs).
 
 mod claude;
 mod codex;
+mod gemini;
 mod git;
 mod mcp;
 
@@ -13,6 +14,7 @@ use clap::{Args, Subcommand};
 
 use self::claude::{ClaudeArgs, claude};
 use self::codex::{CodexArgs, codex};
+use self::gemini::{GeminiArgs, gemini};
 
 /// Connect memlog to other tools.
 #[derive(Args)]
@@ -32,6 +34,7 @@ pub struct UninstallArgs {
 enum InstallTarget {
     Claude(ClaudeArgs),
     Codex(CodexArgs),
+    Gemini(GeminiArgs),
     /// git: read memory diffs as events (`git log -p memlog`).
     ///
     /// Sets git's diff driver for segments in this repository:
@@ -48,6 +51,7 @@ pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         InstallTarget::Claude(a) => claude(dir, a, true),
         InstallTarget::Codex(a) => codex(dir, a, true),
+        InstallTarget::Gemini(a) => gemini(dir, a, true),
         InstallTarget::Git => git::install(dir),
         InstallTarget::Mcp(a) => mcp::install(dir, a),
     }
@@ -57,6 +61,7 @@ pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode
     match args.target {
         InstallTarget::Claude(a) => claude(dir, a, false),
         InstallTarget::Codex(a) => codex(dir, a, false),
+        InstallTarget::Gemini(a) => gemini(dir, a, false),
         InstallTarget::Git => git::uninstall(dir),
         InstallTarget::Mcp(_) => {
             anyhow::bail!(
