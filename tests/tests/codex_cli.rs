@@ -118,7 +118,7 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
         return;
     };
     let decided = "We moved the quarzite migration behind the billing cutover.";
-    claude.run(
+    let claude_run = claude.run(
         "Plan the quarzite migration order",
         &json!({"turns": [{"text": decided}], "side_text": "Plan"}),
     );
@@ -145,4 +145,22 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
         2,
         "{sessions}"
     );
+
+    // Filtered by agent.
+    for (agent, client, session) in [
+        ("codex", "codex", &run.session_id),
+        ("claude", "claude-code", &claude_run.session_id),
+    ] {
+        let only = repo
+            .memlog(&["log", "--json", "--agent", agent])
+            .ok()
+            .json();
+        let lines = only["sessions"].as_array().unwrap();
+        assert_eq!(lines.len(), 1, "{agent}: {only}");
+        assert_eq!(lines[0]["session"], session.as_str());
+        assert_eq!(lines[0]["agents"], json!([client]));
+        let events = repo.memlog(&["cat", "--agent", agent]).ok().json_lines();
+        assert!(!events.is_empty());
+        assert!(events.iter().all(|e| e["meta"]["client"] == client));
+    }
 }
