@@ -13,7 +13,8 @@
 //! [`key`]:
 //!
 //! - a tool call: its `tool_use_id` (the agent's own id for the call, in the
-//!   hook payload and in the session file alike);
+//!   hook payload and in the session file alike); for an agent whose hooks
+//!   get no call id (Gemini CLI), its tool and input;
 //! - a task event: its kind, task key and status (`status`, or `to` for a
 //!   change);
 //! - any other event with a `body.text` (prompts, answers, summaries,
@@ -47,6 +48,15 @@ pub fn key(event: &Event) -> Option<String> {
         return Some(format!("tool\u{0}{id}"));
     }
     match event.kind {
+        Kind::ToolObservation if text_of("text").is_none() => {
+            let tool = text_of("tool")?;
+            let input = event
+                .body
+                .get("input")
+                .map(Value::to_string)
+                .unwrap_or_default();
+            Some(format!("tool\u{0}{tool}\u{0}{input}"))
+        }
         Kind::TaskCreated | Kind::TaskStatusChanged => {
             let task = text_of("key")?;
             let status = text_of("to").or_else(|| text_of("status")).unwrap_or("");
@@ -299,6 +309,22 @@ mod tests {
         grown.push(text(2, Kind::AgentResponse, "second", json!({"ref": "a2"})));
         let (kept, _) = reconcile(Captured::of(&imported), grown);
         assert_eq!(texts(&kept), ["second"]);
+    }
+
+    #[test]
+    fn calls_without_an_id_match_by_tool_and_input() {
+        let call = |seq, command: &str| {
+            event(
+                seq,
+                Kind::ToolObservation,
+                json!({"tool": "run_shell_command", "input": {"command": command}, "output": "x"}),
+                json!({}),
+            )
+        };
+        let held = [call(0, "ls")];
+        let (kept, _) = reconcile(Captured::of(&held), vec![call(0, "ls"), call(1, "pwd")]);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].body["input"]["command"], "pwd");
     }
 
     #[test]

@@ -531,6 +531,11 @@ impl GeminiCli {
         })
     }
 
+    /// Where Gemini CLI keeps its projects' chats (`~/.gemini/tmp`).
+    pub fn chats_root(&self) -> PathBuf {
+        self.home.path().join(".gemini/tmp")
+    }
+
     /// `gemini -p PROMPT --output-format json --yolo` in the repository,
     /// answered by `script` (protocol `gemini`).
     pub fn run(&self, prompt: &str, script: &Value) -> AgentRun {

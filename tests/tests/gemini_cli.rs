@@ -5,7 +5,7 @@
 //! the CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{CodexCli, GeminiCli, TestRepo};
+use memlog_e2e::{CodexCli, GeminiCli, TestRepo, memlog_command, run as run_memlog};
 use serde_json::{Value, json};
 
 fn repo_with_notes() -> TestRepo {
@@ -86,6 +86,34 @@ fn a_gemini_session_is_captured_and_sealed() {
         "{kinds:?}"
     );
     assert_eq!(repo.memlog_commits().len(), 1, "sealed as one commit");
+
+    // Gemini's saved chat adds nothing to what the hooks captured: by
+    // default the chats of this repository under ~/.gemini/tmp.
+    let report = run_memlog(
+        memlog_command(repo.path())
+            .env("HOME", gemini.home.path())
+            .args(["import", "gemini", "--json"]),
+    )
+    .ok()
+    .json();
+    assert_eq!(report["files"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(report["files"][0]["session"], run.session_id.as_str());
+    assert!(
+        report["files"][0]["events"].as_u64().unwrap() >= 3,
+        "{report}"
+    );
+    assert_eq!(report["added"], 0, "{report}");
+    assert_eq!(report["commits"], 0, "{report}");
+    let again = repo
+        .memlog(&[
+            "import",
+            "gemini",
+            "--json",
+            gemini.chats_root().to_str().unwrap(),
+        ])
+        .ok()
+        .json();
+    assert_eq!(again["added"], 0, "{again}");
 }
 
 #[test]

@@ -30,6 +30,25 @@ enum ImportSource {
     Jsonl(JsonlArgs),
     ClaudeCode(ClaudeCodeArgs),
     Codex(CodexArgs),
+    Gemini(GeminiArgs),
+}
+
+/// Import Gemini CLI's saved chats (one commit per session).
+///
+/// Reads Gemini's chat files (session-*.jsonl): prompts, answers (a turn's
+/// texts as one answer) and tool calls with what they displayed. By
+/// default, the chats of this repository under ~/.gemini/tmp (the folders
+/// whose .project_root is inside it). Importing again adds nothing, and a
+/// session memlog's hooks recorded gets only what they missed.
+#[derive(Args)]
+struct GeminiArgs {
+    /// Chat files or folders of them (searched recursively for
+    /// session-*.jsonl).
+    paths: Vec<PathBuf>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Import Codex CLI sessions (one commit each).
@@ -98,6 +117,7 @@ pub fn cmd_import(dir: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
         ImportSource::Jsonl(a) => import_jsonl(dir, a),
         ImportSource::ClaudeCode(a) => import_claude_code(dir, a),
         ImportSource::Codex(a) => import_codex(dir, a),
+        ImportSource::Gemini(a) => import_gemini(dir, a),
     }
 }
 
@@ -295,6 +315,11 @@ fn codex_sessions_dir() -> Option<PathBuf> {
 
 /// Every `rollout-*.jsonl` under `dir`, in path order.
 fn rollout_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    files_named(dir, "rollout-", out)
+}
+
+/// Every `<prefix>*.jsonl` under `dir`, in path order.
+fn files_named(dir: &Path, prefix: &str, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -302,11 +327,11 @@ fn rollout_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            rollout_files(&path, out)?;
+            files_named(&path, prefix, out)?;
         } else if path
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+            .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".jsonl"))
         {
             out.push(path);
         }
@@ -385,21 +410,104 @@ fn import_codex(dir: &Path, args: CodexArgs) -> anyhow::Result<ExitCode> {
     }
     let recorder = Recorder::new(&repo)?;
     let (sealed, report) = recorder.import_numbered(sessions)?;
-    let Totals {
-        added,
-        duplicates,
-        commits,
-    } = totals(&sealed, &report);
-    if args.json {
+    let totals = totals(&sealed, &report);
+    print_import(args.json, &per_file, sealed.len(), &totals)
+}
+
+/// The chat folders of Gemini CLI projects inside `root`:
+/// `~/.gemini/tmp/<slug>/chats` whose `<slug>/.project_root` names a folder
+/// inside it.
+fn gemini_chat_dirs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let home = std::env::var_os("HOME").context("HOME is not set; give chat paths")?;
+    let tmp = PathBuf::from(home).join(".gemini/tmp");
+    if !tmp.exists() {
+        anyhow::bail!("no Gemini CLI chats at {} (give chat paths)", tmp.display());
+    }
+    let mut dirs = Vec::new();
+    for entry in std::fs::read_dir(&tmp).with_context(|| format!("reading {}", tmp.display()))? {
+        let project = entry?.path();
+        let Ok(project_root) = std::fs::read_to_string(project.join(".project_root")) else {
+            continue;
+        };
+        if Path::new(project_root.trim()).starts_with(root) && project.join("chats").is_dir() {
+            dirs.push(project.join("chats"));
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+fn import_gemini(dir: &Path, args: GeminiArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open_for_writing(dir)?;
+    let options = memlog_hooks::HookOptions {
+        project: repo.project(),
+        excluded_tools: repo.config.tools.exclude.clone(),
+        agent: memlog_hooks::Agent::Gemini,
+        ..memlog_hooks::HookOptions::default()
+    };
+    let roots = if args.paths.is_empty() {
+        let work_tree = repo
+            .work_tree
+            .clone()
+            .context("this repository has no working tree; give chat paths")?;
+        gemini_chat_dirs(&work_tree)?
+    } else {
+        args.paths.clone()
+    };
+    let mut files = Vec::new();
+    for p in &roots {
+        if p.is_dir() {
+            files_named(p, "session-", &mut files)?;
+        } else if p.is_file() {
+            files.push(p.clone());
+        } else {
+            anyhow::bail!("{}: no such file or folder", p.display());
+        }
+    }
+    let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
+    let mut per_file = Vec::new();
+    for file in &files {
+        let chat = memlog_hooks::gemini::read_chat(file, &options)
+            .with_context(|| format!("reading {}", file.display()))?;
+        per_file.push(json!({
+            "path": file.display().to_string(),
+            "session": chat.session_id,
+            "events": chat.drafts.len(),
+            "malformed_lines": chat.malformed,
+        }));
+        let drafts = chat
+            .drafts
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (i as u64, d));
+        match sessions.iter_mut().find(|(s, _)| *s == chat.session_id) {
+            Some((_, existing)) => existing.extend(drafts),
+            None => sessions.push((chat.session_id, drafts.collect())),
+        }
+    }
+    let recorder = Recorder::new(&repo)?;
+    let (sealed, report) = recorder.import_numbered(sessions)?;
+    let totals = totals(&sealed, &report);
+    print_import(args.json, &per_file, sealed.len(), &totals)
+}
+
+/// Prints an import's outcome, per file and in total.
+fn print_import(
+    as_json: bool,
+    per_file: &[serde_json::Value],
+    sessions: usize,
+    totals: &Totals,
+) -> anyhow::Result<ExitCode> {
+    if as_json {
         output::print_json(&json!({
             "files": per_file,
-            "sessions": sealed.len(),
-            "commits": commits,
-            "added": added,
-            "duplicates": duplicates,
+            "sessions": sessions,
+            "commits": totals.commits,
+            "added": totals.added,
+            "duplicates": totals.duplicates,
         }))?;
     } else {
-        for f in &per_file {
+        for f in per_file {
             println!(
                 "{}: session {} ({} events)",
                 f["path"].as_str().unwrap_or(""),
@@ -407,7 +515,10 @@ fn import_codex(dir: &Path, args: CodexArgs) -> anyhow::Result<ExitCode> {
                 f["events"]
             );
         }
-        println!("imported {added} new events in {commits} commits ({duplicates} already present)");
+        println!(
+            "imported {} new events in {} commits ({} already present)",
+            totals.added, totals.commits, totals.duplicates
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
