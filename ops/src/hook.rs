@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use memlog_format::{Draft, Kind, time};
-use memlog_hooks::{CodeContext, HookEvent, HookOptions, Payload};
+use memlog_hooks::{Agent, CodeContext, HookEvent, HookOptions, Payload};
 use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
 use memlog_indexer::projection::WriterLock;
@@ -32,18 +32,19 @@ use crate::warm::{self, ContextRequest};
 /// hooks.log is rotated past this size.
 const MAX_LOG: u64 = 1 << 20;
 
-/// Handles one hook: `event_name` with its JSON payload `input`, for the
-/// repository of the payload's `cwd` (else `dir`). Returns what the hook
-/// prints (its JSON output), if anything. `layout` is set to the memlog
+/// Handles one hook of `agent`: `event_name` with its JSON payload `input`,
+/// for the repository of the payload's `cwd` (else `dir`). Returns what the
+/// hook prints (its JSON output), if anything. `layout` is set to the memlog
 /// directory as soon as it is known, for [`log_error`].
 pub fn run(
+    agent: Agent,
     dir: &Path,
     event_name: &str,
     input: &[u8],
     started: Instant,
     layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
-    let payload = memlog_hooks::parse_payload(event_name, input)?;
+    let payload = agent.parse_payload(event_name, input)?;
     let start = payload
         .cwd
         .as_deref()
@@ -71,6 +72,8 @@ pub fn run(
         project: repo.project(),
         excluded_tools: repo.config.tools.exclude.clone(),
         record_pre_tool_use: false,
+        agent,
+        agent_version: agent_version(agent, &payload),
     };
     let drafts = memlog_hooks::drafts(&payload, &context, &options);
     let recorder = Recorder::new(&repo)?;
@@ -98,7 +101,7 @@ pub fn run(
             Ok(None)
         }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit if repo.config.hooks.inject => {
-            let output = inject(&repo, &recorder, event, &payload, started, budget)?;
+            let output = inject(agent, &repo, &recorder, event, &payload, started, budget)?;
             if event == HookEvent::SessionStart {
                 start_warm_watcher(&repo);
             }
@@ -112,9 +115,29 @@ pub fn run(
     }
 }
 
+/// The agent's version, where its payload leads to it: Codex's session
+/// file starts with its `session_meta` (`cli_version`). Claude Code's
+/// payloads and first transcript lines do not say.
+fn agent_version(agent: Agent, payload: &Payload) -> Option<String> {
+    use std::io::{BufRead, Read};
+    /// The first line holds Codex's base instructions: tens of KB.
+    const MAX_FIRST_LINE: u64 = 1 << 20;
+    if agent != Agent::Codex {
+        return None;
+    }
+    let file = std::fs::File::open(payload.transcript_path.as_ref()?).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(file.take(MAX_FIRST_LINE))
+        .read_line(&mut line)
+        .ok()?;
+    let meta = memlog_hooks::codex::session_meta(&line)?;
+    meta.get("cli_version")?.as_str().map(str::to_string)
+}
+
 /// Builds the context to inject within the budget, records a `recall` event
 /// naming what was injected, and returns the hook's JSON output.
 fn inject(
+    agent: Agent,
     repo: &Repo,
     recorder: &Recorder,
     event: HookEvent,
@@ -179,7 +202,7 @@ fn inject(
             meta: Map::new(),
         }])?;
     }
-    Ok(memlog_hooks::hook_output(event, Some(&assembled.markdown)))
+    Ok(agent.hook_output(event, Some(&assembled.markdown)))
 }
 
 /// Assembles the context in this process, in a worker thread, giving up
