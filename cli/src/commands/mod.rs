@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 mod cat;
+mod concepts;
 mod context;
 pub mod diff;
 mod doctor;
@@ -61,6 +62,7 @@ pub enum Command {
     #[command(hide = true)]
     Tasks(task::list::ListArgs),
     Extract(extract::ExtractArgs),
+    Concepts(concepts::ConceptsArgs),
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
     Graph(graph::GraphArgs),
@@ -100,6 +102,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Forget(args) => forget::cmd_forget(dir, args),
         Command::Tasks(args) => task::list::cmd_list(dir, args),
         Command::Extract(args) => extract::cmd_extract(dir, args),
+        Command::Concepts(args) => concepts::cmd_concepts(dir, args),
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),
         Command::Graph(args) => graph::cmd_graph(dir, args),
