@@ -31,6 +31,7 @@ pub mod diff;
 /// Errors of operations, and what the front-end libraries share of them.
 pub mod error;
 pub mod extraction;
+pub mod facts;
 pub mod forget;
 pub mod hook;
 pub mod ids;

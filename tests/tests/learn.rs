@@ -169,3 +169,128 @@ fn facts_handed_back_are_aligned_or_rejected_and_may_supersede() {
     let fact = repo.cat().into_iter().find(|e| e["id"] == fact_id).unwrap();
     assert_eq!(fact["body"]["supersedes"], json!([old_fact]));
 }
+
+/// A repository with the demo sessions indexed, whose hooks inject.
+fn repo_with_history() -> TestRepo {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 10000\n  record_budget_ms: 10000\n",
+    )
+    .unwrap();
+    let demo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/sessions.jsonl");
+    repo.memlog(&["import", "jsonl", demo.to_str().unwrap()])
+        .ok();
+    repo.memlog(&["index"]).ok();
+    repo
+}
+
+fn memory_of(repo: &TestRepo, id: &str) -> Value {
+    let shown = repo.memlog(&["show", id, "--json"]).ok().json();
+    assert!(shown["level"].is_u64(), "{shown:#}");
+    shown["memory"].clone()
+}
+
+#[test]
+fn a_cited_memory_counts_as_a_success() {
+    let repo = repo_with_history();
+    let sid = "cite-1";
+    let out = hook(
+        &repo,
+        "UserPromptSubmit",
+        sid,
+        json!({"prompt": "The checkout page times out again for big carts, what did we change in price_cart?"}),
+    );
+    let injected: Value = serde_json::from_str(&out).unwrap();
+    let context = injected["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    let cited: Vec<&str> = context
+        .split('[')
+        .skip(1)
+        .filter_map(|s| s.split(']').next())
+        .filter(|s| s.len() == 12 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect();
+    assert!(cited.len() >= 2, "{context}");
+    let (used, unused) = (cited[0], cited[1]);
+    stop(
+        &repo,
+        sid,
+        false,
+        &format!("As [{used}] says, price_cart was made linear."),
+    );
+    assert_eq!(memory_of(&repo, used)["success"], 1);
+    assert_eq!(memory_of(&repo, unused)["success"], 0);
+    // credited once, however often the answer repeats it
+    stop(&repo, sid, false, &format!("Again: {used}."));
+    assert_eq!(memory_of(&repo, used)["success"], 1);
+    let credit: Vec<Value> = repo
+        .memlog(&["cat", "--session", sid])
+        .ok()
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["kind"] == "reinforce")
+        .collect();
+    assert_eq!(credit.len(), 1);
+    assert_eq!(credit[0]["body"]["source"], "cited");
+
+    let stats = repo.memlog(&["stats", "--json"]).ok().json();
+    assert!(stats["memory_levels"]["L1"].as_u64().is_some(), "{stats:#}");
+}
+
+#[test]
+fn memory_reinforce_and_quoted_facts_over_the_python_mcp_client() {
+    let Some(python) = memlog_e2e::python_mcp_client() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let source = repo.record(
+        "s1",
+        "agent_response",
+        "We cache prices for five minutes because the pricing service is slow.",
+    );
+    let note = repo.record("s1", "note", "Prices are cached for five minutes");
+    let report = memlog_e2e::run_mcp_client(
+        &python,
+        repo.path(),
+        json!({"calls": [
+            {"tool": "memory_reinforce", "args": {"ids": [&note[..12]], "outcome": "success"}},
+            {"tool": "memory_reinforce", "args": {"ids": [&note[..12]], "outcome": "maybe"}},
+            {"tool": "memory_remember", "args": {"kind": "fact", "text": "Prices are cached for 5 minutes",
+                "quote": "cache prices for five minutes", "evidence": [&source[..12]]}},
+            {"tool": "memory_remember", "args": {"kind": "fact", "text": "Prices are cached for an hour",
+                "quote": "cache prices for an hour", "evidence": [&source[..12]]}},
+        ]}),
+    );
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"memory_reinforce"), "{names:?}");
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results[0]["is_error"], false, "{:#}", results[0]);
+    assert_eq!(results[0]["structured"]["outcome"], "success");
+    assert!(
+        results[1]["is_error"] == true || results[1].get("rpc_error").is_some(),
+        "{:#}",
+        results[1]
+    );
+    assert_eq!(
+        results[2]["structured"]["aligned"], true,
+        "{:#}",
+        results[2]
+    );
+    assert_eq!(results[3]["is_error"], true, "{:#}", results[3]);
+    assert!(
+        results[3]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not in event"),
+        "{:#}",
+        results[3]
+    );
+    assert_eq!(memory_of(&repo, &note)["success"], 1);
+}

@@ -10,6 +10,7 @@ use memlog_format::{Draft, Event, EventId, IdError, Kind, time};
 use memlog_indexer::Projections;
 use memlog_ops::error::chain;
 use memlog_ops::extraction;
+use memlog_ops::facts;
 use memlog_ops::ids;
 use memlog_ops::workspace;
 use serde::Serialize;
@@ -161,8 +162,7 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
             rejected.push(Rejected { fact, reason });
             continue;
         }
-        let text = source_text(source);
-        let Some(span) = align::align(&text, &fact.quote, args.threshold) else {
+        let Some((span, evidence)) = facts::align_quote(source, &fact.quote, args.threshold) else {
             rejected.push(Rejected {
                 reason: format!(
                     "the quote is not in event {} (nor anything with similarity ≥ {})",
@@ -180,15 +180,7 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         }
         let mut body = Map::new();
         body.insert("text".into(), json!(fact.text));
-        body.insert("quote".into(), json!(fact.quote));
-        body.insert("event".into(), json!(source.id));
-        body.insert("span".into(), json!([span.start, span.end]));
-        body.insert("match".into(), json!(span.match_type.as_str()));
-        body.insert(
-            "score".into(),
-            json!((span.score * 1000.0).round() / 1000.0),
-        );
-        body.insert("matched_text".into(), json!(span.slice(&text)));
+        body.extend(evidence);
         for (field, ids) in links.into_iter().filter(|(_, ids)| !ids.is_empty()) {
             body.insert(field.into(), json!(ids));
         }
@@ -336,13 +328,4 @@ fn find_event<'a>(
         }
         .to_string()
     })
-}
-
-/// The text a quote is looked up in: the event's text, or for a tool call
-/// what the index holds of it (tool, telling inputs, output).
-fn source_text(e: &Event) -> String {
-    match e.text() {
-        Some(t) => t.to_string(),
-        None => memlog_indexer::derive::derive(e).text,
-    }
 }

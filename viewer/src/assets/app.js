@@ -227,8 +227,11 @@ async function eventPage(id) {
   const data = await api("events/" + enc(id) + "?context=3");
   const e = data.event;
   const all = [...data.context, e].sort((a, b) => (a.ts + String(a.seq).padStart(9, "0")).localeCompare(b.ts + String(b.seq).padStart(9, "0")));
+  const m = data.memory;
   page("Event " + shortId(e.id),
     h("p", {}, "In session ", sessionLink(e.session), ` · project ${e.project}`),
+    h("p", { id: "memory", class: "muted" }, `memory level L${data.level}` +
+      (m ? ` · vitality ${m.vitality.toFixed(2)} · ${m.success} successes, ${m.failure} failures, ${m.recalls} recalls` : "")),
     h("div", { id: "events" }, all.map((x) => eventCard(x, x.id === e.id))));
   state.refresh = () => eventPage(id);
 }
@@ -491,6 +494,7 @@ async function statsPage() {
       stat("commits", stats.commits),
       stat("segments", stats.segments),
       stat("open journals", stats.journals),
+      ...["L1", "L2", "L3", "L4"].map((l) => stat("memories at " + l, (stats.memory_levels || {})[l] ?? 0)),
       stat("full-text index", size(index.sizes.fts_bytes)),
       stat("graph database", size(index.sizes.graph_bytes))),
     h("h2", {}, "Events per day and kind"),
