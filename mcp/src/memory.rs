@@ -29,8 +29,8 @@ use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
 use super::params::{
-    ForgetParams, GetParams, Outcome, ReinforceParams, RememberKind, RememberParams, SearchParams,
-    TasksParams, TimelineParams,
+    AddRuleParams, ForgetParams, GetParams, Outcome, ReinforceParams, RememberKind, RememberParams,
+    SearchParams, TasksParams, TimelineParams,
 };
 
 /// Longest note or fact accepted.
@@ -343,6 +343,22 @@ impl Memory {
         let success = matches!(p.outcome, Outcome::Success);
         let done = memlog_ops::forget::reinforce(&self.repo, &p.ids, success)?;
         Ok(serde_json::to_value(done)?)
+    }
+
+    /// `memory_add_rule`: exactly `memlog rules add`.
+    pub fn add_rule(&mut self, p: AddRuleParams) -> Result<Value> {
+        self.repo.ensure_dirs()?;
+        let added = memlog_ops::rules::add(
+            &self.repo,
+            &memlog_ops::rules::Promotion {
+                rule_kind: &p.kind,
+                text: &p.text,
+                evidence: &p.evidence,
+                supersedes: &p.supersedes,
+                contradicts: &p.contradicts,
+            },
+        )?;
+        Ok(serde_json::to_value(added)?)
     }
 
     /// `memory_tasks`: tasks that are not done, most recently updated

@@ -197,3 +197,26 @@ fn default_tasks_limit() -> usize {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatsParams {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddRuleParams {
+    /// The rule, in a sentence or two, valid beyond this session.
+    pub text: String,
+    /// `rule` (a principle), `solution` (a recurring problem's fix) or
+    /// `core_logic` (a core implementation pattern); default `rule`.
+    #[serde(default = "default_rule_kind")]
+    pub kind: String,
+    /// Ids of the facts or events that prove it (at least one).
+    pub evidence: Vec<String>,
+    /// Ids of older rules or facts it replaces.
+    #[serde(default)]
+    pub supersedes: Vec<String>,
+    /// Ids of older rules or facts it contradicts.
+    #[serde(default)]
+    pub contradicts: Vec<String>,
+}
+
+fn default_rule_kind() -> String {
+    "rule".into()
+}

@@ -18,8 +18,8 @@ use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde_json::Value;
 
 use super::params::{
-    ForgetParams, GetParams, ReinforceParams, RememberParams, SearchParams, StatsParams,
-    TasksParams, TimelineParams,
+    AddRuleParams, ForgetParams, GetParams, ReinforceParams, RememberParams, SearchParams,
+    StatsParams, TasksParams, TimelineParams,
 };
 use super::worker::{CallError, Worker};
 
@@ -166,6 +166,26 @@ impl MemoryServer {
         Parameters(params): Parameters<ReinforceParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run(move |m| m.reinforce(params)).await
+    }
+
+    /// Promote a rule learned by reflection (`memlog reflect` lists
+    /// candidates): a principle (`rule`), a recurring problem's fix
+    /// (`solution`) or a core pattern (`core_logic`), in your own words,
+    /// with the ids of the facts or events that prove it. Promote only
+    /// what will hold in future sessions and that no evidence
+    /// contradicts. Rules are injected at the start of every session and
+    /// retired when unused for six months or contradicted twice.
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn memory_add_rule(
+        &self,
+        Parameters(params): Parameters<AddRuleParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |m| m.add_rule(params)).await
     }
 
     /// Open tasks from earlier sessions (from the agent's todo lists):

@@ -36,6 +36,7 @@ pub mod forget;
 pub mod hook;
 pub mod ids;
 pub mod memory_diff;
+pub mod rules;
 pub mod search;
 pub mod semantic;
 pub mod sessions;

@@ -294,3 +294,296 @@ fn memory_reinforce_and_quoted_facts_over_the_python_mcp_client() {
     );
     assert_eq!(memory_of(&repo, &note)["success"], 1);
 }
+
+/// Records `text` as an answer in `session` and a fact quoting it; returns
+/// (answer id, fact id).
+fn fact(repo: &TestRepo, session: &str, text: &str, fact: &str, quote: &str) -> (String, String) {
+    let answer = repo.record(session, "agent_response", text);
+    let out = repo
+        .memlog_stdin(
+            &["extract", "--facts", "-", "--json"],
+            &json!([{"text": fact, "quote": quote, "event": answer}]).to_string(),
+        )
+        .ok()
+        .json();
+    let id = out["recorded"][0]["id"]
+        .as_str()
+        .expect("recorded")
+        .to_string();
+    (answer, id)
+}
+
+fn add_rule(repo: &TestRepo, args: &[&str]) -> String {
+    let mut all = vec!["rules", "add"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    repo.memlog(&all).ok().json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn active_rules(repo: &TestRepo) -> Vec<String> {
+    repo.memlog(&["rules", "--json"]).ok().json()["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_decision_repeated_in_three_sessions_is_a_candidate_and_a_promoted_rule_is_injected() {
+    let repo = repo_with_history();
+    let mut facts = Vec::new();
+    for (i, s) in ["d1", "d2", "d3"].iter().enumerate() {
+        let (_, f) = fact(
+            &repo,
+            s,
+            &format!("Session {i}: we keep money as integer cents in the ledger, never floats."),
+            "Money is kept as integer cents in the ledger",
+            "we keep money as integer cents in the ledger",
+        );
+        facts.push(f);
+    }
+    // twice is not a pattern yet
+    fact(
+        &repo,
+        "d4",
+        "Tests run against a throwaway Postgres container.",
+        "Tests run against a throwaway Postgres container",
+        "Tests run against a throwaway Postgres container",
+    );
+    let out = repo.memlog(&["reflect", "--json"]).ok().json();
+    let candidates = out["candidates"].as_array().unwrap();
+    let decision = candidates
+        .iter()
+        .find(|c| c["rule_kind"] == "rule")
+        .unwrap_or_else(|| panic!("{out:#}"));
+    assert_eq!(decision["sessions"], 3);
+    assert!(decision["text"].as_str().unwrap().contains("integer cents"));
+    assert_eq!(
+        candidates
+            .iter()
+            .filter(|c| c["rule_kind"] == "rule")
+            .count(),
+        1,
+        "{out:#}"
+    );
+    assert!(
+        out["instruction"]
+            .as_str()
+            .unwrap()
+            .contains("memlog rules add --kind rule|solution|core_logic")
+    );
+
+    // no evidence, no rule
+    let refused = repo.memlog(&["rules", "add", "Money is cents"]);
+    assert_eq!(refused.code(), Some(2), "{}", refused.stderr());
+    let rule = add_rule(
+        &repo,
+        &[
+            "--kind",
+            "rule",
+            "Keep money as integer cents, never floats",
+            "--evidence",
+            &facts[0][..12],
+            "--evidence",
+            &facts[1][..12],
+        ],
+    );
+    assert_eq!(active_rules(&repo), vec![rule.clone()]);
+    // promoted: the pattern is no longer a candidate
+    let again = repo.memlog(&["reflect", "--json"]).ok().json();
+    assert!(
+        !again["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["rule_kind"] == "rule"),
+        "{again:#}"
+    );
+
+    // the next session starts with it, before recent sessions
+    let out = hook(&repo, "SessionStart", "next", json!({"source": "startup"}));
+    let briefing: Value = serde_json::from_str(&out).unwrap();
+    let text = briefing["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    let at_rule = text.find(&rule[..12]).unwrap_or_else(|| panic!("{text}"));
+    let at_sessions = text.find("recent sessions").unwrap();
+    assert!(at_rule < at_sessions, "{text}");
+    let shown = repo.memlog(&["rules", "--json"]).ok().json();
+    assert_eq!(shown["rules"][0]["recalls"], 1, "{shown:#}");
+}
+
+#[test]
+fn rules_retire_after_two_contradictions_or_six_months_unused() {
+    let repo = TestRepo::new();
+    let (_, evidence) = fact(
+        &repo,
+        "r1",
+        "Deploys happen on Fridays after the review.",
+        "Deploys happen on Fridays",
+        "Deploys happen on Fridays",
+    );
+    let fridays = add_rule(&repo, &["Deploy on Fridays", "--evidence", &evidence]);
+    let (_, one) = fact(
+        &repo,
+        "r2",
+        "The Friday deploy broke checkout; no more Friday deploys.",
+        "A Friday deploy broke checkout",
+        "The Friday deploy broke checkout",
+    );
+    add_rule(
+        &repo,
+        &[
+            "Never deploy on Fridays",
+            "--evidence",
+            &one,
+            "--contradicts",
+            &fridays,
+        ],
+    );
+    let out = repo.memlog(&["reflect", "--json"]).ok().json();
+    assert_eq!(
+        out["retired"].as_array().unwrap().len(),
+        0,
+        "one contradiction is not enough"
+    );
+    let (_, two) = fact(
+        &repo,
+        "r3",
+        "Friday deploys failed again, on-call was unhappy.",
+        "Friday deploys failed again",
+        "Friday deploys failed again",
+    );
+    let out = repo
+        .memlog_stdin(
+            &["extract", "--facts", "-", "--json"],
+            &json!([{"text": "Friday deploys are risky", "quote": "Friday deploys failed again",
+                     "event": repo.cat().iter().find(|e| e["id"] == two.as_str()).unwrap()["body"]["event"],
+                     "contradicts": fridays}])
+            .to_string(),
+        )
+        .ok()
+        .json();
+    assert_eq!(out["recorded"].as_array().unwrap().len(), 1, "{out:#}");
+    let out = repo.memlog(&["reflect", "--json"]).ok().json();
+    let retired = out["retired"].as_array().unwrap();
+    assert_eq!(retired.len(), 1, "{out:#}");
+    assert_eq!(retired[0]["rule"], fridays.as_str());
+    assert_eq!(retired[0]["reason"], "contradicted");
+    assert!(!active_rules(&repo).contains(&fridays));
+    let all = repo.memlog(&["rules", "--all", "--json"]).ok().json();
+    assert!(
+        all["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == fridays.as_str() && r["status"] == "retired")
+    );
+    // reversible: forgetting the retirement restores the rule
+    let retirement = retired[0]["id"].as_str().unwrap();
+    repo.memlog(&["forget", retirement, "--reason", "still valid"])
+        .ok();
+    assert!(active_rules(&repo).contains(&fridays));
+
+    // six months without use (the clock is injected)
+    let now = memlog_format::time::parse(&memlog_format::time::now()).unwrap();
+    let in_days = |d: u64| {
+        now.checked_add(std::time::Duration::from_secs(d * 86_400))
+            .unwrap()
+            .to_string()
+    };
+    let never = add_rule(&repo, &["Keep the changelog", "--evidence", &evidence]);
+    let out = repo
+        .memlog(&["reflect", "--json", "--now", &in_days(100)])
+        .ok()
+        .json();
+    assert!(
+        !out["retired"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["rule"] == never.as_str()),
+        "{out:#}"
+    );
+    repo.memlog(&["reinforce", &never, "--success"]).ok();
+    let out = repo
+        .memlog(&["reflect", "--json", "--now", &in_days(200)])
+        .ok()
+        .json();
+    let unused: Vec<&str> = out["retired"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["reason"] == "unused")
+        .map(|r| r["rule"].as_str().unwrap())
+        .collect();
+    assert!(unused.contains(&never.as_str()), "{out:#}");
+}
+
+#[test]
+fn a_superseded_fact_ranks_below_its_successor_and_is_marked() {
+    let repo = repo_with_history();
+    let (_, old) = fact(
+        &repo,
+        "v1",
+        "The session timeout is 30 minutes for the checkout page.",
+        "The checkout session timeout is 30 minutes",
+        "The session timeout is 30 minutes",
+    );
+    let src = repo.record(
+        "v2",
+        "agent_response",
+        "We raised it: the session timeout is now 2 hours.",
+    );
+    let out = repo
+        .memlog_stdin(
+            &["extract", "--facts", "-", "--json"],
+            &json!([{"text": "The checkout session timeout is 2 hours", "quote": "the session timeout is now 2 hours",
+                     "event": src, "supersedes": old}])
+            .to_string(),
+        )
+        .ok()
+        .json();
+    let new = out["recorded"][0]["id"].as_str().unwrap().to_string();
+    let hits = repo
+        .memlog(&[
+            "search",
+            "checkout session timeout",
+            "--mode",
+            "fts",
+            "--json",
+        ])
+        .ok()
+        .json();
+    let ids: Vec<&str> = hits["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    let (at_new, at_old) = (
+        ids.iter().position(|i| *i == new).unwrap(),
+        ids.iter().position(|i| *i == old).unwrap(),
+    );
+    assert!(at_new < at_old, "{hits:#}");
+    assert_eq!(hits["hits"][at_old]["superseded_by"], new.as_str());
+
+    let out = hook(
+        &repo,
+        "UserPromptSubmit",
+        "v3",
+        json!({"prompt": "what is the checkout session timeout?"}),
+    );
+    let context: Value = serde_json::from_str(&out).unwrap();
+    let text = context["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains(&format!("(superseded by [{}])", &new[..12])),
+        "{text}"
+    );
+}
