@@ -96,6 +96,45 @@ pub fn find(p: &Projections, name: &str) -> Result<Option<Concept>> {
     Ok(list(p)?.into_iter().find(|c| c.key == key))
 }
 
+/// The sessions and facts of a concept, as a search filter
+/// (`memlog search --concept`).
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    sessions: std::collections::BTreeSet<String>,
+    facts: std::collections::BTreeSet<String>,
+}
+
+impl Scope {
+    /// The scope of the concept named `name`; an unknown name is an error
+    /// naming the concepts there are.
+    pub fn of(p: &Projections, name: &str) -> Result<Scope> {
+        let all = list(p)?;
+        let key = normalize(name);
+        let Some(c) = all.iter().find(|c| c.key == key) else {
+            let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+            if names.is_empty() {
+                bail!("no concept is named {name:?}: there are no concepts yet");
+            }
+            bail!(
+                "no concept is named {name:?}; concepts: {}",
+                names.join(", ")
+            );
+        };
+        Ok(Scope {
+            sessions: c.sessions.iter().cloned().collect(),
+            facts: c.facts.iter().map(ToString::to_string).collect(),
+        })
+    }
+
+    /// Whether an event (by id and session) is in the concept.
+    pub fn contains(&self, id: &str, session: &str) -> bool {
+        self.sessions.contains(session) || self.facts.contains(id)
+    }
+}
+
+/// Hits searched for beyond the limit when a concept filters them.
+pub const SCOPE_OVERSAMPLE: usize = 10;
+
 /// What the agent files under a concept.
 #[derive(Clone, Debug, Default)]
 pub struct Filing<'a> {

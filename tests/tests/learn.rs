@@ -587,3 +587,100 @@ fn a_superseded_fact_ranks_below_its_successor_and_is_marked() {
         "{text}"
     );
 }
+
+#[test]
+fn concepts_group_sessions_and_filter_search() {
+    let repo = TestRepo::new();
+    let (_, cents) = fact(
+        &repo,
+        "pay-1",
+        "The ledger rounds refunds to whole cents.",
+        "Refunds are rounded to whole cents",
+        "rounds refunds to whole cents",
+    );
+    repo.record("pay-2", "user_prompt", "Why are refunds off by a cent?");
+    repo.record("ui-1", "user_prompt", "Why are refund buttons grey?");
+    let filed = repo
+        .memlog(&[
+            "concepts",
+            "add",
+            "Refund rounding",
+            "--topic",
+            "refund cent rounding bugs",
+            "--session",
+            "pay-1",
+            "--fact",
+            &cents[..12],
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(filed["created"], true);
+    // joining it by another spelling of its name
+    let joined = repo
+        .memlog(&[
+            "concepts",
+            "add",
+            "refund  ROUNDING",
+            "--topic",
+            "refunds off by a cent",
+            "--session",
+            "pay-2",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(joined["created"], false);
+    assert_eq!(joined["name"], "Refund rounding");
+    let unknown = repo.memlog(&["concepts", "add", "X", "--session", "nosuch"]);
+    assert_eq!(unknown.code(), Some(1));
+    assert!(unknown.stderr().contains("no session is named \"nosuch\""));
+
+    let list = repo.memlog(&["concepts", "--json"]).ok().json();
+    let c = &list["concepts"][0];
+    assert_eq!(c["sessions"], json!(["pay-1", "pay-2"]));
+    assert_eq!(c["facts"], json!([cents]));
+    assert_eq!(c["topics"].as_array().unwrap().len(), 2);
+
+    let hits = repo
+        .memlog(&[
+            "search",
+            "refund refunds",
+            "--mode",
+            "fts",
+            "--concept",
+            "refund rounding",
+            "--json",
+        ])
+        .ok()
+        .json();
+    let sessions: Vec<&str> = hits["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["session"].as_str().unwrap())
+        .collect();
+    assert!(sessions.contains(&"pay-2"), "{hits:#}");
+    assert!(!sessions.contains(&"ui-1"), "{hits:#}");
+    let bad = repo.memlog(&["search", "refund", "--concept", "billing"]);
+    assert_eq!(bad.code(), Some(1));
+    assert!(
+        bad.stderr().contains("concepts: Refund rounding"),
+        "{}",
+        bad.stderr()
+    );
+
+    // the viewer's Learned page reads them
+    let server = memlog_e2e::ServeProcess::start(repo.path(), &[]);
+    let learned = server.get("/api/learned").json();
+    assert_eq!(learned["concepts"][0]["name"], "Refund rounding", "{learned:#}");
+    assert!(server.get("/app.js").text().contains("learnedPage"));
+    drop(server);
+
+    // the extraction instruction offers the existing concepts
+    let prompt = repo.memlog(&["extract", "--prompt", "ui-1"]).ok().stdout();
+    assert!(
+        prompt.contains("- Refund rounding: refund cent rounding bugs"),
+        "{prompt}"
+    );
+}

@@ -78,6 +78,7 @@ const routes = [
   [/^\/event\/([0-9a-f]+)$/, eventPage],
   [/^\/search$/, searchPage],
   [/^\/tasks$/, tasksPage],
+  [/^\/learned$/, learnedPage],
   [/^\/entity\/(.+)$/, entityPage],
   [/^\/review$/, reviewPage],
   [/^\/stats$/, statsPage],
@@ -321,6 +322,37 @@ async function searchPage(_, params) {
         partBar("recency", p.recency, w.recency),
         partBar("importance", p.importance, w.importance))));
   }
+}
+
+// --- what memory learned: rules and concepts ---------------------------------
+
+function eventLink(id) {
+  return h("a", { class: "mono", href: "#/event/" + id }, shortId(id));
+}
+
+async function learnedPage() {
+  const data = await api("learned");
+  page("Learned",
+    h("h2", {}, `Rules (${data.rules.length})`),
+    data.rules.length ? null : h("p", { class: "empty" }, "none yet: `memlog reflect` finds candidates, `memlog rules add` promotes one"),
+    h("div", { id: "rules" }, data.rules.map((r) => h("div", { class: "card rule" + (r.status === "retired" ? " muted" : "") },
+      h("div", { class: "event-head" },
+        h("span", { class: "badge" }, r.rule_kind),
+        h("span", { class: "badge" }, r.retired ? "retired: " + r.retired : r.status),
+        eventLink(r.id),
+        h("span", { class: "muted" }, when(r.ts))),
+      h("div", {}, r.text),
+      h("div", { class: "muted" }, "evidence ", ...r.evidence.map((e) => [eventLink(e), " "]),
+        ` · ${r.recalls} recalls, ${r.successes} successes, ${r.failures} failures`,
+        r.contradicted_by.length ? ` · contradicted ${r.contradicted_by.length}×` : "",
+        r.superseded_by ? " · superseded" : "")))),
+    h("h2", {}, `Concepts (${data.concepts.length})`),
+    data.concepts.length ? null : h("p", { class: "empty" }, "none yet: the agent files sessions with `memlog concepts add`"),
+    h("div", { id: "concepts" }, data.concepts.map((c) => h("div", { class: "card concept" },
+      h("div", {}, h("strong", {}, c.name), " ", h("span", { class: "muted" }, c.topics.join(" · "))),
+      h("div", {}, "sessions: ", ...c.sessions.map((s) => [sessionLink(s), " "])),
+      c.facts.length ? h("div", {}, "facts: ", ...c.facts.map((f) => [eventLink(f), " "])) : null))));
+  state.refresh = learnedPage;
 }
 
 // --- tasks board -----------------------------------------------------------
