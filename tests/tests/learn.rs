@@ -572,6 +572,22 @@ fn a_superseded_fact_ranks_below_its_successor_and_is_marked() {
     assert!(at_new < at_old, "{hits:#}");
     assert_eq!(hits["hits"][at_old]["superseded_by"], new.as_str());
 
+    // memlog finds the same subject with another value by itself
+    let (_, newest) = fact(
+        &repo,
+        "v4",
+        "Ops raised it once more: the session timeout is now 3 hours.",
+        "The checkout session timeout is 3 hours",
+        "the session timeout is now 3 hours",
+    );
+    let stored = repo
+        .cat()
+        .into_iter()
+        .find(|e| e["id"] == newest.as_str())
+        .unwrap();
+    assert_eq!(stored["body"]["supersedes"], json!([new]), "{stored:#}");
+    assert_eq!(stored["body"]["supersedes_detected"], true);
+
     let out = hook(
         &repo,
         "UserPromptSubmit",
@@ -583,7 +599,8 @@ fn a_superseded_fact_ranks_below_its_successor_and_is_marked() {
         .as_str()
         .unwrap();
     assert!(
-        text.contains(&format!("(superseded by [{}])", &new[..12])),
+        text.contains(&format!("(superseded by [{}])", &new[..12]))
+            || text.contains(&format!("(superseded by [{}])", &newest[..12])),
         "{text}"
     );
 }
@@ -673,7 +690,10 @@ fn concepts_group_sessions_and_filter_search() {
     // the viewer's Learned page reads them
     let server = memlog_e2e::ServeProcess::start(repo.path(), &[]);
     let learned = server.get("/api/learned").json();
-    assert_eq!(learned["concepts"][0]["name"], "Refund rounding", "{learned:#}");
+    assert_eq!(
+        learned["concepts"][0]["name"], "Refund rounding",
+        "{learned:#}"
+    );
     assert!(server.get("/app.js").text().contains("learnedPage"));
     drop(server);
 

@@ -162,6 +162,22 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
             rejected.push(Rejected { fact, reason });
             continue;
         }
+        // an older fact about the same subject with another value is
+        // superseded, unless the agent said what this one replaces
+        let mut detected = Vec::new();
+        if fact.supersedes.is_empty() && fact.contradicts.is_empty() {
+            for older in events.iter().filter(|e| e.kind == Kind::Fact) {
+                if older
+                    .text()
+                    .is_some_and(|t| facts::same_subject_other_value(t, &fact.text))
+                {
+                    detected.push(older.id.clone());
+                }
+            }
+            if let Some((_, ids)) = links.iter_mut().find(|(f, _)| *f == "supersedes") {
+                ids.extend(detected.iter().cloned());
+            }
+        }
         let Some((span, evidence)) = facts::align_quote(source, &fact.quote, args.threshold) else {
             rejected.push(Rejected {
                 reason: format!(
@@ -183,6 +199,10 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         body.extend(evidence);
         for (field, ids) in links.into_iter().filter(|(_, ids)| !ids.is_empty()) {
             body.insert(field.into(), json!(ids));
+        }
+        if !detected.is_empty() {
+            // said by memlog, not by the agent: reviewers should know
+            body.insert("supersedes_detected".into(), json!(true));
         }
         drafts.push(Draft::new(
             &session,
