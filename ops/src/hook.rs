@@ -100,6 +100,8 @@ pub fn run(
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {
                 seal_journals(&repo, &JournalSelection::Session(s.clone()))?;
+                // so that the next session's prompts find this one
+                index_in_background(&repo)?;
             }
             Ok(None)
         }
@@ -258,6 +260,22 @@ fn start_warm_watcher(repo: &Repo) {
     if minutes == 0 || warm::answers(repo) {
         return;
     }
+    spawn_detached(repo, &["watch", "--idle-exit", &minutes.to_string()]);
+}
+
+/// Starts `memlog index` in the background unless a writer runs already:
+/// a hook never indexes in the foreground.
+fn index_in_background(repo: &Repo) -> Result<()> {
+    if WriterLock::try_acquire(repo)?.is_some() {
+        spawn_detached(repo, &["index"]);
+    }
+    Ok(())
+}
+
+/// Runs `memlog -C <repo> ARGS…` in the background, detached from the
+/// hook's process group (the agent may kill it when the hook ends), its
+/// output discarded. Best effort.
+fn spawn_detached(repo: &Repo, args: &[&str]) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
@@ -265,14 +283,13 @@ fn start_warm_watcher(repo: &Repo) {
     command
         .arg("-C")
         .arg(&repo.common_dir)
-        .args(["watch", "--idle-exit", &minutes.to_string()])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
-        // the agent may kill the hook's group when the hook ends
         command.process_group(0);
     }
     let _ = command.spawn();
@@ -292,18 +309,8 @@ fn projections_for_hook(repo: &Repo) -> Result<Option<Projections>> {
         Some(p) => !p.has_sealed(repo)?,
         None => true,
     };
-    if stale
-        && WriterLock::try_acquire(repo)?.is_some()
-        && let Ok(exe) = std::env::current_exe()
-    {
-        let _ = std::process::Command::new(exe)
-            .arg("-C")
-            .arg(&repo.common_dir)
-            .arg("index")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
+    if stale {
+        index_in_background(repo)?;
     }
     Ok(opened)
 }
