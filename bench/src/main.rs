@@ -77,6 +77,13 @@ struct Args {
     #[arg(long)]
     locomo: bool,
 
+    /// Injection on ../shared/eval/locomo-dev: what the UserPromptSubmit
+    /// hook would inject for each question, with and without a warm
+    /// process (hit rate, evidence recall, tokens, injection for questions
+    /// the memory cannot answer), on the even and odd questions apart.
+    #[arg(long)]
+    inject: bool,
+
     /// Vector figures: the real model's throughput by batch size and HNSW
     /// recall on 20k of its vectors (kept in bench-embeddings.sqlite beside
     /// the memlog binary, so only the first run embeds them), then, with a
@@ -172,6 +179,18 @@ fn main() -> anyhow::Result<()> {
     if args.locomo {
         match locomo::find_set() {
             Some(set) => locomo::bench(
+                &bin,
+                &set,
+                args.locomo_work.as_deref(),
+                args.locomo_dump.as_deref(),
+                &mut rows,
+            )?,
+            None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
+        }
+    }
+    if args.inject {
+        match locomo::find_set() {
+            Some(set) => locomo::inject(
                 &bin,
                 &set,
                 args.locomo_work.as_deref(),
