@@ -154,10 +154,16 @@ impl Fts {
         } else {
             self.index.writer_with_num_threads(threads, budget_bytes)
         };
-        w.map_err(|e| match e {
+        let w = w.map_err(|e| match e {
             tantivy::TantivyError::LockFailure(..) => Error::Busy,
             other => Error::fts(Path::new("full-text index"), other),
-        })
+        })?;
+        // A writer killed before its commit leaves files no commit uses;
+        // their names (segment and opstamp) come round again, and writing
+        // one that exists fails (memlog-bench --kills found it). Removing
+        // them first is tantivy's own garbage collection; best effort.
+        let _ = w.garbage_collect_files().wait();
+        Ok(w)
     }
 
     pub fn add(&self, writer: &IndexWriter, doc: &FtsDoc) -> Result<()> {
