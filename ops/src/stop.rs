@@ -56,7 +56,7 @@ pub fn on_stop(repo: &Repo, recorder: &Recorder, turn: &StopTurn) -> Result<Opti
         repo.project(),
         body,
     )])?;
-    Ok(Some(extraction::instruction(&view, &[])))
+    Ok(Some(extraction::instruction(&view, None)))
 }
 
 /// A `reinforce` success for the memories recalled into this session whose
