@@ -114,8 +114,11 @@
 //! each with the line's time and a stable `meta.ref`, so that importing the
 //! same transcript twice adds nothing.
 
+mod agent;
+pub mod codex;
 mod error;
 mod event;
+pub mod gemini;
 mod hook;
 mod options;
 mod payload;
@@ -123,6 +126,7 @@ mod todo;
 mod tool;
 pub mod transcript;
 
+pub use agent::Agent;
 pub use error::{Error, Result};
 pub use event::HookEvent;
 pub use hook::{drafts, drafts_at, hook_output, stop_block_output};

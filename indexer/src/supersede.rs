@@ -1,4 +1,4 @@
-//! Contradictions and successors (docs/DESIGN.md §10): a `fact` or `rule`
+//! Contradictions and successors (docs/DESIGN.md §12): a `fact` or `rule`
 //! names the older memories it replaces (`supersedes`) or contradicts
 //! (`contradicts`). A superseded memory ranks below its successor and is
 //! marked where it is injected.

@@ -1,4 +1,4 @@
-//! L3 concepts (docs/DESIGN.md §10): sessions and their facts grouped by
+//! L3 concepts (docs/DESIGN.md §12): sessions and their facts grouped by
 //! meaning. The agent names a session's topic and picks an existing
 //! concept or creates one (never by shared files or words); memlog records
 //! a `concept` event {`name`, `key`, `topic`, `sessions`, `facts`,

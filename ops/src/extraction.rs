@@ -1,4 +1,4 @@
-//! L2 facts asked of the agent (docs/DESIGN.md §10): the ProMem
+//! L2 facts asked of the agent (docs/DESIGN.md §12): the ProMem
 //! instruction — a session's compact view, the three steps (extract, match
 //! against the source, self-question) and how to hand the facts back —
 //! which the Stop hook answers with once a session has enough new events,

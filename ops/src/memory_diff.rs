@@ -45,7 +45,7 @@ pub struct MemoryDiff {
     /// Forget events added, with what they hide.
     pub forgets: Vec<ForgetAdded>,
     /// What the agent learned: rules promoted or retired, concepts filed
-    /// (docs/DESIGN.md §10).
+    /// (docs/DESIGN.md §12).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub learned: Vec<Learned>,
 }

@@ -1,4 +1,4 @@
-//! L4 rules (docs/DESIGN.md §10): what reflection promotes — rules,
+//! L4 rules (docs/DESIGN.md §12): what reflection promotes — rules,
 //! solutions and core patterns, each with the events that prove it — and
 //! their utility-based cleanup: a rule neither recalled nor reinforced for
 //! `learn.rule_unused_days` (180), or contradicted

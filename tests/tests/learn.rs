@@ -1,4 +1,4 @@
-//! Memory that learns (issue 16, docs/DESIGN.md §10): the Stop hook asks
+//! Memory that learns (issue 16, docs/DESIGN.md §12): the Stop hook asks
 //! the agent for the session's facts once enough happened, the agent's
 //! facts are aligned or rejected, cited memories are credited, rules are
 //! promoted by reflection and retired, concepts group sessions.
