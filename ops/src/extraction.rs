@@ -85,7 +85,10 @@ pub fn prompt_for(p: &Projections, session: &str) -> Result<String> {
         .into_iter()
         .map(|c| (c.name, c.topics.join("; ")))
         .collect();
-    Ok(instruction(&session_view(session, &events), &concepts))
+    Ok(instruction(
+        &session_view(session, &events),
+        Some(&concepts),
+    ))
 }
 
 /// The session name `--prompt` reads as the latest prompt's session.
@@ -210,8 +213,10 @@ fn file_of(e: &Event) -> Option<String> {
 
 /// The ProMem instruction for `view`: what to extract, how to verify it,
 /// and exactly how to hand the facts back. `concepts` are the existing
-/// concepts (name, topic) the agent may file the session under.
-pub fn instruction(view: &SessionView, concepts: &[(String, String)]) -> String {
+/// concepts (name, topics) the agent may file the session under; `None`
+/// when they were not read (the hook's time is short), and the agent is
+/// told how to list them.
+pub fn instruction(view: &SessionView, concepts: Option<&[(String, String)]>) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "memlog: session {} has {} new events. Before you stop, keep what later sessions \
@@ -255,21 +260,24 @@ pub fn instruction(view: &SessionView, concepts: &[(String, String)]) -> String 
          names it: \"supersedes\": \"OLD_ID\". memlog lists the facts it rejected (quote \
          not found) so you can fix or drop them. If nothing is worth keeping, just stop.\n",
     );
-    out.push_str(
+    out.push_str(&format!(
         "\nThen file the session under a concept: name its topic in 3 to 5 words; join an \
          existing concept only when it truly means the same work (not shared files or \
          words), else create one:\n\
-         memlog concepts add \"TOPIC\" --session SESSION [--fact FACT_ID…]\n",
-    );
-    if concepts.is_empty() {
-        out.push_str("Existing concepts: none yet.\n");
-    } else {
-        out.push_str("Existing concepts:\n");
-        for (name, topic) in concepts {
-            out.push_str(&format!("- {name}: {topic}\n"));
+         memlog concepts add \"CONCEPT NAME\" --topic \"3 TO 5 WORDS\" --session {} [--fact FACT_ID…]\n",
+        view.session
+    ));
+    match concepts {
+        None => out.push_str("`memlog concepts` lists the existing concepts and their topics.\n"),
+        Some([]) => out.push_str("Existing concepts: none yet.\n"),
+        Some(list) => {
+            out.push_str("Existing concepts:\n");
+            for (name, topic) in list {
+                out.push_str(&format!("- {name}: {topic}\n"));
+            }
         }
     }
-    out.replace("SESSION", &view.session)
+    out
 }
 
 fn section(out: &mut String, title: &str, lines: &[ViewLine]) {
@@ -324,10 +332,11 @@ mod tests {
         assert_eq!(view.files[0].path, "src/user.rs");
         assert!(view.files[0].changed);
         assert_eq!(view.failures[0].text, "Bash: cargo test — exit 101");
-        let text = instruction(&view, &[]);
+        let text = instruction(&view, Some(&[]));
         assert!(text.contains(&events[1].id.short().to_string()), "{text}");
         assert!(text.contains("memlog extract --facts -"));
-        assert!(text.contains("memlog concepts add \"TOPIC\" --session s"));
+        assert!(text.contains("--session s [--fact"), "{text}");
+        assert!(text.contains("Existing concepts: none yet."));
     }
 
     #[test]

@@ -112,6 +112,8 @@ pub fn run(
             let turn = StopTurn {
                 session,
                 stop_hook_active: payload.stop_hook_active.unwrap_or(false),
+                // the block-with-a-reason contract is Claude Code's
+                may_ask: agent == Agent::ClaudeCode,
             };
             let reason = on_stop(&repo, &recorder, &turn)?;
             Ok(reason.map(|r| memlog_hooks::stop_block_output(&r)))

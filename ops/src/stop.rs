@@ -25,6 +25,10 @@ pub struct StopTurn<'a> {
     /// True when the agent is already continuing because of a Stop hook:
     /// then memlog never asks again.
     pub stop_hook_active: bool,
+    /// Whether the agent's client lets a Stop hook keep it going with an
+    /// instruction (Claude Code's `decision: block`); when it does not,
+    /// cited memories are still credited.
+    pub may_ask: bool,
 }
 
 /// Credits cited memories and returns the extraction instruction when the
@@ -37,7 +41,7 @@ pub fn on_stop(repo: &Repo, recorder: &Recorder, turn: &StopTurn) -> Result<Opti
         recorder.record(vec![draft])?;
     }
     let every = repo.config.learn.extract_after_events;
-    if turn.stop_hook_active || every == 0 {
+    if !turn.may_ask || turn.stop_hook_active || every == 0 {
         return Ok(None);
     }
     let new = extraction::since_last_request(&events);
@@ -56,7 +60,7 @@ pub fn on_stop(repo: &Repo, recorder: &Recorder, turn: &StopTurn) -> Result<Opti
         repo.project(),
         body,
     )])?;
-    Ok(Some(extraction::instruction(&view, &[])))
+    Ok(Some(extraction::instruction(&view, None)))
 }
 
 /// A `reinforce` success for the memories recalled into this session whose

@@ -588,6 +588,8 @@ fn a_superseded_fact_ranks_below_its_successor_and_is_marked() {
     assert_eq!(stored["body"]["supersedes"], json!([new]), "{stored:#}");
     assert_eq!(stored["body"]["supersedes_detected"], true);
 
+    // a hook never indexes in the foreground
+    repo.memlog(&["index"]).ok();
     let out = hook(
         &repo,
         "UserPromptSubmit",
