@@ -4,7 +4,9 @@ use std::process::ExitCode;
 use clap::Args;
 use memlog_format::id;
 use memlog_indexer::search::search;
-use memlog_ops::search::{SearchQuery, parse_fusion, search_request, with_query_vector};
+use memlog_ops::search::{
+    AGENT_OVERFETCH, SearchQuery, keep_agent, parse_fusion, search_request, with_query_vector,
+};
 use memlog_ops::{diag, workspace};
 use serde_json::json;
 
@@ -48,6 +50,12 @@ pub struct SearchArgs {
     #[arg(long, value_name = "PATH")]
     file: Option<String>,
 
+    /// Only events recorded by this agent (`meta.client`: claude-code,
+    /// codex, gemini-cli; or claude, gemini). Filters the ranked hits, so
+    /// fewer than --limit may come back.
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+
     /// hybrid (full text and vectors), fts (full text only) or vector
     /// (semantic only). Default: hybrid.
     #[arg(long, value_name = "MODE")]
@@ -67,7 +75,11 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let mut request = search_request(SearchQuery {
         query: &args.query,
-        limit: args.limit,
+        limit: if args.agent.is_some() {
+            args.limit.saturating_mul(AGENT_OVERFETCH)
+        } else {
+            args.limit
+        },
         kinds: &args.kind,
         session: args.session.as_deref(),
         since: args.since.as_deref(),
@@ -90,7 +102,10 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     if let Some(note) = &semantic {
         diag::note(format_args!("full-text search only: {note}"));
     }
-    let hits = search(&projections, &repo.config.ranking, &request)?;
+    let mut hits = search(&projections, &repo.config.ranking, &request)?;
+    if let Some(agent) = &args.agent {
+        keep_agent(&mut hits, agent, args.limit);
+    }
     if args.json {
         output::print_json(&json!({
             "query": args.query,
