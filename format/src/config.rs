@@ -32,13 +32,14 @@
 //!   batch_size: 16
 //! context:
 //!   budget_tokens: 1500       # size of injected context
-//!   min_relevance: 0.3        # leave out weaker matches
+//!   min_relevance: 0.35       # full-text coverage under which nothing is injected
 //! hooks:
 //!   inject: true              # memories at SessionStart / UserPromptSubmit
 //!   inject_budget_ms: 300     # past it, injection is skipped
 //!   record_budget_ms: 100
 //!   seal_idle_minutes: 120    # orphaned journals sealed at SessionStart
 //!   briefing_sessions: 5
+//!   warm_watcher_idle_minutes: 0  # >0: SessionStart starts `memlog watch --idle-exit N`
 //! sync:
 //!   remotes: [origin]         # where `memlog sync` may push memory
 //! ```
@@ -135,6 +136,11 @@ pub struct HooksConfig {
     pub seal_idle_minutes: u64,
     /// Recent sessions listed in the SessionStart briefing.
     pub briefing_sessions: usize,
+    /// When not 0, SessionStart starts `memlog watch --idle-exit N` in the
+    /// background unless one answers already: it keeps the embedding model
+    /// loaded, so prompts are ranked by their own embedding (the warm path),
+    /// and exits after N minutes without a request or a change.
+    pub warm_watcher_idle_minutes: u64,
 }
 
 impl Default for HooksConfig {
@@ -145,6 +151,7 @@ impl Default for HooksConfig {
             record_budget_ms: 100,
             seal_idle_minutes: 120,
             briefing_sessions: 5,
+            warm_watcher_idle_minutes: 0,
         }
     }
 }
@@ -238,8 +245,10 @@ impl Default for LevelsConfig {
 pub struct ContextConfig {
     /// Token budget of the assembled context.
     pub budget_tokens: usize,
-    /// Memories whose full-text relevance (normalised BM25 against the best
-    /// possible match of the query) is below this are left out.
+    /// Without the prompt's embedding (no warm process), nothing is
+    /// injected unless the best full-text relevance (normalised BM25: about
+    /// the share of the prompt's words an event covers) reaches this. With
+    /// it, a confidence that also weighs the best cosine decides.
     pub min_relevance: f32,
 }
 
@@ -247,7 +256,7 @@ impl Default for ContextConfig {
     fn default() -> Self {
         ContextConfig {
             budget_tokens: 1500,
-            min_relevance: 0.3,
+            min_relevance: 0.35,
         }
     }
 }

@@ -37,6 +37,7 @@ pub mod event;
 pub mod id;
 pub mod key;
 pub mod neutral;
+pub mod paths;
 pub mod privacy;
 pub mod refs;
 pub mod segment;

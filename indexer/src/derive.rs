@@ -2,6 +2,7 @@
 //! files it touches or mentions, the references it makes, and its prior
 //! importance. A pure function of the event, so rebuilds are reproducible.
 
+use memlog_format::paths::WorkRoots;
 use memlog_format::refs::{self, Reference};
 use memlog_format::{Event, Kind};
 use serde_json::Value;
@@ -95,8 +96,16 @@ const TELLING_INPUTS: [&str; 8] = [
     "description",
 ];
 
-/// What the projections keep of `event`: its text, tool, files and references.
+/// What the projections keep of `event`: its text, tool, files and
+/// references, with paths as written (see [`derive_in`]).
 pub fn derive(event: &Event) -> Derived {
+    derive_in(event, &WorkRoots::default())
+}
+
+/// Like [`derive`], with every file named relative to the repository root
+/// it lies under (`roots`, else the event's `cwd`), so that an absolute and
+/// a relative spelling of one file are one entity.
+pub fn derive_in(event: &Event, roots: &WorkRoots) -> Derived {
     let mut d = Derived::default();
     let body = &event.body;
     d.tool = body.get("tool").and_then(Value::as_str).map(str::to_string);
@@ -125,11 +134,12 @@ pub fn derive(event: &Event) -> Derived {
     if !is_searchable(&event.kind) {
         text.clear();
     }
+    let cwd = event.meta.get("cwd").and_then(Value::as_str);
     for container in ["input", "metadata"] {
         if let Some(Value::Object(m)) = body.get(container) {
             for k in ["file_path", "notebook_path", "path"] {
                 if let Some(p) = m.get(k).and_then(Value::as_str) {
-                    let p = refs::normalize_path(p);
+                    let p = roots.file_name(p, cwd);
                     if !d.touched.contains(&p) {
                         d.touched.push(p);
                     }
@@ -137,7 +147,15 @@ pub fn derive(event: &Event) -> Derived {
             }
         }
     }
-    d.mentions = refs::extract(&text);
+    d.mentions = refs::extract(&text)
+        .into_iter()
+        .map(|r| match r {
+            Reference::File(p) => Reference::File(roots.file_name(&p, cwd)),
+            other => other,
+        })
+        .collect();
+    d.mentions.sort();
+    d.mentions.dedup();
     d.text = text;
     d
 }

@@ -68,6 +68,11 @@ pub struct SearchRequest {
     pub query_vector: Option<Vec<f32>>,
     /// Overrides `ranking.fusion`.
     pub fusion: Option<Fusion>,
+    /// The query vector only scores the candidates full text and spreading
+    /// found, and brings none of its own: for a query vector made from the
+    /// candidates themselves (pseudo-relevance feedback), which costs no
+    /// vector search.
+    pub rerank_only: bool,
 }
 
 /// The signals behind a hit's score, each in [0, 1].
@@ -162,7 +167,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             e.fts_rank = Some(rank);
         }
     }
-    if let Some((query, index)) = vectors {
+    if let Some((query, index)) = vectors.filter(|_| !req.rerank_only) {
         let keys = allowed_keys(p, &req.filters)?;
         let found = index.search(query, depth, keys.as_deref())?;
         // Beside full text, only close vectors bring new candidates: a query
@@ -251,10 +256,13 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     }
     if let Some((query, index)) = vectors {
         // candidates the vector list missed still have a vector
-        for (key, c) in candidates.iter_mut() {
-            if c.cosine.is_none()
-                && let Some(v) = index.vector_of(*key)?
-            {
+        let missing: Vec<u64> = candidates
+            .iter()
+            .filter(|(_, c)| c.cosine.is_none())
+            .map(|(k, _)| *k)
+            .collect();
+        for (key, v) in index.vectors_of(&missing)? {
+            if let Some(c) = candidates.get_mut(&key) {
                 c.cosine = Some(crate::embed::dot(query, &v));
             }
         }

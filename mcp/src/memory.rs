@@ -100,6 +100,10 @@ impl Memory {
             bail!("limit must be between 1 and {MAX_SEARCH_LIMIT}");
         }
         let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
+        let file = p
+            .file
+            .as_deref()
+            .map(|f| workspace::file_name(&self.repo, f));
         let mut request = search_request(SearchQuery {
             query: &p.query,
             limit: if p.agent.is_some() {
@@ -111,7 +115,7 @@ impl Memory {
             session: p.session.as_deref(),
             since: p.since.as_deref(),
             until: p.until.as_deref(),
-            file: p.file.as_deref(),
+            file: file.as_deref(),
         })?;
         let wants_vectors = p.mode.as_deref() != Some("fts");
         let has_vectors = self.projections()?.vectors().is_some();

@@ -26,7 +26,75 @@ pub fn answer(repo: &Repo, p: &Projections, request: &ContextRequest) -> Result<
         &request.prompt,
         config.context.budget_tokens,
         Some(&request.session),
+        request.query_vector.as_deref(),
     )?)
+}
+
+/// Prompts, answers and notes of the session recalled after compaction.
+const RECAP_PROMPTS: usize = 6;
+const RECAP_ANSWERS: usize = 3;
+const RECAP_FACTS: usize = 10;
+/// Longest line of a recap, in characters.
+const RECAP_LINE: usize = 240;
+
+/// After compaction (SessionStart with source `compact`): what the session
+/// itself established, read from its journal (the live session is not
+/// indexed): its facts and notes, its last prompts (the decisions asked
+/// for) and answers, each cited by id, so the summary the agent continues
+/// from does not erase them. Open tasks come with the briefing. Empty when
+/// the journal has nothing to recall.
+pub fn session_recap(repo: &Repo, session: &str) -> Result<String> {
+    use memlog_format::Kind;
+    let journal = memlog_store::journal::Journal::new(&repo.journal_dir(), session)?;
+    if !journal.path().exists() {
+        return Ok(String::new());
+    }
+    let (events, _) = journal.read()?;
+    let line = |e: &memlog_format::Event| {
+        format!(
+            "- [{}] {}\n",
+            e.id.short(),
+            memlog_format::event::truncate_chars(
+                &e.text()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                RECAP_LINE
+            )
+        )
+    };
+    let last = |kinds: &[Kind], n: usize| -> Vec<String> {
+        let picked: Vec<String> = events
+            .iter()
+            .rev()
+            .filter(|e| kinds.contains(&e.kind) && e.text().is_some_and(|t| !t.trim().is_empty()))
+            .take(n)
+            .map(line)
+            .collect();
+        picked.into_iter().rev().collect()
+    };
+    let sections = [
+        (
+            "Facts and notes",
+            last(&[Kind::Fact, Kind::Note], RECAP_FACTS),
+        ),
+        ("Last prompts", last(&[Kind::UserPrompt], RECAP_PROMPTS)),
+        ("Last answers", last(&[Kind::AgentResponse], RECAP_ANSWERS)),
+    ];
+    let mut md = String::new();
+    for (title, lines) in sections {
+        if !lines.is_empty() {
+            md.push_str(&format!("\n### {title}\n"));
+            md.extend(lines);
+        }
+    }
+    if md.is_empty() {
+        return Ok(md);
+    }
+    Ok(format!(
+        "## memlog: this session before compaction\nWhat this session established, from its log; `memlog show ID` gives an event in full.\n{md}"
+    ))
 }
 
 /// SessionStart: recent sessions of this project and open tasks.

@@ -19,6 +19,7 @@ use memlog_hooks::{Agent, CodeContext, HookEvent, HookOptions, Payload};
 use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
 use memlog_indexer::projection::WriterLock;
+use memlog_indexer::vectors::VectorAccess;
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Layout, Recorder, Repo};
 use serde_json::{Map, Value};
@@ -101,6 +102,9 @@ pub fn run(
         }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit if repo.config.hooks.inject => {
             let output = inject(agent, &repo, &recorder, event, &payload, started, budget)?;
+            if event == HookEvent::SessionStart {
+                start_warm_watcher(&repo);
+            }
             if event == HookEvent::SessionStart && started.elapsed() < budget {
                 let idle = Duration::from_secs(repo.config.hooks.seal_idle_minutes * 60);
                 seal_journals(&repo, &JournalSelection::IdleFor(idle))?;
@@ -145,12 +149,31 @@ fn inject(
         event: event.as_str().to_string(),
         prompt: payload.prompt.clone().unwrap_or_default(),
         session: payload.session_id.clone().unwrap_or_default(),
+        query_vector: None,
     };
     // Warm path: a running `memlog watch` answers from open indexes.
     let remaining = budget.saturating_sub(started.elapsed());
     let (assembled, path) = match warm::ask(repo, &request, remaining) {
         Some(a) => (Some(a), "warm"),
         None => (local_context(repo, request, started, budget)?, "local"),
+    };
+    // After compaction the session's own memories come first: the summary
+    // the agent continues from may have lost them.
+    let assembled = match (event, payload.source.as_deref(), &payload.session_id) {
+        (HookEvent::SessionStart, Some("compact"), Some(session)) => {
+            let recap = crate::context::session_recap(repo, session)?;
+            let mut a = assembled.unwrap_or_default();
+            if !recap.is_empty() {
+                a.markdown = if a.markdown.is_empty() {
+                    recap
+                } else {
+                    format!("{recap}\n{}", a.markdown)
+                };
+                a.tokens = memlog_indexer::context::approx_tokens(&a.markdown);
+            }
+            Some(a)
+        }
+        _ => assembled,
     };
     let Some(assembled) = assembled.filter(|a| !a.markdown.is_empty()) else {
         return Ok(None);
@@ -212,11 +235,45 @@ fn local_context(
     }
 }
 
+/// Starts `memlog watch --idle-exit N` in the background, detached from
+/// the hook's process group, when `hooks.warm_watcher_idle_minutes` asks
+/// for it and no warm server answers yet. Best effort: a hook never fails
+/// for it.
+fn start_warm_watcher(repo: &Repo) {
+    let minutes = repo.config.hooks.warm_watcher_idle_minutes;
+    if minutes == 0 || warm::answers(repo) {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut command = std::process::Command::new(exe);
+    command
+        .arg("-C")
+        .arg(&repo.common_dir)
+        .args(["watch", "--idle-exit", &minutes.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // the agent may kill the hook's group when the hook ends
+        command.process_group(0);
+    }
+    let _ = command.spawn();
+}
+
 /// The projections as they are; when sealed sessions are missing from
 /// them, a background `memlog index` is started (unless one runs already):
 /// a hook never indexes in the foreground.
 fn projections_for_hook(repo: &Repo) -> Result<Option<Projections>> {
-    let opened = Projections::open(repo).ok();
+    // The vectors are opened for reading a few rows (the best full-text
+    // hits' vectors make the query vector): no graph, no key map.
+    let opened = Projections::open(repo).ok().map(|mut p| {
+        p.load_vectors_as(VectorAccess::Scan);
+        p
+    });
     let stale = match &opened {
         Some(p) => !p.has_sealed(repo)?,
         None => true,

@@ -73,6 +73,7 @@ pub fn seal_import(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>>
 }
 
 fn seal_as(repo: &Repo, requests: &[SealRequest], reconcile: bool) -> Result<Vec<Sealed>> {
+    let _history = crate::history_lock::shared(repo)?;
     let log = Log::new(repo);
     let sessions: HashSet<String> = requests.iter().map(|r| r.session.clone()).collect();
     let mut last_error = None;
@@ -314,15 +315,23 @@ fn update_ref(
 /// Removes a ref lock left behind by a killed process, so one crash cannot
 /// block sealing forever. A live lock is held for microseconds.
 pub(crate) fn remove_stale_lock(repo: &Repo) {
-    let lock = repo.common_dir.join(format!("{}.lock", repo.ref_name()));
-    if let Ok(meta) = std::fs::metadata(&lock)
-        && meta
-            .modified()
-            .ok()
-            .and_then(|m| m.elapsed().ok())
-            .is_some_and(|age| age > STALE_LOCK)
-    {
-        let _ = std::fs::remove_file(&lock);
+    // The ref's own lock, and `packed-refs.lock`: once git has packed the
+    // ref (`git gc`, run by purge), updating it takes that lock too, and a
+    // process killed while holding it blocked every later seal for good
+    // (memlog-bench --kills found it).
+    for lock in [
+        repo.common_dir.join(format!("{}.lock", repo.ref_name())),
+        repo.common_dir.join("packed-refs.lock"),
+    ] {
+        if let Ok(meta) = std::fs::metadata(&lock)
+            && meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age > STALE_LOCK)
+        {
+            let _ = std::fs::remove_file(&lock);
+        }
     }
 }
 

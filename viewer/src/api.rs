@@ -335,6 +335,7 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         .filter(|k| !k.is_empty())
         .map(str::to_string)
         .collect();
+    let file = one(query, "file").map(|f| workspace::file_name(&site.repo, f));
     let request = search_request(SearchQuery {
         query: q,
         limit,
@@ -342,7 +343,7 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         session: one(query, "session"),
         since: one(query, "since"),
         until: one(query, "until"),
-        file: one(query, "file"),
+        file: file.as_deref(),
     })
     .map_err(|e| ApiError::bad_request(chain(&e)))?;
     let mut request = request;
@@ -415,6 +416,7 @@ fn edges(p: &Projections, id: &str, direction: Direction) -> Result<Vec<EdgeRow>
 /// `GET /api/entities/ID`: an entity of the graph (`file:src/x.rs`,
 /// `session:…`, `issue:owner/repo#1`…) with its edges out and in.
 fn entity(site: &mut Site, id: &str) -> Result<Value, ApiError> {
+    let id = &workspace::entity_key(&site.repo, id);
     let p = site.projections()?;
     let found = overview::entity(p, id)?;
     let Some(entity) = found else {

@@ -73,6 +73,7 @@ pub struct SearchArgs {
 
 pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
+    let file = args.file.as_deref().map(|f| workspace::file_name(&repo, f));
     let mut request = search_request(SearchQuery {
         query: &args.query,
         limit: if args.agent.is_some() {
@@ -84,7 +85,7 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         session: args.session.as_deref(),
         since: args.since.as_deref(),
         until: args.until.as_deref(),
-        file: args.file.as_deref(),
+        file: file.as_deref(),
     })?;
     request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
     let mut projections = workspace::projections(&repo)?;

@@ -110,6 +110,14 @@ pub(super) fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Res
             path.display(),
             HOOKED.len()
         );
+        let repo = memlog_ops::workspace::open(dir).ok();
+        if repo.is_some_and(|r| r.config.hooks.warm_watcher_idle_minutes == 0) {
+            println!(
+                "tip: prompts are ranked by their own meaning while `memlog watch` runs (it keeps the model loaded);\n     \
+                 to have SessionStart start one that exits when idle, set in .memlog.yaml:\n       \
+                 hooks:\n         warm_watcher_idle_minutes: 30"
+            );
+        }
     } else {
         println!("removed {removed} memlog hook(s) from {}", path.display());
     }
