@@ -307,6 +307,12 @@ pub fn hook_output(event: HookEvent, additional_context: Option<&str>) -> Option
     Some(output.to_string())
 }
 
+/// What a Stop hook prints to keep the agent going with `reason` as its
+/// next instruction: `{"decision":"block","reason":"…"}`.
+pub fn stop_block_output(reason: &str) -> String {
+    json!({"decision": "block", "reason": reason}).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,7 +132,7 @@ pub mod transcript;
 pub use agent::Agent;
 pub use error::{Error, Result};
 pub use event::HookEvent;
-pub use hook::{drafts, drafts_at, hook_output};
+pub use hook::{drafts, drafts_at, hook_output, stop_block_output};
 pub use options::{CLIENT, CodeContext, HookOptions, UNKNOWN_SESSION};
 pub use payload::{Payload, parse_payload};
 pub use todo::TODO_TOOL;

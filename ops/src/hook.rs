@@ -3,7 +3,9 @@
 //! seals the session at SessionEnd, and at SessionStart and
 //! UserPromptSubmit builds the context to inject within the time budget
 //! (from a warm server when one answers, else in this process), recording
-//! a `recall` event naming what was injected.
+//! a `recall` event naming what was injected. At Stop it credits cited
+//! memories and may ask the agent for the session's facts
+//! ([`crate::stop`]).
 //!
 //! A hook never hurts the agent: the front-end logs any error with
 //! [`log_error`] (to `.git/memlog/hooks.log`) and exits 0.
@@ -27,6 +29,7 @@ use serde_json::{Map, Value};
 use crate::bail;
 use crate::context::answer;
 use crate::error::Result;
+use crate::stop::{StopTurn, on_stop};
 use crate::warm::{self, ContextRequest};
 
 /// hooks.log is rotated past this size.
@@ -99,6 +102,17 @@ pub fn run(
                 seal_journals(&repo, &JournalSelection::Session(s.clone()))?;
             }
             Ok(None)
+        }
+        HookEvent::Stop => {
+            let Some(session) = payload.session_id.as_deref() else {
+                return Ok(None);
+            };
+            let turn = StopTurn {
+                session,
+                stop_hook_active: payload.stop_hook_active.unwrap_or(false),
+            };
+            let reason = on_stop(&repo, &recorder, &turn)?;
+            Ok(reason.map(|r| memlog_hooks::stop_block_output(&r)))
         }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit if repo.config.hooks.inject => {
             let output = inject(agent, &repo, &recorder, event, &payload, started, budget)?;

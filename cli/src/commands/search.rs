@@ -7,7 +7,7 @@ use memlog_indexer::search::search;
 use memlog_ops::search::{
     AGENT_OVERFETCH, SearchQuery, keep_agent, parse_fusion, search_request, with_query_vector,
 };
-use memlog_ops::{diag, workspace};
+use memlog_ops::{concepts, diag, workspace};
 use serde_json::json;
 
 use crate::output;
@@ -50,6 +50,10 @@ pub struct SearchArgs {
     #[arg(long, value_name = "PATH")]
     file: Option<String>,
 
+    /// Only events of this concept's sessions and facts (`memlog concepts`).
+    #[arg(long, value_name = "NAME")]
+    concept: Option<String>,
+
     /// Only events recorded by this agent (`meta.client`: claude-code,
     /// codex, gemini-cli; or claude, gemini). Filters the ranked hits, so
     /// fewer than --limit may come back.
@@ -76,11 +80,7 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let file = args.file.as_deref().map(|f| workspace::file_name(&repo, f));
     let mut request = search_request(SearchQuery {
         query: &args.query,
-        limit: if args.agent.is_some() {
-            args.limit.saturating_mul(AGENT_OVERFETCH)
-        } else {
-            args.limit
-        },
+        limit: args.limit,
         kinds: &args.kind,
         session: args.session.as_deref(),
         since: args.since.as_deref(),
@@ -89,6 +89,16 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     })?;
     request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
     let mut projections = workspace::projections(&repo)?;
+    let scope = match &args.concept {
+        Some(name) => {
+            request.limit = args.limit.saturating_mul(concepts::SCOPE_OVERSAMPLE);
+            Some(concepts::Scope::of(&projections, name)?)
+        }
+        None => None,
+    };
+    if args.agent.is_some() {
+        request.limit = request.limit.saturating_mul(AGENT_OVERFETCH);
+    }
     if args.mode.as_deref() != Some("fts") {
         // one search: scanning the rows costs less than loading the graph
         projections.load_vectors_as(memlog_indexer::vectors::VectorAccess::Scan);
@@ -104,6 +114,10 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         diag::note(format_args!("full-text search only: {note}"));
     }
     let mut hits = search(&projections, &repo.config.ranking, &request)?;
+    if let Some(scope) = &scope {
+        hits.retain(|h| scope.contains(&h.id, &h.session));
+        hits.truncate(args.limit);
+    }
     if let Some(agent) = &args.agent {
         keep_agent(&mut hits, agent, args.limit);
     }
