@@ -1,9 +1,12 @@
 //! # memlog-hooks
 //!
-//! Claude Code integration for memlog: what Claude Code tells its hooks,
-//! and what it writes to its transcripts, turned into memlog
-//! [`Draft`](memlog_format::Draft)s; and the JSON a hook prints to inject
-//! context into the conversation.
+//! The coding agents' side of memlog, one adapter per [`Agent`]: what an
+//! agent tells its hooks, and what it writes to its session files, turned
+//! into memlog [`Draft`](memlog_format::Draft)s; and the JSON a hook prints
+//! to inject context into the conversation. Claude Code's is described
+//! below; Codex CLI speaks the same hook protocol and has its session files
+//! read by [`codex`]; Gemini CLI's hooks and saved chats are translated by
+//! [`gemini`].
 //!
 //! This is a pure library. It reads no stdin, prints nothing and never
 //! exits; it does not apply privacy filtering or output truncation either —

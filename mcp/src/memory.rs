@@ -19,7 +19,9 @@ use memlog_ops::error::chain;
 use memlog_ops::error::{Context, Error, Result};
 use memlog_ops::forget::{ForgetRequest, forget};
 use memlog_ops::ids;
-use memlog_ops::search::{MAX_QUERY_BYTES, SearchQuery, search_request, with_query_vector};
+use memlog_ops::search::{
+    AGENT_OVERFETCH, MAX_QUERY_BYTES, SearchQuery, keep_agent, search_request, with_query_vector,
+};
 use memlog_ops::semantic;
 use memlog_ops::show::event_with_context;
 use memlog_ops::stats::stats_of;
@@ -105,7 +107,11 @@ impl Memory {
             .map(|f| workspace::file_name(&self.repo, f));
         let mut request = search_request(SearchQuery {
             query: &p.query,
-            limit: p.limit,
+            limit: if p.agent.is_some() {
+                p.limit * AGENT_OVERFETCH
+            } else {
+                p.limit
+            },
             kinds: &kinds,
             session: p.session.as_deref(),
             since: p.since.as_deref(),
@@ -133,7 +139,10 @@ impl Memory {
             p.mode.as_deref(),
             warm,
         )?;
-        let hits = search(projections, &self.repo.config.ranking, &request)?;
+        let mut hits = search(projections, &self.repo.config.ranking, &request)?;
+        if let Some(agent) = &p.agent {
+            keep_agent(&mut hits, agent, p.limit);
+        }
         let levels = &self.repo.config.ranking.levels;
         let mut rows = Vec::with_capacity(hits.len());
         for h in &hits {

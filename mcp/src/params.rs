@@ -51,6 +51,11 @@ pub struct SearchParams {
     /// Only events that touched or mention this file (a path or a file name).
     #[serde(default)]
     pub file: Option<String>,
+    /// Only events recorded by this coding agent: claude-code, codex or
+    /// gemini-cli (short forms claude, gemini). Fewer than `limit` hits may
+    /// come back.
+    #[serde(default)]
+    pub agent: Option<String>,
     /// hybrid (default: full text and meaning), fts (exact words only) or
     /// vector (meaning only; needs the embedding model).
     #[serde(default)]

@@ -6,7 +6,7 @@
 //! CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{ClaudeCli, CodexCli, TestRepo, memlog_command, run};
+use memlog_e2e::{ClaudeCli, CodexCli, McpProcess, TestRepo, memlog_command, run};
 use serde_json::{Value, json};
 
 fn repo_with_notes() -> TestRepo {
@@ -162,5 +162,26 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
         let events = repo.memlog(&["cat", "--agent", agent]).ok().json_lines();
         assert!(!events.is_empty());
         assert!(events.iter().all(|e| e["meta"]["client"] == client));
+        let found = repo
+            .memlog(&["search", "quarzite", "--agent", agent, "--json"])
+            .ok()
+            .json();
+        let hits = found["hits"].as_array().unwrap();
+        assert!(!hits.is_empty(), "{agent}: {found}");
+        assert!(
+            hits.iter().all(|h| h["meta"]["client"] == client),
+            "{agent}: {found}"
+        );
+        let mut mcp = McpProcess::start(repo.path());
+        let found = mcp.tool(
+            "memory_search",
+            json!({"query": "quarzite", "agent": agent}),
+        );
+        let hits = found["hits"].as_array().unwrap();
+        assert!(!hits.is_empty(), "{agent}: {found}");
+        assert!(
+            hits.iter().all(|h| h["session"] == session.as_str()),
+            "{agent}: {found}"
+        );
     }
 }

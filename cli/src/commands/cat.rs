@@ -40,7 +40,7 @@ pub fn cmd_cat(dir: &Path, args: CatArgs) -> anyhow::Result<ExitCode> {
         .map(Kind::parse_known)
         .transpose()
         .map_err(anyhow::Error::msg)?;
-    let agent = args.agent.as_deref().map(super::log::client_name);
+    let agent = args.agent.as_deref().map(memlog_ops::search::client_name);
     let events = workspace::live(&repo, args.sealed)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for e in events {

@@ -33,7 +33,7 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let log = Log::new(&repo);
     let mut lines = Vec::new();
-    let agent = args.agent.as_deref().map(client_name);
+    let agent = args.agent.as_deref().map(memlog_ops::search::client_name);
     let mut shown = 0;
     for commit in log.commits()? {
         if commit.parents.len() > 1 {
@@ -69,14 +69,6 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The `meta.client` an agent filter names: an agent memlog knows by any of
-/// its names, else the text as given.
-pub(crate) fn client_name(agent: &str) -> String {
-    memlog_hooks::Agent::parse(agent)
-        .map(|a| a.client().to_string())
-        .unwrap_or_else(|| agent.to_string())
 }
 
 fn print_line(l: &SessionLine) {
