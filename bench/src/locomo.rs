@@ -43,20 +43,42 @@ fn read_set(set: &Path, name: &str) -> anyhow::Result<Vec<Value>> {
         .collect()
 }
 
-/// A working directory: `work` if given, else a new temporary one (kept
-/// alive by the returned guard).
-fn work_dir(work: Option<&Path>) -> anyhow::Result<(PathBuf, Option<tempfile::TempDir>)> {
-    let (dir, guard) = match work {
-        Some(w) => (w.to_path_buf(), None),
-        None => {
-            let tmp = tempfile::Builder::new()
-                .prefix("memlog-locomo-")
-                .tempdir()?;
-            (tmp.path().to_path_buf(), Some(tmp))
-        }
-    };
-    std::fs::create_dir_all(&dir)?;
-    Ok((dir, guard))
+/// What both evaluations start from: the set, a working directory
+/// (`work` if given, else a temporary one that `_guard` keeps), the model
+/// and a cache of the questions' embeddings.
+struct Evaluation {
+    events: Vec<Value>,
+    queries: Vec<Value>,
+    work: PathBuf,
+    _guard: Option<tempfile::TempDir>,
+    model: ModelEmbedder,
+    query_cache: EmbeddingCache,
+}
+
+impl Evaluation {
+    fn open(set: &Path, work: Option<&Path>) -> anyhow::Result<Evaluation> {
+        let (work, guard) = match work {
+            Some(w) => (w.to_path_buf(), None),
+            None => {
+                let tmp = tempfile::Builder::new()
+                    .prefix("memlog-locomo-")
+                    .tempdir()?;
+                (tmp.path().to_path_buf(), Some(tmp))
+            }
+        };
+        std::fs::create_dir_all(&work)?;
+        let files = ModelFiles::resolve(&Default::default());
+        let model = ModelEmbedder::load(&files, 16)
+            .context("the LoCoMo evaluations need the model (scripts/install-assets)")?;
+        Ok(Evaluation {
+            events: read_set(set, "events.jsonl")?,
+            queries: read_set(set, "queries.jsonl")?,
+            query_cache: EmbeddingCache::open(&work.join("queries.sqlite"))?,
+            work,
+            _guard: guard,
+            model,
+        })
+    }
 }
 
 /// One memlog per conversation under `work` (imported once, reused by
@@ -107,13 +129,14 @@ pub fn bench(
     dump: Option<&Path>,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
-    let events = read_set(set, "events.jsonl")?;
-    let queries = read_set(set, "queries.jsonl")?;
-    let (work, _guard) = work_dir(work)?;
-    let files = ModelFiles::resolve(&Default::default());
-    let mut model =
-        ModelEmbedder::load(&files, 16).context("the LoCoMo evaluation needs the model")?;
-    let mut query_cache = EmbeddingCache::open(&work.join("queries.sqlite"))?;
+    let Evaluation {
+        events,
+        queries,
+        work,
+        _guard,
+        mut model,
+        mut query_cache,
+    } = Evaluation::open(set, work)?;
 
     let mut results: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut dump_lines: Vec<String> = Vec::new();
@@ -267,13 +290,14 @@ pub fn inject(
     use memlog_indexer::context::assemble;
     use memlog_indexer::vectors::VectorAccess;
 
-    let events = read_set(set, "events.jsonl")?;
-    let queries = read_set(set, "queries.jsonl")?;
-    let (work, _guard) = work_dir(work)?;
-    let files = ModelFiles::resolve(&Default::default());
-    let mut model =
-        ModelEmbedder::load(&files, 16).context("the injection evaluation needs the model")?;
-    let mut query_cache = EmbeddingCache::open(&work.join("queries.sqlite"))?;
+    let Evaluation {
+        events,
+        queries,
+        work,
+        _guard,
+        mut model,
+        mut query_cache,
+    } = Evaluation::open(set, work)?;
     let convs = conversations(bin, &events, &work)?;
     let mut dump_lines: Vec<String> = Vec::new();
     // [path][half]

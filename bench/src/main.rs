@@ -176,27 +176,17 @@ fn main() -> anyhow::Result<()> {
             vectors::scale(&bin, args.seed, 1_000_000, rate, false, &mut rows)?;
         }
     }
-    if args.locomo {
+    if args.locomo || args.inject {
+        let (work, dump) = (args.locomo_work.as_deref(), args.locomo_dump.as_deref());
         match locomo::find_set() {
-            Some(set) => locomo::bench(
-                &bin,
-                &set,
-                args.locomo_work.as_deref(),
-                args.locomo_dump.as_deref(),
-                &mut rows,
-            )?,
-            None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
-        }
-    }
-    if args.inject {
-        match locomo::find_set() {
-            Some(set) => locomo::inject(
-                &bin,
-                &set,
-                args.locomo_work.as_deref(),
-                args.locomo_dump.as_deref(),
-                &mut rows,
-            )?,
+            Some(set) => {
+                if args.locomo {
+                    locomo::bench(&bin, &set, work, dump, &mut rows)?;
+                }
+                if args.inject {
+                    locomo::inject(&bin, &set, work, dump, &mut rows)?;
+                }
+            }
             None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
         }
     }

@@ -455,6 +455,37 @@ fn next_call_id() -> usize {
 /// A minimal HTTP/1.1 client over a plain TCP stream, for `memlog serve`
 /// and chromedriver: one request per connection, with full control of the
 /// headers (the tests send a foreign `Host` on purpose).
+/// Whether the embedding model and runtime are where memlog looks by
+/// default (`scripts/install-assets`, which CI runs, puts them there); if
+/// not, says that the calling test is skipped.
+pub fn model_installed() -> bool {
+    let home = std::env::var_os("MEMLOG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/memlog")
+        });
+    let ok = home.join("models/minilm-l6-int8/model.onnx").is_file()
+        && home.join("onnxruntime/1.24.4/libonnxruntime.so").is_file();
+    if !ok {
+        eprintln!(
+            "skipped: the embedding model is not installed under {} (run scripts/install-assets)",
+            home.display()
+        );
+    }
+    ok
+}
+
+/// A background process (`memlog watch`, say), killed when dropped so that
+/// a failing test leaks nothing.
+pub struct Background(pub std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 pub mod http {
     use std::io::{Read, Write};
     use std::net::TcpStream;

@@ -5,25 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use memlog_e2e::{Run, TestRepo, memlog_command};
+use memlog_e2e::{Background, Run, TestRepo, memlog_command, model_installed};
 use serde_json::{Value, json};
-
-fn model_installed() -> bool {
-    let home = std::env::var_os("MEMLOG_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/memlog")
-        });
-    let ok = home.join("models/minilm-l6-int8/model.onnx").is_file();
-    if !ok {
-        eprintln!("skipped: the embedding model is not installed (run scripts/install-assets)");
-    }
-    ok
-}
 
 /// Earlier sessions: one answered where the zebrafish telemetry lives;
 /// the others are about unrelated work.
@@ -155,16 +141,6 @@ fn a_paraphrased_follow_up_gets_the_answer_without_a_warm_process() {
             .unwrap()
             .contains("src/telemetry.rs")
     );
-}
-
-/// Kills a background child on drop.
-struct Background(Child);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

@@ -2,28 +2,7 @@
 //! (`scripts/install-assets`, which CI runs) and without it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use std::path::PathBuf;
-
-use memlog_e2e::{Run, TestRepo, memlog_command, run};
-
-/// The model and runtime where memlog looks by default, or `None` with a
-/// message (the tests that need them are skipped).
-fn model_installed() -> bool {
-    let home = std::env::var_os("MEMLOG_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/memlog")
-        });
-    let ok = home.join("models/minilm-l6-int8/model.onnx").is_file()
-        && home.join("onnxruntime/1.24.4/libonnxruntime.so").is_file();
-    if !ok {
-        eprintln!(
-            "skipped: the embedding model is not installed under {} (run scripts/install-assets)",
-            home.display()
-        );
-    }
-    ok
-}
+use memlog_e2e::{Run, TestRepo, memlog_command, model_installed, run};
 
 const NOTES: &[(&str, &str)] = &[
     (
