@@ -269,8 +269,20 @@ impl ClaudeCli {
 }
 
 /// The git identity memlog commits with, isolated from the user's
-/// configuration, and the embedding model's home (the fresh HOME has none).
+/// configuration, the embedding model's home (the fresh HOME has none), and
+/// the memlog under test first in PATH, so that a `memlog …` the agent runs
+/// through its shell tool (as the Stop hook's instruction tells it to) is
+/// this build, not whatever else is installed.
 pub fn git_and_model_env(command: &mut Command) {
+    let memlog_dir = crate::memlog_bin()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path =
+        std::env::join_paths(std::iter::once(memlog_dir).chain(std::env::split_paths(&path)))
+            .unwrap_or(path);
+    command.env("PATH", path);
     let model_home = std::env::var_os("MEMLOG_HOME").unwrap_or_else(|| {
         let home = std::env::var_os("HOME").unwrap_or_default();
         Path::new(&home).join(".cache/memlog").into_os_string()

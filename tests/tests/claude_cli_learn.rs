@@ -1,0 +1,194 @@
+//! Memory that learns, through a real Claude Code session (issue 16,
+//! docs/DESIGN.md §12): once the session has enough events, memlog's Stop
+//! hook blocks with the ProMem instruction; the (scripted) model obeys it
+//! through its Bash tool with `memlog extract --facts -`; the supported fact
+//! is recorded aligned to its quote and the unsupported one rejected, and
+//! the model is told so. A rule promoted from that evidence then reaches the
+//! next session's briefing. The CLI runs offline against a scripted API on
+//! 127.0.0.1; skipped (with a message) when `scripts/install-assets` has not
+//! installed Claude Code.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use memlog_e2e::{ClaudeCli, TestRepo};
+use serde_json::{Value, json};
+
+const PROMPT: &str = "Note for later: the tank sensor readings go to src/telemetry.rs, \
+                      one line per reading, because the dashboard tails that file.";
+const SUPPORTED: &str = "Tank sensor readings are appended to src/telemetry.rs, one line each.";
+const SUPPORTED_QUOTE: &str = "the tank sensor readings go to src/telemetry.rs";
+const UNSUPPORTED: &str = "The tank pump runs on twelve volts.";
+const UNSUPPORTED_QUOTE: &str = "the pump runs on twelve volts";
+const RULE: &str = "Append tank sensor readings to src/telemetry.rs, one line per reading: \
+                    the dashboard tails it.";
+
+/// The Bash command the scripted model runs to obey the instruction. A
+/// scripted model cannot know the event ids before the session exists, so
+/// it looks up its prompt's id the way the instruction allows (`memlog`
+/// itself), then hands both facts back in one call.
+fn extract_command() -> String {
+    let facts = [
+        (SUPPORTED, SUPPORTED_QUOTE),
+        (UNSUPPORTED, UNSUPPORTED_QUOTE),
+    ]
+    .iter()
+    .map(|(text, quote)| {
+        // `$ID` is left for the shell to expand in the unquoted here-document
+        format!(r#"{{"text": "{text}", "quote": "{quote}", "event": "$ID"}}"#)
+    })
+    .collect::<Vec<_>>()
+    .join("\n");
+    format!(
+        "ID=$(memlog cat --kind user_prompt | python3 -c \
+         'import json, sys; print(json.loads(sys.stdin.readline())[\"id\"])')\n\
+         memlog extract --facts - <<EOF\n{facts}\nEOF"
+    )
+}
+
+/// The text of every tool result in `requests`' message histories.
+fn tool_results(requests: &[Value]) -> String {
+    let mut out = String::new();
+    for r in requests {
+        for message in r["body"]["messages"].as_array().into_iter().flatten() {
+            for block in message["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_result" {
+                    out.push_str(&block["content"].to_string());
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_model_obeys_the_stop_hook_and_the_promoted_rule_briefs_the_next_session() {
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.path().join("src")).unwrap();
+    let file = repo.path().join("src/telemetry.rs");
+    std::fs::write(
+        &file,
+        "// Tank sensor readings, one line each.\npub fn append(reading: &str) {}\n",
+    )
+    .unwrap();
+    // Ask for facts after 3 events (prompt, Read, answer); generous budgets:
+    // the machine running the tests may be loaded.
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n\
+         learn:\n  extract_after_events: 3\n",
+    )
+    .unwrap();
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    let first = claude.run(
+        PROMPT,
+        &json!({
+            "turns": [
+                {"text": "Let me look.",
+                 "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}},
+                {"text": "Noted: readings are appended to src/telemetry.rs."},
+                {"when_contains": "Self-question",
+                 "text": "Recording the verified facts.",
+                 "tool_use": {"name": "Bash", "input": {
+                     "command": extract_command(),
+                     "description": "Hand the session's facts to memlog"}}},
+                {"when_contains": "recorded", "text": "Facts recorded."}
+            ],
+            "side_text": "Telemetry"
+        }),
+    );
+    assert!(
+        first.requests_contain("Stop hook feedback"),
+        "the Stop hook did not block: {:?}",
+        first.requests
+    );
+    assert!(first.requests_contain("memlog extract --facts -"));
+    let answered: Vec<&Value> = first
+        .requests
+        .iter()
+        .map(|r| &r["answered_by"])
+        .filter(|a| !a.is_null())
+        .collect();
+    assert_eq!(
+        answered,
+        [&json!(0), &json!(1), &json!(2), &json!(3)],
+        "every scripted turn answered, in order"
+    );
+    assert_eq!(first.result["result"], "Facts recorded.");
+
+    // What the model got back from its Bash call: one recorded, one rejected.
+    let results = tool_results(&first.requests);
+    assert!(
+        results.contains("1 recorded, 1 rejected"),
+        "extract's summary missing from the tool results:\n{results}"
+    );
+    assert!(
+        results.contains(&format!("rejected #1: {UNSUPPORTED}")),
+        "the rejected fact is not listed:\n{results}"
+    );
+
+    // The supported fact is recorded with its quote, aligned in the prompt;
+    // the unsupported one is not.
+    let events = repo.memlog(&["cat"]).ok().json_lines();
+    let prompt = events
+        .iter()
+        .find(|e| e["kind"] == "user_prompt")
+        .expect("the prompt is recorded");
+    let facts: Vec<&Value> = events.iter().filter(|e| e["kind"] == "fact").collect();
+    assert_eq!(facts.len(), 1, "one fact recorded: {facts:?}");
+    let fact = facts[0];
+    assert_eq!(fact["body"]["text"], SUPPORTED);
+    let body = fact["body"].to_string();
+    assert!(body.contains(SUPPORTED_QUOTE), "no quote in {body}");
+    assert!(
+        body.contains(prompt["id"].as_str().unwrap()),
+        "the fact does not cite its prompt: {body}"
+    );
+    // (the Bash call itself is recorded as a tool observation, so the text
+    // is in the log; what matters is that no fact states it)
+    let facts_out = repo.memlog(&["cat", "--kind", "fact"]).ok().stdout();
+    assert!(
+        !facts_out.contains(UNSUPPORTED),
+        "the unsupported fact landed: {facts_out}"
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["kind"] == "extraction_request")
+            .count(),
+        1,
+        "asked once only"
+    );
+
+    // Reflection promotes a rule on that evidence; the next session's
+    // SessionStart briefing carries it to the model.
+    // `memlog index` first: it waits for a hook's background indexing,
+    // which `rules add` would otherwise read past (a stale index that does
+    // not know the fact yet).
+    repo.memlog(&["index"]).ok();
+    let fact_id = fact["id"].as_str().unwrap();
+    repo.memlog(&[
+        "rules",
+        "add",
+        "--kind",
+        "rule",
+        RULE,
+        "--evidence",
+        fact_id,
+    ])
+    .ok();
+    // the index catches up as `memlog watch` or a hook's background
+    // `memlog index` would
+    repo.memlog(&["index"]).ok();
+    let second = claude.run(
+        "What should I check before changing the dashboard?",
+        &json!({"turns": [{"text": "The telemetry file format."}], "side_text": "Dashboard"}),
+    );
+    assert!(second.requests_contain("rules learned in this project"));
+    assert!(
+        second.requests_contain(RULE),
+        "the promoted rule did not reach the next session: {:?}",
+        second.requests
+    );
+}
