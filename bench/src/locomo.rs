@@ -365,15 +365,40 @@ pub fn inject(
                     tallies[path][half].add(&a, found, evidence.len());
                     if dump.is_some() {
                         let question = q["question"].as_str().unwrap_or("");
-                        let best_fts = p
-                            .fts()
-                            .search(question, &Default::default(), 1)?
-                            .first()
-                            .map_or(0.0, |c| c.relevance);
+                        let top = p.fts().search(question, &Default::default(), 5)?;
+                        let best_fts = top.first().map_or(0.0, |c| c.relevance);
+                        // how alike the best full-text hits are in meaning
+                        let keys: Vec<u64> = top.iter().map(|c| c.key).collect();
+                        let vs: Vec<Vec<f32>> = p
+                            .vectors()
+                            .map(|v| v.vectors_of(&keys))
+                            .transpose()?
+                            .map(|m| m.into_values().collect())
+                            .unwrap_or_default();
+                        let dim = vs.first().map_or(0, Vec::len);
+                        let mut mean = vec![0f32; dim];
+                        for v in &vs {
+                            for (m, x) in mean.iter_mut().zip(v) {
+                                *m += x;
+                            }
+                        }
+                        let norm = mean.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
+                        let coherence = vs
+                            .iter()
+                            .map(|v| v.iter().zip(&mean).map(|(a, b)| a * b).sum::<f32>() / norm)
+                            .sum::<f32>()
+                            / vs.len().max(1) as f32;
+                        let top1_cos = top.first().and_then(|c| {
+                            let m = p.vectors()?.vectors_of(&[c.key]).ok()?;
+                            let v = m.get(&c.key)?;
+                            Some(v.iter().zip(&mean).map(|(a, b)| a * b).sum::<f32>() / norm)
+                        });
                         dump_lines.push(
                             serde_json::json!({
                                 "qid": q["qid"], "own": asked == conv, "path": path,
                                 "half": half, "best_fts": best_fts, "found": found,
+                                "coherence": coherence, "top1_cos": top1_cos,
+                                "second_fts": top.get(1).map(|c| c.relevance),
                                 "evidence": evidence.len(), "tokens": a.tokens,
                                 "injected": !a.cited.is_empty(),
                             })

@@ -135,7 +135,16 @@ pub fn resolve_ids(repo: &Repo, prefixes: &[String]) -> Result<Vec<EventId>> {
         return Ok(Vec::new());
     }
     let p = workspace::projections(repo)?;
-    ids::resolve_all(&p, prefixes)
+    match ids::resolve_all(&p, prefixes) {
+        // An id just recorded may be missing from an index another
+        // process is updating: wait for it before saying there is none.
+        Err(e) if !p.is_fresh(repo)? => {
+            drop(p);
+            memlog_indexer::Projections::update(repo)?;
+            ids::resolve_all(&workspace::projections(repo)?, prefixes).map_err(|_| e)
+        }
+        resolved => resolved,
+    }
 }
 
 /// Records and seals a `forget` event. Ids are resolved against every live
