@@ -45,6 +45,7 @@ pub fn bench(
     let queries = generator::queries(seed, runs);
     let mut post = Vec::new();
     let mut prompt = Vec::new();
+    let mut stop = Vec::new();
     for (i, q) in queries.iter().enumerate() {
         let tool = json!({
             "session_id": "bench-hook", "cwd": cwd, "hook_event_name": "PostToolUse",
@@ -54,6 +55,11 @@ pub fn bench(
         post.push(time_hook(bin, repo.path(), "PostToolUse", &tool)?);
         let p = json!({"session_id": "bench-hook", "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": q});
         prompt.push(time_hook(bin, repo.path(), "UserPromptSubmit", &p)?);
+        // every seventh or so asks for facts (20 new events), the others
+        // only look for cited memories
+        let s = json!({"session_id": "bench-hook", "cwd": cwd, "hook_event_name": "Stop",
+                       "stop_hook_active": false, "last_assistant_message": format!("Done with step {i}.")});
+        stop.push(time_hook(bin, repo.path(), "Stop", &s)?);
     }
     rows.push(Row {
         name: format!("`memlog hook PostToolUse`, whole process, {label} events ({runs} runs)"),
@@ -74,6 +80,17 @@ pub fn bench(
             ms(percentile(&mut prompt, 0.95))
         ),
         target: "≤ 50 ms p50, ≤ 150 ms p95".into(),
+    });
+    rows.push(Row {
+        name: format!(
+            "`memlog hook Stop` (credits citations, asks for facts every 20 events), {label} events ({runs} runs)"
+        ),
+        value: format!(
+            "p50 {} / p95 {}",
+            ms(percentile(&mut stop.clone(), 0.5)),
+            ms(percentile(&mut stop, 0.95))
+        ),
+        target: "≤ 20 ms p50".into(),
     });
     Ok(())
 }

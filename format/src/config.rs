@@ -42,6 +42,10 @@
 //!   warm_watcher_idle_minutes: 0  # >0: SessionStart starts `memlog watch --idle-exit N`
 //! sync:
 //!   remotes: [origin]         # where `memlog sync` may push memory
+//! learn:                      # memory that learns (docs/DESIGN.md §12)
+//!   extract_after_events: 20  # Stop asks the agent for facts after this many new events; 0: never
+//!   rule_unused_days: 180     # a rule neither recalled nor reinforced this long is retired
+//!   rule_contradictions: 2    # a rule contradicted this often is retired
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -79,6 +83,32 @@ pub struct Config {
     pub sync: SyncConfig,
     /// The embedding model of semantic search.
     pub embedding: EmbeddingConfig,
+    /// When the agent is asked for facts, and when rules retire.
+    pub learn: LearnConfig,
+}
+
+/// Memory that learns (docs/DESIGN.md §12): when the Stop hook asks the
+/// agent to extract the session's facts, and when promoted rules retire.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LearnConfig {
+    /// The Stop hook asks for facts once a session has this many new
+    /// events since it last asked; 0 never asks.
+    pub extract_after_events: usize,
+    /// A rule neither recalled nor reinforced for this many days is retired.
+    pub rule_unused_days: u32,
+    /// A rule contradicted this many times is retired.
+    pub rule_contradictions: u32,
+}
+
+impl Default for LearnConfig {
+    fn default() -> Self {
+        LearnConfig {
+            extract_after_events: 20,
+            rule_unused_days: 180,
+            rule_contradictions: 2,
+        }
+    }
 }
 
 /// Semantic search: the sentence-embedding model and ONNX Runtime, both
@@ -293,6 +323,7 @@ impl Default for Config {
             hooks: HooksConfig::default(),
             sync: SyncConfig::default(),
             embedding: EmbeddingConfig::default(),
+            learn: LearnConfig::default(),
         }
     }
 }

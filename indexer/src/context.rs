@@ -179,8 +179,14 @@ pub fn assemble(
         for h in items {
             let text: String = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
             let text = memlog_format::event::truncate_chars(&text, ITEM_CHARS);
+            let superseded = h.superseded_by.as_ref().map_or(String::new(), |next| {
+                format!(
+                    " (superseded by [{}])",
+                    &next[..CITATION_LEN.min(next.len())]
+                )
+            });
             let line = format!(
-                "- [{}] {}: {}\n",
+                "- [{}] {}{superseded}: {}\n",
                 &h.id[..CITATION_LEN.min(h.id.len())],
                 h.kind,
                 text

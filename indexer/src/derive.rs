@@ -37,12 +37,14 @@ impl Derived {
 
 /// Kinds that are bookkeeping rather than memory: kept in the database, not
 /// searchable.
-pub const BOOKKEEPING_KINDS: [Kind; 5] = [
+pub const BOOKKEEPING_KINDS: [Kind; 7] = [
     Kind::SessionStart,
     Kind::SessionEnd,
     Kind::Forget,
     Kind::Reinforce,
     Kind::Recall,
+    Kind::ExtractionRequest,
+    Kind::RuleRetired,
 ];
 
 /// Whether events of `kind` go into the full-text index.
@@ -54,11 +56,13 @@ pub fn is_searchable(kind: &Kind) -> bool {
 /// agents said and distilled. Raw tool output is left out: it is long, costly
 /// to embed (embedding is the main cost of indexing) and rarely what a
 /// paraphrase is after; full-text search still finds it.
-pub const EMBEDDED_KINDS: [&str; 6] = [
+pub const EMBEDDED_KINDS: [&str; 8] = [
     "user_prompt",
     "agent_response",
     "note",
     "fact",
+    "rule",
+    "concept",
     "session_summary",
     "task_created",
 ];
@@ -72,7 +76,8 @@ pub fn is_worth_embedding(kind: &str) -> bool {
 /// (facts, notes, summaries) over conversation over raw tool output.
 pub fn importance(kind: &str) -> f32 {
     match kind {
-        "fact" => 1.0,
+        "fact" | "rule" => 1.0,
+        "concept" => 0.8,
         "note" => 0.9,
         "session_summary" => 0.8,
         "task_created" | "task_status_changed" | "task_blockers_set" | "task_priority_changed" => {

@@ -51,6 +51,7 @@ pub mod reinforce;
 )]
 pub mod search;
 pub mod standing;
+pub mod supersede;
 pub mod tasks;
 pub mod tokenizer;
 pub mod vectors;

@@ -97,13 +97,41 @@ pub fn session_recap(repo: &Repo, session: &str) -> Result<String> {
     ))
 }
 
-/// SessionStart: recent sessions of this project and open tasks.
+/// SessionStart: the rules learned (active ones, within half the context
+/// budget, cited so that their recall counts as use), recent sessions of
+/// this project and open tasks.
 pub fn briefing(
     p: &Projections,
     config: &memlog_format::Config,
     current: &str,
 ) -> Result<Assembled> {
     let mut md = String::new();
+    let mut cited = Vec::new();
+    // rules first (docs/DESIGN.md §12), within the context budget
+    let rules = crate::rules::active(p)?;
+    if !rules.is_empty() {
+        let header =
+            "## memlog: rules learned in this project\nCite a rule by [id] when you follow it.\n";
+        let mut block = String::from(header);
+        for r in &rules {
+            let text: String = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let line = format!(
+                "- [{}] {}: {}\n",
+                r.id.short(),
+                r.rule_kind,
+                memlog_format::event::truncate_chars(&text, 300)
+            );
+            if approx_tokens(&block) + approx_tokens(&line) > config.context.budget_tokens / 2 {
+                break;
+            }
+            block.push_str(&line);
+            cited.push(r.id.to_string());
+        }
+        if !cited.is_empty() {
+            md.push_str(&block);
+            md.push('\n');
+        }
+    }
     let sessions = recent_sessions(p, current, config.hooks.briefing_sessions)?;
     if !sessions.is_empty() {
         md.push_str("## memlog: recent sessions in this project\n");
@@ -140,6 +168,6 @@ pub fn briefing(
     Ok(Assembled {
         tokens: approx_tokens(&md),
         markdown: md,
-        cited: Vec::new(),
+        cited,
     })
 }

@@ -159,6 +159,7 @@ pub fn get(site: &mut Site, segments: &[String], query: &Query) -> Result<Value,
         ["events", id] => event(site, id, query),
         ["search"] => search_hits(site, query),
         ["tasks"] => tasks(site),
+        ["learned"] => learned(site),
         ["entities", id] => entity(site, id),
         ["diff"] => review(site, query),
         ["stats"] => Ok(stats::stats(&site.repo)?),
@@ -405,6 +406,16 @@ fn tasks(site: &mut Site) -> Result<Value, ApiError> {
         })
         .collect();
     Ok(json!({ "tasks": board }))
+}
+
+/// `GET /api/learned`: the rules (retired ones included) and concepts,
+/// as `memlog rules --all --json` and `memlog concepts --json` list them.
+fn learned(site: &mut Site) -> Result<Value, ApiError> {
+    let p = site.projections()?;
+    Ok(json!({
+        "rules": memlog_ops::rules::list(p)?,
+        "concepts": memlog_ops::concepts::list(p)?,
+    }))
 }
 
 const MAX_EDGES: usize = 500;

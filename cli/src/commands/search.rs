@@ -4,8 +4,10 @@ use std::process::ExitCode;
 use clap::Args;
 use memlog_format::id;
 use memlog_indexer::search::search;
-use memlog_ops::search::{SearchQuery, parse_fusion, search_request, with_query_vector};
-use memlog_ops::{diag, workspace};
+use memlog_ops::search::{
+    AGENT_OVERFETCH, SearchQuery, keep_agent, parse_fusion, search_request, with_query_vector,
+};
+use memlog_ops::{concepts, diag, workspace};
 use serde_json::json;
 
 use crate::output;
@@ -48,6 +50,16 @@ pub struct SearchArgs {
     #[arg(long, value_name = "PATH")]
     file: Option<String>,
 
+    /// Only events of this concept's sessions and facts (`memlog concepts`).
+    #[arg(long, value_name = "NAME")]
+    concept: Option<String>,
+
+    /// Only events recorded by this agent (`meta.client`: claude-code,
+    /// codex, gemini-cli; or claude, gemini). Filters the ranked hits, so
+    /// fewer than --limit may come back.
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+
     /// hybrid (full text and vectors), fts (full text only) or vector
     /// (semantic only). Default: hybrid.
     #[arg(long, value_name = "MODE")]
@@ -77,6 +89,16 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     })?;
     request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
     let mut projections = workspace::projections(&repo)?;
+    let scope = match &args.concept {
+        Some(name) => {
+            request.limit = args.limit.saturating_mul(concepts::SCOPE_OVERSAMPLE);
+            Some(concepts::Scope::of(&projections, name)?)
+        }
+        None => None,
+    };
+    if args.agent.is_some() {
+        request.limit = request.limit.saturating_mul(AGENT_OVERFETCH);
+    }
     if args.mode.as_deref() != Some("fts") {
         // one search: scanning the rows costs less than loading the graph
         projections.load_vectors_as(memlog_indexer::vectors::VectorAccess::Scan);
@@ -91,7 +113,14 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     if let Some(note) = &semantic {
         diag::note(format_args!("full-text search only: {note}"));
     }
-    let hits = search(&projections, &repo.config.ranking, &request)?;
+    let mut hits = search(&projections, &repo.config.ranking, &request)?;
+    if let Some(scope) = &scope {
+        hits.retain(|h| scope.contains(&h.id, &h.session));
+        hits.truncate(args.limit);
+    }
+    if let Some(agent) = &args.agent {
+        keep_agent(&mut hits, agent, args.limit);
+    }
     if args.json {
         output::print_json(&json!({
             "query": args.query,
