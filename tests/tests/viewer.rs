@@ -681,11 +681,22 @@ impl Browser {
         self.session_call("POST", "/execute/sync", json!({"script": js, "args": []}))
     }
 
-    fn text(&self, element: &str) -> String {
-        self.session_call("GET", &format!("/element/{element}/text"), Value::Null)
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
+    /// The text of the `nth` element matching `css`, read in one script: a
+    /// live update may re-render the page between finding an element and
+    /// reading it, which leaves a found element stale.
+    fn text_of(&self, css: &str, nth: usize) -> String {
+        self.wait_for(css);
+        self.session_call(
+            "POST",
+            "/execute/sync",
+            json!({
+                "script": "const e = document.querySelectorAll(arguments[0])[arguments[1]]; return e ? e.innerText : '';",
+                "args": [css, nth],
+            }),
+        )
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
     }
 
     /// Clicks the first element matching `css`, finding it again when the
@@ -796,10 +807,14 @@ fn a_person_browses_memory_in_a_real_browser() {
     assert_eq!(rows.len(), 6, "{}", browser.page_text());
     assert!(
         browser
-            .text(&rows[0])
+            .text_of("#timeline tr.session-row", 0)
             .contains("Why does the checkout retry")
     );
-    assert!(browser.text(&rows[1]).contains("feature/coupons"));
+    assert!(
+        browser
+            .text_of("#timeline tr.session-row", 1)
+            .contains("feature/coupons")
+    );
     browser.screenshot(&shots, "timeline");
 
     // Live: a session sealed by another process appears without a reload.
@@ -822,7 +837,7 @@ fn a_person_browses_memory_in_a_real_browser() {
     browser.type_text(&q, "price_cart\u{E007}");
     browser.wait_for(".hit");
     browser.wait_for_text("hits for “price_cart”");
-    let first = browser.text(&browser.wait_for(".hit"));
+    let first = browser.text_of(".hit", 0);
     assert!(
         first.contains("text") && first.contains("recency"),
         "{first}"
@@ -845,7 +860,7 @@ fn a_person_browses_memory_in_a_real_browser() {
     // The tasks board: four columns, the blocked task with its blockers.
     browser.goto(&server.url("/#/tasks"));
     browser.wait_for("#board .task");
-    let blocked = browser.text(&browser.wait_for("[data-column=blocked] .task"));
+    let blocked = browser.text_of("[data-column=blocked] .task", 0);
     assert!(
         blocked.contains("Deploy the pricing fix")
             && blocked.contains("blocked by: demo::round, demo::test"),
@@ -856,7 +871,7 @@ fn a_person_browses_memory_in_a_real_browser() {
         ("in_progress", "Round the coupon discount"),
         ("done", "Audit checkout timeouts"),
     ] {
-        let card = browser.text(&browser.wait_for(&format!("[data-column={column}] .task")));
+        let card = browser.text_of(&format!("[data-column={column}] .task"), 0);
         assert!(card.contains(title), "{column}: {card}");
     }
     browser.screenshot(&shots, "tasks");
