@@ -72,38 +72,10 @@ fn settings_path(dir: &Path, args: &ClaudeArgs) -> anyhow::Result<PathBuf> {
 
 pub(super) fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Result<ExitCode> {
     let path = settings_path(dir, &args)?;
-    let mut settings: Value = match std::fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text)
-            .with_context(|| format!("{} is not valid JSON; fix it first", path.display()))?,
-        Ok(_) => json!({}),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let Value::Object(root) = &mut settings else {
-        bail!("{} is not a JSON object", path.display());
-    };
-    let exe = std::env::current_exe().context("locating the memlog binary")?;
-    let removed = remove_memlog_hooks(root);
-    if install {
-        add_memlog_hooks(root, &exe, &HOOKED, &CLAUDE_STYLE);
-    }
-    if let Some(Value::Object(h)) = root.get("hooks")
-        && h.is_empty()
-    {
-        root.remove("hooks");
-    }
-    let text = serde_json::to_string_pretty(&settings)? + "\n";
-    if args.dry_run {
-        print!("{text}");
+    let Some(removed) = update_hooks_file(&path, &HOOKED, &CLAUDE_STYLE, install, args.dry_run)?
+    else {
         return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    let tmp = path.with_extension("json.memlog-tmp");
-    std::fs::write(&tmp, &text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+    };
     if install {
         println!(
             "memlog hooks installed in {} ({} events)",
@@ -234,4 +206,52 @@ pub(super) fn add_memlog_hooks(
             list.push(Value::Object(group));
         }
     }
+}
+
+/// Installs memlog's `hooked` events in the agent's JSON settings file at
+/// `path` (or with `install` false only removes them), keeping everything
+/// else in it; memlog's earlier entries are always replaced. With
+/// `dry_run` it prints the file instead of writing it and returns `None`;
+/// else how many earlier memlog hooks it removed. The file is replaced
+/// atomically.
+pub(super) fn update_hooks_file(
+    path: &Path,
+    hooked: &[(&str, bool)],
+    style: &HookStyle,
+    install: bool,
+    dry_run: bool,
+) -> anyhow::Result<Option<usize>> {
+    let mut settings: Value = match std::fs::read_to_string(path) {
+        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text)
+            .with_context(|| format!("{} is not valid JSON; fix it first", path.display()))?,
+        Ok(_) => json!({}),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let Value::Object(root) = &mut settings else {
+        bail!("{} is not a JSON object", path.display());
+    };
+    let exe = std::env::current_exe().context("locating the memlog binary")?;
+    let removed = remove_memlog_hooks(root);
+    if install {
+        add_memlog_hooks(root, &exe, hooked, style);
+    }
+    if let Some(Value::Object(h)) = root.get("hooks")
+        && h.is_empty()
+    {
+        root.remove("hooks");
+    }
+    let text = serde_json::to_string_pretty(&settings)? + "\n";
+    if dry_run {
+        print!("{text}");
+        return Ok(None);
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let tmp = path.with_extension("json.memlog-tmp");
+    std::fs::write(&tmp, &text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(Some(removed))
 }

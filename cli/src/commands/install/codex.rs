@@ -4,13 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
-use serde_json::{Value, json};
 
 use memlog_ops::workspace;
 
-use super::claude::{HookStyle, add_memlog_hooks, remove_memlog_hooks};
+use super::claude::{HookStyle, update_hooks_file};
 
 /// Codex CLI: memlog's hooks in Codex's hooks.json.
 ///
@@ -71,38 +70,9 @@ fn hooks_path(dir: &Path, args: &CodexArgs) -> anyhow::Result<PathBuf> {
 
 pub(super) fn codex(dir: &Path, args: CodexArgs, install: bool) -> anyhow::Result<ExitCode> {
     let path = hooks_path(dir, &args)?;
-    let mut config: Value = match std::fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text)
-            .with_context(|| format!("{} is not valid JSON; fix it first", path.display()))?,
-        Ok(_) => json!({}),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let Value::Object(root) = &mut config else {
-        bail!("{} is not a JSON object", path.display());
-    };
-    let exe = std::env::current_exe().context("locating the memlog binary")?;
-    let removed = remove_memlog_hooks(root);
-    if install {
-        add_memlog_hooks(root, &exe, &HOOKED, &STYLE);
-    }
-    if let Some(Value::Object(h)) = root.get("hooks")
-        && h.is_empty()
-    {
-        root.remove("hooks");
-    }
-    let text = serde_json::to_string_pretty(&config)? + "\n";
-    if args.dry_run {
-        print!("{text}");
+    let Some(removed) = update_hooks_file(&path, &HOOKED, &STYLE, install, args.dry_run)? else {
         return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    let tmp = path.with_extension("json.memlog-tmp");
-    std::fs::write(&tmp, &text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+    };
     if install {
         println!(
             "memlog hooks installed in {} ({} events); Codex runs them once you trust them (/hooks in Codex)",
