@@ -33,6 +33,65 @@ pub fn find_set() -> Option<PathBuf> {
         .find(|p| p.join("queries.jsonl").is_file())
 }
 
+/// Reads a JSON-lines file of the set.
+fn read_set(set: &Path, name: &str) -> anyhow::Result<Vec<Value>> {
+    let p = set.join(name);
+    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).context("a line of the set"))
+        .collect()
+}
+
+/// A working directory: `work` if given, else a new temporary one (kept
+/// alive by the returned guard).
+fn work_dir(work: Option<&Path>) -> anyhow::Result<(PathBuf, Option<tempfile::TempDir>)> {
+    let (dir, guard) = match work {
+        Some(w) => (w.to_path_buf(), None),
+        None => {
+            let tmp = tempfile::Builder::new()
+                .prefix("memlog-locomo-")
+                .tempdir()?;
+            (tmp.path().to_path_buf(), Some(tmp))
+        }
+    };
+    std::fs::create_dir_all(&dir)?;
+    Ok((dir, guard))
+}
+
+/// One memlog per conversation under `work` (imported once, reused by
+/// later runs), indexed with vectors: conversation name and directory.
+fn conversations(
+    bin: &Path,
+    events: &[Value],
+    work: &Path,
+) -> anyhow::Result<Vec<(String, PathBuf)>> {
+    let mut by_conv: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for e in events {
+        let conv = e["ref"]
+            .as_str()
+            .and_then(|r| r.split(':').next())
+            .unwrap_or("");
+        by_conv.entry(conv.to_string()).or_default().push(e);
+    }
+    let mut out = Vec::new();
+    for (conv, evs) in by_conv {
+        let dir = work.join(&conv);
+        if !dir.join(".git").exists() {
+            std::fs::create_dir_all(&dir)?;
+            git(&dir, &["init", "-q"])?;
+            let mut f = std::fs::File::create(dir.join("events.jsonl"))?;
+            for e in evs {
+                writeln!(f, "{e}")?;
+            }
+            run(bin, &dir, &["import", "jsonl", "events.jsonl"])?;
+        }
+        run(bin, &dir, &["index"])?;
+        out.push((conv, dir));
+    }
+    Ok(out)
+}
+
 /// The runs compared: name, mode, fusion.
 const RUNS: [(&str, SearchMode, Option<Fusion>); 4] = [
     ("fts", SearchMode::Fts, None),
@@ -48,55 +107,17 @@ pub fn bench(
     dump: Option<&Path>,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
-    let read = |name: &str| -> anyhow::Result<Vec<Value>> {
-        let p = set.join(name);
-        let text =
-            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).context("a line of the set"))
-            .collect()
-    };
-    let events = read("events.jsonl")?;
-    let queries = read("queries.jsonl")?;
-    let tmp;
-    let work = match work {
-        Some(w) => w.to_path_buf(),
-        None => {
-            tmp = tempfile::Builder::new()
-                .prefix("memlog-locomo-")
-                .tempdir()?;
-            tmp.path().to_path_buf()
-        }
-    };
-    std::fs::create_dir_all(&work)?;
+    let events = read_set(set, "events.jsonl")?;
+    let queries = read_set(set, "queries.jsonl")?;
+    let (work, _guard) = work_dir(work)?;
     let files = ModelFiles::resolve(&Default::default());
     let mut model =
         ModelEmbedder::load(&files, 16).context("the LoCoMo evaluation needs the model")?;
     let mut query_cache = EmbeddingCache::open(&work.join("queries.sqlite"))?;
 
-    let mut by_conv: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
-    for e in &events {
-        let conv = e["ref"]
-            .as_str()
-            .and_then(|r| r.split(':').next())
-            .unwrap_or("");
-        by_conv.entry(conv.to_string()).or_default().push(e);
-    }
     let mut results: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut dump_lines: Vec<String> = Vec::new();
-    for (conv, evs) in &by_conv {
-        let dir = work.join(conv);
-        if !dir.join(".git").exists() {
-            std::fs::create_dir_all(&dir)?;
-            git(&dir, &["init", "-q"])?;
-            let mut f = std::fs::File::create(dir.join("events.jsonl"))?;
-            for e in evs {
-                writeln!(f, "{e}")?;
-            }
-            run(bin, &dir, &["import", "jsonl", "events.jsonl"])?;
-        }
-        run(bin, &dir, &["index"])?;
+    for (conv, dir) in conversations(bin, &events, &work)? {
         let repo = Repo::discover(&dir)?;
         let mut p = Projections::open(&repo)?;
         p.load_vectors();
@@ -225,4 +246,176 @@ fn dump_signals(
         );
     }
     Ok(())
+}
+
+/// Injection on the shared set: for each question, what the
+/// UserPromptSubmit hook would inject (`memlog_indexer::context::assemble`
+/// as the hook calls it), with no warm process (no query embedding) and
+/// with one (the question's embedding): whether anything is injected,
+/// whether an evidence turn is among the injected events (hit rate),
+/// evidence recall over them and tokens; then each conversation is asked
+/// the next one's questions, which nothing in it answers. Figures are given
+/// for the even and the odd questions apart (the gate was tuned on the even
+/// ones).
+pub fn inject(
+    bin: &Path,
+    set: &Path,
+    work: Option<&Path>,
+    dump: Option<&Path>,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    use memlog_indexer::context::assemble;
+    use memlog_indexer::vectors::VectorAccess;
+
+    let events = read_set(set, "events.jsonl")?;
+    let queries = read_set(set, "queries.jsonl")?;
+    let (work, _guard) = work_dir(work)?;
+    let files = ModelFiles::resolve(&Default::default());
+    let mut model =
+        ModelEmbedder::load(&files, 16).context("the injection evaluation needs the model")?;
+    let mut query_cache = EmbeddingCache::open(&work.join("queries.sqlite"))?;
+    let convs = conversations(bin, &events, &work)?;
+    let mut dump_lines: Vec<String> = Vec::new();
+    // [path][half]
+    let mut own = [
+        [Tally::default(), Tally::default()],
+        [Tally::default(), Tally::default()],
+    ];
+    let mut foreign = [
+        [Tally::default(), Tally::default()],
+        [Tally::default(), Tally::default()],
+    ];
+    for (i, (conv, dir)) in convs.iter().enumerate() {
+        let next = &convs[(i + 1) % convs.len()].0;
+        let repo = Repo::discover(dir)?;
+        let mut p = Projections::open(&repo)?;
+        p.load_vectors_as(VectorAccess::Scan);
+        let mut refs: std::collections::HashMap<String, String> = Default::default();
+        let mut stmt = p.graph().conn.prepare("SELECT id, ref FROM events")?;
+        for row in stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+        })? {
+            let (id, r) = row?;
+            refs.insert(id, r.unwrap_or_default());
+        }
+        drop(stmt);
+        for (asked, tallies) in [(conv, &mut own), (next, &mut foreign)] {
+            let qs: Vec<&Value> = queries
+                .iter()
+                .filter(|q| q["conv"] == asked.as_str())
+                .collect();
+            let texts: Vec<&str> = qs
+                .iter()
+                .map(|q| q["question"].as_str().unwrap_or(""))
+                .collect();
+            let (vectors, _) = query_cache.embed(&mut model, &texts, 16)?;
+            for (q, v) in qs.iter().zip(vectors) {
+                let half = usize::from(
+                    q["qid"]
+                        .as_str()
+                        .and_then(|id| id.rsplit('q').next())
+                        .and_then(|n| n.parse::<usize>().ok())
+                        .unwrap_or(0)
+                        % 2
+                        == 1,
+                );
+                let evidence: Vec<&str> = q["evidence"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                for (path, vector) in [None, Some(v.as_slice())].into_iter().enumerate() {
+                    let a = assemble(
+                        &p,
+                        &repo.config,
+                        q["question"].as_str().unwrap_or(""),
+                        repo.config.context.budget_tokens,
+                        None,
+                        vector,
+                    )?;
+                    let cited: Vec<&str> = a
+                        .cited
+                        .iter()
+                        .filter_map(|id| refs.get(id).map(String::as_str))
+                        .collect();
+                    let found = evidence.iter().filter(|e| cited.contains(e)).count();
+                    tallies[path][half].add(&a, found, evidence.len());
+                    if dump.is_some() {
+                        let question = q["question"].as_str().unwrap_or("");
+                        let best_fts = p
+                            .fts()
+                            .search(question, &Default::default(), 1)?
+                            .first()
+                            .map_or(0.0, |c| c.relevance);
+                        dump_lines.push(
+                            serde_json::json!({
+                                "qid": q["qid"], "own": asked == conv, "path": path,
+                                "half": half, "best_fts": best_fts, "found": found,
+                                "evidence": evidence.len(), "tokens": a.tokens,
+                                "injected": !a.cited.is_empty(),
+                            })
+                            .to_string(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if let Some(d) = dump {
+        std::fs::write(d, dump_lines.join("\n"))?;
+    }
+    for (path, name) in ["no warm process", "memlog watch running"]
+        .iter()
+        .enumerate()
+    {
+        for (half, which) in ["even", "odd"].iter().enumerate() {
+            let o = &own[path][half];
+            let f = &foreign[path][half];
+            rows.push(Row {
+                name: format!("LoCoMo injection, {name}, {which} questions ({})", o.questions),
+                value: format!(
+                    "injected {:.3}, hit {:.3}, evidence recall {:.3}, {:.0} tokens; foreign: injected {:.3}, {:.0} tokens",
+                    o.rate(o.injected),
+                    o.rate(o.hits),
+                    o.recall / o.questions.max(1) as f64,
+                    o.tokens as f64 / o.injected.max(1) as f64,
+                    f.rate(f.injected),
+                    f.tokens as f64 / f.injected.max(1) as f64,
+                ),
+                target: "hit ≥ 0.75, ≤ 1,000 tokens, foreign ≤ 0.10".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Injection figures over a set of questions.
+#[derive(Default)]
+struct Tally {
+    questions: usize,
+    injected: usize,
+    hits: usize,
+    /// Sum of per-question evidence recall.
+    recall: f64,
+    /// Tokens injected, summed over the questions that got something.
+    tokens: usize,
+}
+
+impl Tally {
+    fn add(&mut self, a: &memlog_indexer::context::Assembled, found: usize, evidence: usize) {
+        self.questions += 1;
+        if !a.cited.is_empty() {
+            self.injected += 1;
+            self.tokens += a.tokens;
+        }
+        if found > 0 {
+            self.hits += 1;
+        }
+        if evidence > 0 {
+            self.recall += found as f64 / evidence as f64;
+        }
+    }
+
+    fn rate(&self, n: usize) -> f64 {
+        n as f64 / self.questions.max(1) as f64
+    }
 }

@@ -6,6 +6,7 @@
 
 mod generator;
 mod hooks;
+mod kills;
 mod lean;
 mod locomo;
 mod search;
@@ -77,6 +78,13 @@ struct Args {
     #[arg(long)]
     locomo: bool,
 
+    /// Injection on ../shared/eval/locomo-dev: what the UserPromptSubmit
+    /// hook would inject for each question, with and without a warm
+    /// process (hit rate, evidence recall, tokens, injection for questions
+    /// the memory cannot answer), on the even and odd questions apart.
+    #[arg(long)]
+    inject: bool,
+
     /// Vector figures: the real model's throughput by batch size and HNSW
     /// recall on 20k of its vectors (kept in bench-embeddings.sqlite beside
     /// the memlog binary, so only the first run embeds them), then, with a
@@ -101,6 +109,12 @@ struct Args {
     #[arg(long)]
     lean: bool,
 
+    /// Crash safety instead: N random SIGKILLs during record, seal, import,
+    /// index and purge, then checks that every event is there exactly once,
+    /// forgotten ones are erased, and both fscks are clean (fails otherwise).
+    #[arg(long, value_name = "N")]
+    kills: Option<usize>,
+
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
@@ -122,6 +136,11 @@ fn main() -> anyhow::Result<()> {
     }
     let bin = memlog_bin()?;
     let mut rows = Vec::new();
+    if let Some(kills) = args.kills {
+        rows.extend(kills::bench(&bin, args.seed, kills)?);
+        print_table(rows);
+        return Ok(());
+    }
     if args.watch {
         rows.extend(watch::bench_watch(&bin, args.seed, args.quick)?);
         print_table(rows);
@@ -176,6 +195,18 @@ fn main() -> anyhow::Result<()> {
     if args.locomo {
         match locomo::find_set() {
             Some(set) => locomo::bench(
+                &bin,
+                &set,
+                args.locomo_work.as_deref(),
+                args.locomo_dump.as_deref(),
+                &mut rows,
+            )?,
+            None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
+        }
+    }
+    if args.inject {
+        match locomo::find_set() {
+            Some(set) => locomo::inject(
                 &bin,
                 &set,
                 args.locomo_work.as_deref(),

@@ -32,15 +32,20 @@
 //!   batch_size: 16
 //! context:
 //!   budget_tokens: 1500       # size of injected context
-//!   min_relevance: 0.3        # leave out weaker matches
+//!   min_relevance: 0.35       # full-text coverage under which nothing is injected
 //! hooks:
 //!   inject: true              # memories at SessionStart / UserPromptSubmit
 //!   inject_budget_ms: 300     # past it, injection is skipped
 //!   record_budget_ms: 100
 //!   seal_idle_minutes: 120    # orphaned journals sealed at SessionStart
 //!   briefing_sessions: 5
+//!   warm_watcher_idle_minutes: 0  # >0: SessionStart starts `memlog watch --idle-exit N`
 //! sync:
 //!   remotes: [origin]         # where `memlog sync` may push memory
+//! learn:                      # memory that learns (docs/DESIGN.md §12)
+//!   extract_after_events: 20  # Stop asks the agent for facts after this many new events; 0: never
+//!   rule_unused_days: 180     # a rule neither recalled nor reinforced this long is retired
+//!   rule_contradictions: 2    # a rule contradicted this often is retired
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -78,6 +83,32 @@ pub struct Config {
     pub sync: SyncConfig,
     /// The embedding model of semantic search.
     pub embedding: EmbeddingConfig,
+    /// When the agent is asked for facts, and when rules retire.
+    pub learn: LearnConfig,
+}
+
+/// Memory that learns (docs/DESIGN.md §12): when the Stop hook asks the
+/// agent to extract the session's facts, and when promoted rules retire.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LearnConfig {
+    /// The Stop hook asks for facts once a session has this many new
+    /// events since it last asked; 0 never asks.
+    pub extract_after_events: usize,
+    /// A rule neither recalled nor reinforced for this many days is retired.
+    pub rule_unused_days: u32,
+    /// A rule contradicted this many times is retired.
+    pub rule_contradictions: u32,
+}
+
+impl Default for LearnConfig {
+    fn default() -> Self {
+        LearnConfig {
+            extract_after_events: 20,
+            rule_unused_days: 180,
+            rule_contradictions: 2,
+        }
+    }
 }
 
 /// Semantic search: the sentence-embedding model and ONNX Runtime, both
@@ -135,6 +166,11 @@ pub struct HooksConfig {
     pub seal_idle_minutes: u64,
     /// Recent sessions listed in the SessionStart briefing.
     pub briefing_sessions: usize,
+    /// When not 0, SessionStart starts `memlog watch --idle-exit N` in the
+    /// background unless one answers already: it keeps the embedding model
+    /// loaded, so prompts are ranked by their own embedding (the warm path),
+    /// and exits after N minutes without a request or a change.
+    pub warm_watcher_idle_minutes: u64,
 }
 
 impl Default for HooksConfig {
@@ -145,6 +181,7 @@ impl Default for HooksConfig {
             record_budget_ms: 100,
             seal_idle_minutes: 120,
             briefing_sessions: 5,
+            warm_watcher_idle_minutes: 0,
         }
     }
 }
@@ -238,8 +275,10 @@ impl Default for LevelsConfig {
 pub struct ContextConfig {
     /// Token budget of the assembled context.
     pub budget_tokens: usize,
-    /// Memories whose full-text relevance (normalised BM25 against the best
-    /// possible match of the query) is below this are left out.
+    /// Without the prompt's embedding (no warm process), nothing is
+    /// injected unless the best full-text relevance (normalised BM25: about
+    /// the share of the prompt's words an event covers) reaches this. With
+    /// it, a confidence that also weighs the best cosine decides.
     pub min_relevance: f32,
 }
 
@@ -247,7 +286,7 @@ impl Default for ContextConfig {
     fn default() -> Self {
         ContextConfig {
             budget_tokens: 1500,
-            min_relevance: 0.3,
+            min_relevance: 0.35,
         }
     }
 }
@@ -284,6 +323,7 @@ impl Default for Config {
             hooks: HooksConfig::default(),
             sync: SyncConfig::default(),
             embedding: EmbeddingConfig::default(),
+            learn: LearnConfig::default(),
         }
     }
 }

@@ -51,13 +51,22 @@ pub enum Kind {
     Reinforce,
     /// Memories injected into or cited in a session.
     Recall,
+    /// The Stop hook asked the agent to extract the session's facts.
+    ExtractionRequest,
+    /// A rule, solution or core pattern promoted by reflection, with its
+    /// evidence.
+    Rule,
+    /// A rule taken out of use (unused too long, or contradicted).
+    RuleRetired,
+    /// Sessions and facts grouped under a topic by the agent.
+    Concept,
     /// A kind this version does not know (kept as written).
     Other(String),
 }
 
 impl Kind {
     /// Every kind this version knows, in documentation order.
-    pub const KNOWN: [Kind; 16] = [
+    pub const KNOWN: [Kind; 20] = [
         Kind::SessionStart,
         Kind::UserPrompt,
         Kind::AgentResponse,
@@ -74,6 +83,10 @@ impl Kind {
         Kind::Forget,
         Kind::Reinforce,
         Kind::Recall,
+        Kind::ExtractionRequest,
+        Kind::Rule,
+        Kind::RuleRetired,
+        Kind::Concept,
     ];
 
     /// The kind as stored (`user_prompt`, …).
@@ -95,6 +108,10 @@ impl Kind {
             Kind::Forget => "forget",
             Kind::Reinforce => "reinforce",
             Kind::Recall => "recall",
+            Kind::ExtractionRequest => "extraction_request",
+            Kind::Rule => "rule",
+            Kind::RuleRetired => "rule_retired",
+            Kind::Concept => "concept",
             Kind::Other(s) => s,
         }
     }

@@ -13,6 +13,7 @@
 //! - [`privacy`]: `<private>` spans and secret shapes are removed *before* an
 //!   event reaches any byte on disk, and long tool outputs are cut;
 //! - [`key`]: canonical keys for identity decisions (docs/DESIGN.md §4);
+//!   [`capture`]: when an imported event is one a hook already recorded;
 //! - [`segment`]: content-addressed JSONL files, the unit stored in git;
 //! - [`visibility`]: `forget` events and what they hide;
 //! - [`task`]: the task state machine and its invariants (docs/DESIGN.md §5), and
@@ -29,12 +30,14 @@
 
 pub mod align;
 pub mod canonical;
+pub mod capture;
 pub mod config;
 mod error;
 pub mod event;
 pub mod id;
 pub mod key;
 pub mod neutral;
+pub mod paths;
 pub mod privacy;
 pub mod refs;
 pub mod segment;

@@ -5,12 +5,28 @@
 //! timestamp), with an optional `reason`. Hidden events vanish from every
 //! reader; the forget events themselves stay visible as the audit trail.
 //! Hiding is not erasure: `memlog purge` removes the bytes from history.
+//!
+//! Forgetting reaches what was derived (docs/DESIGN.md §11): a `forget`
+//! records in `derived` the events made from what it hides — facts aligned
+//! to it, memories giving it as evidence, summaries and recalls quoting its
+//! words — found by [`derived_from`] when it was recorded. Independently, an
+//! event whose source ([`sources`]) a forget names by id is hidden too, so
+//! that a fact recorded later, or elsewhere, follows its source.
 
 use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::{Event, Kind};
+use crate::{Event, EventId, Kind};
+
+/// Fewest characters of a hidden event's text that count as a quote of it
+/// (shorter texts — "yes", "fix it" — are everywhere).
+pub const MIN_QUOTE_CHARS: usize = 20;
+/// A hidden text longer than this is quoted by any of its lines of at
+/// least [`LINE_QUOTE_CHARS`] characters; a shorter one only as a whole.
+pub const WHOLE_QUOTE_CHARS: usize = 200;
+/// See [`WHOLE_QUOTE_CHARS`].
+pub const LINE_QUOTE_CHARS: usize = 40;
 
 /// The union of all forget events seen.
 #[derive(Clone, Debug, Default)]
@@ -35,9 +51,11 @@ impl Forgets {
         if event.kind != Kind::Forget {
             return;
         }
-        if let Some(Value::Array(targets)) = event.body.get("targets") {
-            self.ids
-                .extend(targets.iter().filter_map(Value::as_str).map(str::to_string));
+        for field in ["targets", "derived"] {
+            if let Some(Value::Array(ids)) = event.body.get(field) {
+                self.ids
+                    .extend(ids.iter().filter_map(Value::as_str).map(str::to_string));
+            }
         }
         if let Some(s) = event.body.get("session").and_then(Value::as_str) {
             self.sessions.insert(s.to_string());
@@ -60,11 +78,92 @@ impl Forgets {
             return false;
         }
         self.ids.contains(event.id.as_str())
+            || sources(event).iter().any(|s| self.ids.contains(*s))
             || self.sessions.contains(&event.session)
             || self
                 .before
                 .as_deref()
                 .is_some_and(|b| event.ts.as_str() < b)
+    }
+}
+
+/// The events `event` was made from, by id: a fact's source event
+/// (`body.event`) and the evidence a remembered memory gives
+/// (`meta.evidence`).
+pub fn sources(event: &Event) -> Vec<&str> {
+    if event.kind == Kind::Forget {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if event.kind == Kind::Fact
+        && let Some(id) = event.body.get("event").and_then(Value::as_str)
+    {
+        out.push(id);
+    }
+    if let Some(Value::Array(ids)) = event.meta.get("evidence") {
+        out.extend(ids.iter().filter_map(Value::as_str));
+    }
+    out
+}
+
+/// The words of an event another may quote: its text, a tool's output or
+/// error.
+fn quotable(event: &Event) -> impl Iterator<Item = &str> {
+    ["text", "output", "error"]
+        .into_iter()
+        .filter_map(|k| event.body.get(k).and_then(Value::as_str))
+        .map(str::trim)
+        .filter(|t| t.chars().count() >= MIN_QUOTE_CHARS)
+}
+
+/// What an event says that could quote another: a summary's text, a
+/// recall's query.
+fn quoting(event: &Event) -> Option<&str> {
+    match event.kind {
+        Kind::SessionSummary => event.text(),
+        Kind::Recall => event.body.get("query").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// Whether `text` quotes `hidden` (see [`WHOLE_QUOTE_CHARS`]).
+fn quotes(text: &str, hidden: &str) -> bool {
+    if hidden.chars().count() <= WHOLE_QUOTE_CHARS {
+        return text.contains(hidden);
+    }
+    hidden
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.chars().count() >= LINE_QUOTE_CHARS)
+        .any(|l| text.contains(l))
+}
+
+/// The events among `events` derived from the `hidden` ones, transitively
+/// (a fact of a fact), in the order of `events`, excluding the hidden ones:
+/// facts and evidence-giving memories whose [`sources`] are hidden, and
+/// summaries and recalls that quote a hidden event's words. Recalls that
+/// only cite a hidden event by id keep it: the id is not its words.
+pub fn derived_from(hidden: &[&Event], events: &[Event]) -> Vec<EventId> {
+    let mut gone: HashSet<&str> = hidden.iter().map(|e| e.id.as_str()).collect();
+    let mut texts: Vec<&str> = hidden.iter().flat_map(|e| quotable(e)).collect();
+    let mut derived = Vec::new();
+    loop {
+        let before = derived.len();
+        for e in events {
+            if gone.contains(e.id.as_str()) || e.kind == Kind::Forget {
+                continue;
+            }
+            let from_source = sources(e).iter().any(|s| gone.contains(s));
+            let quoting = quoting(e).is_some_and(|q| texts.iter().any(|t| quotes(q, t)));
+            if from_source || quoting {
+                gone.insert(e.id.as_str());
+                texts.extend(quotable(e));
+                derived.push(e.id.clone());
+            }
+        }
+        if derived.len() == before {
+            return derived;
+        }
     }
 }
 
@@ -117,5 +216,76 @@ mod tests {
         );
         let f = Forgets::from_events([&f2, &f3]);
         assert!(f.hides(&a) && f.hides(&b) && !f.hides(&c) && !f.hides(&f3));
+    }
+
+    #[test]
+    fn derived_events_follow_what_they_were_made_from() {
+        let secret = "the staging password is hunter2, rotate it monthly";
+        let a = ev(
+            "s1",
+            "2026-01-01T00:00:00.000Z",
+            Kind::UserPrompt,
+            json!({"text": secret}),
+        );
+        let fact = ev(
+            "f",
+            "2026-01-02T00:00:00.000Z",
+            Kind::Fact,
+            json!({"text": "staging password rotates monthly", "event": a.id, "quote": "rotate it monthly"}),
+        );
+        let fact_of_fact = ev(
+            "f",
+            "2026-01-03T00:00:00.000Z",
+            Kind::Fact,
+            json!({"text": "monthly rotation", "event": fact.id, "quote": "monthly"}),
+        );
+        let summary = ev(
+            "s1",
+            "2026-01-04T00:00:00.000Z",
+            Kind::SessionSummary,
+            json!({"text": format!("The user said: {secret}.")}),
+        );
+        let citing = ev(
+            "s2",
+            "2026-01-05T00:00:00.000Z",
+            Kind::Recall,
+            json!({"targets": [a.id], "query": "how do we rotate passwords?"}),
+        );
+        let unrelated = ev(
+            "s2",
+            "2026-01-05T00:00:00.000Z",
+            Kind::SessionSummary,
+            json!({"text": "We talked about rotation."}),
+        );
+        let all = vec![
+            a.clone(),
+            fact.clone(),
+            fact_of_fact.clone(),
+            summary.clone(),
+            citing.clone(),
+            unrelated.clone(),
+        ];
+        let derived = derived_from(&[&a], &all);
+        assert_eq!(
+            derived,
+            vec![fact.id.clone(), fact_of_fact.id.clone(), summary.id.clone()]
+        );
+        // a forget naming the source hides its facts even if recorded before them
+        let f = ev(
+            "x",
+            "2026-04-01T00:00:00.000Z",
+            Kind::Forget,
+            json!({"targets": [a.id]}),
+        );
+        let f = Forgets::from_events([&f]);
+        assert!(f.hides(&fact) && !f.hides(&citing) && !f.hides(&unrelated));
+        // a forget's `derived` list hides like its targets
+        let f = ev(
+            "x",
+            "2026-04-01T00:00:00.000Z",
+            Kind::Forget,
+            json!({"targets": [a.id], "derived": [summary.id]}),
+        );
+        assert!(Forgets::from_events([&f]).hides(&summary));
     }
 }

@@ -4,7 +4,7 @@ use memlog_format::{Draft, Kind, time};
 use serde_json::{Map, Value, json};
 
 use crate::HookEvent;
-use crate::options::{CLIENT, CodeContext, HookOptions, UNKNOWN_SESSION};
+use crate::options::{CodeContext, HookOptions};
 use crate::payload::Payload;
 use crate::todo::{TODO_TOOL, parse_todos, task_events};
 use crate::tool::{ToolCall, observation_body};
@@ -223,7 +223,11 @@ impl<'a> DraftMaker<'a> {
         );
         insert_text(&mut meta, "branch", context.branch.as_deref());
         insert_text(&mut meta, "head", context.head.as_deref());
-        meta.insert("client".into(), Value::String(CLIENT.into()));
+        meta.insert(
+            "client".into(),
+            Value::String(options.agent.client().into()),
+        );
+        insert_text(&mut meta, "agent_version", options.agent_version.as_deref());
         meta.insert("hook".into(), Value::String(payload.event_name.clone()));
         insert_text(&mut meta, "agent_id", payload.agent_id.as_deref());
         insert_text(&mut meta, "agent_type", payload.agent_type.as_deref());
@@ -235,7 +239,7 @@ impl<'a> DraftMaker<'a> {
             session: payload
                 .session_id
                 .clone()
-                .unwrap_or_else(|| UNKNOWN_SESSION.to_string()),
+                .unwrap_or_else(|| options.agent.unknown_session()),
             ts,
             project: &options.project,
             meta,
@@ -303,10 +307,16 @@ pub fn hook_output(event: HookEvent, additional_context: Option<&str>) -> Option
     Some(output.to_string())
 }
 
+/// What a Stop hook prints to keep the agent going with `reason` as its
+/// next instruction: `{"decision":"block","reason":"…"}`.
+pub fn stop_block_output(reason: &str) -> String {
+    json!({"decision": "block", "reason": reason}).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse_payload;
+    use crate::{UNKNOWN_SESSION, parse_payload};
 
     const TS: &str = "2026-11-22T05:27:21.123Z";
 

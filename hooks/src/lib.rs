@@ -1,9 +1,12 @@
 //! # memlog-hooks
 //!
-//! Claude Code integration for memlog: what Claude Code tells its hooks,
-//! and what it writes to its transcripts, turned into memlog
-//! [`Draft`](memlog_format::Draft)s; and the JSON a hook prints to inject
-//! context into the conversation.
+//! The coding agents' side of memlog, one adapter per [`Agent`]: what an
+//! agent tells its hooks, and what it writes to its session files, turned
+//! into memlog [`Draft`](memlog_format::Draft)s; and the JSON a hook prints
+//! to inject context into the conversation. Claude Code's is described
+//! below; Codex CLI speaks the same hook protocol and has its session files
+//! read by [`codex`]; Gemini CLI's hooks and saved chats are translated by
+//! [`gemini`].
 //!
 //! This is a pure library. It reads no stdin, prints nothing and never
 //! exits; it does not apply privacy filtering or output truncation either —
@@ -114,8 +117,11 @@
 //! each with the line's time and a stable `meta.ref`, so that importing the
 //! same transcript twice adds nothing.
 
+mod agent;
+pub mod codex;
 mod error;
 mod event;
+pub mod gemini;
 mod hook;
 mod options;
 mod payload;
@@ -123,9 +129,10 @@ mod todo;
 mod tool;
 pub mod transcript;
 
+pub use agent::Agent;
 pub use error::{Error, Result};
 pub use event::HookEvent;
-pub use hook::{drafts, drafts_at, hook_output};
+pub use hook::{drafts, drafts_at, hook_output, stop_block_output};
 pub use options::{CLIENT, CodeContext, HookOptions, UNKNOWN_SESSION};
 pub use payload::{Payload, parse_payload};
 pub use todo::TODO_TOOL;

@@ -3,6 +3,8 @@
 //! options that decide what becomes a draft (hooks and transcript import
 //! alike).
 
+use crate::Agent;
+
 /// The client name memlog records in `meta.client` for Claude Code.
 pub const CLIENT: &str = "claude-code";
 
@@ -21,7 +23,7 @@ pub struct CodeContext {
     pub head: Option<String>,
 }
 
-/// How Claude Code data becomes drafts (hooks and transcript import alike).
+/// How an agent's data becomes drafts (hooks and transcript import alike).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HookOptions {
     /// The project drafts belong to; also the namespace of task keys.
@@ -34,6 +36,10 @@ pub struct HookOptions {
     /// `meta.pre_tool_use = true`. Off by default: PostToolUse carries the
     /// same input and the output.
     pub record_pre_tool_use: bool,
+    /// The agent whose data this is (`meta.client`).
+    pub agent: Agent,
+    /// The agent's version, when known (`meta.agent_version`).
+    pub agent_version: Option<String>,
 }
 
 impl HookOptions {

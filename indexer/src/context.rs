@@ -22,6 +22,20 @@ pub fn approx_tokens(text: &str) -> usize {
 
 /// Memories considered before budgeting.
 const CANDIDATES: usize = 24;
+/// Most events injected for one prompt.
+const MAX_EVENTS: usize = 16;
+/// Events injected once something is: those scoring at least this share of
+/// the best one (the answer to a question is often worded unlike it, and
+/// comes in as the best hit's neighbour).
+const RELATIVE_FLOOR: f32 = 0.5;
+/// Full-text hits whose stored vectors make the query vector when the
+/// prompt has no embedding of its own (pseudo-relevance feedback).
+const FEEDBACK_HITS: usize = 5;
+/// With the prompt's own embedding, how much full text weighs in the
+/// confidence that something relevant exists (the rest is the best cosine).
+const CONFIDENCE_FTS_SHARE: f32 = 0.3;
+/// The confidence, so computed, under which nothing is injected.
+const MIN_CONFIDENCE: f32 = 0.45;
 /// Longest text shown for one memory, in characters.
 const ITEM_CHARS: usize = 480;
 /// How many characters of an event id are shown as its citation.
@@ -38,38 +52,91 @@ pub struct Assembled {
     pub tokens: usize,
 }
 
+/// Where the query vector of an assembly came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum QueryVector {
+    /// The prompt's own embedding (a warm process holds the model).
+    Embedded,
+    /// The mean of the stored vectors of the best full-text hits.
+    Feedback,
+    /// None: no vectors, or no full-text hit to start from.
+    None,
+}
+
 /// Assembles the context for `prompt` within `budget` tokens, leaving out
 /// `exclude_session` (the session asking).
+///
+/// The memories come from the same hybrid ranking as `memlog search`. With
+/// `query_vector` (the prompt's embedding, by the model the vectors were
+/// made with), the vectors search and the gate weighs the best cosine with
+/// full-text coverage. Without one, no model is loaded: the stored vectors
+/// of the best full-text hits make a query vector that reranks the
+/// full-text candidates and their session neighbours, and full-text
+/// coverage alone decides whether anything is injected.
 pub fn assemble(
     p: &Projections,
     config: &Config,
     prompt: &str,
     budget: usize,
     exclude_session: Option<&str>,
+    query_vector: Option<&[f32]>,
 ) -> Result<Assembled> {
+    let filters = crate::fts::Filters {
+        exclude_session: exclude_session.map(str::to_string),
+        ..Default::default()
+    };
+    let vectors = p.vectors().filter(|v| v.rows() > 0);
+    let (source, query_vector) = match (vectors, query_vector) {
+        (Some(v), Some(q)) if q.len() == v.meta.dim => (QueryVector::Embedded, Some(q.to_vec())),
+        (Some(v), _) => {
+            let keys: Vec<u64> = p
+                .fts()
+                .search(prompt, &filters, FEEDBACK_HITS)?
+                .into_iter()
+                .map(|c| c.key)
+                .collect();
+            match mean_direction(v.vectors_of(&keys)?.into_values()) {
+                Some(q) => (QueryVector::Feedback, Some(q)),
+                None => (QueryVector::None, None),
+            }
+        }
+        (None, _) => (QueryVector::None, None),
+    };
     let hits = search(
         p,
         &config.ranking,
         &SearchRequest {
             query: prompt.to_string(),
             limit: CANDIDATES,
-            filters: crate::fts::Filters {
-                exclude_session: exclude_session.map(str::to_string),
-                ..Default::default()
-            },
-            // no query vector: the hook path never loads the model
+            filters,
+            query_vector: query_vector.clone(),
+            rerank_only: source == QueryVector::Feedback,
             ..Default::default()
         },
     )?;
-    // Nothing is injected unless something is relevant enough; once
-    // something is, memories at least half as relevant come along (the
-    // answer to a question is often worded unlike the question).
-    let best = hits.iter().map(|h| h.parts.fts).fold(0.0f32, f32::max);
-    if best < config.context.min_relevance {
+    // Nothing is injected unless something is relevant enough.
+    let best_fts = hits.iter().map(|h| h.parts.fts).fold(0.0f32, f32::max);
+    let confident = match (source, &query_vector, vectors) {
+        (QueryVector::Embedded, Some(q), Some(v)) => {
+            let keys: Vec<u64> = hits.iter().map(|h| crate::fts::event_key(&h.id)).collect();
+            let best_cosine = v
+                .vectors_of(&keys)?
+                .values()
+                .map(|e| crate::embed::dot(q, e))
+                .fold(0.0f32, f32::max);
+            CONFIDENCE_FTS_SHARE * best_fts + (1.0 - CONFIDENCE_FTS_SHARE) * best_cosine
+                >= MIN_CONFIDENCE
+        }
+        _ => best_fts >= config.context.min_relevance,
+    };
+    if !confident {
         return Ok(Assembled::default());
     }
-    let floor = config.context.min_relevance.min(best * 0.5);
-    let relevant: Vec<Hit> = hits.into_iter().filter(|h| h.parts.fts >= floor).collect();
+    let top = hits.first().map_or(0.0, |h| h.score);
+    let relevant: Vec<Hit> = hits
+        .into_iter()
+        .filter(|h| h.score >= top * RELATIVE_FLOOR)
+        .collect();
     // deduplicate by normalised text
     let mut seen = HashSet::new();
     let relevant: Vec<Hit> = relevant
@@ -79,6 +146,7 @@ pub fn assemble(
                 &h.text.chars().take(300).collect::<String>(),
             ))
         })
+        .take(MAX_EVENTS)
         .collect();
     // sessions in order of their best hit
     let mut order: Vec<String> = Vec::new();
@@ -111,8 +179,14 @@ pub fn assemble(
         for h in items {
             let text: String = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
             let text = memlog_format::event::truncate_chars(&text, ITEM_CHARS);
+            let superseded = h.superseded_by.as_ref().map_or(String::new(), |next| {
+                format!(
+                    " (superseded by [{}])",
+                    &next[..CITATION_LEN.min(next.len())]
+                )
+            });
             let line = format!(
-                "- [{}] {}: {}\n",
+                "- [{}] {}{superseded}: {}\n",
                 &h.id[..CITATION_LEN.min(h.id.len())],
                 h.kind,
                 text
@@ -160,4 +234,21 @@ fn session_title(p: &Projections, session: &str) -> Result<Option<String>> {
     Ok(title
         .flatten()
         .map(|t| memlog_format::event::truncate_chars(t.lines().next().unwrap_or(""), 80)))
+}
+
+/// The normalised mean of `vectors`; `None` when there are none.
+fn mean_direction(vectors: impl Iterator<Item = Vec<f32>>) -> Option<Vec<f32>> {
+    let mut sum: Vec<f32> = Vec::new();
+    for v in vectors {
+        if sum.is_empty() {
+            sum = vec![0.0; v.len()];
+        }
+        if v.len() == sum.len() {
+            for (s, x) in sum.iter_mut().zip(&v) {
+                *s += x;
+            }
+        }
+    }
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+    (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
 }

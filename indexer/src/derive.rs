@@ -2,6 +2,7 @@
 //! files it touches or mentions, the references it makes, and its prior
 //! importance. A pure function of the event, so rebuilds are reproducible.
 
+use memlog_format::paths::WorkRoots;
 use memlog_format::refs::{self, Reference};
 use memlog_format::{Event, Kind};
 use serde_json::Value;
@@ -36,12 +37,14 @@ impl Derived {
 
 /// Kinds that are bookkeeping rather than memory: kept in the database, not
 /// searchable.
-pub const BOOKKEEPING_KINDS: [Kind; 5] = [
+pub const BOOKKEEPING_KINDS: [Kind; 7] = [
     Kind::SessionStart,
     Kind::SessionEnd,
     Kind::Forget,
     Kind::Reinforce,
     Kind::Recall,
+    Kind::ExtractionRequest,
+    Kind::RuleRetired,
 ];
 
 /// Whether events of `kind` go into the full-text index.
@@ -53,11 +56,13 @@ pub fn is_searchable(kind: &Kind) -> bool {
 /// agents said and distilled. Raw tool output is left out: it is long, costly
 /// to embed (embedding is the main cost of indexing) and rarely what a
 /// paraphrase is after; full-text search still finds it.
-pub const EMBEDDED_KINDS: [&str; 6] = [
+pub const EMBEDDED_KINDS: [&str; 8] = [
     "user_prompt",
     "agent_response",
     "note",
     "fact",
+    "rule",
+    "concept",
     "session_summary",
     "task_created",
 ];
@@ -71,7 +76,8 @@ pub fn is_worth_embedding(kind: &str) -> bool {
 /// (facts, notes, summaries) over conversation over raw tool output.
 pub fn importance(kind: &str) -> f32 {
     match kind {
-        "fact" => 1.0,
+        "fact" | "rule" => 1.0,
+        "concept" => 0.8,
         "note" => 0.9,
         "session_summary" => 0.8,
         "task_created" | "task_status_changed" | "task_blockers_set" | "task_priority_changed" => {
@@ -95,8 +101,16 @@ const TELLING_INPUTS: [&str; 8] = [
     "description",
 ];
 
-/// What the projections keep of `event`: its text, tool, files and references.
+/// What the projections keep of `event`: its text, tool, files and
+/// references, with paths as written (see [`derive_in`]).
 pub fn derive(event: &Event) -> Derived {
+    derive_in(event, &WorkRoots::default())
+}
+
+/// Like [`derive`], with every file named relative to the repository root
+/// it lies under (`roots`, else the event's `cwd`), so that an absolute and
+/// a relative spelling of one file are one entity.
+pub fn derive_in(event: &Event, roots: &WorkRoots) -> Derived {
     let mut d = Derived::default();
     let body = &event.body;
     d.tool = body.get("tool").and_then(Value::as_str).map(str::to_string);
@@ -125,11 +139,12 @@ pub fn derive(event: &Event) -> Derived {
     if !is_searchable(&event.kind) {
         text.clear();
     }
+    let cwd = event.meta.get("cwd").and_then(Value::as_str);
     for container in ["input", "metadata"] {
         if let Some(Value::Object(m)) = body.get(container) {
             for k in ["file_path", "notebook_path", "path"] {
                 if let Some(p) = m.get(k).and_then(Value::as_str) {
-                    let p = refs::normalize_path(p);
+                    let p = roots.file_name(p, cwd);
                     if !d.touched.contains(&p) {
                         d.touched.push(p);
                     }
@@ -137,7 +152,15 @@ pub fn derive(event: &Event) -> Derived {
             }
         }
     }
-    d.mentions = refs::extract(&text);
+    d.mentions = refs::extract(&text)
+        .into_iter()
+        .map(|r| match r {
+            Reference::File(p) => Reference::File(roots.file_name(&p, cwd)),
+            other => other,
+        })
+        .collect();
+    d.mentions.sort();
+    d.mentions.dedup();
     d.text = text;
     d
 }

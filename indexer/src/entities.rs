@@ -88,9 +88,21 @@ pub fn resolve(p: &Projections, key: &str) -> Result<Option<String>> {
     if direct.is_some() {
         return Ok(direct);
     }
+    let alias: Option<String> = conn
+        .query_row(
+            "SELECT entity_id FROM entity_aliases WHERE canonical_key = ?1 ORDER BY entity_type LIMIT 1",
+            [key],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(err(p))?;
+    if alias.is_some() || key.starts_with("file:") {
+        return Ok(alias);
+    }
+    // a bare path names its file entity (`memlog entity show src/a.rs`)
     conn.query_row(
-        "SELECT entity_id FROM entity_aliases WHERE canonical_key = ?1 ORDER BY entity_type LIMIT 1",
-        [key],
+        "SELECT entity_id FROM entities WHERE entity_id = ?1",
+        [format!("file:{}", memlog_format::refs::normalize_path(key))],
         |r| r.get(0),
     )
     .optional()

@@ -154,10 +154,16 @@ impl Fts {
         } else {
             self.index.writer_with_num_threads(threads, budget_bytes)
         };
-        w.map_err(|e| match e {
+        let w = w.map_err(|e| match e {
             tantivy::TantivyError::LockFailure(..) => Error::Busy,
             other => Error::fts(Path::new("full-text index"), other),
-        })
+        })?;
+        // A writer killed before its commit leaves files no commit uses;
+        // their names (segment and opstamp) come round again, and writing
+        // one that exists fails (memlog-bench --kills found it). Removing
+        // them first is tantivy's own garbage collection; best effort.
+        let _ = w.garbage_collect_files().wait();
+        Ok(w)
     }
 
     pub fn add(&self, writer: &IndexWriter, doc: &FtsDoc) -> Result<()> {
@@ -287,6 +293,62 @@ pub fn query_terms(index: &Index, field: Field, text: &str) -> Vec<(Term, bool)>
         .collect()
 }
 
+/// Shortest word corrected when nothing contains it: shorter words have
+/// too many neighbours one edit away to guess which was meant.
+const MIN_CORRECTED_LEN: usize = 5;
+
+/// The indexed term one edit away from `term` (a deletion, insertion,
+/// substitution or transposition of ASCII letters and digits) that most
+/// events contain, with that count; `None` when there is none or `term` is
+/// short or not ASCII. A few hundred dictionary lookups: far cheaper than
+/// a fuzzy automaton over the whole term dictionary, and the correction
+/// then scores as the word itself would (BM25 with its own idf).
+fn spelling_correction(searcher: &Searcher, term: &Term) -> tantivy::Result<Option<(Term, u64)>> {
+    let value = term.value();
+    let Some(word) = value.as_str() else {
+        return Ok(None);
+    };
+    if word.len() < MIN_CORRECTED_LEN || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Ok(None);
+    }
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let w = word.as_bytes();
+    let mut variants: Vec<Vec<u8>> = Vec::with_capacity(w.len() * 74 + 36);
+    for i in 0..w.len() {
+        variants.push([&w[..i], &w[i + 1..]].concat());
+        if i + 1 < w.len() && w[i] != w[i + 1] {
+            let mut t = w.to_vec();
+            t.swap(i, i + 1);
+            variants.push(t);
+        }
+        for &c in ALPHABET {
+            if c != w[i] {
+                let mut t = w.to_vec();
+                t[i] = c;
+                variants.push(t);
+            }
+        }
+    }
+    for i in 0..=w.len() {
+        for &c in ALPHABET {
+            variants.push([&w[..i], &[c], &w[i..]].concat());
+        }
+    }
+    let field = term.field();
+    let mut best: Option<(Term, u64)> = None;
+    for v in variants {
+        let Ok(text) = std::str::from_utf8(&v) else {
+            continue;
+        };
+        let candidate = Term::from_field_text(field, text);
+        let df = searcher.doc_freq(&candidate)?;
+        if df > best.as_ref().map_or(0, |b| b.1) {
+            best = Some((candidate, df));
+        }
+    }
+    Ok(best)
+}
+
 /// Boost of a whole identifier over its parts.
 const WHOLE_IDENTIFIER_BOOST: f32 = 2.0;
 
@@ -307,13 +369,29 @@ impl Fts {
         let mut ideal = 0.0f32;
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (term, whole) in terms {
-            let df = searcher.doc_freq(&term).map_err(err)? as f32;
+            let mut df = searcher.doc_freq(&term).map_err(err)? as f32;
+            // A word nobody wrote may be a typo of one somebody did.
+            let term = match (df == 0.0 && !whole)
+                .then(|| spelling_correction(&searcher, &term))
+                .transpose()
+                .map_err(err)?
+                .flatten()
+            {
+                Some((corrected, corrected_df)) => {
+                    df = corrected_df as f32;
+                    corrected
+                }
+                None => term,
+            };
             let boost = if whole { WHOLE_IDENTIFIER_BOOST } else { 1.0 };
             if df > 0.0 {
                 ideal += boost * (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             } else if !whole {
-                // a word nobody wrote still counts against coverage
-                ideal += (1.0 + (n + 0.5) / 0.5).ln();
+                // A word nobody wrote still counts against coverage, as
+                // much as the rarest word somebody did: more would make a
+                // question worded unlike every memory look unanswerable in
+                // a small memory, where every word is rare.
+                ideal += (1.0 + (n - 0.5) / 1.5).ln();
             }
             let tq: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
             should.push((

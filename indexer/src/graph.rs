@@ -10,7 +10,7 @@ use crate::{Error, Result};
 
 /// Bumped whenever the schema or what is derived into it changes: an index
 /// with another version is rebuilt.
-pub const SCHEMA_VERSION: &str = "5";
+pub const SCHEMA_VERSION: &str = "6";
 
 /// Tables. Unique and lookup indexes are separate ([`INDEXES`]) so that a
 /// rebuild can fill the tables first and index them once at the end.

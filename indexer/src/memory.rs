@@ -40,10 +40,13 @@ use crate::{Error, Result};
 /// every update that brought one.
 pub const MEMORY_KINDS: [Kind; 3] = [Kind::Fact, Kind::Reinforce, Kind::Recall];
 
-/// The level an event has by its kind: L1 for extracted knowledge.
+/// The level an event has by its kind: L1 for extracted knowledge, L2 for
+/// a rule (promoted from the facts it names as evidence).
 pub fn kind_level(kind: &str) -> u8 {
     match kind {
-        "note" | "session_summary" | "fact" => 1,
+        "note" | "session_summary" | "fact" | "concept" => 1,
+        // promoted by reflection from facts it names as evidence
+        "rule" => 2,
         _ => 0,
     }
 }

@@ -30,6 +30,7 @@ use crate::fts::Filters;
 use crate::memory::importance;
 use crate::projection::Projections;
 use crate::reinforce::Reinforcement;
+use crate::supersede::SUPERSEDED_FACTOR;
 use crate::{Error, Result};
 
 /// Which lists a search draws from.
@@ -68,6 +69,11 @@ pub struct SearchRequest {
     pub query_vector: Option<Vec<f32>>,
     /// Overrides `ranking.fusion`.
     pub fusion: Option<Fusion>,
+    /// The query vector only scores the candidates full text and spreading
+    /// found, and brings none of its own: for a query vector made from the
+    /// candidates themselves (pseudo-relevance feedback), which costs no
+    /// vector search.
+    pub rerank_only: bool,
 }
 
 /// The signals behind a hit's score, each in [0, 1].
@@ -95,6 +101,10 @@ pub struct Hit {
     pub parts: ScoreParts,
     /// The event's metadata (with `ref` for imported events).
     pub meta: Value,
+    /// The memory that replaces this one, when one does: this one then
+    /// ranks below it (crate::supersede).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
 }
 
 impl Hit {
@@ -162,7 +172,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             e.fts_rank = Some(rank);
         }
     }
-    if let Some((query, index)) = vectors {
+    if let Some((query, index)) = vectors.filter(|_| !req.rerank_only) {
         let keys = allowed_keys(p, &req.filters)?;
         let found = index.search(query, depth, keys.as_deref())?;
         // Beside full text, only close vectors bring new candidates: a query
@@ -251,10 +261,13 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     }
     if let Some((query, index)) = vectors {
         // candidates the vector list missed still have a vector
-        for (key, c) in candidates.iter_mut() {
-            if c.cosine.is_none()
-                && let Some(v) = index.vector_of(*key)?
-            {
+        let missing: Vec<u64> = candidates
+            .iter()
+            .filter(|(_, c)| c.cosine.is_none())
+            .map(|(k, _)| *k)
+            .collect();
+        for (key, v) in index.vectors_of(&missing)? {
+            if let Some(c) = candidates.get_mut(&key) {
                 c.cosine = Some(crate::embed::dot(query, &v));
             }
         }
@@ -366,9 +379,11 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                 score,
                 parts,
                 meta: serde_json::from_str(&row.meta).unwrap_or(Value::Null),
+                superseded_by: None,
             },
         ));
     }
+    demote_superseded(p, &mut hits)?;
     hits.sort_by(|a, b| {
         b.2.score
             .total_cmp(&a.2.score)
@@ -377,6 +392,29 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     });
     hits.truncate(want);
     Ok(hits.into_iter().map(|(_, _, h)| h).collect())
+}
+
+/// A superseded memory keeps [`SUPERSEDED_FACTOR`] of its score and
+/// always ranks below its successor when both are hits.
+fn demote_superseded(p: &Projections, hits: &mut [(i64, u64, Hit)]) -> Result<()> {
+    let successors = crate::supersede::successors(p)?;
+    if successors.is_empty() {
+        return Ok(());
+    }
+    let scores: HashMap<String, f32> = hits
+        .iter()
+        .map(|(_, _, h)| (h.id.clone(), h.score))
+        .collect();
+    for (_, _, h) in hits.iter_mut() {
+        if let Some(next) = successors.get(&h.id) {
+            h.score *= SUPERSEDED_FACTOR;
+            if let Some(s) = scores.get(next) {
+                h.score = h.score.min(s * SUPERSEDED_FACTOR);
+            }
+            h.superseded_by = Some(next.clone());
+        }
+    }
+    Ok(())
 }
 
 /// The event rows of `keys` (those the database still has), with their

@@ -50,3 +50,65 @@ pub fn standing(p: &Projections, event_id: &str, cfg: &LevelsConfig) -> Result<O
         row,
     }))
 }
+
+/// How many live memories stand at each level now (index 0 to 4: L0 to
+/// L4), counting the events the log says something about as memories and
+/// the kinds that are memories by themselves (notes, summaries, facts,
+/// rules, concepts); every other event is L0 and is not counted.
+pub fn level_counts(p: &Projections, cfg: &LevelsConfig) -> Result<[u64; 5]> {
+    let err = |e| Error::sql(&p.dir, e);
+    let mut counts = [0u64; 5];
+    let kinds = "'note', 'session_summary', 'fact', 'rule', 'concept'";
+    let mut by_kind = p
+        .graph
+        .conn
+        .prepare(&format!(
+            "SELECT e.kind, {MEMORY_COLUMNS}
+             FROM events e LEFT JOIN memory m ON m.event_id = e.id WHERE e.kind IN ({kinds})"
+        ))
+        .map_err(err)?;
+    let rows = by_kind
+        .query_map([], |r| memory_row(&r.get::<_, String>(0)?, r, 1))
+        .map_err(err)?;
+    for row in rows {
+        if let Some(row) = row.map_err(err)? {
+            counts[usize::from(row.level(cfg).min(4))] += 1;
+        }
+    }
+    // memories of other kinds: events that were reinforced or recalled
+    let mut used = p
+        .graph
+        .conn
+        .prepare(&format!(
+            "SELECT m.event_id, {MEMORY_COLUMNS} FROM memory m"
+        ))
+        .map_err(err)?;
+    let rows: Vec<(String, MemoryRow)> = used
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                memory_row("", r, 1)?.unwrap_or_default(),
+            ))
+        })
+        .map_err(err)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(err)?;
+    let mut kind_of = p
+        .graph
+        .conn
+        .prepare_cached("SELECT kind FROM events WHERE key = ?1 AND id = ?2")
+        .map_err(err)?;
+    for (id, row) in rows {
+        let kind: Option<String> = kind_of
+            .query_row(params![crate::fts::event_key(&id) as i64, id], |r| r.get(0))
+            .optional()
+            .map_err(err)?;
+        match kind {
+            Some(k) if crate::memory::kind_level(&k) == 0 => {
+                counts[usize::from(row.level(cfg).min(4))] += 1;
+            }
+            _ => {}
+        }
+    }
+    Ok(counts)
+}

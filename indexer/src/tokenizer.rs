@@ -6,14 +6,21 @@
 //! of its first word, so that a search for `user` finds `getUserById` while a
 //! search for `getUserById` ranks the exact identifier first. Lowercasing is
 //! a filter after it (camelCase detection needs the case).
+//!
+//! Plain English words are indexed by their Snowball stem (`deployment`,
+//! `deploying` → `deploy`), so that a question finds an answer worded with
+//! another form of the same word; whole identifiers and paths are kept as
+//! written. The query side runs the same analyzer, so both meet on the stem.
 
 use tantivy::Index;
 use tantivy::tokenizer::{
     LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
 
-/// Name of the analyzer for free text.
-pub const CODE: &str = "memlog_code";
+/// Name of the analyzer for free text. It changes with what the analyzer
+/// emits: an index built by another version has another name in its schema,
+/// which makes it rebuild.
+pub const CODE: &str = "memlog_code_v2";
 /// Name of the analyzer for file paths (the whole value is one chunk).
 pub const PATH: &str = "memlog_path";
 
@@ -24,30 +31,38 @@ pub fn register(index: &Index) {
     index.tokenizers().register(PATH, path_analyzer());
 }
 
+/// The analyzer for free text (see the module doc).
 pub fn code_analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(CodeTokenizer::default())
-        .filter(RemoveLongFilter::limit(256))
-        .filter(LowerCaser)
-        .build()
+    TextAnalyzer::builder(CodeTokenizer {
+        stem: true,
+        ..CodeTokenizer::default()
+    })
+    .filter(RemoveLongFilter::limit(256))
+    .filter(LowerCaser)
+    .build()
 }
 
 fn path_analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(CodeTokenizer {
         whole_input_is_one_chunk: true,
-        buf: Vec::new(),
+        ..CodeTokenizer::default()
     })
     .filter(RemoveLongFilter::limit(1024))
     .filter(LowerCaser)
     .build()
 }
 
+/// Splits text into identifiers, their words and paths (see the module doc).
 #[derive(Clone, Default)]
 pub struct CodeTokenizer {
     /// Treat the whole input as one chunk (file paths may contain spaces).
     whole_input_is_one_chunk: bool,
+    /// Replace plain English words by their stem.
+    stem: bool,
     buf: Vec<Token>,
 }
 
+/// The tokens of one text.
 pub struct CodeTokenStream<'a> {
     tokens: &'a mut Vec<Token>,
     /// Index of the next token; the current one is `next - 1`.
@@ -60,6 +75,9 @@ impl Tokenizer for CodeTokenizer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
         self.buf.clear();
         tokenize(text, self.whole_input_is_one_chunk, &mut self.buf);
+        if self.stem {
+            stem_words(&mut self.buf);
+        }
         CodeTokenStream {
             tokens: &mut self.buf,
             next: 0,
@@ -173,6 +191,27 @@ fn token(text: &str, from: usize, to: usize, position: usize, position_length: u
     }
 }
 
+/// Words shorter than this are left as they are: the stemmer has little to
+/// take from them, and short words are often abbreviations (`ids`, `ops`).
+const MIN_STEMMED_LEN: usize = 4;
+
+/// Replaces each plain word (one position, ASCII letters) by its English
+/// stem, lowercased. Identifiers and paths span several positions or hold
+/// other characters and stay as written.
+fn stem_words(tokens: &mut [Token]) {
+    let stemmer = frostem::Stemmer::new(frostem::Algorithm::English);
+    for t in tokens.iter_mut() {
+        if t.position_length != 1
+            || t.text.len() < MIN_STEMMED_LEN
+            || !t.text.bytes().all(|b| b.is_ascii_alphabetic())
+        {
+            continue;
+        }
+        let lower = t.text.to_ascii_lowercase();
+        t.text = stemmer.stem(&lower).into_owned();
+    }
+}
+
 fn tokenize(text: &str, one_chunk: bool, out: &mut Vec<Token>) {
     let chunks = if one_chunk {
         vec![(0, text.len())]
@@ -272,7 +311,9 @@ mod tests {
             tokens("HTTPServer ok"),
             ["httpserver@0", "http@0", "server@1", "ok@2"]
         );
+        assert_eq!(tokens("getUsers"), ["getusers@0", "get@0", "user@1"]);
         assert_eq!(tokens("벡터 검색"), ["벡터@0", "검색@1"]);
+        assert_eq!(tokens("deploying deployments"), ["deploy@0", "deploy@1"]);
         assert_eq!(
             tokens("src/a.rs:12:5 x"),
             ["src/a.rs@0", "src@0", "a.rs@1", "a@1", "rs@2", "x@3"]

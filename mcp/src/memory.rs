@@ -13,12 +13,15 @@ use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::lookup::{self, TimelineQuery};
 use memlog_indexer::search::{Hit, search};
+use memlog_indexer::standing::standing;
 use memlog_ops::bail;
 use memlog_ops::error::chain;
 use memlog_ops::error::{Context, Error, Result};
 use memlog_ops::forget::{ForgetRequest, forget};
 use memlog_ops::ids;
-use memlog_ops::search::{MAX_QUERY_BYTES, SearchQuery, search_request, with_query_vector};
+use memlog_ops::search::{
+    AGENT_OVERFETCH, MAX_QUERY_BYTES, SearchQuery, keep_agent, search_request, with_query_vector,
+};
 use memlog_ops::semantic;
 use memlog_ops::show::event_with_context;
 use memlog_ops::stats::stats_of;
@@ -28,8 +31,8 @@ use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
 use super::params::{
-    ForgetParams, GetParams, RememberKind, RememberParams, SearchParams, TasksParams,
-    TimelineParams,
+    AddRuleParams, ForgetParams, GetParams, Outcome, ReinforceParams, RememberKind, RememberParams,
+    SearchParams, TasksParams, TimelineParams,
 };
 
 /// Longest note or fact accepted.
@@ -98,14 +101,22 @@ impl Memory {
             bail!("limit must be between 1 and {MAX_SEARCH_LIMIT}");
         }
         let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
+        let file = p
+            .file
+            .as_deref()
+            .map(|f| workspace::file_name(&self.repo, f));
         let mut request = search_request(SearchQuery {
             query: &p.query,
-            limit: p.limit,
+            limit: if p.agent.is_some() {
+                p.limit * AGENT_OVERFETCH
+            } else {
+                p.limit
+            },
             kinds: &kinds,
             session: p.session.as_deref(),
             since: p.since.as_deref(),
             until: p.until.as_deref(),
-            file: p.file.as_deref(),
+            file: file.as_deref(),
         })?;
         let wants_vectors = p.mode.as_deref() != Some("fts");
         let has_vectors = self.projections()?.vectors().is_some();
@@ -128,13 +139,22 @@ impl Memory {
             p.mode.as_deref(),
             warm,
         )?;
-        let hits = search(projections, &self.repo.config.ranking, &request)?;
+        let mut hits = search(projections, &self.repo.config.ranking, &request)?;
+        if let Some(agent) = &p.agent {
+            keep_agent(&mut hits, agent, p.limit);
+        }
+        let levels = &self.repo.config.ranking.levels;
+        let mut rows = Vec::with_capacity(hits.len());
+        for h in &hits {
+            let level = standing(projections, &h.id, levels)?.map_or(0, |s| s.level);
+            rows.push(compact_hit(h, level));
+        }
         Ok(json!({
             "query": p.query,
             "mode": request.mode,
             "semantic": request.query_vector.is_some(),
             "note": note,
-            "hits": hits.iter().map(compact_hit).collect::<Vec<_>>(),
+            "hits": rows,
         }))
     }
 
@@ -225,8 +245,22 @@ impl Memory {
                 text.len()
             );
         }
+        let kind = match p.kind {
+            RememberKind::Note => Kind::Note,
+            RememberKind::Fact => Kind::Fact,
+        };
+        let quote = p.quote.as_deref().map(str::trim).filter(|q| !q.is_empty());
+        if quote.is_some() && (kind != Kind::Fact || p.evidence.is_empty()) {
+            bail!(
+                "a quote belongs to a fact: give kind \"fact\" and the event it quotes as evidence"
+            );
+        }
         let mut evidence = Vec::with_capacity(p.evidence.len());
-        if !p.evidence.is_empty() {
+        let mut links: Vec<(&str, Vec<EventId>)> = Vec::new();
+        let mut aligned = None;
+        let any_ids =
+            !(p.evidence.is_empty() && p.supersedes.is_empty() && p.contradicts.is_empty());
+        if any_ids {
             let projections = self.projections()?;
             for prefix in &p.evidence {
                 let id = ids::resolve(projections, prefix)
@@ -235,11 +269,40 @@ impl Memory {
                     evidence.push(id);
                 }
             }
+            for (field, names) in [
+                ("supersedes", &p.supersedes),
+                ("contradicts", &p.contradicts),
+            ] {
+                let mut found = Vec::new();
+                for name in names {
+                    found.push(
+                        ids::resolve(projections, name)
+                            .context(format_args!("{field} {name:?}"))?,
+                    );
+                }
+                if !found.is_empty() {
+                    links.push((field, found));
+                }
+            }
+            if let (Some(quote), Some(source)) = (quote, evidence.first()) {
+                let Some(stored) = lookup::event(projections, source)? else {
+                    bail!("evidence {source} is not a live event");
+                };
+                match memlog_ops::facts::align_quote(
+                    &stored.event,
+                    quote,
+                    memlog_format::align::DEFAULT_THRESHOLD,
+                ) {
+                    Some((_, fields)) => aligned = Some(fields),
+                    None => bail!(
+                        "rejected: the quote is not in event {} (nor anything with similarity ≥ {}); \
+                         quote its exact words or drop the fact",
+                        source.short(),
+                        memlog_format::align::DEFAULT_THRESHOLD
+                    ),
+                }
+            }
         }
-        let kind = match p.kind {
-            RememberKind::Note => Kind::Note,
-            RememberKind::Fact => Kind::Fact,
-        };
         let mut draft = Draft::text(
             &self.session,
             time::now(),
@@ -248,6 +311,12 @@ impl Memory {
             text.to_string(),
         );
         draft.meta = remember_meta(&evidence);
+        if let Some(fields) = aligned {
+            draft.body.extend(fields);
+        }
+        for (field, ids) in links {
+            draft.body.insert(field.into(), json!(ids));
+        }
         self.repo.ensure_dirs()?;
         let (mut events, report) = Recorder::new(&self.repo)?.record(vec![draft])?;
         let event = events.pop().context("nothing was recorded")?;
@@ -258,6 +327,7 @@ impl Memory {
             "kind": event.kind.as_str(),
             "session": event.session,
             "evidence": evidence,
+            "aligned": event.body.contains_key("span"),
             "private_spans_removed": report.private_spans,
             "secrets_redacted": report.redactions,
             "warnings": report.warnings,
@@ -275,6 +345,33 @@ impl Memory {
         self.repo.ensure_dirs()?;
         let forgotten = forget(&self.repo, &request)?;
         Ok(serde_json::to_value(forgotten)?)
+    }
+
+    /// `memory_reinforce`: exactly `memlog reinforce`.
+    pub fn reinforce(&mut self, p: ReinforceParams) -> Result<Value> {
+        if p.ids.is_empty() {
+            bail!("ids is empty: name the memories that helped or misled");
+        }
+        self.repo.ensure_dirs()?;
+        let success = matches!(p.outcome, Outcome::Success);
+        let done = memlog_ops::forget::reinforce(&self.repo, &p.ids, success)?;
+        Ok(serde_json::to_value(done)?)
+    }
+
+    /// `memory_add_rule`: exactly `memlog rules add`.
+    pub fn add_rule(&mut self, p: AddRuleParams) -> Result<Value> {
+        self.repo.ensure_dirs()?;
+        let added = memlog_ops::rules::add(
+            &self.repo,
+            &memlog_ops::rules::Promotion {
+                rule_kind: &p.kind,
+                text: &p.text,
+                evidence: &p.evidence,
+                supersedes: &p.supersedes,
+                contradicts: &p.contradicts,
+            },
+        )?;
+        Ok(serde_json::to_value(added)?)
     }
 
     /// `memory_tasks`: tasks that are not done, most recently updated
@@ -355,9 +452,10 @@ fn remember_meta(evidence: &[EventId]) -> Map<String, Value> {
 
 /// A search hit in about 50-100 tokens: enough to decide whether to read
 /// the whole event with `memory_get`.
-fn compact_hit(h: &Hit) -> Value {
+/// `level` (docs/DESIGN.md §8) is given for memories (L1 and up) only.
+fn compact_hit(h: &Hit, level: u8) -> Value {
     let headline = h.headline(HEADLINE_CHARS);
-    json!({
+    let mut hit = json!({
         "short_id": id::short(&h.id),
         "id": h.id,
         "date": time::short(&h.ts),
@@ -365,7 +463,11 @@ fn compact_hit(h: &Hit) -> Value {
         "session": h.session,
         "headline": if headline.is_empty() { format!("({})", h.kind) } else { headline },
         "score": (f64::from(h.score) * 1000.0).round() / 1000.0,
-    })
+    });
+    if level > 0 {
+        hit["level"] = json!(level);
+    }
+    hit
 }
 
 /// A timeline row: like a hit, without a score.

@@ -51,6 +51,11 @@ pub struct SearchParams {
     /// Only events that touched or mention this file (a path or a file name).
     #[serde(default)]
     pub file: Option<String>,
+    /// Only events recorded by this coding agent: claude-code, codex or
+    /// gemini-cli (short forms claude, gemini). Fewer than `limit` hits may
+    /// come back.
+    #[serde(default)]
+    pub agent: Option<String>,
     /// hybrid (default: full text and meaning), fts (exact words only) or
     /// vector (meaning only; needs the embedding model).
     #[serde(default)]
@@ -127,6 +132,36 @@ pub struct RememberParams {
     /// prefixes of at least 8 hex digits work).
     #[serde(default)]
     pub evidence: Vec<String>,
+    /// For a fact: the exact words of the first evidence event that prove
+    /// it. memlog aligns them (exactly, else at a similarity of 0.85) and
+    /// rejects the fact when they are not there.
+    #[serde(default)]
+    pub quote: Option<String>,
+    /// Ids of older memories this one replaces: they then rank below it.
+    #[serde(default)]
+    pub supersedes: Vec<String>,
+    /// Ids of older memories this one contradicts.
+    #[serde(default)]
+    pub contradicts: Vec<String>,
+}
+
+/// Whether memories helped.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// They helped: the answer relied on them and they were right.
+    Success,
+    /// They misled: wrong, outdated or irrelevant.
+    Failure,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReinforceParams {
+    /// Ids of the memories (full ids or prefixes of at least 8 hex digits).
+    pub ids: Vec<String>,
+    /// `success` or `failure`.
+    pub outcome: Outcome,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -167,3 +202,26 @@ fn default_tasks_limit() -> usize {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatsParams {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddRuleParams {
+    /// The rule, in a sentence or two, valid beyond this session.
+    pub text: String,
+    /// `rule` (a principle), `solution` (a recurring problem's fix) or
+    /// `core_logic` (a core implementation pattern); default `rule`.
+    #[serde(default = "default_rule_kind")]
+    pub kind: String,
+    /// Ids of the facts or events that prove it (at least one).
+    pub evidence: Vec<String>,
+    /// Ids of older rules or facts it replaces.
+    #[serde(default)]
+    pub supersedes: Vec<String>,
+    /// Ids of older rules or facts it contradicts.
+    #[serde(default)]
+    pub contradicts: Vec<String>,
+}
+
+fn default_rule_kind() -> String {
+    "rule".into()
+}

@@ -18,7 +18,8 @@ use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde_json::Value;
 
 use super::params::{
-    ForgetParams, GetParams, RememberParams, SearchParams, StatsParams, TasksParams, TimelineParams,
+    AddRuleParams, ForgetParams, GetParams, ReinforceParams, RememberParams, SearchParams,
+    StatsParams, TasksParams, TimelineParams,
 };
 use super::worker::{CallError, Worker};
 
@@ -26,7 +27,8 @@ const INSTRUCTIONS: &str = "memlog is this repository's memory: every earlier ag
 (prompts, answers, tool calls, notes, tasks) recorded in git. Search it before re-deriving \
 something that may already be known: memory_search gives short hits, memory_get reads the ones \
 that matter in full, memory_timeline replays a session. Save durable knowledge with \
-memory_remember. Cite event ids (short_id) when you use a memory.";
+memory_remember (a fact with the quote that proves it). Cite event ids (short_id) when you use a \
+memory, and tell memory_reinforce whether it helped.";
 
 #[derive(Clone)]
 pub struct MemoryServer {
@@ -145,6 +147,45 @@ impl MemoryServer {
         Parameters(params): Parameters<ForgetParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run(move |m| m.forget(params)).await
+    }
+
+    /// Say whether memories helped: `success` when an answer relied on
+    /// them and they were right, `failure` when they were wrong, outdated
+    /// or misleading. memlog learns from it: memories that help rank
+    /// higher and rise in level (reinforced, then active); memories that
+    /// mislead sink, and rules contradicted often are retired. Give the
+    /// ids you were shown (memory_search, injected context).
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn memory_reinforce(
+        &self,
+        Parameters(params): Parameters<ReinforceParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |m| m.reinforce(params)).await
+    }
+
+    /// Promote a rule learned by reflection (`memlog reflect` lists
+    /// candidates): a principle (`rule`), a recurring problem's fix
+    /// (`solution`) or a core pattern (`core_logic`), in your own words,
+    /// with the ids of the facts or events that prove it. Promote only
+    /// what will hold in future sessions and that no evidence
+    /// contradicts. Rules are injected at the start of every session and
+    /// retired when unused for six months or contradicted twice.
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn memory_add_rule(
+        &self,
+        Parameters(params): Parameters<AddRuleParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |m| m.add_rule(params)).await
     }
 
     /// Open tasks from earlier sessions (from the agent's todo lists):

@@ -26,16 +26,112 @@ pub fn answer(repo: &Repo, p: &Projections, request: &ContextRequest) -> Result<
         &request.prompt,
         config.context.budget_tokens,
         Some(&request.session),
+        request.query_vector.as_deref(),
     )?)
 }
 
-/// SessionStart: recent sessions of this project and open tasks.
+/// Prompts, answers and notes of the session recalled after compaction.
+const RECAP_PROMPTS: usize = 6;
+const RECAP_ANSWERS: usize = 3;
+const RECAP_FACTS: usize = 10;
+/// Longest line of a recap, in characters.
+const RECAP_LINE: usize = 240;
+
+/// After compaction (SessionStart with source `compact`): what the session
+/// itself established, read from its journal (the live session is not
+/// indexed): its facts and notes, its last prompts (the decisions asked
+/// for) and answers, each cited by id, so the summary the agent continues
+/// from does not erase them. Open tasks come with the briefing. Empty when
+/// the journal has nothing to recall.
+pub fn session_recap(repo: &Repo, session: &str) -> Result<String> {
+    use memlog_format::Kind;
+    let journal = memlog_store::journal::Journal::new(&repo.journal_dir(), session)?;
+    if !journal.path().exists() {
+        return Ok(String::new());
+    }
+    let (events, _) = journal.read()?;
+    let line = |e: &memlog_format::Event| {
+        format!(
+            "- [{}] {}\n",
+            e.id.short(),
+            memlog_format::event::truncate_chars(
+                &e.text()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                RECAP_LINE
+            )
+        )
+    };
+    let last = |kinds: &[Kind], n: usize| -> Vec<String> {
+        let picked: Vec<String> = events
+            .iter()
+            .rev()
+            .filter(|e| kinds.contains(&e.kind) && e.text().is_some_and(|t| !t.trim().is_empty()))
+            .take(n)
+            .map(line)
+            .collect();
+        picked.into_iter().rev().collect()
+    };
+    let sections = [
+        (
+            "Facts and notes",
+            last(&[Kind::Fact, Kind::Note], RECAP_FACTS),
+        ),
+        ("Last prompts", last(&[Kind::UserPrompt], RECAP_PROMPTS)),
+        ("Last answers", last(&[Kind::AgentResponse], RECAP_ANSWERS)),
+    ];
+    let mut md = String::new();
+    for (title, lines) in sections {
+        if !lines.is_empty() {
+            md.push_str(&format!("\n### {title}\n"));
+            md.extend(lines);
+        }
+    }
+    if md.is_empty() {
+        return Ok(md);
+    }
+    Ok(format!(
+        "## memlog: this session before compaction\nWhat this session established, from its log; `memlog show ID` gives an event in full.\n{md}"
+    ))
+}
+
+/// SessionStart: the rules learned (active ones, within half the context
+/// budget, cited so that their recall counts as use), recent sessions of
+/// this project and open tasks.
 pub fn briefing(
     p: &Projections,
     config: &memlog_format::Config,
     current: &str,
 ) -> Result<Assembled> {
     let mut md = String::new();
+    let mut cited = Vec::new();
+    // rules first (docs/DESIGN.md §12), within the context budget
+    let rules = crate::rules::active(p)?;
+    if !rules.is_empty() {
+        let header =
+            "## memlog: rules learned in this project\nCite a rule by [id] when you follow it.\n";
+        let mut block = String::from(header);
+        for r in &rules {
+            let text: String = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let line = format!(
+                "- [{}] {}: {}\n",
+                r.id.short(),
+                r.rule_kind,
+                memlog_format::event::truncate_chars(&text, 300)
+            );
+            if approx_tokens(&block) + approx_tokens(&line) > config.context.budget_tokens / 2 {
+                break;
+            }
+            block.push_str(&line);
+            cited.push(r.id.to_string());
+        }
+        if !cited.is_empty() {
+            md.push_str(&block);
+            md.push('\n');
+        }
+    }
     let sessions = recent_sessions(p, current, config.hooks.briefing_sessions)?;
     if !sessions.is_empty() {
         md.push_str("## memlog: recent sessions in this project\n");
@@ -72,6 +168,6 @@ pub fn briefing(
     Ok(Assembled {
         tokens: approx_tokens(&md),
         markdown: md,
-        cited: Vec::new(),
+        cited,
     })
 }

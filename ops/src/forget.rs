@@ -2,7 +2,7 @@
 //! recorded in a session of their own and sealed at once (so they are
 //! reviewed and shared like any other memory).
 
-use memlog_format::{Draft, EventId, Kind, time};
+use memlog_format::{Draft, Event, EventId, Kind, time, visibility};
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Recorder, Repo};
 use serde::Serialize;
@@ -51,6 +51,81 @@ pub struct Forgotten {
     pub session: Option<String>,
     /// The date before which everything was forgotten, if one was.
     pub before: Option<String>,
+    /// Events derived from the forgotten ones, hidden with them (facts,
+    /// evidence-giving memories, quoting summaries and recalls).
+    pub derived: Vec<EventId>,
+}
+
+/// One event a forget hides (`memlog forget --dry-run`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Hidden {
+    /// Its id.
+    pub id: EventId,
+    /// Its kind.
+    pub kind: String,
+    /// Its session.
+    pub session: String,
+    /// When it was recorded.
+    pub ts: String,
+    /// Its first line.
+    pub headline: String,
+    /// Whether it is hidden because it was derived from a forgotten event.
+    pub derived: bool,
+}
+
+/// What a forget would hide: the events it names (by id, session or date)
+/// and those derived from them (docs/DESIGN.md §11).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ForgetPlan {
+    /// Full ids of the events named by id.
+    pub targets: Vec<EventId>,
+    /// Every live event the forget would hide, named then derived.
+    pub hidden: Vec<Hidden>,
+}
+
+impl ForgetPlan {
+    /// Ids of the derived events.
+    pub fn derived(&self) -> Vec<EventId> {
+        self.hidden
+            .iter()
+            .filter(|h| h.derived)
+            .map(|h| h.id.clone())
+            .collect()
+    }
+}
+
+/// What `request` would hide among the live events (sealed or in a
+/// journal), without recording anything.
+pub fn plan(repo: &Repo, request: &ForgetRequest) -> Result<ForgetPlan> {
+    request.check()?;
+    let targets = resolve_ids(repo, &request.ids)?;
+    let before = request.before.as_deref().map(time::normalize).transpose()?;
+    let live = workspace::live(repo, false)?;
+    let named: Vec<&Event> = live
+        .iter()
+        .filter(|e| e.kind != Kind::Forget)
+        .filter(|e| {
+            targets.contains(&e.id)
+                || request.session.as_deref() == Some(e.session.as_str())
+                || before.as_deref().is_some_and(|b| e.ts.as_str() < b)
+        })
+        .collect();
+    let derived = visibility::derived_from(&named, &live);
+    let hidden_of = |e: &Event, derived: bool| Hidden {
+        id: e.id.clone(),
+        kind: e.kind.as_str().to_string(),
+        session: e.session.clone(),
+        ts: e.ts.clone(),
+        headline: e.headline(72),
+        derived,
+    };
+    let mut hidden: Vec<Hidden> = named.iter().map(|e| hidden_of(e, false)).collect();
+    hidden.extend(
+        live.iter()
+            .filter(|e| derived.contains(&e.id))
+            .map(|e| hidden_of(e, true)),
+    );
+    Ok(ForgetPlan { targets, hidden })
 }
 
 /// Full ids of the live events (sealed or in a journal) named by `prefixes`
@@ -65,12 +140,20 @@ pub fn resolve_ids(repo: &Repo, prefixes: &[String]) -> Result<Vec<EventId>> {
 
 /// Records and seals a `forget` event. Ids are resolved against every live
 /// event (sealed or in a journal) so that a prefix names exactly one.
+///
+/// Events derived from the forgotten ones are named in the forget's
+/// `derived` list, so that readers hide them too and `memlog purge` erases
+/// them with their sources.
 pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
-    request.check()?;
-    let targets = resolve_ids(repo, &request.ids)?;
+    let plan = plan(repo, request)?;
+    let targets = plan.targets.clone();
+    let derived = plan.derived();
     let mut body = Map::new();
     if !targets.is_empty() {
         body.insert("targets".into(), ids_value(&targets));
+    }
+    if !derived.is_empty() {
+        body.insert("derived".into(), ids_value(&derived));
     }
     if let Some(s) = &request.session {
         body.insert("session".into(), Value::String(s.clone()));
@@ -88,6 +171,7 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
         targets,
         session: request.session.clone(),
         before: request.before.clone(),
+        derived,
     })
 }
 

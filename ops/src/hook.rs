@@ -3,7 +3,9 @@
 //! seals the session at SessionEnd, and at SessionStart and
 //! UserPromptSubmit builds the context to inject within the time budget
 //! (from a warm server when one answers, else in this process), recording
-//! a `recall` event naming what was injected.
+//! a `recall` event naming what was injected. At Stop it credits cited
+//! memories and may ask the agent for the session's facts
+//! ([`crate::stop`]).
 //!
 //! A hook never hurts the agent: the front-end logs any error with
 //! [`log_error`] (to `.git/memlog/hooks.log`) and exits 0.
@@ -15,10 +17,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use memlog_format::{Draft, Kind, time};
-use memlog_hooks::{CodeContext, HookEvent, HookOptions, Payload};
+use memlog_hooks::{Agent, CodeContext, HookEvent, HookOptions, Payload};
 use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
 use memlog_indexer::projection::WriterLock;
+use memlog_indexer::vectors::VectorAccess;
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Layout, Recorder, Repo};
 use serde_json::{Map, Value};
@@ -26,23 +29,25 @@ use serde_json::{Map, Value};
 use crate::bail;
 use crate::context::answer;
 use crate::error::Result;
+use crate::stop::{StopTurn, on_stop};
 use crate::warm::{self, ContextRequest};
 
 /// hooks.log is rotated past this size.
 const MAX_LOG: u64 = 1 << 20;
 
-/// Handles one hook: `event_name` with its JSON payload `input`, for the
-/// repository of the payload's `cwd` (else `dir`). Returns what the hook
-/// prints (its JSON output), if anything. `layout` is set to the memlog
+/// Handles one hook of `agent`: `event_name` with its JSON payload `input`,
+/// for the repository of the payload's `cwd` (else `dir`). Returns what the
+/// hook prints (its JSON output), if anything. `layout` is set to the memlog
 /// directory as soon as it is known, for [`log_error`].
 pub fn run(
+    agent: Agent,
     dir: &Path,
     event_name: &str,
     input: &[u8],
     started: Instant,
     layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
-    let payload = memlog_hooks::parse_payload(event_name, input)?;
+    let payload = agent.parse_payload(event_name, input)?;
     let start = payload
         .cwd
         .as_deref()
@@ -70,6 +75,8 @@ pub fn run(
         project: repo.project(),
         excluded_tools: repo.config.tools.exclude.clone(),
         record_pre_tool_use: false,
+        agent,
+        agent_version: agent_version(agent, &payload),
     };
     let drafts = memlog_hooks::drafts(&payload, &context, &options);
     let recorder = Recorder::new(&repo)?;
@@ -93,11 +100,29 @@ pub fn run(
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {
                 seal_journals(&repo, &JournalSelection::Session(s.clone()))?;
+                // so that the next session's prompts find this one
+                index_in_background(&repo)?;
             }
             Ok(None)
         }
+        HookEvent::Stop => {
+            let Some(session) = payload.session_id.as_deref() else {
+                return Ok(None);
+            };
+            let turn = StopTurn {
+                session,
+                stop_hook_active: payload.stop_hook_active.unwrap_or(false),
+                // the block-with-a-reason contract is Claude Code's
+                may_ask: agent == Agent::ClaudeCode,
+            };
+            let reason = on_stop(&repo, &recorder, &turn)?;
+            Ok(reason.map(|r| memlog_hooks::stop_block_output(&r)))
+        }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit if repo.config.hooks.inject => {
-            let output = inject(&repo, &recorder, event, &payload, started, budget)?;
+            let output = inject(agent, &repo, &recorder, event, &payload, started, budget)?;
+            if event == HookEvent::SessionStart {
+                start_warm_watcher(&repo);
+            }
             if event == HookEvent::SessionStart && started.elapsed() < budget {
                 let idle = Duration::from_secs(repo.config.hooks.seal_idle_minutes * 60);
                 seal_journals(&repo, &JournalSelection::IdleFor(idle))?;
@@ -108,9 +133,29 @@ pub fn run(
     }
 }
 
+/// The agent's version, where its payload leads to it: Codex's session
+/// file starts with its `session_meta` (`cli_version`). Claude Code's
+/// payloads and first transcript lines do not say.
+fn agent_version(agent: Agent, payload: &Payload) -> Option<String> {
+    use std::io::{BufRead, Read};
+    /// The first line holds Codex's base instructions: tens of KB.
+    const MAX_FIRST_LINE: u64 = 1 << 20;
+    if agent != Agent::Codex {
+        return None;
+    }
+    let file = std::fs::File::open(payload.transcript_path.as_ref()?).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(file.take(MAX_FIRST_LINE))
+        .read_line(&mut line)
+        .ok()?;
+    let meta = memlog_hooks::codex::session_meta(&line)?;
+    meta.get("cli_version")?.as_str().map(str::to_string)
+}
+
 /// Builds the context to inject within the budget, records a `recall` event
 /// naming what was injected, and returns the hook's JSON output.
 fn inject(
+    agent: Agent,
     repo: &Repo,
     recorder: &Recorder,
     event: HookEvent,
@@ -122,12 +167,31 @@ fn inject(
         event: event.as_str().to_string(),
         prompt: payload.prompt.clone().unwrap_or_default(),
         session: payload.session_id.clone().unwrap_or_default(),
+        query_vector: None,
     };
     // Warm path: a running `memlog watch` answers from open indexes.
     let remaining = budget.saturating_sub(started.elapsed());
     let (assembled, path) = match warm::ask(repo, &request, remaining) {
         Some(a) => (Some(a), "warm"),
         None => (local_context(repo, request, started, budget)?, "local"),
+    };
+    // After compaction the session's own memories come first: the summary
+    // the agent continues from may have lost them.
+    let assembled = match (event, payload.source.as_deref(), &payload.session_id) {
+        (HookEvent::SessionStart, Some("compact"), Some(session)) => {
+            let recap = crate::context::session_recap(repo, session)?;
+            let mut a = assembled.unwrap_or_default();
+            if !recap.is_empty() {
+                a.markdown = if a.markdown.is_empty() {
+                    recap
+                } else {
+                    format!("{recap}\n{}", a.markdown)
+                };
+                a.tokens = memlog_indexer::context::approx_tokens(&a.markdown);
+            }
+            Some(a)
+        }
+        _ => assembled,
     };
     let Some(assembled) = assembled.filter(|a| !a.markdown.is_empty()) else {
         return Ok(None);
@@ -156,7 +220,7 @@ fn inject(
             meta: Map::new(),
         }])?;
     }
-    Ok(memlog_hooks::hook_output(event, Some(&assembled.markdown)))
+    Ok(agent.hook_output(event, Some(&assembled.markdown)))
 }
 
 /// Assembles the context in this process, in a worker thread, giving up
@@ -189,27 +253,66 @@ fn local_context(
     }
 }
 
+/// Starts `memlog watch --idle-exit N` in the background, detached from
+/// the hook's process group, when `hooks.warm_watcher_idle_minutes` asks
+/// for it and no warm server answers yet. Best effort: a hook never fails
+/// for it.
+fn start_warm_watcher(repo: &Repo) {
+    let minutes = repo.config.hooks.warm_watcher_idle_minutes;
+    if minutes == 0 || warm::answers(repo) {
+        return;
+    }
+    spawn_detached(repo, &["watch", "--idle-exit", &minutes.to_string()]);
+}
+
+/// Starts `memlog index` in the background unless a writer runs already:
+/// a hook never indexes in the foreground.
+fn index_in_background(repo: &Repo) -> Result<()> {
+    if WriterLock::try_acquire(repo)?.is_some() {
+        spawn_detached(repo, &["index"]);
+    }
+    Ok(())
+}
+
+/// Runs `memlog -C <repo> ARGS…` in the background, detached from the
+/// hook's process group (the agent may kill it when the hook ends), its
+/// output discarded. Best effort.
+fn spawn_detached(repo: &Repo, args: &[&str]) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut command = std::process::Command::new(exe);
+    command
+        .arg("-C")
+        .arg(&repo.common_dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    let _ = command.spawn();
+}
+
 /// The projections as they are; when sealed sessions are missing from
 /// them, a background `memlog index` is started (unless one runs already):
 /// a hook never indexes in the foreground.
 fn projections_for_hook(repo: &Repo) -> Result<Option<Projections>> {
-    let opened = Projections::open(repo).ok();
+    // The vectors are opened for reading a few rows (the best full-text
+    // hits' vectors make the query vector): no graph, no key map.
+    let opened = Projections::open(repo).ok().map(|mut p| {
+        p.load_vectors_as(VectorAccess::Scan);
+        p
+    });
     let stale = match &opened {
         Some(p) => !p.has_sealed(repo)?,
         None => true,
     };
-    if stale
-        && WriterLock::try_acquire(repo)?.is_some()
-        && let Ok(exe) = std::env::current_exe()
-    {
-        let _ = std::process::Command::new(exe)
-            .arg("-C")
-            .arg(&repo.common_dir)
-            .arg("index")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
+    if stale {
+        index_in_background(repo)?;
     }
     Ok(opened)
 }

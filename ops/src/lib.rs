@@ -16,26 +16,33 @@
 //!   between two states of the log);
 //! - [`context`]: the SessionStart briefing and a prompt's memories;
 //!   [`hook`]: the hook driver; [`warm`]: the client of `memlog watch`'s
-//!   warm server and its protocol.
+//!   warm server and its protocol; [`stop`]: what the Stop hook does
+//!   (credit cited memories, ask for facts with [`extraction`]'s
+//!   instruction).
 //!
 //! Operations return typed values or serde documents and never print to
 //! stdout; notes and warnings go to stderr through [`diag`]. Only the
 //! indexer speaks SQL.
 
+pub mod concepts;
 pub mod context;
 pub mod diag;
 pub mod diff;
 /// Errors of operations, and what the front-end libraries share of them.
 pub mod error;
+pub mod extraction;
+pub mod facts;
 pub mod forget;
 pub mod hook;
 pub mod ids;
 pub mod memory_diff;
+pub mod rules;
 pub mod search;
 pub mod semantic;
 pub mod sessions;
 pub mod show;
 pub mod stats;
+pub mod stop;
 pub mod warm;
 pub mod workspace;
 

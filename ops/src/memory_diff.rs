@@ -44,6 +44,26 @@ pub struct MemoryDiff {
     pub entities_added: Vec<EntityAdded>,
     /// Forget events added, with what they hide.
     pub forgets: Vec<ForgetAdded>,
+    /// What the agent learned: rules promoted or retired, concepts filed
+    /// (docs/DESIGN.md §12).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub learned: Vec<Learned>,
+}
+
+/// A rule promoted or retired, or sessions filed under a concept.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Learned {
+    /// The event.
+    pub id: EventId,
+    /// `rule_added`, `rule_retired` or `concept`.
+    pub change: &'static str,
+    /// For a rule: `rule`, `solution` or `core_logic`; for a concept its
+    /// name; for a retirement its reason.
+    pub label: String,
+    /// The rule's text, or the concept's topic.
+    pub text: String,
+    /// The rule's evidence, the retired rule, or the concept's sessions.
+    pub refs: Vec<String>,
 }
 
 impl MemoryDiff {
@@ -179,7 +199,46 @@ pub fn diff(before: &[Event], after: &[Event]) -> MemoryDiff {
         .filter(|e| e.kind == Kind::Forget)
         .map(|f| forget_added(f, after))
         .collect();
+    out.learned = added
+        .iter()
+        .filter(|e| !forgets_after.hides(e))
+        .filter_map(learned)
+        .collect();
     out
+}
+
+fn learned(e: &Event) -> Option<Learned> {
+    let s = |k: &str| {
+        e.body
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let list = |k: &str| -> Vec<String> {
+        match e.body.get(k) {
+            Some(Value::Array(v)) => v
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            Some(Value::String(one)) => vec![one.clone()],
+            _ => Vec::new(),
+        }
+    };
+    let (change, label, text, refs) = match e.kind {
+        Kind::Rule => ("rule_added", s("rule_kind"), s("text"), list("evidence")),
+        Kind::RuleRetired => ("rule_retired", s("reason"), s("text"), list("target")),
+        Kind::Concept => ("concept", s("name"), s("topic"), list("sessions")),
+        _ => return None,
+    };
+    Some(Learned {
+        id: e.id.clone(),
+        change,
+        label,
+        text,
+        refs,
+    })
 }
 
 fn sessions_added(before: &[Event], added: &[Event], forgets: &Forgets) -> Vec<SessionAdded> {

@@ -8,7 +8,7 @@ use memlog_format::{Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::fts::Filters;
-use memlog_indexer::search::{SearchMode, SearchRequest};
+use memlog_indexer::search::{Hit, SearchMode, SearchRequest};
 use memlog_store::Repo;
 
 use crate::bail;
@@ -98,4 +98,24 @@ pub fn with_query_vector(
         }
         Err(reason) => Ok((mode.is_some() || projections.vectors().is_some()).then_some(reason)),
     }
+}
+
+/// How many times more hits a search asks the index for when it keeps only
+/// one agent's: the agent filter runs on the ranked hits (the index does not
+/// know agents), so a few extra give it room.
+pub const AGENT_OVERFETCH: usize = 5;
+
+/// The `meta.client` an agent filter names: an agent memlog knows, by any of
+/// its names (`claude`, `codex`, `gemini`…), else the text as given.
+pub fn client_name(agent: &str) -> String {
+    memlog_hooks::Agent::parse(agent)
+        .map(|a| a.client().to_string())
+        .unwrap_or_else(|| agent.to_string())
+}
+
+/// Keeps the hits `agent` recorded (their `meta.client`), at most `limit`.
+pub fn keep_agent(hits: &mut Vec<Hit>, agent: &str, limit: usize) {
+    let client = client_name(agent);
+    hits.retain(|h| h.meta.get("client").and_then(|c| c.as_str()) == Some(client.as_str()));
+    hits.truncate(limit);
 }

@@ -31,6 +31,10 @@ pub struct SessionLine {
     pub first_prompt: Option<String>,
     /// The code's git branch when the session began (`meta.branch`).
     pub branch: Option<String>,
+    /// The agents that recorded its events (`meta.client`), in order of
+    /// appearance; left out when unknown (rows read from the index).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
 }
 
 /// Characters of a session's first prompt in listings.
@@ -62,6 +66,14 @@ pub fn session_line(log: &Log, commit: &CommitInfo) -> Result<SessionLine> {
             .iter()
             .find_map(|e| e.meta.get("branch").and_then(|b| b.as_str()))
             .map(str::to_string),
+        agents: events.iter().fold(Vec::new(), |mut agents, e| {
+            if let Some(client) = e.meta.get("client").and_then(|c| c.as_str())
+                && !agents.iter().any(|a| a == client)
+            {
+                agents.push(client.to_string());
+            }
+            agents
+        }),
     })
 }
 
@@ -91,5 +103,6 @@ fn line_of_row(r: SessionRow) -> SessionLine {
             .first_prompt
             .map(|t| truncate_chars(first_line(&t), FIRST_PROMPT_CHARS)),
         branch: r.branch,
+        agents: Vec::new(),
     }
 }

@@ -79,12 +79,23 @@ pub fn with_context(
     Ok((neighbours, pos - from))
 }
 
-/// `{"event", "context"}`, as `memlog show ID --context N --json` prints
-/// it (and the MCP tool `memory_get` and the viewer's `/api/events/ID`).
+/// `{"event", "level", "memory", "context"}`, as `memlog show ID
+/// --context N --json` prints it (and the MCP tool `memory_get` and the
+/// viewer's `/api/events/ID`): `level` is the event's memory level (L0 to
+/// L4, docs/DESIGN.md §8) and `memory` its vitality and the counts behind
+/// them.
 pub fn event_with_context(p: &Projections, repo: &Repo, id: &str, context: usize) -> Result<Value> {
     let (neighbours, at) = with_context(p, repo, id, context)?;
+    let standing =
+        memlog_indexer::standing::standing(p, id, &repo.config.ranking.levels)?.map(|mut s| {
+            // computed to the millisecond: rounded so that two reads agree
+            s.vitality = (s.vitality * 1000.0).round() / 1000.0;
+            s
+        });
     Ok(json!({
         "event": neighbours[at].to_value(true),
+        "level": standing.as_ref().map_or(0, |s| s.level),
+        "memory": standing,
         "context": neighbours
             .iter()
             .enumerate()

@@ -34,6 +34,7 @@ pub fn stats_of(repo: &Repo, p: &Projections) -> Result<Value> {
     };
     let journals = journal::list(&repo.journal_dir())?;
     let counts = event_counts(p)?;
+    let levels = memlog_indexer::standing::level_counts(p, &repo.config.ranking.levels)?;
     Ok(json!({
         "ref": repo.ref_name(),
         "tip": tip.map(|t| t.to_string()),
@@ -52,5 +53,9 @@ pub fn stats_of(repo: &Repo, p: &Projections) -> Result<Value> {
         "first_event": counts.first_ts,
         "last_event": counts.last_ts,
         "vectors": semantic::status(repo),
+        // memories by level (docs/DESIGN.md §8); plain events are L0 and not counted
+        "memory_levels": {
+            "L0": levels[0], "L1": levels[1], "L2": levels[2], "L3": levels[3], "L4": levels[4],
+        },
     }))
 }

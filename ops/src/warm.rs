@@ -27,6 +27,10 @@ pub struct ContextRequest {
     pub prompt: String,
     /// The session asking, left out of its own context.
     pub session: String,
+    /// The prompt's embedding, by the model the vectors were made with:
+    /// the server fills it in when it holds that model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_vector: Option<Vec<f32>>,
 }
 
 /// A request for a query's embedding.
@@ -48,6 +52,48 @@ pub struct EmbedResponse {
 /// The socket of a repository's warm server.
 pub fn socket_path(repo: &Repo) -> PathBuf {
     repo.layout().warm_socket()
+}
+
+/// Whether a warm server listens on the repository's socket.
+pub fn answers(repo: &Repo) -> bool {
+    #[cfg(unix)]
+    {
+        std::os::unix::net::UnixStream::connect(socket_path(repo)).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = repo;
+        false
+    }
+}
+
+/// The path a UserPromptSubmit hook would take now, for `memlog doctor`:
+/// `("warm" | "local", what ranks the prompt's memories)`.
+pub fn hook_path(repo: &Repo, vectors_on: bool) -> (&'static str, String) {
+    let starts = match repo.config.hooks.warm_watcher_idle_minutes {
+        0 => "run `memlog watch`, or set hooks.warm_watcher_idle_minutes to have SessionStart start one".to_string(),
+        n => format!("SessionStart starts `memlog watch --idle-exit {n}`"),
+    };
+    match (answers(repo), vectors_on) {
+        (true, true) => (
+            "warm",
+            "`memlog watch` answers: hybrid ranking with the prompt's own embedding".into(),
+        ),
+        (true, false) => (
+            "warm",
+            "`memlog watch` answers from open indexes: full text (no vectors yet)".into(),
+        ),
+        (false, true) => (
+            "local",
+            format!(
+                "the hook ranks alone: full text, reranked by the stored vectors of its best hits (no model loaded); for the prompt's own embedding, {starts}"
+            ),
+        ),
+        (false, false) => (
+            "local",
+            format!("the hook ranks alone on full text; for the warm path, {starts}"),
+        ),
+    }
 }
 
 /// Asks a running warm server; `None` when there is none or it does not

@@ -26,6 +26,23 @@ pub fn open_for_writing(dir: &Path) -> Result<Repo> {
     Ok(repo)
 }
 
+/// How the projections name a file: relative to the repository root it
+/// lies under (any worktree), else as written (docs/DESIGN.md §10).
+pub fn file_name(repo: &Repo, path: &str) -> String {
+    repo.work_roots().file_name(path, None)
+}
+
+/// An entity key as a person may type it: `file:PATH` and a bare absolute
+/// path become the file entity of that path ([`file_name`]); other keys are
+/// unchanged (a bare relative path is tried as a file by the resolver).
+pub fn entity_key(repo: &Repo, key: &str) -> String {
+    match key.strip_prefix("file:") {
+        Some(path) => format!("file:{}", file_name(repo, path)),
+        None if key.starts_with('/') => format!("file:{}", file_name(repo, key)),
+        None => key.to_string(),
+    }
+}
+
 /// Every live event: sealed ones and, unless `sealed_only`, those still in
 /// journals; forgotten events removed; ordered by time.
 pub fn live(repo: &Repo, sealed_only: bool) -> Result<Vec<Event>> {

@@ -70,6 +70,12 @@ impl Layout {
         self.dir.join("index.lock")
     }
 
+    /// `history.lock`: held shared by seals and syncs, exclusively by a
+    /// purge (see `history_lock`).
+    pub fn history_lock(&self) -> PathBuf {
+        self.dir.join("history.lock")
+    }
+
     /// `embeddings.sqlite`: the embedding cache, outside `index/` so that a
     /// rebuild keeps it.
     pub fn embeddings_cache(&self) -> PathBuf {

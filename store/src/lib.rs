@@ -20,6 +20,7 @@
 mod error;
 pub mod fsck;
 mod git_command;
+mod history_lock;
 pub mod journal;
 pub mod layout;
 pub mod log;

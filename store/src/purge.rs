@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use crate::log::{CommitInfo, Log, SegmentRef};
 use crate::remote::{remember_purged, tracking_refs};
-use crate::seal::{commit_message, publish};
+use crate::seal::{commit_message, publish, remove_stale_lock};
 use crate::{Error, Repo, Result, git_command};
 
 /// Trailer of a rewritten commit: how many events the purge removed from it.
@@ -74,6 +74,8 @@ struct Replacement {
 /// Rewrites the history of the memlog ref without the bytes of forgotten
 /// events, then expires reflogs and prunes the object store.
 pub fn purge(repo: &Repo) -> Result<PurgeReport> {
+    // no seal or sync writes objects while this one prunes them
+    let _history = crate::history_lock::exclusive(repo)?;
     let log = Log::new(repo);
     let mut report = PurgeReport::default();
     let Some(tip) = log.tip()? else {
@@ -198,6 +200,7 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     }
     let new_tip = rewritten.get(&tip).copied().unwrap_or(tip);
     let objects = staging.objects.take_object_memory().unwrap_or_default();
+    remove_stale_lock(repo);
     publish(repo, &objects, Some(tip), new_tip, "memlog: purge")?;
     report.new_tip = Some(new_tip.to_string());
     remember_purged(

@@ -7,7 +7,7 @@ use memlog_format::{Draft, Event, Kind};
 use serde_json::Value;
 
 use crate::journal::Journal;
-use crate::seal::{SealRequest, Sealed, seal};
+use crate::seal::{SealRequest, Sealed, seal_import};
 use crate::{Repo, Result};
 
 /// Writes events for a repository: to a session's journal (live sessions)
@@ -117,6 +117,6 @@ impl<'r> Recorder<'r> {
             }
             requests.push(SealRequest { session, events });
         }
-        Ok((seal(self.repo, &requests)?, report))
+        Ok((seal_import(self.repo, &requests)?, report))
     }
 }

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use memlog_format::Config;
+use memlog_format::paths::WorkRoots;
 
 use crate::layout::Layout;
 use crate::{Error, Result};
@@ -140,6 +141,35 @@ impl Repo {
     /// The ref holding the log.
     pub fn ref_name(&self) -> &str {
         &self.config.ref_name
+    }
+
+    /// The directories the repository's files live under: this worktree,
+    /// the main one and every linked one (`<common dir>/worktrees/*/gitdir`
+    /// names each one's `.git` file), as given and canonical. All of them
+    /// share one memory, so a file is one entity whichever worktree an
+    /// event named it from.
+    pub fn work_roots(&self) -> WorkRoots {
+        let mut dirs: Vec<PathBuf> = self.work_tree.iter().cloned().collect();
+        if self.common_dir.file_name().is_some_and(|n| n == ".git")
+            && let Some(main) = self.common_dir.parent()
+        {
+            dirs.push(main.to_path_buf());
+        }
+        if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
+            for entry in entries.flatten() {
+                if let Ok(gitdir) = std::fs::read_to_string(entry.path().join("gitdir"))
+                    && let Some(root) = Path::new(gitdir.trim()).parent()
+                {
+                    dirs.push(root.to_path_buf());
+                }
+            }
+        }
+        let mut names = Vec::new();
+        for d in dirs {
+            names.push(d.to_string_lossy().into_owned());
+            names.push(absolute(&d).to_string_lossy().into_owned());
+        }
+        WorkRoots::new(names)
     }
 }
 

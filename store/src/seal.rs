@@ -17,6 +17,7 @@ use gix::bstr::BString;
 use gix::objs::tree::EntryKind;
 use gix::refs::Target;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use memlog_format::capture::{self, Captured};
 use memlog_format::segment::{LineProblem, Segment};
 use memlog_format::{Event, Kind};
 use serde::Serialize;
@@ -24,7 +25,7 @@ use serde_json::Value;
 
 use crate::journal::{self, Journal, LockedJournal, sync_dir};
 use crate::log::{EVENTS_TRAILER, Log, SESSION_TRAILER};
-use crate::sessions::sealed_ids;
+use crate::sessions::{sealed_events, sealed_ids};
 use crate::{Error, Repo, Result, objects};
 
 /// How long a seal keeps rebuilding on a moved tip (or waiting for the ref
@@ -59,6 +60,20 @@ pub struct Sealed {
 /// Seals each request as one commit (requests with nothing new get none), in
 /// order, and moves the ref once to the last of them.
 pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
+    seal_as(repo, requests, false)
+}
+
+/// Seals imported sessions: like [`seal`], except that each request first
+/// loses what its session already holds by capture identity
+/// ([`memlog_format::capture`]): events a hook recorded, sealed or still in
+/// the session's journal, are not imported a second time. Those count as
+/// duplicates.
+pub fn seal_import(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
+    seal_as(repo, requests, true)
+}
+
+fn seal_as(repo: &Repo, requests: &[SealRequest], reconcile: bool) -> Result<Vec<Sealed>> {
+    let _history = crate::history_lock::shared(repo)?;
     let log = Log::new(repo);
     let sessions: HashSet<String> = requests.iter().map(|r| r.session.clone()).collect();
     let mut last_error = None;
@@ -76,7 +91,18 @@ pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
             None => HashMap::new(),
         };
         let mut staging = repo.git.clone().with_object_memory();
-        let (new_tip, outcomes) = build_commits(&staging, tip, requests, &known)?;
+        // Reconciled on every attempt: a seal that moved the tip meanwhile
+        // may have brought the very events an import would add.
+        let (reconciled, left_out) = if reconcile {
+            reconciled(repo, &log, tip, requests, &sessions)?
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let chosen = if reconcile { &reconciled[..] } else { requests };
+        let (new_tip, mut outcomes) = build_commits(&staging, tip, chosen, &known)?;
+        for (outcome, n) in outcomes.iter_mut().zip(&left_out) {
+            outcome.duplicates += n;
+        }
         if new_tip == tip {
             return Ok(outcomes);
         }
@@ -96,6 +122,40 @@ pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
             attempts: attempt,
         },
     })
+}
+
+/// The requests without what their sessions already hold (sealed by `tip`,
+/// or in journals), and how many events each lost.
+fn reconciled(
+    repo: &Repo,
+    log: &Log,
+    tip: Option<ObjectId>,
+    requests: &[SealRequest],
+    sessions: &HashSet<String>,
+) -> Result<(Vec<SealRequest>, Vec<usize>)> {
+    let mut held = match tip {
+        Some(t) => sealed_events(repo, log, t, sessions)?,
+        None => HashMap::new(),
+    };
+    let dir = repo.journal_dir();
+    for j in journal::list(&dir)? {
+        if sessions.contains(&j.session) {
+            let (events, _) = Journal::new(&dir, &j.session)?.read()?;
+            held.entry(j.session).or_default().extend(events);
+        }
+    }
+    let mut out = Vec::with_capacity(requests.len());
+    let mut left_out = Vec::with_capacity(requests.len());
+    for request in requests {
+        let captured = Captured::of(held.get(&request.session).into_iter().flatten());
+        let (events, n) = capture::reconcile(captured, request.events.clone());
+        out.push(SealRequest {
+            session: request.session.clone(),
+            events,
+        });
+        left_out.push(n);
+    }
+    Ok((out, left_out))
 }
 
 pub(crate) fn backoff(attempt: u32) -> Duration {
@@ -255,15 +315,23 @@ fn update_ref(
 /// Removes a ref lock left behind by a killed process, so one crash cannot
 /// block sealing forever. A live lock is held for microseconds.
 pub(crate) fn remove_stale_lock(repo: &Repo) {
-    let lock = repo.common_dir.join(format!("{}.lock", repo.ref_name()));
-    if let Ok(meta) = std::fs::metadata(&lock)
-        && meta
-            .modified()
-            .ok()
-            .and_then(|m| m.elapsed().ok())
-            .is_some_and(|age| age > STALE_LOCK)
-    {
-        let _ = std::fs::remove_file(&lock);
+    // The ref's own lock, and `packed-refs.lock`: once git has packed the
+    // ref (`git gc`, run by purge), updating it takes that lock too, and a
+    // process killed while holding it blocked every later seal for good
+    // (memlog-bench --kills found it).
+    for lock in [
+        repo.common_dir.join(format!("{}.lock", repo.ref_name())),
+        repo.common_dir.join("packed-refs.lock"),
+    ] {
+        if let Ok(meta) = std::fs::metadata(&lock)
+            && meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age > STALE_LOCK)
+        {
+            let _ = std::fs::remove_file(&lock);
+        }
     }
 }
 

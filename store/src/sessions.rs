@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use gix::ObjectId;
-use memlog_format::segment;
+use memlog_format::{Event, segment};
 
 use crate::log::Log;
 use crate::{Repo, Result};
@@ -157,6 +157,27 @@ pub fn sealed_ids(
         let ids = out.entry(session.to_string()).or_default();
         for seg in log.added_segments(&commit)? {
             ids.extend(segment::ids(&log.read_blob(seg.blob)?));
+        }
+    }
+    Ok(out)
+}
+
+/// For each wanted session, its events already sealed in the history of
+/// `tip` (forgotten ones included).
+pub fn sealed_events(
+    repo: &Repo,
+    log: &Log,
+    tip: ObjectId,
+    sessions: &HashSet<String>,
+) -> Result<HashMap<String, Vec<Event>>> {
+    let mut out: HashMap<String, Vec<Event>> = HashMap::new();
+    let index = SessionCommits::at(repo, log, tip)?;
+    for (session, id) in index.commits_of(sessions) {
+        let commit = log.commit(id)?;
+        let events = out.entry(session.to_string()).or_default();
+        for seg in log.added_segments(&commit)? {
+            let (found, _) = log.read_segment(&seg, false)?;
+            events.extend(found.into_iter().filter(|e| e.session == session));
         }
     }
     Ok(out)

@@ -289,6 +289,7 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
         }
         return Ok(report);
     };
+    let _history = crate::history_lock::shared(repo)?;
     let started = Instant::now();
     let mut attempt = 0u32;
     loop {

@@ -10,6 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+pub mod agents;
+pub use agents::{AgentRun, ClaudeCli, CodexCli, GeminiCli, ScriptedApi};
+
 /// Path of the memlog binary under test.
 pub fn memlog_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("MEMLOG_BIN") {

@@ -219,3 +219,52 @@ fn diverged_clones_merge_with_plain_git() {
     let log = c.memlog(&["log", "--json"]).ok().json();
     assert_eq!(log["sessions"].as_array().map(Vec::len), Some(5));
 }
+
+/// The crash bench, small: random SIGKILLs during record, seal, import,
+/// index and purge, then every event exactly once and both fscks clean
+/// (`memlog-bench --kills N` checks and fails otherwise; the README gives
+/// the 1,000-kill figure).
+#[test]
+fn random_sigkills_during_every_writer_lose_and_duplicate_nothing() {
+    let bench = memlog_e2e::memlog_bin()
+        .with_file_name(format!("memlog-bench{}", std::env::consts::EXE_SUFFIX));
+    if !bench.exists() {
+        println!(
+            "skipped: {} absent (cargo build -p memlog-bench)",
+            bench.display()
+        );
+        return;
+    }
+    let out = std::process::Command::new(&bench)
+        .args(["--kills", "25", "--seed", "7"])
+        .output()
+        .expect("run memlog-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("each exactly once"), "{stdout}");
+}
+
+/// A process killed while holding `packed-refs.lock` (git takes it to
+/// update a packed ref) used to block every later seal for good; a lock
+/// older than a live holder keeps one is removed.
+#[test]
+fn a_stale_packed_refs_lock_does_not_block_sealing() {
+    let repo = TestRepo::new();
+    repo.record("s1", "note", "before git packs the ref");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.git(&["pack-refs", "--all"]).ok();
+    let lock = repo.path().join(".git/packed-refs.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(60);
+    file.set_modified(old).unwrap();
+    drop(file);
+    let id = repo.record("s2", "note", "after a crash left the lock");
+    repo.memlog(&["seal", "--all"]).ok();
+    assert!(id_counts(&repo).contains_key(&id));
+    assert!(!lock.exists());
+    assert_fsck_clean(&repo);
+}

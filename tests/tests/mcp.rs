@@ -12,9 +12,11 @@ use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 9] = [
+    "memory_add_rule",
     "memory_forget",
     "memory_get",
+    "memory_reinforce",
     "memory_remember",
     "memory_search",
     "memory_stats",
@@ -220,7 +222,7 @@ fn the_python_mcp_client_sees_what_the_cli_sees() {
     ]);
     let report = run_mcp_client(&python, repo.path(), json!({ "calls": calls }));
 
-    // tools: all seven, each described, each with an object schema
+    // tools: all nine, each described, each with an object schema
     let tools = report["tools"].as_array().unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort();

@@ -1,10 +1,12 @@
 //! `memlog purge`: after forgetting a leaked secret and purging, no object
 //! of the repository holds a byte of it, every other event is still there,
 //! both fscks are clean and the index does not find it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use std::collections::BTreeSet;
 
-use memlog_e2e::{TestRepo, git_command, run};
+use memlog_e2e::{McpProcess, ServeProcess, TestRepo, git_command, run};
+use serde_json::json;
 
 const MARKER: &str = "ZQXJ-LEAK-4471-MARKER";
 
@@ -154,4 +156,135 @@ fn sync_refuses_to_merge_purged_history_back() {
             .stdout;
     assert!(!contains(&remote_objects, MARKER));
     assert!(!contains(&all_objects(&repo), MARKER));
+}
+
+/// Every byte of every file under `dir` (the memlog directory).
+fn files_under(dir: &std::path::Path, out: &mut Vec<(String, Vec<u8>)>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            out.push((path.display().to_string(), bytes));
+        }
+    }
+}
+
+#[test]
+fn forgetting_an_event_hides_its_facts_everywhere_and_purge_erases_both() {
+    let repo = TestRepo::new();
+    let said = "our vendor contract code is KVQW-EVENT-3301 and it renews every March";
+    let quote = "KVQW-EVENT-3301 and it renews every March";
+    let fact_text = "The vendor contract (FACTMARK-7719) renews each March";
+    let source = repo.record("s-vendor", "user_prompt", said);
+    repo.record("s-vendor", "agent_response", "Noted the renewal month");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.record("s-other", "note", "Emails are stored lowercased");
+    repo.memlog(&["seal", "--all"]).ok();
+    let facts = repo.path().join("facts.json");
+    std::fs::write(
+        &facts,
+        json!([{"text": fact_text, "quote": quote, "event": source}]).to_string(),
+    )
+    .unwrap();
+    let extracted = repo
+        .memlog(&["extract", "--facts", facts.to_str().unwrap(), "--json"])
+        .ok()
+        .json();
+    std::fs::remove_file(&facts).unwrap();
+    let fact = extracted["recorded"][0]["id"].as_str().unwrap().to_string();
+    // vectors and the embedding cache, when the model is installed
+    repo.memlog(&["index"]).ok();
+    assert!(
+        repo.memlog(&["search", "FACTMARK", "--mode", "fts"])
+            .ok()
+            .stdout()
+            .contains(&fact[..12])
+    );
+
+    // A dry run lists the event and the fact, and records nothing.
+    let plan = repo
+        .memlog(&["forget", &source[..12], "--dry-run", "--json"])
+        .ok()
+        .json();
+    let hidden: Vec<(&str, bool)> = plan["hidden"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["id"].as_str().unwrap(), h["derived"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        hidden,
+        vec![(source.as_str(), false), (fact.as_str(), true)]
+    );
+    let text = repo.memlog(&["forget", &source, "--dry-run"]).ok().stdout();
+    assert!(
+        text.contains(&fact[..12]) && text.contains("(derived)"),
+        "{text}"
+    );
+    assert!(repo.cat().iter().all(|e| e["kind"] != "forget"));
+
+    let forgotten = repo.memlog(&["forget", &source, "--json"]).ok().json();
+    assert_eq!(forgotten["derived"], json!([fact]));
+
+    // Gone from search, show, MCP and the viewer.
+    for mode in ["fts", "hybrid"] {
+        let out = repo
+            .memlog(&[
+                "search",
+                "FACTMARK vendor contract",
+                "--mode",
+                mode,
+                "--json",
+            ])
+            .ok()
+            .json();
+        let ids: Vec<&str> = out["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap())
+            .collect();
+        assert!(
+            !ids.contains(&fact.as_str()) && !ids.contains(&source.as_str()),
+            "{mode}: {out}"
+        );
+    }
+    assert_eq!(repo.memlog(&["show", &fact]).code(), Some(1));
+    assert!(repo.cat().iter().all(|e| e["id"] != fact.as_str()));
+    let mut mcp = McpProcess::start(repo.path());
+    let hits = mcp.tool("memory_search", json!({"query": "vendor contract renews"}));
+    assert!(!hits["hits"].to_string().contains("FACTMARK"), "{hits}");
+    mcp.call_tool("get", "memory_get", json!({"ids": [fact]}));
+    let got = mcp.response("get");
+    assert_eq!(got["result"]["isError"], true, "{got}");
+    assert!(!got.to_string().contains("FACTMARK"), "{got}");
+    assert!(mcp.close().success());
+    let viewer = ServeProcess::start(repo.path(), &[]);
+    let found = viewer.get("/api/search?q=vendor+contract+renews");
+    assert!(!found.text().contains("FACTMARK"), "{}", found.text());
+    assert_eq!(viewer.get(&format!("/api/events/{fact}")).status, 404);
+    drop(viewer);
+
+    // Purge: no byte of the event's words, the quote or the fact left in
+    // git objects or anywhere under .git/memlog.
+    let out = repo.memlog(&["purge"]).ok().stdout();
+    assert!(out.contains("purged 2 forgotten event"), "{out}");
+    let objects = all_objects(&repo);
+    let mut files = Vec::new();
+    files_under(&repo.path().join(".git/memlog"), &mut files);
+    for needle in ["KVQW-EVENT-3301", "FACTMARK-7719", "renews every March"] {
+        assert!(!contains(&objects, needle), "a git object holds {needle:?}");
+        for (path, bytes) in &files {
+            assert!(!contains(bytes, needle), "{path} holds {needle:?}");
+        }
+    }
+    let fsck = repo.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+    assert!(
+        repo.memlog(&["search", "lowercased"])
+            .ok()
+            .stdout()
+            .contains("lowercased")
+    );
 }

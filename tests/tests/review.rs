@@ -221,3 +221,28 @@ fn git_log_reads_as_events_after_install_git() {
         .stdout();
     assert!(raw.contains("{\"body\""), "{raw}");
 }
+
+#[test]
+fn memlog_diff_shows_a_rule_the_agent_added() {
+    let (repo, _) = reviewed_repo();
+    let note = repo
+        .cat()
+        .into_iter()
+        .find(|e| e["kind"] == "note")
+        .and_then(|e| e["id"].as_str().map(str::to_string))
+        .expect("the note");
+    seal_fixed(
+        &repo,
+        "rule-fixed",
+        &[(
+            "2026-03-03T09:00:00.000Z",
+            "rule",
+            json!({"text": "Compare emails lowercased", "rule_kind": "rule", "evidence": [note]}),
+        )],
+    );
+    let text = repo.memlog(&["diff"]).ok().stdout();
+    assert!(text.contains("rule_added"), "{text}");
+    insta::assert_snapshot!("diff_rule_text", redact_commits(&repo, &text));
+    let markdown = repo.memlog(&["diff", "--format", "markdown"]).ok().stdout();
+    insta::assert_snapshot!("diff_rule_markdown", redact_commits(&repo, &markdown));
+}

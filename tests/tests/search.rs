@@ -448,3 +448,76 @@ fn sql_reads_and_refuses_writes() {
         1
     );
 }
+
+#[test]
+fn a_file_read_by_absolute_path_and_mentioned_relatively_is_one_entity() {
+    let repo = TestRepo::new();
+    let root = repo.path().display().to_string();
+    let absolute = format!("{root}/src/a.rs");
+    let read = serde_json::json!({
+        "session_id": "s1",
+        "cwd": root,
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": absolute},
+        "tool_response": {"type": "text", "file": {"filePath": absolute, "content": "fn a() {}"}},
+    });
+    let hooked = repo.memlog_stdin(&["hook", "PostToolUse"], &read.to_string());
+    assert_eq!(hooked.code(), Some(0), "{}", hooked.stderr());
+    let mention = repo.record("s2", "note", "the rounding bug lives in src/a.rs");
+    let read_id = repo
+        .cat()
+        .into_iter()
+        .find(|e| e["body"]["tool"] == "Read")
+        .and_then(|e| e["id"].as_str().map(str::to_string))
+        .expect("the Read was recorded");
+
+    let files = |repo: &TestRepo| {
+        repo.memlog(&[
+            "sql",
+            "SELECT entity_id FROM entities WHERE entity_type = 'file' ORDER BY 1",
+            "--json",
+        ])
+        .ok()
+        .json()
+    };
+    assert_eq!(
+        files(&repo),
+        serde_json::json!([{"entity_id": "file:src/a.rs"}])
+    );
+    for key in ["src/a.rs", "file:src/a.rs", absolute.as_str()] {
+        let shown = repo.memlog(&["entity", "show", key, "--json"]).ok().json();
+        assert_eq!(shown["entity_id"], "file:src/a.rs", "{key}");
+        let evidence: Vec<&str> = shown["incoming"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["evidence"].as_str().unwrap())
+            .collect();
+        assert!(
+            evidence.contains(&read_id.as_str()) && evidence.contains(&mention.as_str()),
+            "{key}: {shown}"
+        );
+    }
+    let text = repo.memlog(&["entity", "show", "src/a.rs"]).ok().stdout();
+    assert!(
+        text.contains(&read_id[..12]) || text.contains(&read_id),
+        "{text}"
+    );
+    // the search filter takes either spelling
+    for file in ["src/a.rs", absolute.as_str()] {
+        let hits = repo
+            .memlog(&[
+                "search", "rounding", "--mode", "fts", "--file", file, "--json",
+            ])
+            .ok()
+            .json();
+        assert_eq!(hits["hits"][0]["id"], mention.as_str(), "{file}");
+    }
+    // the log keeps what the agent wrote; a rebuild names it the same way
+    repo.memlog(&["rebuild"]).ok();
+    assert_eq!(
+        files(&repo),
+        serde_json::json!([{"entity_id": "file:src/a.rs"}])
+    );
+}

@@ -219,6 +219,20 @@ fn refused_transitions_exit_non_zero_say_why_and_are_recorded() {
     );
     let missing = repo.memlog(&["task", "show", "no such task"]);
     assert!(missing.stderr().contains("no task"), "{}", missing.stderr());
+
+    // Adding it again says it exists and records nothing.
+    let events = repo.cat().len();
+    let again = repo.memlog(&["task", "add", "ship the release!"]);
+    assert_eq!(again.code(), Some(1), "{}", again.stderr());
+    assert!(
+        again
+            .stderr()
+            .contains(&format!("task {id} already exists"))
+            && again.stderr().contains("status done"),
+        "{}",
+        again.stderr()
+    );
+    assert_eq!(repo.cat().len(), events);
 }
 
 #[test]
@@ -411,7 +425,8 @@ fn rebuilding_gives_the_entity_tables_incremental_updates_gave() {
             let title = titles[(next() % 4) as usize];
             match next() % 5 {
                 0 | 1 => {
-                    repo.memlog(&["task", "add", title]).ok();
+                    // may exist already (then refused, nothing recorded)
+                    let _ = repo.memlog(&["task", "add", title]);
                 }
                 2 => {
                     let status = statuses[(next() % 5) as usize];

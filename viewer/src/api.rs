@@ -159,6 +159,7 @@ pub fn get(site: &mut Site, segments: &[String], query: &Query) -> Result<Value,
         ["events", id] => event(site, id, query),
         ["search"] => search_hits(site, query),
         ["tasks"] => tasks(site),
+        ["learned"] => learned(site),
         ["entities", id] => entity(site, id),
         ["diff"] => review(site, query),
         ["stats"] => Ok(stats::stats(&site.repo)?),
@@ -335,6 +336,7 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         .filter(|k| !k.is_empty())
         .map(str::to_string)
         .collect();
+    let file = one(query, "file").map(|f| workspace::file_name(&site.repo, f));
     let request = search_request(SearchQuery {
         query: q,
         limit,
@@ -342,7 +344,7 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         session: one(query, "session"),
         since: one(query, "since"),
         until: one(query, "until"),
-        file: one(query, "file"),
+        file: file.as_deref(),
     })
     .map_err(|e| ApiError::bad_request(chain(&e)))?;
     let mut request = request;
@@ -406,6 +408,16 @@ fn tasks(site: &mut Site) -> Result<Value, ApiError> {
     Ok(json!({ "tasks": board }))
 }
 
+/// `GET /api/learned`: the rules (retired ones included) and concepts,
+/// as `memlog rules --all --json` and `memlog concepts --json` list them.
+fn learned(site: &mut Site) -> Result<Value, ApiError> {
+    let p = site.projections()?;
+    Ok(json!({
+        "rules": memlog_ops::rules::list(p)?,
+        "concepts": memlog_ops::concepts::list(p)?,
+    }))
+}
+
 const MAX_EDGES: usize = 500;
 
 fn edges(p: &Projections, id: &str, direction: Direction) -> Result<Vec<EdgeRow>, ApiError> {
@@ -415,6 +427,7 @@ fn edges(p: &Projections, id: &str, direction: Direction) -> Result<Vec<EdgeRow>
 /// `GET /api/entities/ID`: an entity of the graph (`file:src/x.rs`,
 /// `session:…`, `issue:owner/repo#1`…) with its edges out and in.
 fn entity(site: &mut Site, id: &str) -> Result<Value, ApiError> {
+    let id = &workspace::entity_key(&site.repo, id);
     let p = site.projections()?;
     let found = overview::entity(p, id)?;
     let Some(entity) = found else {

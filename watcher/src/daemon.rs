@@ -6,27 +6,35 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
 
 use memlog_ops::{diag, semantic, workspace};
 
-use crate::warm::{self, SharedEmbedder};
+use crate::warm::{self, Activity, SharedEmbedder};
 use crate::{IndexRun, Result, Watcher};
 
 /// Runs the daemon for the repository containing `dir`: `started` is told
 /// the directories watched, `on_run` each index run, until `until` says to
-/// stop.
+/// stop, `idle_exit` passes without a request or an index run, or the
+/// repository's memlog directory is gone (a deleted checkout).
 pub fn run(
     dir: &Path,
+    idle_exit: Option<Duration>,
     started: impl FnOnce(&Watcher),
     until: impl Fn() -> bool,
     mut on_run: impl FnMut(&IndexRun),
 ) -> Result<()> {
     let mut watcher = Watcher::new(dir)?;
+    let memlog_dir = workspace::open(dir)?.layout().dir().to_path_buf();
     let embedder = load_shared_model(dir)?;
-    start_warm_server(dir, embedder.clone());
+    let activity = Activity::default();
+    start_warm_server(dir, embedder.clone(), activity.clone());
     let vector_wakeup = embedder.map(|e| start_vector_thread(dir, e));
     started(&watcher);
-    watcher.run(until, |run| {
+    let stop =
+        || until() || idle_exit.is_some_and(|idle| activity.idle() >= idle) || !memlog_dir.exists();
+    watcher.run(stop, |run| {
+        activity.touch();
         if let Some(tx) = &vector_wakeup {
             let _ = tx.send(());
         }
@@ -60,12 +68,12 @@ fn load_shared_model(dir: &Path) -> Result<Option<SharedEmbedder>> {
 
 /// The warm server, on a thread of its own (gix repositories are not
 /// `Send`: the thread opens its own).
-fn start_warm_server(dir: &Path, embedder: Option<SharedEmbedder>) {
+fn start_warm_server(dir: &Path, embedder: Option<SharedEmbedder>, activity: Activity) {
     let repo_dir = dir.to_path_buf();
     std::thread::spawn(move || {
         let served = workspace::open(&repo_dir)
             .map_err(crate::Error::from)
-            .and_then(|repo| warm::serve(&repo, embedder));
+            .and_then(|repo| warm::serve(&repo, embedder, activity));
         if let Err(e) = served {
             diag::warning(format_args!(
                 "the hooks' warm path is off: {}",

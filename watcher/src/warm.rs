@@ -14,12 +14,45 @@ use std::io::{BufRead, BufReader, Write};
 use std::time::Duration;
 
 use memlog_indexer::Projections;
-use memlog_indexer::context::Assembled;
 use memlog_ops::context::answer;
 use memlog_ops::warm::{ContextRequest, EmbedRequest, EmbedResponse, socket_path};
 
 use crate::{Error, Result};
 use memlog_store::Repo;
+
+/// When a daemon was last of use (a request answered, an index run), for
+/// `memlog watch --idle-exit`. Cheap to clone and share between threads.
+#[derive(Clone, Debug)]
+pub struct Activity {
+    start: std::time::Instant,
+    last_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Default for Activity {
+    fn default() -> Self {
+        Activity {
+            start: std::time::Instant::now(),
+            last_ms: Default::default(),
+        }
+    }
+}
+
+impl Activity {
+    /// Notes a use now.
+    pub fn touch(&self) {
+        let now = self.start.elapsed().as_millis() as u64;
+        self.last_ms
+            .store(now, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Time since the last use (or the start).
+    pub fn idle(&self) -> Duration {
+        let last = self.last_ms.load(std::sync::atomic::Ordering::Relaxed);
+        self.start
+            .elapsed()
+            .saturating_sub(Duration::from_millis(last))
+    }
+}
 
 /// The model a warm server shares between its threads.
 pub type SharedEmbedder = std::sync::Arc<std::sync::Mutex<memlog_indexer::embed::ModelEmbedder>>;
@@ -28,7 +61,7 @@ pub type SharedEmbedder = std::sync::Arc<std::sync::Mutex<memlog_indexer::embed:
 /// gives it a thread of its own). [`answer`] computes a response from the
 /// warm projections, reopened when a rebuild replaced the index directory.
 #[cfg(unix)]
-pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> Result<()> {
+pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) -> Result<()> {
     use memlog_indexer::embed::Embedder;
     use std::os::unix::net::{UnixListener, UnixStream};
     let path = socket_path(repo);
@@ -44,10 +77,17 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> Result<()> {
     // Blocking accept: an idle server costs nothing.
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
+        activity.touch();
         let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
         let identity = index_identity(repo);
-        if warm.as_ref().is_none_or(|(_, id)| *id != identity) {
-            warm = Projections::open(repo).ok().map(|p| (p, identity));
+        if warm
+            .as_ref()
+            .is_none_or(|(p, id)| *id != identity || !p.vectors_are_current())
+        {
+            warm = Projections::open(repo).ok().map(|mut p| {
+                p.load_vectors();
+                (p, identity)
+            });
         }
         let mut reader = BufReader::new(&stream);
         let mut line = String::new();
@@ -77,13 +117,24 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> Result<()> {
             let _ = writer.write_all(out.as_bytes());
             continue;
         }
+        // Without an answer (no index open, a failed assembly) the reply
+        // is one the client cannot read as context: the hook then
+        // assembles it itself rather than taking "nothing relevant".
         let response = match (serde_json::from_str::<ContextRequest>(&line), &warm) {
-            (Ok(req), Some((p, _))) => answer(repo, p, &req).unwrap_or_default(),
-            _ => Assembled::default(),
+            (Ok(mut req), Some((p, _))) => {
+                if req.query_vector.is_none() && !req.prompt.is_empty() {
+                    req.query_vector = embedder
+                        .as_ref()
+                        .and_then(|e| prompt_vector(e, p, &req.prompt));
+                }
+                answer(repo, p, &req)
+                    .map_err(|e| e.to_string())
+                    .and_then(|a| serde_json::to_string(&a).map_err(|e| e.to_string()))
+            }
+            (Ok(_), None) => Err("the index is not open".to_string()),
+            (Err(e), _) => Err(format!("not a request: {e}")),
         };
-        let Ok(mut out) = serde_json::to_string(&response) else {
-            continue;
-        };
+        let mut out = response.unwrap_or_else(|e| serde_json::json!({ "error": e }).to_string());
         out.push('\n');
         let mut writer = &stream;
         let _ = writer.write_all(out.as_bytes());
@@ -92,8 +143,20 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>) -> Result<()> {
 }
 
 #[cfg(not(unix))]
-pub fn serve(_: &Repo, _: Option<SharedEmbedder>) -> Result<()> {
+pub fn serve(_: &Repo, _: Option<SharedEmbedder>, _: Activity) -> Result<()> {
     Ok(())
+}
+
+/// The prompt's embedding when the model held is the one that made the
+/// vectors (else the context does without, as a hook alone would).
+fn prompt_vector(embedder: &SharedEmbedder, p: &Projections, prompt: &str) -> Option<Vec<f32>> {
+    use memlog_indexer::embed::Embedder;
+    let vectors = p.vectors()?;
+    let mut model = embedder.lock().ok()?;
+    if model.model_id() != vectors.meta.model {
+        return None;
+    }
+    model.embed(&[prompt]).ok()?.pop()
 }
 
 /// Identity of the current index directory's database file (its inode),

@@ -22,6 +22,11 @@ pub struct CatArgs {
     #[arg(long)]
     kind: Option<String>,
 
+    /// Only events recorded by this agent (`meta.client`: claude-code,
+    /// codex, gemini-cli; or claude, gemini).
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+
     /// Only sealed events (leave out journals of running sessions).
     #[arg(long)]
     sealed: bool,
@@ -35,6 +40,7 @@ pub fn cmd_cat(dir: &Path, args: CatArgs) -> anyhow::Result<ExitCode> {
         .map(Kind::parse_known)
         .transpose()
         .map_err(anyhow::Error::msg)?;
+    let agent = args.agent.as_deref().map(memlog_ops::search::client_name);
     let events = workspace::live(&repo, args.sealed)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for e in events {
@@ -42,6 +48,12 @@ pub fn cmd_cat(dir: &Path, args: CatArgs) -> anyhow::Result<ExitCode> {
             continue;
         }
         if kind.as_ref().is_some_and(|k| *k != e.kind) {
+            continue;
+        }
+        if agent
+            .as_deref()
+            .is_some_and(|a| e.meta.get("client").and_then(|c| c.as_str()) != Some(a))
+        {
             continue;
         }
         if writeln!(out, "{}", e.canonical_line()).is_err() {

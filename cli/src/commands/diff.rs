@@ -147,6 +147,22 @@ fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
             let _ = writeln!(s, "  {:<8} {}", e.entity_type, e.title);
         }
     }
+    if !diff.learned.is_empty() {
+        let _ = writeln!(s, "\nlearned ({}):", diff.learned.len());
+        for l in &diff.learned {
+            let _ = writeln!(
+                s,
+                "  {:<12}  {}  [{}] {}",
+                l.change,
+                l.id.short(),
+                l.label,
+                l.text
+            );
+            if !l.refs.is_empty() {
+                let _ = writeln!(s, "      {}", short_refs(&l.refs));
+            }
+        }
+    }
     if !diff.forgets.is_empty() {
         let _ = writeln!(s, "\nforgets ({}):", diff.forgets.len());
         for f in &diff.forgets {
@@ -174,6 +190,20 @@ fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
         }
     }
     s
+}
+
+/// Event ids cut to 12 digits (session names as they are).
+fn short_refs(refs: &[String]) -> String {
+    refs.iter()
+        .map(|r| {
+            if r.len() == 64 && r.bytes().all(|b| b.is_ascii_hexdigit()) {
+                &r[..12]
+            } else {
+                r.as_str()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Escapes text for a markdown table cell.
@@ -233,6 +263,25 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
         let _ = writeln!(s, "#### Entities added ({})\n", diff.entities_added.len());
         for e in &diff.entities_added {
             let _ = writeln!(s, "- {} `{}`", e.entity_type, e.title);
+        }
+        s.push('\n');
+    }
+    if !diff.learned.is_empty() {
+        let _ = writeln!(s, "#### Learned ({})\n", diff.learned.len());
+        for l in &diff.learned {
+            let _ = writeln!(
+                s,
+                "- **{}** `{}` [{}] {}{}",
+                l.change.replace('_', " "),
+                l.id.short(),
+                cell(&l.label),
+                cell(&l.text),
+                if l.refs.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {}", short_refs(&l.refs))
+                }
+            );
         }
         s.push('\n');
     }

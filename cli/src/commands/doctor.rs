@@ -16,7 +16,9 @@ use crate::output;
 /// expected (`.memlog.yaml`'s `embedding` section, else $MEMLOG_HOME or
 /// ~/.cache/memlog), which files are missing and how to install them, and
 /// how many events have vectors. Without the model memlog works on full
-/// text and the graph alone.
+/// text and the graph alone. Last, the path a UserPromptSubmit hook would
+/// take now: warm (a running `memlog watch` ranks with the prompt's own
+/// embedding) or local (the hook ranks alone, without loading a model).
 #[derive(Args)]
 pub struct DoctorArgs {
     /// Print the result as JSON.
@@ -37,13 +39,14 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         Err(e) => format!("not usable ({e}); `memlog index` makes it"),
     };
     let semantic = memlog_ops::semantic::status(&repo);
-    let warm = memlog_ops::warm::socket_path(&repo).exists();
+    let (path, ranking) =
+        memlog_ops::warm::hook_path(&repo, semantic["on"].as_bool() == Some(true));
     if args.json {
         output::print_json(&json!({
             "repository": repo.work_tree,
             "index": index,
             "semantic": semantic,
-            "warm_server": warm,
+            "hook_path": {"path": path, "ranking": ranking},
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -63,13 +66,6 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     );
     println!("runtime    {}", semantic["runtime"].as_str().unwrap_or(""));
     println!("cache      {}", semantic["cache"].as_str().unwrap_or(""));
-    println!(
-        "warm path  {}",
-        if warm {
-            "a `memlog watch` socket is present"
-        } else {
-            "off (run `memlog watch` to keep the indexes and the model loaded)"
-        }
-    );
+    println!("hook path  {path}: {ranking}");
     Ok(ExitCode::SUCCESS)
 }

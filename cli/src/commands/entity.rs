@@ -22,7 +22,8 @@ enum EntityCommand {
     ///
     /// KEY is an entity id or alias: `task:PROJECT::title`,
     /// `cond:PROJECT::text`, `art:jira:ACME-1`, `art:gh_issue:o/r:7`,
-    /// `file:src/lib.rs`, `session:ID`.
+    /// `file:src/lib.rs`, `session:ID`; a path (`src/lib.rs`, or absolute
+    /// inside the repository) names its file.
     Show {
         key: String,
         /// Print the entity as JSON.
@@ -35,6 +36,7 @@ pub fn cmd_entity(dir: &Path, args: EntityArgs) -> anyhow::Result<ExitCode> {
     let EntityCommand::Show { key, json } = args.command;
     let repo = workspace::open(dir)?;
     let projections = workspace::projections(&repo)?;
+    let key = workspace::entity_key(&repo, &key);
     let Some(detail) = entities::entity(&projections, &key)? else {
         anyhow::bail!(
             "no entity {key:?} (ids look like task:PROJECT::title, art:jira:KEY, file:PATH)"

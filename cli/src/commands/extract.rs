@@ -9,6 +9,8 @@ use memlog_format::align::{self, Span};
 use memlog_format::{Draft, Event, EventId, IdError, Kind, time};
 use memlog_indexer::Projections;
 use memlog_ops::error::chain;
+use memlog_ops::extraction;
+use memlog_ops::facts;
 use memlog_ops::ids;
 use memlog_ops::workspace;
 use serde::Serialize;
@@ -27,12 +29,23 @@ use crate::output;
 /// similarity of at least 0.85) and records a `fact` event with the span
 /// (in characters) and the match type. Facts whose quote cannot be found,
 /// or whose event does not exist, are rejected and listed; facts already
-/// recorded are skipped.
+/// recorded are skipped. A fact that replaces or contradicts an older
+/// one names it: `"supersedes": "ID"` or `"contradicts": "ID"`.
+///
+/// `--prompt SESSION` prints the instruction that asks an agent for a
+/// session's facts (the one the Stop hook gives): the session's compact
+/// view with event ids, the three steps, and how to hand the facts back.
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["facts", "prompt"])))]
 pub struct ExtractArgs {
     /// The facts file (`-` for stdin).
     #[arg(long = "facts", value_name = "FILE")]
-    facts: PathBuf,
+    facts: Option<PathBuf>,
+
+    /// Print the extraction instruction for this session instead
+    /// (`latest`: the session of the latest prompt).
+    #[arg(long, value_name = "SESSION")]
+    prompt: Option<String>,
 
     /// Fuzzy alignment threshold (similarity, 0 to 1).
     #[arg(long, default_value_t = align::DEFAULT_THRESHOLD)]
@@ -50,6 +63,10 @@ struct Given {
     text: String,
     quote: String,
     event: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    supersedes: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    contradicts: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -69,21 +86,36 @@ struct Recorded {
 }
 
 pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
+    if let Some(session) = &args.prompt {
+        let repo = workspace::open(dir)?;
+        let projections = workspace::projections(&repo)?;
+        let text = extraction::prompt_for(&projections, session)?;
+        if args.json {
+            output::print_json(&json!({"session": session, "instruction": text}))?;
+        } else {
+            print!("{text}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(facts_file) = args.facts.clone() else {
+        bail!("name the facts file: --facts FILE (or - for stdin)");
+    };
     if !(0.0..=1.0).contains(&args.threshold) {
         bail!("--threshold must be between 0 and 1");
     }
-    let raw = if args.facts == Path::new("-") {
+    let facts_path = facts_file.as_path();
+    let raw = if facts_path == Path::new("-") {
         let mut s = String::new();
         std::io::stdin()
             .read_to_string(&mut s)
             .context("reading facts from stdin")?;
         s
     } else {
-        std::fs::read_to_string(&args.facts)
-            .with_context(|| format!("reading {}", args.facts.display()))?
+        std::fs::read_to_string(facts_path)
+            .with_context(|| format!("reading {}", facts_path.display()))?
     };
     let (facts, mut rejected) = parse_facts(&raw)
-        .with_context(|| format!("{} is not a facts file", args.facts.display()))?;
+        .with_context(|| format!("{} is not a facts file", facts_path.display()))?;
     let repo = workspace::open_for_writing(dir)?;
     let events = workspace::live(&repo, false)?;
     let projections = workspace::projections(&repo)?;
@@ -110,8 +142,43 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let text = source_text(source);
-        let Some(span) = align::align(&text, &fact.quote, args.threshold) else {
+        // the older memories it replaces or contradicts must exist
+        let mut links: Vec<(&str, Vec<EventId>)> = Vec::new();
+        let mut bad_link = None;
+        for (field, names) in [
+            ("supersedes", &fact.supersedes),
+            ("contradicts", &fact.contradicts),
+        ] {
+            let mut ids = Vec::new();
+            for name in names {
+                match find_event(&projections, &by_id, name) {
+                    Ok(e) => ids.push(e.id.clone()),
+                    Err(reason) => bad_link = Some(format!("{field} {name:?}: {reason}")),
+                }
+            }
+            links.push((field, ids));
+        }
+        if let Some(reason) = bad_link {
+            rejected.push(Rejected { fact, reason });
+            continue;
+        }
+        // an older fact about the same subject with another value is
+        // superseded, unless the agent said what this one replaces
+        let mut detected = Vec::new();
+        if fact.supersedes.is_empty() && fact.contradicts.is_empty() {
+            for older in events.iter().filter(|e| e.kind == Kind::Fact) {
+                if older
+                    .text()
+                    .is_some_and(|t| facts::same_subject_other_value(t, &fact.text))
+                {
+                    detected.push(older.id.clone());
+                }
+            }
+            if let Some((_, ids)) = links.iter_mut().find(|(f, _)| *f == "supersedes") {
+                ids.extend(detected.iter().cloned());
+            }
+        }
+        let Some((span, evidence)) = facts::align_quote(source, &fact.quote, args.threshold) else {
             rejected.push(Rejected {
                 reason: format!(
                     "the quote is not in event {} (nor anything with similarity ≥ {})",
@@ -129,15 +196,14 @@ pub fn cmd_extract(dir: &Path, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         }
         let mut body = Map::new();
         body.insert("text".into(), json!(fact.text));
-        body.insert("quote".into(), json!(fact.quote));
-        body.insert("event".into(), json!(source.id));
-        body.insert("span".into(), json!([span.start, span.end]));
-        body.insert("match".into(), json!(span.match_type.as_str()));
-        body.insert(
-            "score".into(),
-            json!((span.score * 1000.0).round() / 1000.0),
-        );
-        body.insert("matched_text".into(), json!(span.slice(&text)));
+        body.extend(evidence);
+        for (field, ids) in links.into_iter().filter(|(_, ids)| !ids.is_empty()) {
+            body.insert(field.into(), json!(ids));
+        }
+        if !detected.is_empty() {
+            // said by memlog, not by the agent: reviewers should know
+            body.insert("supersedes_detected".into(), json!(true));
+        }
         drafts.push(Draft::new(
             &session,
             &now,
@@ -224,11 +290,25 @@ fn parse_facts(raw: &str) -> anyhow::Result<(Vec<Given>, Vec<Rejected>)> {
         let text = Some(s("text"))
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| s("fact"));
+        let list = |k: &str| -> Vec<String> {
+            match item.get(k) {
+                Some(Value::String(one)) if !one.trim().is_empty() => vec![one.trim().to_string()],
+                Some(Value::Array(many)) => many
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|v| v.trim().to_string())
+                    .filter(|v| !v.is_empty())
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
         let fact = Given {
             index,
             text,
             quote: s("quote"),
             event: s("event"),
+            supersedes: list("supersedes"),
+            contradicts: list("contradicts"),
         };
         let missing: Vec<&str> = [
             ("text", &fact.text),
@@ -268,13 +348,4 @@ fn find_event<'a>(
         }
         .to_string()
     })
-}
-
-/// The text a quote is looked up in: the event's text, or for a tool call
-/// what the index holds of it (tool, telling inputs, output).
-fn source_text(e: &Event) -> String {
-    match e.text() {
-        Some(t) => t.to_string(),
-        None => memlog_indexer::derive::derive(e).text,
-    }
 }

@@ -2,7 +2,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_ops::forget::{ForgetRequest, forget};
+use memlog_ops::forget::{ForgetRequest, forget, plan};
 use memlog_ops::workspace;
 
 use crate::output;
@@ -11,8 +11,11 @@ use crate::output;
 ///
 /// Appends a `forget` event (sealed at once, so it is reviewed and shared like
 /// any other memory); forgotten events vanish from search, context, `cat` and
-/// `show`. The bytes stay in git history until `memlog purge` rewrites it:
-/// use that for a secret that leaked.
+/// `show`, and so do the events derived from them: facts aligned to them,
+/// memories giving them as evidence, summaries and recalls quoting their
+/// words (a recall that only cites an id keeps it). The bytes stay in git
+/// history until `memlog purge` rewrites it: use that for a secret that
+/// leaked.
 #[derive(Args)]
 pub struct ForgetArgs {
     /// Event ids (or unique prefixes of at least 8 hex digits) to forget.
@@ -30,6 +33,11 @@ pub struct ForgetArgs {
     #[arg(long)]
     reason: Option<String>,
 
+    /// List what would be hidden (named and derived events) and record
+    /// nothing.
+    #[arg(long)]
+    dry_run: bool,
+
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -43,6 +51,31 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
         reason: args.reason,
     };
     request.check()?;
+    if args.dry_run {
+        let repo = workspace::open(dir)?;
+        let plan = plan(&repo, &request)?;
+        if args.json {
+            output::print_json(&plan)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        for h in &plan.hidden {
+            println!(
+                "{}  {}  {:<16} {}  {}{}",
+                h.id.short(),
+                output::short_time(&h.ts),
+                h.kind,
+                h.session,
+                h.headline,
+                if h.derived { "  (derived)" } else { "" }
+            );
+        }
+        let derived = plan.hidden.iter().filter(|h| h.derived).count();
+        println!(
+            "would hide {} event(s), {derived} of them derived; nothing recorded",
+            plan.hidden.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let repo = workspace::open_for_writing(dir)?;
     let forgotten = forget(&repo, &request)?;
     if args.json {
@@ -53,6 +86,18 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
             forgotten.id.short(),
             output::short_or_dash(forgotten.commit.as_deref())
         );
+        if !forgotten.derived.is_empty() {
+            println!(
+                "with {} derived event(s): {}",
+                forgotten.derived.len(),
+                forgotten
+                    .derived
+                    .iter()
+                    .map(|id| id.short().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -35,6 +35,7 @@ pub fn cmd_graph(dir: &Path, args: GraphArgs) -> anyhow::Result<ExitCode> {
     let GraphCommand::Neighbors { key, depth, json } = args.command;
     let repo = workspace::open(dir)?;
     let projections = workspace::projections(&repo)?;
+    let key = workspace::entity_key(&repo, &key);
     let Some(found) = entities::neighbors(&projections, &key, usize::from(depth))? else {
         anyhow::bail!("no entity {key:?} (see `memlog entity show --help` for ids)");
     };

@@ -6,13 +6,16 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
+use memlog_hooks::Agent;
 use memlog_ops::error::chain;
 use memlog_ops::hook;
 use memlog_store::Layout;
 
-/// Handle a Claude Code hook: record the event, and inject memories.
+/// Handle an agent's hook: record the event, and inject memories.
 ///
-/// Reads the hook's JSON payload on stdin. Records prompts, tool calls
+/// Reads the hook's JSON payload on stdin (Claude Code's; with `--agent
+/// codex` Codex CLI's, the same protocol; with `--agent gemini` Gemini
+/// CLI's, translated). Records prompts, tool calls
 /// (TodoWrite as task events), answers and session boundaries into the
 /// session's journal; SessionEnd seals the session into its commit. At
 /// SessionStart it prints a briefing (recent sessions, open tasks), at
@@ -31,6 +34,14 @@ pub struct HookArgs {
     /// PostToolUse, PostToolUseFailure, Stop, SubagentStop, PreCompact or
     /// SessionEnd.
     event: String,
+
+    /// The agent running the hook: claude (Claude Code, the default), codex
+    /// (Codex CLI) or gemini (Gemini CLI, whose event names are its own:
+    /// BeforeAgent, AfterTool, AfterAgent, PreCompress…). Recorded as the
+    /// events' `meta.client`. A name memlog does not know counts as claude:
+    /// a hook never fails.
+    #[arg(long, default_value = "claude")]
+    agent: String,
 }
 
 /// Largest payload read from stdin.
@@ -51,9 +62,10 @@ pub fn cmd_hook(dir: &Path, args: HookArgs) -> anyhow::Result<ExitCode> {
         .lock()
         .take(MAX_PAYLOAD)
         .read_to_end(&mut input);
+    let agent = Agent::parse(&args.agent).unwrap_or_default();
     let mut layout: Option<Layout> = None;
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        hook::run(dir, &args.event, &input, started, &mut layout)
+        hook::run(agent, dir, &args.event, &input, started, &mut layout)
     }));
     let error = match outcome {
         Ok(Ok(Some(output))) => {

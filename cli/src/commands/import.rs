@@ -17,7 +17,8 @@ use crate::output;
 ///
 /// Imports are sealed directly: one commit per session. They are idempotent:
 /// events already in the log (same content, same id) are skipped, so running
-/// an import twice adds nothing.
+/// an import twice adds nothing; nor are prompts, answers and tool calls the
+/// session already holds from another path (its hooks).
 #[derive(Args)]
 pub struct ImportArgs {
     #[command(subcommand)]
@@ -28,6 +29,44 @@ pub struct ImportArgs {
 enum ImportSource {
     Jsonl(JsonlArgs),
     ClaudeCode(ClaudeCodeArgs),
+    Codex(CodexArgs),
+    Gemini(GeminiArgs),
+}
+
+/// Import Gemini CLI's saved chats (one commit per session).
+///
+/// Reads Gemini's chat files (session-*.jsonl): prompts, answers (a turn's
+/// texts as one answer) and tool calls with what they displayed. By
+/// default, the chats of this repository under ~/.gemini/tmp (the folders
+/// whose .project_root is inside it). Importing again adds nothing, and a
+/// session memlog's hooks recorded gets only what they missed.
+#[derive(Args)]
+struct GeminiArgs {
+    /// Chat files or folders of them (searched recursively for
+    /// session-*.jsonl).
+    paths: Vec<PathBuf>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Import Codex CLI sessions (one commit each).
+///
+/// Reads Codex's session files (rollouts): prompts, answers and shell
+/// commands with their output. By default, every session under
+/// $CODEX_HOME/sessions (else ~/.codex/sessions) that ran inside this
+/// repository. Importing again adds nothing, and a session memlog's hooks
+/// recorded gets only what they missed.
+#[derive(Args)]
+struct CodexArgs {
+    /// Session files or folders of them (searched recursively for
+    /// rollout-*.jsonl).
+    paths: Vec<PathBuf>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Import Claude Code transcripts (their sessions, one commit each).
@@ -36,7 +75,9 @@ enum ImportSource {
 /// their results, TodoWrite task updates, summaries and compaction
 /// continuations, and the transcripts of subagents. Each event keeps the
 /// transcript line it came from in meta.ref. Importing again adds nothing;
-/// a transcript that grew adds only its new part. Claude Code deletes
+/// a transcript that grew adds only its new part; a session memlog's hooks
+/// recorded gets only what they missed (such as an answer whose Stop hook
+/// never ran). Claude Code deletes
 /// transcripts after 30 days by default: imported sessions stay in memlog.
 #[derive(Args)]
 struct ClaudeCodeArgs {
@@ -75,6 +116,8 @@ pub fn cmd_import(dir: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     match args.source {
         ImportSource::Jsonl(a) => import_jsonl(dir, a),
         ImportSource::ClaudeCode(a) => import_claude_code(dir, a),
+        ImportSource::Codex(a) => import_codex(dir, a),
+        ImportSource::Gemini(a) => import_gemini(dir, a),
     }
 }
 
@@ -207,7 +250,7 @@ fn import_claude_code(dir: &Path, args: ClaudeCodeArgs) -> anyhow::Result<ExitCo
     let options = memlog_hooks::HookOptions {
         project: repo.project(),
         excluded_tools: repo.config.tools.exclude.clone(),
-        record_pre_tool_use: false,
+        ..memlog_hooks::HookOptions::default()
     };
     let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
     let mut per_file = Vec::new();
@@ -257,6 +300,225 @@ fn import_claude_code(dir: &Path, args: ClaudeCodeArgs) -> anyhow::Result<ExitCo
             );
         }
         println!("imported {added} new events in {commits} commits ({duplicates} already present)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Codex's session folder: `$CODEX_HOME/sessions`, else
+/// `~/.codex/sessions`.
+fn codex_sessions_dir() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home).join("sessions"));
+    }
+    Some(PathBuf::from(std::env::var_os("HOME")?).join(".codex/sessions"))
+}
+
+/// Every `rollout-*.jsonl` under `dir`, in path order.
+fn rollout_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    files_named(dir, "rollout-", out)
+}
+
+/// Every `<prefix>*.jsonl` under `dir`, in path order.
+fn files_named(dir: &Path, prefix: &str, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            files_named(&path, prefix, out)?;
+        } else if path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".jsonl"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn import_codex(dir: &Path, args: CodexArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open_for_writing(dir)?;
+    let options = memlog_hooks::HookOptions {
+        project: repo.project(),
+        excluded_tools: repo.config.tools.exclude.clone(),
+        agent: memlog_hooks::Agent::Codex,
+        ..memlog_hooks::HookOptions::default()
+    };
+    // By default only the sessions that ran in this repository.
+    let inside = if args.paths.is_empty() {
+        Some(
+            repo.work_tree
+                .clone()
+                .context("this repository has no working tree; give session paths")?,
+        )
+    } else {
+        None
+    };
+    let mut files = Vec::new();
+    if args.paths.is_empty() {
+        let default = codex_sessions_dir().context("HOME is not set; give session paths")?;
+        if !default.exists() {
+            anyhow::bail!(
+                "no Codex sessions at {} (give session paths)",
+                default.display()
+            );
+        }
+        rollout_files(&default, &mut files)?;
+    } else {
+        for p in &args.paths {
+            if p.is_dir() {
+                rollout_files(p, &mut files)?;
+            } else if p.is_file() {
+                files.push(p.clone());
+            } else {
+                anyhow::bail!("{}: no such file or folder", p.display());
+            }
+        }
+    }
+    let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
+    let mut per_file = Vec::new();
+    for file in &files {
+        let rollout = memlog_hooks::codex::read(file, &options)
+            .with_context(|| format!("reading {}", file.display()))?;
+        if let Some(root) = &inside {
+            let ran_here = rollout
+                .cwd
+                .as_deref()
+                .is_some_and(|cwd| Path::new(cwd).starts_with(root));
+            if !ran_here {
+                continue;
+            }
+        }
+        per_file.push(json!({
+            "path": file.display().to_string(),
+            "session": rollout.session_id,
+            "events": rollout.drafts.len(),
+            "malformed_lines": rollout.malformed,
+        }));
+        let drafts = rollout
+            .drafts
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (i as u64, d));
+        match sessions.iter_mut().find(|(s, _)| *s == rollout.session_id) {
+            Some((_, existing)) => existing.extend(drafts),
+            None => sessions.push((rollout.session_id, drafts.collect())),
+        }
+    }
+    let recorder = Recorder::new(&repo)?;
+    let (sealed, report) = recorder.import_numbered(sessions)?;
+    let totals = totals(&sealed, &report);
+    print_import(args.json, &per_file, sealed.len(), &totals)
+}
+
+/// The chat folders of Gemini CLI projects inside `root`:
+/// `~/.gemini/tmp/<slug>/chats` whose `<slug>/.project_root` names a folder
+/// inside it.
+fn gemini_chat_dirs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let home = std::env::var_os("HOME").context("HOME is not set; give chat paths")?;
+    let tmp = PathBuf::from(home).join(".gemini/tmp");
+    if !tmp.exists() {
+        anyhow::bail!("no Gemini CLI chats at {} (give chat paths)", tmp.display());
+    }
+    let mut dirs = Vec::new();
+    for entry in std::fs::read_dir(&tmp).with_context(|| format!("reading {}", tmp.display()))? {
+        let project = entry?.path();
+        let Ok(project_root) = std::fs::read_to_string(project.join(".project_root")) else {
+            continue;
+        };
+        if Path::new(project_root.trim()).starts_with(root) && project.join("chats").is_dir() {
+            dirs.push(project.join("chats"));
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+fn import_gemini(dir: &Path, args: GeminiArgs) -> anyhow::Result<ExitCode> {
+    let repo = workspace::open_for_writing(dir)?;
+    let options = memlog_hooks::HookOptions {
+        project: repo.project(),
+        excluded_tools: repo.config.tools.exclude.clone(),
+        agent: memlog_hooks::Agent::Gemini,
+        ..memlog_hooks::HookOptions::default()
+    };
+    let roots = if args.paths.is_empty() {
+        let work_tree = repo
+            .work_tree
+            .clone()
+            .context("this repository has no working tree; give chat paths")?;
+        gemini_chat_dirs(&work_tree)?
+    } else {
+        args.paths.clone()
+    };
+    let mut files = Vec::new();
+    for p in &roots {
+        if p.is_dir() {
+            files_named(p, "session-", &mut files)?;
+        } else if p.is_file() {
+            files.push(p.clone());
+        } else {
+            anyhow::bail!("{}: no such file or folder", p.display());
+        }
+    }
+    let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
+    let mut per_file = Vec::new();
+    for file in &files {
+        let chat = memlog_hooks::gemini::read_chat(file, &options)
+            .with_context(|| format!("reading {}", file.display()))?;
+        per_file.push(json!({
+            "path": file.display().to_string(),
+            "session": chat.session_id,
+            "events": chat.drafts.len(),
+            "malformed_lines": chat.malformed,
+        }));
+        let drafts = chat
+            .drafts
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (i as u64, d));
+        match sessions.iter_mut().find(|(s, _)| *s == chat.session_id) {
+            Some((_, existing)) => existing.extend(drafts),
+            None => sessions.push((chat.session_id, drafts.collect())),
+        }
+    }
+    let recorder = Recorder::new(&repo)?;
+    let (sealed, report) = recorder.import_numbered(sessions)?;
+    let totals = totals(&sealed, &report);
+    print_import(args.json, &per_file, sealed.len(), &totals)
+}
+
+/// Prints an import's outcome, per file and in total.
+fn print_import(
+    as_json: bool,
+    per_file: &[serde_json::Value],
+    sessions: usize,
+    totals: &Totals,
+) -> anyhow::Result<ExitCode> {
+    if as_json {
+        output::print_json(&json!({
+            "files": per_file,
+            "sessions": sessions,
+            "commits": totals.commits,
+            "added": totals.added,
+            "duplicates": totals.duplicates,
+        }))?;
+    } else {
+        for f in per_file {
+            println!(
+                "{}: session {} ({} events)",
+                f["path"].as_str().unwrap_or(""),
+                f["session"].as_str().unwrap_or(""),
+                f["events"]
+            );
+        }
+        println!(
+            "imported {} new events in {} commits ({} already present)",
+            totals.added, totals.commits, totals.duplicates
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

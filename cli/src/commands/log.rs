@@ -19,6 +19,11 @@ pub struct LogArgs {
     #[arg(short = 'n', long = "max-count", value_name = "N")]
     max_count: Option<usize>,
 
+    /// Only sessions recorded by this agent (its `meta.client`:
+    /// claude-code, codex, gemini-cli; or claude, gemini).
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -28,6 +33,7 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let log = Log::new(&repo);
     let mut lines = Vec::new();
+    let agent = args.agent.as_deref().map(memlog_ops::search::client_name);
     let mut shown = 0;
     for commit in log.commits()? {
         if commit.parents.len() > 1 {
@@ -36,8 +42,14 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
         if args.max_count.is_some_and(|n| shown >= n) {
             break;
         }
-        shown += 1;
         let line = session_line(&log, &commit)?;
+        if agent
+            .as_deref()
+            .is_some_and(|a| !line.agents.iter().any(|x| x == a))
+        {
+            continue;
+        }
+        shown += 1;
         // Printed as it is read, so that the first screen (or `| head`)
         // does not wait for a long history.
         if args.json {

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 mod cat;
+mod concepts;
 mod context;
 pub mod diff;
 mod doctor;
@@ -29,7 +30,9 @@ mod note;
 mod purge;
 mod rebuild;
 mod record;
+mod reflect;
 mod reinforce;
+mod rules;
 mod seal;
 pub mod search;
 mod serve;
@@ -61,6 +64,9 @@ pub enum Command {
     #[command(hide = true)]
     Tasks(task::list::ListArgs),
     Extract(extract::ExtractArgs),
+    Concepts(concepts::ConceptsArgs),
+    Reflect(reflect::ReflectArgs),
+    Rules(rules::RulesArgs),
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
     Graph(graph::GraphArgs),
@@ -100,6 +106,9 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Forget(args) => forget::cmd_forget(dir, args),
         Command::Tasks(args) => task::list::cmd_list(dir, args),
         Command::Extract(args) => extract::cmd_extract(dir, args),
+        Command::Concepts(args) => concepts::cmd_concepts(dir, args),
+        Command::Reflect(args) => reflect::cmd_reflect(dir, args),
+        Command::Rules(args) => rules::cmd_rules(dir, args),
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),
         Command::Graph(args) => graph::cmd_graph(dir, args),

@@ -4,8 +4,10 @@ use std::process::ExitCode;
 use clap::Args;
 use memlog_format::id;
 use memlog_indexer::search::search;
-use memlog_ops::search::{SearchQuery, parse_fusion, search_request, with_query_vector};
-use memlog_ops::{diag, workspace};
+use memlog_ops::search::{
+    AGENT_OVERFETCH, SearchQuery, keep_agent, parse_fusion, search_request, with_query_vector,
+};
+use memlog_ops::{concepts, diag, workspace};
 use serde_json::json;
 
 use crate::output;
@@ -48,6 +50,16 @@ pub struct SearchArgs {
     #[arg(long, value_name = "PATH")]
     file: Option<String>,
 
+    /// Only events of this concept's sessions and facts (`memlog concepts`).
+    #[arg(long, value_name = "NAME")]
+    concept: Option<String>,
+
+    /// Only events recorded by this agent (`meta.client`: claude-code,
+    /// codex, gemini-cli; or claude, gemini). Filters the ranked hits, so
+    /// fewer than --limit may come back.
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+
     /// hybrid (full text and vectors), fts (full text only) or vector
     /// (semantic only). Default: hybrid.
     #[arg(long, value_name = "MODE")]
@@ -65,6 +77,7 @@ pub struct SearchArgs {
 
 pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
+    let file = args.file.as_deref().map(|f| workspace::file_name(&repo, f));
     let mut request = search_request(SearchQuery {
         query: &args.query,
         limit: args.limit,
@@ -72,10 +85,20 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         session: args.session.as_deref(),
         since: args.since.as_deref(),
         until: args.until.as_deref(),
-        file: args.file.as_deref(),
+        file: file.as_deref(),
     })?;
     request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
     let mut projections = workspace::projections(&repo)?;
+    let scope = match &args.concept {
+        Some(name) => {
+            request.limit = args.limit.saturating_mul(concepts::SCOPE_OVERSAMPLE);
+            Some(concepts::Scope::of(&projections, name)?)
+        }
+        None => None,
+    };
+    if args.agent.is_some() {
+        request.limit = request.limit.saturating_mul(AGENT_OVERFETCH);
+    }
     if args.mode.as_deref() != Some("fts") {
         // one search: scanning the rows costs less than loading the graph
         projections.load_vectors_as(memlog_indexer::vectors::VectorAccess::Scan);
@@ -90,7 +113,14 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     if let Some(note) = &semantic {
         diag::note(format_args!("full-text search only: {note}"));
     }
-    let hits = search(&projections, &repo.config.ranking, &request)?;
+    let mut hits = search(&projections, &repo.config.ranking, &request)?;
+    if let Some(scope) = &scope {
+        hits.retain(|h| scope.contains(&h.id, &h.session));
+        hits.truncate(args.limit);
+    }
+    if let Some(agent) = &args.agent {
+        keep_agent(&mut hits, agent, args.limit);
+    }
     if args.json {
         output::print_json(&json!({
             "query": args.query,

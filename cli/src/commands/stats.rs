@@ -46,6 +46,11 @@ pub fn cmd_stats(dir: &Path, args: StatsArgs) -> anyhow::Result<ExitCode> {
             println!("  {k:<26} {n}");
         }
     }
+    let levels = &stats["memory_levels"];
+    println!(
+        "memories  L1 {}  L2 {}  L3 {}  L4 {} (extracted, evidence-aligned, reinforced, active)",
+        levels["L1"], levels["L2"], levels["L3"], levels["L4"]
+    );
     println!(
         "commits   {} ({} session seals)",
         num("commits"),

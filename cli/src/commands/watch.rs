@@ -31,6 +31,11 @@ pub struct WatchArgs {
     /// Print one JSON object per index run (JSON lines).
     #[arg(long)]
     json: bool,
+
+    /// Exit after this many minutes without a hook request or an index run
+    /// (how SessionStart starts one: `hooks.warm_watcher_idle_minutes`).
+    #[arg(long, value_name = "MINUTES")]
+    idle_exit: Option<u64>,
 }
 
 /// One index run as printed by `--json`.
@@ -68,6 +73,8 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
     let failure = RefCell::new(None);
     memlog_watcher::daemon::run(
         dir,
+        args.idle_exit
+            .map(|m| std::time::Duration::from_secs(m * 60)),
         |watcher| {
             if !args.json {
                 let dirs: Vec<String> = watcher

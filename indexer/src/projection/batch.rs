@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use memlog_format::paths::WorkRoots;
 use memlog_format::refs::Reference;
 use memlog_format::visibility::Forgets;
 use memlog_format::{Event, Kind};
@@ -53,6 +54,8 @@ pub(super) struct Batch<'a> {
     pub(super) tasks_changed: bool,
     /// Likewise for the `memory` table (levels' counts).
     pub(super) memory_changed: bool,
+    /// The repository's worktrees: file entities are named relative to them.
+    pub(super) roots: WorkRoots,
 }
 
 impl Batch<'_> {
@@ -78,7 +81,7 @@ impl Batch<'_> {
         if self.bulk && !self.seen_events.insert(crate::fts::event_key(&e.id)) {
             return Ok(());
         }
-        let d = derive::derive(e);
+        let d = derive::derive_in(e, &self.roots);
         // The body is kept unless it is `{"text": …}` with the row's text,
         // so that every row gives back its event exactly (`lookup`).
         let body = (e.body.len() != 1 || e.text() != Some(d.text.as_str())).then(|| {
@@ -224,12 +227,32 @@ impl Batch<'_> {
                 .tx
                 .prepare("SELECT id, session FROM events WHERE key = ?1 AND id = ?2")
                 .map_err(|x| self.sql(x))?;
-            if let Some(serde_json::Value::Array(targets)) = forget.body.get("targets") {
+            // What was derived from a target follows it (format::visibility):
+            // facts aligned to it, memories giving it as evidence.
+            let mut from_source = self
+                .tx
+                .prepare(
+                    "SELECT id, session FROM events
+                     WHERE (kind = 'fact' AND json_valid(body) AND json_extract(body, '$.event') = ?1)
+                        OR (meta LIKE '%\"evidence\"%' AND json_valid(meta)
+                            AND EXISTS (SELECT 1 FROM json_each(meta, '$.evidence') WHERE value = ?1))",
+                )
+                .map_err(|x| self.sql(x))?;
+            for field in ["targets", "derived"] {
+                let Some(serde_json::Value::Array(targets)) = forget.body.get(field) else {
+                    continue;
+                };
                 for t in targets.iter().filter_map(|t| t.as_str()) {
                     let rows = by_id
                         .query_map(params![crate::fts::event_key(t) as i64, t], |r| {
                             Ok((r.get(0)?, r.get(1)?))
                         })
+                        .map_err(|x| self.sql(x))?;
+                    for row in rows {
+                        victims.push(row.map_err(|x| self.sql(x))?);
+                    }
+                    let rows = from_source
+                        .query_map(params![t], |r| Ok((r.get(0)?, r.get(1)?)))
                         .map_err(|x| self.sql(x))?;
                     for row in rows {
                         victims.push(row.map_err(|x| self.sql(x))?);
@@ -261,6 +284,8 @@ impl Batch<'_> {
                 }
             }
         }
+        victims.sort();
+        victims.dedup();
         for (id, session) in victims {
             self.remove(&id, &session)?;
             self.note_hidden(&id)?;

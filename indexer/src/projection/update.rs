@@ -192,6 +192,7 @@ impl Projections {
             seen_entities: HashSet::new(),
             tasks_changed: false,
             memory_changed: false,
+            roots: repo.work_roots(),
         };
         for seg in &segments {
             let (events, problem) = log.read_segment(seg, false)?;

@@ -31,6 +31,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use hnsw_rs::prelude::{Distance, Hnsw, HnswIo};
 use serde::{Deserialize, Serialize};
@@ -106,7 +107,10 @@ pub struct VectorIndex {
     /// Its meta as opened.
     pub meta: VectorMeta,
     keys: Vec<u64>,
-    rows_by_key: HashMap<u64, u32>,
+    /// Built on first use: a process that reads a few vectors (a hook's
+    /// query from the stored vectors of its best full-text hits) finds them
+    /// in one pass over `keys` instead.
+    rows_by_key: OnceLock<HashMap<u64, u32>>,
     vectors: File,
     graph: Option<Graph>,
 }
@@ -229,11 +233,7 @@ impl VectorIndex {
             return Ok(None);
         }
         let keys = read_u64s(&dir.join("keys.bin"), meta.rows)?;
-        let rows_by_key = keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (*k, i as u32))
-            .collect();
+        let rows_by_key = OnceLock::new();
         let vpath = dir.join("vectors.bin");
         let vectors = File::open(&vpath).map_err(|e| Error::io(&vpath, e))?;
         let graph = match &meta.hnsw_base {
@@ -259,10 +259,47 @@ impl VectorIndex {
 
     /// The stored vector of an event, if it has one.
     pub fn vector_of(&self, key: u64) -> Result<Option<Vec<f32>>> {
-        match self.rows_by_key.get(&key) {
+        match self.rows_by_key().get(&key) {
             Some(&row) => self.read_rows(row as usize, row as usize + 1).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// The stored vectors of `keys` (those that have one), found in one pass
+    /// over the rows unless the key map is built already.
+    pub fn vectors_of(&self, keys: &[u64]) -> Result<HashMap<u64, Vec<f32>>> {
+        let mut rows: Vec<(u64, usize)> = match self.rows_by_key.get() {
+            Some(map) => keys
+                .iter()
+                .filter_map(|k| map.get(k).map(|r| (*k, *r as usize)))
+                .collect(),
+            None => {
+                let wanted: std::collections::HashSet<u64> = keys.iter().copied().collect();
+                self.keys
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, k)| wanted.contains(k))
+                    .map(|(row, k)| (*k, row))
+                    .collect()
+            }
+        };
+        rows.sort_unstable_by_key(|r| r.1);
+        rows.dedup_by_key(|r| r.0);
+        let mut out = HashMap::with_capacity(rows.len());
+        for (key, row) in rows {
+            out.insert(key, self.read_rows(row, row + 1)?);
+        }
+        Ok(out)
+    }
+
+    fn rows_by_key(&self) -> &HashMap<u64, u32> {
+        self.rows_by_key.get_or_init(|| {
+            self.keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (*k, i as u32))
+                .collect()
+        })
     }
 
     pub(super) fn read_rows(&self, start: usize, end: usize) -> Result<Vec<f32>> {
@@ -317,7 +354,7 @@ impl VectorIndex {
                         Some(keys) => {
                             let mut rows: Vec<usize> = keys
                                 .iter()
-                                .filter_map(|k| self.rows_by_key.get(k).map(|r| *r as usize))
+                                .filter_map(|k| self.rows_by_key().get(k).map(|r| *r as usize))
                                 .filter(|r| *r < self.meta.hnsw_rows)
                                 .collect();
                             rows.sort_unstable();

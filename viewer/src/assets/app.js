@@ -78,6 +78,7 @@ const routes = [
   [/^\/event\/([0-9a-f]+)$/, eventPage],
   [/^\/search$/, searchPage],
   [/^\/tasks$/, tasksPage],
+  [/^\/learned$/, learnedPage],
   [/^\/entity\/(.+)$/, entityPage],
   [/^\/review$/, reviewPage],
   [/^\/stats$/, statsPage],
@@ -227,8 +228,11 @@ async function eventPage(id) {
   const data = await api("events/" + enc(id) + "?context=3");
   const e = data.event;
   const all = [...data.context, e].sort((a, b) => (a.ts + String(a.seq).padStart(9, "0")).localeCompare(b.ts + String(b.seq).padStart(9, "0")));
+  const m = data.memory;
   page("Event " + shortId(e.id),
     h("p", {}, "In session ", sessionLink(e.session), ` · project ${e.project}`),
+    h("p", { id: "memory", class: "muted" }, `memory level L${data.level}` +
+      (m ? ` · vitality ${m.vitality.toFixed(2)} · ${m.success} successes, ${m.failure} failures, ${m.recalls} recalls` : "")),
     h("div", { id: "events" }, all.map((x) => eventCard(x, x.id === e.id))));
   state.refresh = () => eventPage(id);
 }
@@ -318,6 +322,37 @@ async function searchPage(_, params) {
         partBar("recency", p.recency, w.recency),
         partBar("importance", p.importance, w.importance))));
   }
+}
+
+// --- what memory learned: rules and concepts ---------------------------------
+
+function eventLink(id) {
+  return h("a", { class: "mono", href: "#/event/" + id }, shortId(id));
+}
+
+async function learnedPage() {
+  const data = await api("learned");
+  page("Learned",
+    h("h2", {}, `Rules (${data.rules.length})`),
+    data.rules.length ? null : h("p", { class: "empty" }, "none yet: `memlog reflect` finds candidates, `memlog rules add` promotes one"),
+    h("div", { id: "rules" }, data.rules.map((r) => h("div", { class: "card rule" + (r.status === "retired" ? " muted" : "") },
+      h("div", { class: "event-head" },
+        h("span", { class: "badge" }, r.rule_kind),
+        h("span", { class: "badge" }, r.retired ? "retired: " + r.retired : r.status),
+        eventLink(r.id),
+        h("span", { class: "muted" }, when(r.ts))),
+      h("div", {}, r.text),
+      h("div", { class: "muted" }, "evidence ", ...r.evidence.map((e) => [eventLink(e), " "]),
+        ` · ${r.recalls} recalls, ${r.successes} successes, ${r.failures} failures`,
+        r.contradicted_by.length ? ` · contradicted ${r.contradicted_by.length}×` : "",
+        r.superseded_by ? " · superseded" : "")))),
+    h("h2", {}, `Concepts (${data.concepts.length})`),
+    data.concepts.length ? null : h("p", { class: "empty" }, "none yet: the agent files sessions with `memlog concepts add`"),
+    h("div", { id: "concepts" }, data.concepts.map((c) => h("div", { class: "card concept" },
+      h("div", {}, h("strong", {}, c.name), " ", h("span", { class: "muted" }, c.topics.join(" · "))),
+      h("div", {}, "sessions: ", ...c.sessions.map((s) => [sessionLink(s), " "])),
+      c.facts.length ? h("div", {}, "facts: ", ...c.facts.map((f) => [eventLink(f), " "])) : null))));
+  state.refresh = learnedPage;
 }
 
 // --- tasks board -----------------------------------------------------------
@@ -491,6 +526,7 @@ async function statsPage() {
       stat("commits", stats.commits),
       stat("segments", stats.segments),
       stat("open journals", stats.journals),
+      ...["L1", "L2", "L3", "L4"].map((l) => stat("memories at " + l, (stats.memory_levels || {})[l] ?? 0)),
       stat("full-text index", size(index.sizes.fts_bytes)),
       stat("graph database", size(index.sizes.graph_bytes))),
     h("h2", {}, "Events per day and kind"),

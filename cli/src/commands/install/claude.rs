@@ -85,7 +85,7 @@ pub(super) fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Res
     let exe = std::env::current_exe().context("locating the memlog binary")?;
     let removed = remove_memlog_hooks(root);
     if install {
-        add_memlog_hooks(root, &exe);
+        add_memlog_hooks(root, &exe, &HOOKED, &CLAUDE_STYLE);
     }
     if let Some(Value::Object(h)) = root.get("hooks")
         && h.is_empty()
@@ -110,6 +110,14 @@ pub(super) fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Res
             path.display(),
             HOOKED.len()
         );
+        let repo = memlog_ops::workspace::open(dir).ok();
+        if repo.is_some_and(|r| r.config.hooks.warm_watcher_idle_minutes == 0) {
+            println!(
+                "tip: prompts are ranked by their own meaning while `memlog watch` runs (it keeps the model loaded);\n     \
+                 to have SessionStart start one that exits when idle, set in .memlog.yaml:\n       \
+                 hooks:\n         warm_watcher_idle_minutes: 30"
+            );
+        }
     } else {
         println!("removed {removed} memlog hook(s) from {}", path.display());
     }
@@ -117,7 +125,7 @@ pub(super) fn claude(dir: &Path, args: ClaudeArgs, install: bool) -> anyhow::Res
 }
 
 /// Whether a hook command is one of memlog's (`… memlog hook <Event>`).
-fn is_memlog_command(command: &str) -> bool {
+pub(super) fn is_memlog_command(command: &str) -> bool {
     let mut words = command.split_whitespace();
     let Some(program) = words.next() else {
         return false;
@@ -132,7 +140,7 @@ fn is_memlog_command(command: &str) -> bool {
 
 /// Removes memlog's hook commands (and groups or events left empty);
 /// returns how many were removed.
-fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
+pub(super) fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
     let Some(Value::Object(events)) = root.get_mut("hooks") else {
         return 0;
     };
@@ -162,7 +170,35 @@ fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
     removed
 }
 
-fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path) {
+/// How an agent wants its hook commands written.
+pub(super) struct HookStyle {
+    /// Between `hook` and the event (`--agent codex `).
+    pub agent_flag: &'static str,
+    /// After the event (Gemini: a failing command must not block).
+    pub suffix: &'static str,
+    /// The `timeout` value, in the agent's unit.
+    pub timeout: u64,
+    /// The matcher for every tool.
+    pub any_tool: &'static str,
+}
+
+/// Claude Code's: seconds, `*`.
+pub(super) const CLAUDE_STYLE: HookStyle = HookStyle {
+    agent_flag: "",
+    suffix: "",
+    timeout: HOOK_TIMEOUT_SECS,
+    any_tool: "*",
+};
+
+/// Adds `<exe> hook <agent_flag><Event><suffix>` for each of `hooked`
+/// (event, takes a tool matcher) under `root.hooks`, in the shape Claude
+/// Code's settings, Codex's hooks.json and Gemini CLI's settings share.
+pub(super) fn add_memlog_hooks(
+    root: &mut Map<String, Value>,
+    exe: &Path,
+    hooked: &[(&str, bool)],
+    style: &HookStyle,
+) {
     let program = exe.display().to_string();
     let program = if program.contains(' ') {
         format!("\"{program}\"")
@@ -178,14 +214,18 @@ fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path) {
     let Value::Object(events) = events else {
         return;
     };
-    for (event, takes_matcher) in HOOKED {
+    for &(event, takes_matcher) in hooked {
         let mut group = Map::new();
         if takes_matcher {
-            group.insert("matcher".into(), Value::String("*".into()));
+            group.insert("matcher".into(), Value::String(style.any_tool.into()));
         }
         group.insert(
             "hooks".into(),
-            json!([{ "type": "command", "command": format!("{program} hook {event}"), "timeout": HOOK_TIMEOUT_SECS }]),
+            json!([{
+                "type": "command",
+                "command": format!("{program} hook {}{event}{}", style.agent_flag, style.suffix),
+                "timeout": style.timeout,
+            }]),
         );
         let list = events
             .entry(event)

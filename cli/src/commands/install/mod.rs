@@ -1,7 +1,9 @@
 //! `memlog install` and `memlog uninstall`: connecting memlog to Claude
-//! Code (claude.rs), git's diff driver (git.rs) and MCP clients (mcp.rs).
+//! Code (claude.rs), Codex CLI (codex.rs), Gemini CLI (gemini.rs), git's diff driver (git.rs) and MCP clients (mcp.rs).
 
 mod claude;
+mod codex;
+mod gemini;
 mod git;
 mod mcp;
 
@@ -11,6 +13,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use self::claude::{ClaudeArgs, claude};
+use self::codex::{CodexArgs, codex};
+use self::gemini::{GeminiArgs, gemini};
 
 /// Connect memlog to other tools.
 #[derive(Args)]
@@ -29,6 +33,8 @@ pub struct UninstallArgs {
 #[derive(Subcommand)]
 enum InstallTarget {
     Claude(ClaudeArgs),
+    Codex(CodexArgs),
+    Gemini(GeminiArgs),
     /// git: read memory diffs as events (`git log -p memlog`).
     ///
     /// Sets git's diff driver for segments in this repository:
@@ -44,6 +50,8 @@ enum InstallTarget {
 pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         InstallTarget::Claude(a) => claude(dir, a, true),
+        InstallTarget::Codex(a) => codex(dir, a, true),
+        InstallTarget::Gemini(a) => gemini(dir, a, true),
         InstallTarget::Git => git::install(dir),
         InstallTarget::Mcp(a) => mcp::install(dir, a),
     }
@@ -52,6 +60,8 @@ pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
 pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         InstallTarget::Claude(a) => claude(dir, a, false),
+        InstallTarget::Codex(a) => codex(dir, a, false),
+        InstallTarget::Gemini(a) => gemini(dir, a, false),
         InstallTarget::Git => git::uninstall(dir),
         InstallTarget::Mcp(_) => {
             anyhow::bail!(

@@ -40,8 +40,9 @@ enum TaskCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Add a task (pending). A title the matcher confirms as an open task
-    /// of another session becomes an alias of it; nothing is duplicated.
+    /// Add a task (pending). A task with the same key is an error (it
+    /// exists: use `task set`); a title the matcher confirms as an open
+    /// task of another session becomes an alias of it.
     Add {
         title: String,
         /// low, medium, high or critical.
@@ -113,6 +114,25 @@ fn add(dir: &Path, title: &str, priority: Option<String>, json: bool) -> anyhow:
     let key = canonical_key(title, Some(&project));
     if memlog_format::key::normalize(title).is_empty() {
         anyhow::bail!("the title {title:?} has no words (a task needs a name)");
+    }
+    // Adding a task that exists would fold as a status change back to
+    // pending (refused, or silently reopening it): say it exists instead.
+    {
+        let p = workspace::projections(&repo)?;
+        if let Some(task) = tasks::find_task(&p, &format!("task:{key}"), &project)? {
+            let s = |k: &str| {
+                task.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            anyhow::bail!(
+                "task {} already exists (title {:?}, status {}); change it with `memlog task set`",
+                s("entity_id"),
+                s("title"),
+                s("status")
+            );
+        }
     }
     let mut body = Map::new();
     body.insert("key".into(), json!(key));

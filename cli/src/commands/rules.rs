@@ -1,0 +1,124 @@
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use memlog_ops::rules::{self, Promotion};
+use memlog_ops::workspace;
+use serde_json::json;
+
+use crate::output;
+
+/// Rules learned by reflection: rules, solutions and core patterns, each
+/// with the events that prove it.
+///
+/// Without a subcommand, lists the active rules with their evidence, uses
+/// (recalls, successes, failures) and contradictions; `--all` adds the
+/// retired ones. Active rules are injected at the start of every session.
+#[derive(Args)]
+pub struct RulesArgs {
+    #[command(subcommand)]
+    command: Option<RulesCommand>,
+
+    /// List retired rules too.
+    #[arg(long)]
+    all: bool,
+
+    /// Print the rules as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// Promote a rule, with the events that prove it (sealed at once).
+    Add {
+        /// rule, solution or core_logic.
+        #[arg(long, default_value = "rule")]
+        kind: String,
+        /// The rule, in a sentence or two.
+        text: String,
+        /// An event that proves it: an id or a unique prefix (repeatable).
+        #[arg(long = "evidence", value_name = "ID", required = true)]
+        evidence: Vec<String>,
+        /// An older rule or fact this one replaces (repeatable).
+        #[arg(long, value_name = "ID")]
+        supersedes: Vec<String>,
+        /// An older rule or fact this one contradicts (repeatable).
+        #[arg(long, value_name = "ID")]
+        contradicts: Vec<String>,
+        /// Print {"id", "commit", "evidence"} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn cmd_rules(dir: &Path, args: RulesArgs) -> anyhow::Result<ExitCode> {
+    if let Some(RulesCommand::Add {
+        kind,
+        text,
+        evidence,
+        supersedes,
+        contradicts,
+        json,
+    }) = args.command
+    {
+        let repo = workspace::open_for_writing(dir)?;
+        let added = rules::add(
+            &repo,
+            &Promotion {
+                rule_kind: &kind,
+                text: &text,
+                evidence: &evidence,
+                supersedes: &supersedes,
+                contradicts: &contradicts,
+            },
+        )?;
+        if json {
+            output::print_json(&added)?;
+        } else {
+            println!("{}", added.id);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let repo = workspace::open(dir)?;
+    let projections = workspace::projections(&repo)?;
+    let list: Vec<rules::Rule> = rules::list(&projections)?
+        .into_iter()
+        .filter(|r| args.all || r.status == "active")
+        .collect();
+    if args.json {
+        output::print_json(&json!({ "rules": list }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if list.is_empty() {
+        println!(
+            "no rules yet (`memlog reflect` finds candidates; `memlog rules add` promotes one)"
+        );
+    }
+    for r in &list {
+        let mut notes = vec![format!(
+            "{} recalls, {} successes, {} failures",
+            r.recalls, r.successes, r.failures
+        )];
+        if !r.contradicted_by.is_empty() {
+            notes.push(format!("contradicted {}×", r.contradicted_by.len()));
+        }
+        if let Some(next) = &r.superseded_by {
+            notes.push(format!("superseded by {}", &next[..12.min(next.len())]));
+        }
+        if let Some(why) = &r.retired {
+            notes.push(format!("retired: {why}"));
+        }
+        println!("{}  [{}] {}", r.id.short(), r.rule_kind, r.text);
+        println!(
+            "    evidence {} · {}",
+            r.evidence
+                .iter()
+                .map(|e| &e[..12.min(e.len())])
+                .collect::<Vec<_>>()
+                .join(" "),
+            notes.join(" · ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

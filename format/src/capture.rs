@@ -1,0 +1,354 @@
+//! Capture identity: when two events, recorded by different paths, are the
+//! same thing that happened in a session.
+//!
+//! An agent's session reaches memlog by two paths: its hooks while it runs
+//! (one event per prompt, tool call and turn's answer, stamped with the
+//! hook's clock) and its session file read later by an import (one event per
+//! line, stamped with the line's time). The two never share an event id —
+//! times, `seq` and `meta` differ — so an import checks what it brings
+//! against what the session already holds ([`reconcile`]) and keeps only
+//! what is missing.
+//!
+//! What makes an event the same as another of its session, its capture
+//! [`key`]:
+//!
+//! - a tool call: its `tool_use_id` (the agent's own id for the call, in the
+//!   hook payload and in the session file alike); for an agent whose hooks
+//!   get no call id (Gemini CLI), its tool and input;
+//! - a task event: its kind, task key and status (`status`, or `to` for a
+//!   change);
+//! - any other event with a `body.text` (prompts, answers, summaries,
+//!   notes): its kind and its text, trimmed;
+//! - anything else (session start and end, recalls): nothing — those come
+//!   from one path only and are deduplicated by id alone.
+//!
+//! Equal keys are matched by occurrence, in session order: a prompt the user
+//! typed three times is three events, and an import holding it three times
+//! adds none of them, one holding it four times adds one.
+//!
+//! Hooks record one answer per turn (the last), where a session file holds
+//! every piece of text the agent wrote, including what it said before a tool
+//! call. So for a session that hooks captured (some event has `meta.hook`),
+//! a turn the hooks saw (one of its events matches) brings only its last
+//! answer, and only if the hooks missed it (a Stop hook that never ran). A
+//! turn the hooks never saw is imported whole. A turn is a user prompt and
+//! what follows it up to the next, within one stream (the main
+//! conversation, or one subagent's, `meta.agent_id`).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::{Event, Kind};
+
+/// The capture identity of an event (see the module docs), if it has one.
+pub fn key(event: &Event) -> Option<String> {
+    let text_of = |name: &str| event.body.get(name).and_then(Value::as_str);
+    if let Some(id) = text_of("tool_use_id").filter(|id| !id.is_empty()) {
+        return Some(format!("tool\u{0}{id}"));
+    }
+    match event.kind {
+        Kind::ToolObservation if text_of("text").is_none() => {
+            let tool = text_of("tool")?;
+            let input = event
+                .body
+                .get("input")
+                .map(Value::to_string)
+                .unwrap_or_default();
+            Some(format!("tool\u{0}{tool}\u{0}{input}"))
+        }
+        Kind::TaskCreated | Kind::TaskStatusChanged => {
+            let task = text_of("key")?;
+            let status = text_of("to").or_else(|| text_of("status")).unwrap_or("");
+            Some(format!("{}\u{0}{task}\u{0}{status}", event.kind.as_str()))
+        }
+        _ => {
+            let text = text_of("text")?.trim();
+            Some(format!("{}\u{0}{text}", event.kind.as_str()))
+        }
+    }
+}
+
+/// What a session already holds, counted by capture key.
+#[derive(Clone, Debug, Default)]
+pub struct Captured {
+    counts: HashMap<String, usize>,
+    by_hooks: bool,
+}
+
+impl Captured {
+    /// The session's events so far (sealed, in journals, forgotten ones
+    /// included: forgetting must not let an import bring an event back).
+    pub fn of<'a>(events: impl IntoIterator<Item = &'a Event>) -> Captured {
+        let mut captured = Captured::default();
+        for event in events {
+            captured.by_hooks |= event.meta.contains_key("hook");
+            if let Some(k) = key(event) {
+                *captured.counts.entry(k).or_default() += 1;
+            }
+        }
+        captured
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty() && !self.by_hooks
+    }
+
+    fn holds(&self, key: &str) -> bool {
+        self.counts.get(key).is_some_and(|n| *n > 0)
+    }
+
+    /// Uses up one occurrence of `key`; false when none is left.
+    fn take(&mut self, key: &str) -> bool {
+        match self.counts.get_mut(key) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The events of `incoming` (one session's, in session order) that
+/// `captured` does not already hold, and how many were left out.
+pub fn reconcile(mut captured: Captured, incoming: Vec<Event>) -> (Vec<Event>, usize) {
+    if captured.is_empty() {
+        return (incoming, 0);
+    }
+    let superseded = if captured.by_hooks {
+        answers_hooks_would_not_record(&captured, &incoming)
+    } else {
+        vec![false; incoming.len()]
+    };
+    let total = incoming.len();
+    let kept: Vec<Event> = incoming
+        .into_iter()
+        .zip(superseded)
+        .filter(|(event, superseded)| {
+            !*superseded && !key(event).is_some_and(|k| captured.take(&k))
+        })
+        .map(|(event, _)| event)
+        .collect();
+    let left_out = total - kept.len();
+    (kept, left_out)
+}
+
+/// For each incoming event, whether it is an answer that hooks would not
+/// have recorded: not the last answer of a turn the hooks saw.
+fn answers_hooks_would_not_record(captured: &Captured, incoming: &[Event]) -> Vec<bool> {
+    // Turns as runs of indices, per stream.
+    let mut turns: Vec<Vec<usize>> = Vec::new();
+    let mut open: HashMap<&str, usize> = HashMap::new();
+    for (i, event) in incoming.iter().enumerate() {
+        let stream = event
+            .meta
+            .get("agent_id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if event.kind == Kind::UserPrompt || !open.contains_key(stream) {
+            open.insert(stream, turns.len());
+            turns.push(Vec::new());
+        }
+        if let Some(turn) = open.get(stream).and_then(|t| turns.get_mut(*t)) {
+            turn.push(i);
+        }
+    }
+    let mut superseded = vec![false; incoming.len()];
+    for turn in turns {
+        let seen = turn.iter().any(|i| {
+            incoming
+                .get(*i)
+                .and_then(key)
+                .is_some_and(|k| captured.holds(&k))
+        });
+        if !seen {
+            continue;
+        }
+        let answers: Vec<usize> = turn
+            .into_iter()
+            .filter(|i| {
+                incoming
+                    .get(*i)
+                    .is_some_and(|e| e.kind == Kind::AgentResponse)
+            })
+            .collect();
+        if let Some((_, earlier)) = answers.split_last() {
+            for i in earlier {
+                superseded[*i] = true;
+            }
+        }
+    }
+    superseded
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, json};
+
+    use super::*;
+    use crate::Draft;
+
+    fn event(seq: u64, kind: Kind, body: Value, meta: Value) -> Event {
+        let mut d = Draft::new(
+            "s",
+            format!("2026-01-01T00:00:{seq:02}.000Z"),
+            kind,
+            "p",
+            body.as_object().cloned().unwrap_or_default(),
+        );
+        d.meta = meta.as_object().cloned().unwrap_or_else(Map::new);
+        d.into_event(seq)
+    }
+
+    fn text(seq: u64, kind: Kind, text: &str, meta: Value) -> Event {
+        event(seq, kind, json!({ "text": text }), meta)
+    }
+
+    fn tool(seq: u64, id: &str, meta: Value) -> Event {
+        event(
+            seq,
+            Kind::ToolObservation,
+            json!({"tool": "Read", "tool_use_id": id, "output": "x"}),
+            meta,
+        )
+    }
+
+    fn texts(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| e.text().unwrap_or("(tool)").to_string())
+            .collect()
+    }
+
+    /// A turn as hooks record it, and as the transcript holds it.
+    fn hooked_turn(with_answer: bool) -> (Vec<Event>, Vec<Event>) {
+        let hook = |name: &str| json!({ "hook": name });
+        let mut hooked = vec![
+            event(
+                0,
+                Kind::SessionStart,
+                json!({"source": "startup"}),
+                hook("SessionStart"),
+            ),
+            text(
+                1,
+                Kind::UserPrompt,
+                "What is in a.txt?",
+                hook("UserPromptSubmit"),
+            ),
+            tool(2, "toolu_1", hook("PostToolUse")),
+        ];
+        if with_answer {
+            hooked.push(text(3, Kind::AgentResponse, "It says hello.", hook("Stop")));
+        }
+        let line = |r: &str| json!({ "ref": r });
+        let transcript = vec![
+            text(0, Kind::UserPrompt, "What is in a.txt?", line("u1")),
+            text(1, Kind::AgentResponse, "Let me look.", line("a1")),
+            tool(2, "toolu_1", line("a2")),
+            text(3, Kind::AgentResponse, "It says hello.\n", line("a3")),
+        ];
+        (hooked, transcript)
+    }
+
+    #[test]
+    fn a_turn_the_hooks_recorded_whole_adds_nothing() {
+        let (hooked, transcript) = hooked_turn(true);
+        let (kept, left_out) = reconcile(Captured::of(&hooked), transcript);
+        assert!(kept.is_empty(), "{:?}", texts(&kept));
+        assert_eq!(left_out, 4);
+    }
+
+    #[test]
+    fn a_turn_whose_stop_hook_never_ran_adds_its_answer_only() {
+        let (hooked, transcript) = hooked_turn(false);
+        let (kept, left_out) = reconcile(Captured::of(&hooked), transcript);
+        assert_eq!(texts(&kept), ["It says hello.\n"]);
+        assert_eq!(left_out, 3);
+    }
+
+    #[test]
+    fn a_turn_the_hooks_never_saw_is_imported_whole() {
+        let (hooked, mut transcript) = hooked_turn(true);
+        let line = |r: &str| json!({ "ref": r });
+        transcript.extend([
+            text(4, Kind::UserPrompt, "And b.txt?", line("u2")),
+            text(5, Kind::AgentResponse, "Looking.", line("a4")),
+            tool(6, "toolu_2", line("a5")),
+            text(7, Kind::AgentResponse, "It is empty.", line("a6")),
+        ]);
+        let (kept, _) = reconcile(Captured::of(&hooked), transcript);
+        assert_eq!(
+            texts(&kept),
+            ["And b.txt?", "Looking.", "(tool)", "It is empty."]
+        );
+    }
+
+    #[test]
+    fn repeated_texts_match_by_occurrence() {
+        let note = |seq, t: &str| text(seq, Kind::UserPrompt, t, json!({}));
+        let held = [note(0, "continue"), note(1, "continue")];
+        let incoming = vec![
+            note(0, "continue"),
+            note(1, "continue"),
+            note(2, "continue"),
+        ];
+        let (kept, left_out) = reconcile(Captured::of(&held), incoming);
+        assert_eq!((kept.len(), left_out), (1, 2));
+    }
+
+    #[test]
+    fn without_hooks_every_answer_counts_on_its_own() {
+        let imported = vec![
+            text(0, Kind::UserPrompt, "q", json!({"ref": "u1"})),
+            text(1, Kind::AgentResponse, "first", json!({"ref": "a1"})),
+        ];
+        let mut grown = imported.clone();
+        grown.push(text(2, Kind::AgentResponse, "second", json!({"ref": "a2"})));
+        let (kept, _) = reconcile(Captured::of(&imported), grown);
+        assert_eq!(texts(&kept), ["second"]);
+    }
+
+    #[test]
+    fn calls_without_an_id_match_by_tool_and_input() {
+        let call = |seq, command: &str| {
+            event(
+                seq,
+                Kind::ToolObservation,
+                json!({"tool": "run_shell_command", "input": {"command": command}, "output": "x"}),
+                json!({}),
+            )
+        };
+        let held = [call(0, "ls")];
+        let (kept, _) = reconcile(Captured::of(&held), vec![call(0, "ls"), call(1, "pwd")]);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].body["input"]["command"], "pwd");
+    }
+
+    #[test]
+    fn task_events_match_by_key_and_status() {
+        let task = |seq, kind, body: Value| event(seq, kind, body, json!({}));
+        let held = [task(
+            0,
+            Kind::TaskCreated,
+            json!({"key": "k1", "title": "T", "status": "open"}),
+        )];
+        let incoming = vec![
+            task(
+                0,
+                Kind::TaskCreated,
+                json!({"key": "k1", "title": "T", "status": "open"}),
+            ),
+            task(
+                1,
+                Kind::TaskStatusChanged,
+                json!({"key": "k1", "from": "open", "to": "done"}),
+            ),
+        ];
+        let (kept, _) = reconcile(Captured::of(&held), incoming);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].kind, Kind::TaskStatusChanged);
+    }
+}

@@ -1,0 +1,90 @@
+//! Full text that forgives: other forms of a word (stemming) and a typo in
+//! a word that matches nothing (one edit), while an exact identifier still
+//! ranks first.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use memlog_indexer::fts::{Filters, Fts, FtsDoc};
+
+/// Indexes `(id, text)` pairs in a new index.
+fn index(texts: &[(&str, &str)]) -> (tempfile::TempDir, Fts) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fts = Fts::create(&dir.path().join("fts")).expect("create");
+    let writer = fts.writer(1, 15_000_000).expect("writer");
+    for (id, text) in texts {
+        fts.add(
+            &writer,
+            &FtsDoc {
+                id,
+                text,
+                kind: "note",
+                session: "s1",
+                ts_ms: 0,
+                tool: None,
+                files: &[],
+            },
+        )
+        .expect("add");
+    }
+    let mut writer = writer;
+    writer.commit().expect("commit");
+    (dir, fts)
+}
+
+/// The ids (first 16 hex digits as keys) found for `query`, best first.
+fn found(fts: &Fts, query: &str) -> Vec<u64> {
+    fts.search(query, &Filters::default(), 10)
+        .expect("search")
+        .into_iter()
+        .map(|c| c.key)
+        .collect()
+}
+
+fn key(id: &str) -> u64 {
+    memlog_indexer::fts::event_key(id)
+}
+
+const DEPLOY: &str = "1111111111111111";
+const KUBECTL: &str = "2222222222222222";
+const OTHER: &str = "3333333333333333";
+const EXACT: &str = "4444444444444444";
+const PARTS: &str = "5555555555555555";
+
+#[test]
+fn another_form_of_a_word_finds_it() {
+    let (_d, fts) = index(&[
+        (DEPLOY, "We deploy with a blue-green switch on Fridays"),
+        (OTHER, "The parser reads segments line by line"),
+    ]);
+    assert_eq!(found(&fts, "deployment"), [key(DEPLOY)]);
+    assert_eq!(found(&fts, "deploying"), [key(DEPLOY)]);
+    let (_d, fts) = index(&[(DEPLOY, "the deployments failed twice")]);
+    assert_eq!(found(&fts, "deploy"), [key(DEPLOY)]);
+}
+
+#[test]
+fn a_typo_in_an_unknown_word_is_forgiven() {
+    let (_d, fts) = index(&[
+        (KUBECTL, "ran kubectl apply -f deploy.yaml"),
+        (OTHER, "The parser reads segments line by line"),
+    ]);
+    assert_eq!(found(&fts, "kubctl"), [key(KUBECTL)]);
+    assert_eq!(found(&fts, "kubectl"), [key(KUBECTL)]);
+    // a short word is not guessed at
+    assert!(found(&fts, "prs").is_empty());
+    // a known word is taken as written
+    let hits = fts
+        .search("parser", &Filters::default(), 10)
+        .expect("search");
+    assert_eq!(hits.len(), 1);
+}
+
+#[test]
+fn an_exact_identifier_still_ranks_first() {
+    let (_d, fts) = index(&[
+        (PARTS, "get the user by their id from the users table"),
+        (EXACT, "getUserById returns None for deleted users"),
+        (OTHER, "user ids are stable"),
+    ]);
+    let hits = found(&fts, "getUserById");
+    assert_eq!(hits.first(), Some(&key(EXACT)), "{hits:?}");
+}

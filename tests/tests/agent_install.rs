@@ -1,0 +1,115 @@
+//! `memlog install codex|gemini` and `memlog uninstall codex|gemini`: the
+//! agents' hook files gain memlog's hooks once, keep everything else, and
+//! lose only memlog's again. No agent CLI needed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use memlog_e2e::TestRepo;
+use serde_json::{Value, json};
+
+fn read(path: &std::path::Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The commands of every hook under `config.hooks`, by event.
+fn commands(config: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (event, groups) in config["hooks"].as_object().into_iter().flatten() {
+        for group in groups.as_array().unwrap() {
+            for hook in group["hooks"].as_array().unwrap() {
+                out.push((event.clone(), hook["command"].as_str().unwrap().to_string()));
+            }
+        }
+    }
+    out
+}
+
+fn check(agent: &str, file: &str, existing: Value, events: &[&str], extra: &str) {
+    let repo = TestRepo::new();
+    let path = repo.path().join(file);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, existing.to_string()).unwrap();
+
+    repo.memlog(&["install", agent]).ok();
+    repo.memlog(&["install", agent]).ok(); // again: replaces, does not duplicate
+    let config = read(&path);
+    let ours: Vec<(String, String)> = commands(&config)
+        .into_iter()
+        .filter(|(_, c)| c.contains(" hook --agent "))
+        .collect();
+    assert_eq!(ours.len(), events.len(), "{config:#}");
+    for event in events {
+        let command = &ours.iter().find(|(e, _)| e == event).unwrap().1;
+        assert!(
+            command.ends_with(&format!("hook --agent {agent} {event}{extra}")),
+            "{command}"
+        );
+    }
+    assert!(
+        commands(&config).iter().any(|(_, c)| c == "./lint.sh"),
+        "the other hook is kept: {config:#}"
+    );
+    for (key, value) in existing.as_object().unwrap() {
+        if key != "hooks" {
+            assert_eq!(&config[key], value, "{key} is kept");
+        }
+    }
+
+    let out = repo.memlog(&["uninstall", agent]).ok().stdout();
+    assert!(out.contains(&format!("removed {}", events.len())), "{out}");
+    let config = read(&path);
+    assert_eq!(
+        commands(&config),
+        [("SessionStart".to_string(), "./lint.sh".to_string())]
+    );
+}
+
+#[test]
+fn codex_hooks_json_keeps_other_hooks() {
+    check(
+        "codex",
+        ".codex/hooks.json",
+        json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "./lint.sh"}]}]}}),
+        &[
+            "SessionStart",
+            "UserPromptSubmit",
+            "PostToolUse",
+            "Stop",
+            "PreCompact",
+            "SessionEnd",
+        ],
+        "",
+    );
+}
+
+#[test]
+fn gemini_settings_keep_other_settings_and_hooks() {
+    check(
+        "gemini",
+        ".gemini/settings.json",
+        json!({
+            "general": {"vimMode": true},
+            "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "./lint.sh"}]}]}
+        }),
+        &[
+            "SessionStart",
+            "BeforeAgent",
+            "AfterTool",
+            "AfterAgent",
+            "PreCompress",
+            "SessionEnd",
+        ],
+        " 2>/dev/null || true",
+    );
+}
+
+#[test]
+fn a_broken_hooks_file_is_named_and_left_alone() {
+    let repo = TestRepo::new();
+    let path = repo.path().join(".codex/hooks.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "{ not json").unwrap();
+    let out = repo.memlog(&["install", "codex"]);
+    assert_ne!(out.code(), Some(0));
+    assert!(out.stderr().contains("hooks.json"), "{}", out.stderr());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ not json");
+}

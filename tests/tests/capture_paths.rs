@@ -1,0 +1,219 @@
+//! One session, two capture paths: what the hooks recorded while Claude
+//! Code ran and what an import later reads from its transcript are one
+//! memory (issue 15, item 1). Runs on the project's own fixture
+//! (`fixtures/claude-code/capture/`) and the hook payloads of the same
+//! session; `claude_cli.rs` checks the same with the real CLI.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use memlog_e2e::{Run, TestRepo, memlog_command};
+use serde_json::{Value, json};
+
+const SESSION: &str = "3c5e7a90-1b2d-4f6e-8a0c-2e4f6a8b0c1d";
+const PROMPT: &str = "Which rounding does the payment provider use?";
+const ANSWER: &str = "It rounds half up to the cent.";
+
+fn transcript() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/claude-code/capture")
+        .join(format!("{SESSION}.jsonl"))
+}
+
+/// The payloads Claude Code gives memlog's hooks for the fixture's session.
+fn payloads(repo: &TestRepo) -> Vec<(&'static str, Value)> {
+    let cwd = repo.path().display().to_string();
+    let base = json!({
+        "session_id": SESSION,
+        "transcript_path": transcript().display().to_string(),
+        "cwd": cwd,
+        "permission_mode": "default",
+    });
+    let with = |event: &str, extra: Value| {
+        let mut p = base.clone();
+        p["hook_event_name"] = json!(event);
+        for (k, v) in extra.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        p
+    };
+    vec![
+        (
+            "SessionStart",
+            with(
+                "SessionStart",
+                json!({"source": "startup", "model": "claude-opus-5-5"}),
+            ),
+        ),
+        (
+            "UserPromptSubmit",
+            with("UserPromptSubmit", json!({ "prompt": PROMPT })),
+        ),
+        (
+            "PostToolUse",
+            with(
+                "PostToolUse",
+                json!({
+                    "tool_name": "Read",
+                    "tool_input": {"file_path": "/home/dev/acme-shop/docs/provider.md"},
+                    "tool_response": {"type": "text", "file": {
+                        "filePath": "/home/dev/acme-shop/docs/provider.md",
+                        "content": "The provider rounds half up to the cent.\n",
+                        "numLines": 2, "startLine": 1, "totalLines": 2}},
+                    "tool_use_id": "toolu_01CapRd7Kx2Lm9Qw3Ez5Rt8Y",
+                }),
+            ),
+        ),
+        (
+            "Stop",
+            with(
+                "Stop",
+                json!({"stop_hook_active": false, "last_assistant_message": ANSWER}),
+            ),
+        ),
+        ("SessionEnd", with("SessionEnd", json!({"reason": "other"}))),
+    ]
+}
+
+fn hook(repo: &TestRepo, event: &str, payload: &Value) {
+    let mut child = memlog_command(repo.path())
+        .args(["hook", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memlog hook");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    Run {
+        output: child.wait_with_output().unwrap(),
+    }
+    .ok();
+}
+
+/// A repository whose hooks recorded the session, except `skip`ped events.
+fn captured_by_hooks(skip: &[&str]) -> TestRepo {
+    let repo = TestRepo::new();
+    // Quiet: no context injection, only capture.
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject: false\n",
+    )
+    .unwrap();
+    for (event, payload) in payloads(&repo) {
+        if !skip.contains(&event) {
+            hook(&repo, event, &payload);
+        }
+    }
+    repo
+}
+
+fn import_transcript(repo: &TestRepo) -> Value {
+    repo.memlog(&[
+        "import",
+        "claude-code",
+        "--json",
+        transcript().to_str().unwrap(),
+    ])
+    .ok()
+    .json()
+}
+
+fn session_events(repo: &TestRepo) -> Vec<Value> {
+    repo.memlog(&["cat", "--session", SESSION])
+        .ok()
+        .json_lines()
+}
+
+fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["kind"] == kind).collect()
+}
+
+#[test]
+fn the_transcript_of_a_hook_captured_session_adds_nothing() {
+    let repo = captured_by_hooks(&[]);
+    let before = session_events(&repo);
+    assert_eq!(repo.memlog_commits().len(), 1);
+
+    let report = import_transcript(&repo);
+    assert_eq!(report["added"], 0, "{report}");
+    assert_eq!(report["commits"], 0, "{report}");
+    assert_eq!(session_events(&repo), before);
+    assert_eq!(repo.memlog_commits().len(), 1);
+}
+
+#[test]
+fn a_missed_stop_is_completed_by_the_import_once() {
+    let repo = captured_by_hooks(&["Stop"]);
+    let before = session_events(&repo);
+    assert!(of_kind(&before, "agent_response").is_empty());
+
+    let report = import_transcript(&repo);
+    assert_eq!(report["added"], 1, "{report}");
+    let after = session_events(&repo);
+    assert_eq!(after.len(), before.len() + 1);
+    let answers = of_kind(&after, "agent_response");
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["body"]["text"], ANSWER);
+    assert_eq!(of_kind(&after, "user_prompt").len(), 1);
+    assert_eq!(of_kind(&after, "tool_observation").len(), 1);
+
+    assert_eq!(import_transcript(&repo)["added"], 0);
+    assert_eq!(session_events(&repo).len(), after.len());
+}
+
+#[test]
+fn importing_into_a_running_session_adds_what_its_journal_lacks() {
+    // The session is still running (no SessionEnd yet: its events are in a
+    // journal), and its Stop hook has not run.
+    let repo = captured_by_hooks(&["Stop", "SessionEnd"]);
+    let report = import_transcript(&repo);
+    assert_eq!(report["added"], 1, "{report}");
+    // The session ends: its journal is sealed beside the import.
+    let end = payloads(&repo).pop().unwrap();
+    hook(&repo, end.0, &end.1);
+    let events = session_events(&repo);
+    assert_eq!(of_kind(&events, "user_prompt").len(), 1, "{events:?}");
+    assert_eq!(of_kind(&events, "tool_observation").len(), 1);
+    assert_eq!(of_kind(&events, "agent_response").len(), 1);
+}
+
+#[test]
+fn a_neutral_file_of_captured_data_adds_nothing() {
+    let repo = captured_by_hooks(&[]);
+    let before = session_events(&repo).len();
+    let lines = [
+        json!({"session": SESSION, "ts": "2026-11-24T09:00:00.100Z", "kind": "user_prompt", "text": PROMPT}),
+        json!({"session": SESSION, "ts": "2026-11-24T09:00:02.000Z", "kind": "agent_response", "text": ANSWER}),
+    ];
+    let file = repo.path().join("export.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let report = repo
+        .memlog(&["import", "jsonl", "--json", file.to_str().unwrap()])
+        .ok()
+        .json();
+    assert_eq!(report["added"], 0, "{report}");
+    assert_eq!(report["commits"], 0, "{report}");
+    assert_eq!(session_events(&repo).len(), before);
+}
+
+#[test]
+fn a_forgotten_event_does_not_come_back_with_the_import() {
+    let repo = captured_by_hooks(&[]);
+    let events = session_events(&repo);
+    let prompt = of_kind(&events, "user_prompt")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    repo.memlog(&["forget", &prompt]).ok();
+    let report = import_transcript(&repo);
+    assert_eq!(report["added"], 0, "{report}");
+    assert!(of_kind(&session_events(&repo), "user_prompt").is_empty());
+}

@@ -1,0 +1,196 @@
+//! The real Claude Code CLI, offline against a scripted API on 127.0.0.1,
+//! with memlog's hooks installed by `memlog install claude`: what memlog
+//! captures from a real session, and what a real session receives.
+//! Skipped (with a message) when `scripts/install-assets` has not installed
+//! Claude Code.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use memlog_e2e::{ClaudeCli, TestRepo};
+use serde_json::{Value, json};
+
+/// A repository with a file the scripted model reads.
+fn repo_with_notes() -> TestRepo {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join("notes.txt"),
+        "The release train leaves on Thursdays; freeze is Wednesday noon.\n",
+    )
+    .unwrap();
+    repo
+}
+
+/// Reads `notes.txt` with the Read tool, then answers.
+fn read_and_answer(repo: &TestRepo, answer: &str) -> Value {
+    let file = repo.path().join("notes.txt");
+    json!({
+        "turns": [
+            {"text": "Let me read the notes.",
+             "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}},
+            {"text": answer}
+        ],
+        "side_text": "Release notes"
+    })
+}
+
+fn events_of(repo: &TestRepo, session: &str) -> Vec<Value> {
+    repo.memlog(&["cat", "--session", session])
+        .ok()
+        .json_lines()
+}
+
+#[test]
+fn a_real_session_is_captured_and_sealed_as_one_commit() {
+    let repo = repo_with_notes();
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    let answer = "Releases leave on Thursdays, the freeze is Wednesday noon.";
+    let run = claude.run(
+        "When does the release train leave?",
+        &read_and_answer(&repo, answer),
+    );
+    assert_eq!(run.result["result"], answer, "{}", run.result);
+    assert!(
+        run.requests_contain("freeze is Wednesday noon"),
+        "the Read result reached the model"
+    );
+
+    let events = events_of(&repo, &run.session_id);
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in [
+        "session_start",
+        "user_prompt",
+        "tool_observation",
+        "agent_response",
+        "session_end",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+    }
+    let prompt = events.iter().find(|e| e["kind"] == "user_prompt").unwrap();
+    assert_eq!(prompt["body"]["text"], "When does the release train leave?");
+    let read = events
+        .iter()
+        .find(|e| e["kind"] == "tool_observation")
+        .unwrap();
+    assert_eq!(read["body"]["tool"], "Read");
+    assert!(
+        read["body"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("freeze is Wednesday noon"),
+        "{read}"
+    );
+    let response = events
+        .iter()
+        .find(|e| e["kind"] == "agent_response")
+        .unwrap();
+    assert_eq!(response["body"]["text"], answer);
+    assert!(events.iter().all(|e| e["meta"]["client"] == "claude-code"));
+
+    // SessionEnd sealed the session: one commit, listed by `memlog log`.
+    let log = repo.memlog(&["log", "--json"]).ok().json();
+    let sessions = log["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{log}");
+    assert_eq!(sessions[0]["session"], run.session_id.as_str());
+    assert_eq!(sessions[0]["events"], events.len());
+    assert_eq!(repo.memlog_commits().len(), 1);
+    assert_eq!(
+        repo.memlog(&["stats", "--json"]).ok().json()["journals"],
+        0,
+        "nothing left unsealed"
+    );
+}
+
+/// Imports transcripts and returns the report.
+fn import(repo: &TestRepo, transcripts: &[&std::path::Path]) -> Value {
+    let mut args = vec!["import", "claude-code", "--json"];
+    let paths: Vec<String> = transcripts
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    args.extend(paths.iter().map(String::as_str));
+    repo.memlog(&args).ok().json()
+}
+
+#[test]
+fn importing_hook_captured_sessions_adds_nothing() {
+    let repo = repo_with_notes();
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    let first = claude.run(
+        "When does the release train leave?",
+        &read_and_answer(&repo, "On Thursdays."),
+    );
+    let second = claude.run(
+        "And when is the freeze?",
+        &read_and_answer(&repo, "Wednesday noon."),
+    );
+    let before = repo.cat().len();
+    let commits = repo.memlog_commits().len();
+    assert_eq!(commits, 2);
+
+    let report = import(
+        &repo,
+        &[
+            &claude.transcript(&first.session_id),
+            &claude.transcript(&second.session_id),
+        ],
+    );
+    assert_eq!(report["added"], 0, "{report}");
+    assert_eq!(report["commits"], 0, "{report}");
+    assert_eq!(repo.cat().len(), before);
+    assert_eq!(repo.memlog_commits().len(), commits);
+    let twice = import(
+        &repo,
+        &[
+            &claude.transcript(&first.session_id),
+            &claude.transcript(&second.session_id),
+        ],
+    );
+    assert_eq!(twice["added"], 0, "{twice}");
+}
+
+#[test]
+fn importing_a_session_whose_stop_hook_never_ran_adds_only_its_answer() {
+    let repo = repo_with_notes();
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    // Without memlog's Stop hook, as when the agent is killed mid-answer.
+    let path = claude.settings_path();
+    let mut settings: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    settings["hooks"].as_object_mut().unwrap().remove("Stop");
+    std::fs::write(&path, settings.to_string()).unwrap();
+
+    let answer = "Thursdays, with the freeze on Wednesday noon.";
+    let run = claude.run(
+        "When does the release train leave?",
+        &read_and_answer(&repo, answer),
+    );
+    let before = events_of(&repo, &run.session_id);
+    assert!(
+        before.iter().all(|e| e["kind"] != "agent_response"),
+        "no Stop hook, no answer: {before:?}"
+    );
+
+    let transcript = claude.transcript(&run.session_id);
+    let report = import(&repo, &[&transcript]);
+    assert_eq!(report["added"], 1, "{report}");
+    assert_eq!(report["commits"], 1, "{report}");
+    let after = events_of(&repo, &run.session_id);
+    assert_eq!(after.len(), before.len() + 1);
+    let answers: Vec<&Value> = after
+        .iter()
+        .filter(|e| e["kind"] == "agent_response")
+        .collect();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["body"]["text"], answer);
+
+    // Importing again adds nothing.
+    let again = import(&repo, &[&transcript]);
+    assert_eq!(
+        (again["added"].clone(), again["commits"].clone()),
+        (json!(0), json!(0))
+    );
+}

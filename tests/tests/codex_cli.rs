@@ -1,0 +1,187 @@
+//! The real Codex CLI, offline against a scripted Responses API on
+//! 127.0.0.1, with memlog's hooks installed by `memlog install codex`:
+//! capture of a session with a tool call, memory shared with Claude Code,
+//! and an import of Codex's own session file that adds nothing. Skipped
+//! (with a message) when `scripts/install-assets` has not installed the
+//! CLIs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use memlog_e2e::{ClaudeCli, CodexCli, McpProcess, TestRepo, memlog_command, run};
+use serde_json::{Value, json};
+
+fn repo_with_notes() -> TestRepo {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join("notes.txt"),
+        "The release freeze is Wednesday noon.\n",
+    )
+    .unwrap();
+    repo
+}
+
+/// Runs `cat notes.txt` through Codex's shell tool, then answers.
+fn cat_and_answer(answer: &str) -> Value {
+    json!({
+        "turns": [
+            {"text": "Reading the notes.",
+             "tool_use": {"name": "exec_command", "input": {"cmd": "cat notes.txt"}}},
+            {"text": answer}
+        ],
+        "side_text": "Notes"
+    })
+}
+
+fn events_of(repo: &TestRepo, session: &str) -> Vec<Value> {
+    repo.memlog(&["cat", "--session", session])
+        .ok()
+        .json_lines()
+}
+
+#[test]
+fn a_codex_session_is_captured_sealed_and_not_imported_twice() {
+    let repo = repo_with_notes();
+    let Some(codex) = CodexCli::find(&repo) else {
+        return;
+    };
+    let answer = "The freeze is Wednesday noon.";
+    let session = codex.run("When is the release freeze?", &cat_and_answer(answer));
+    assert!(
+        session.requests_contain("The release freeze is Wednesday noon."),
+        "the command's output reached the model"
+    );
+
+    let events = events_of(&repo, &session.session_id);
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in [
+        "session_start",
+        "user_prompt",
+        "tool_observation",
+        "agent_response",
+        "session_end",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+    }
+    let prompt = events.iter().find(|e| e["kind"] == "user_prompt").unwrap();
+    assert_eq!(prompt["body"]["text"], "When is the release freeze?");
+    let tool = events
+        .iter()
+        .find(|e| e["kind"] == "tool_observation")
+        .unwrap();
+    assert_eq!(tool["body"]["tool"], "Bash");
+    assert_eq!(tool["body"]["input"]["command"], "cat notes.txt");
+    assert!(
+        tool["body"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Wednesday noon"),
+        "{tool}"
+    );
+    let response = events
+        .iter()
+        .find(|e| e["kind"] == "agent_response")
+        .unwrap();
+    assert_eq!(response["body"]["text"], answer);
+    let version = codex.version.rsplit(' ').next().unwrap();
+    for e in &events {
+        assert_eq!(e["meta"]["client"], "codex", "{e}");
+        assert_eq!(e["meta"]["agent_version"], version, "{e}");
+    }
+    assert_eq!(repo.memlog_commits().len(), 1, "sealed as one commit");
+
+    // Codex's own session file adds nothing to what the hooks captured.
+    let rollout = codex.rollout(&session.session_id);
+    let report = repo
+        .memlog(&["import", "codex", "--json", rollout.to_str().unwrap()])
+        .ok()
+        .json();
+    assert_eq!(report["files"][0]["session"], session.session_id.as_str());
+    assert!(
+        report["files"][0]["events"].as_u64().unwrap() >= 3,
+        "{report}"
+    );
+    assert_eq!(report["added"], 0, "{report}");
+    assert_eq!(report["commits"], 0, "{report}");
+    // By default: the sessions under CODEX_HOME that ran here.
+    let default = run(memlog_command(repo.path())
+        .env("CODEX_HOME", codex.codex_home())
+        .args(["import", "codex", "--json"]))
+    .ok()
+    .json();
+    assert_eq!(default["files"].as_array().unwrap().len(), 1, "{default}");
+    assert_eq!(default["added"], 0, "{default}");
+}
+
+#[test]
+fn a_claude_code_session_reaches_codex_as_injected_context() {
+    let repo = repo_with_notes();
+    let (Some(claude), Some(codex)) = (ClaudeCli::find(&repo), CodexCli::find(&repo)) else {
+        return;
+    };
+    let decided = "We moved the quarzite migration behind the billing cutover.";
+    let claude_run = claude.run(
+        "Plan the quarzite migration order",
+        &json!({"turns": [{"text": decided}], "side_text": "Plan"}),
+    );
+    // What `memlog watch` (or the hooks' background refresh) does between
+    // sessions: the index catches up with the sealed Claude Code session.
+    repo.memlog(&["index"]).ok();
+    let run = codex.run(
+        "Is the quarzite migration behind the billing cutover?",
+        &json!({"turns": [{"text": "It waits for the billing cutover."}], "side_text": "x"}),
+    );
+    // Injected as developer messages: the briefing names the Claude Code
+    // session, the prompt's memories quote its answer.
+    assert!(
+        run.requests_contain("Plan the quarzite migration order"),
+        "the SessionStart briefing reached Codex's model"
+    );
+    assert!(
+        run.requests_contain(decided),
+        "Codex's model saw Claude Code's answer"
+    );
+    let sessions = repo.memlog(&["log", "--json"]).ok().json();
+    assert_eq!(
+        sessions["sessions"].as_array().unwrap().len(),
+        2,
+        "{sessions}"
+    );
+
+    // Filtered by agent.
+    for (agent, client, session) in [
+        ("codex", "codex", &run.session_id),
+        ("claude", "claude-code", &claude_run.session_id),
+    ] {
+        let only = repo
+            .memlog(&["log", "--json", "--agent", agent])
+            .ok()
+            .json();
+        let lines = only["sessions"].as_array().unwrap();
+        assert_eq!(lines.len(), 1, "{agent}: {only}");
+        assert_eq!(lines[0]["session"], session.as_str());
+        assert_eq!(lines[0]["agents"], json!([client]));
+        let events = repo.memlog(&["cat", "--agent", agent]).ok().json_lines();
+        assert!(!events.is_empty());
+        assert!(events.iter().all(|e| e["meta"]["client"] == client));
+        let found = repo
+            .memlog(&["search", "quarzite", "--agent", agent, "--json"])
+            .ok()
+            .json();
+        let hits = found["hits"].as_array().unwrap();
+        assert!(!hits.is_empty(), "{agent}: {found}");
+        assert!(
+            hits.iter().all(|h| h["meta"]["client"] == client),
+            "{agent}: {found}"
+        );
+        let mut mcp = McpProcess::start(repo.path());
+        let found = mcp.tool(
+            "memory_search",
+            json!({"query": "quarzite", "agent": agent}),
+        );
+        let hits = found["hits"].as_array().unwrap();
+        assert!(!hits.is_empty(), "{agent}: {found}");
+        assert!(
+            hits.iter().all(|h| h["session"] == session.as_str()),
+            "{agent}: {found}"
+        );
+    }
+}

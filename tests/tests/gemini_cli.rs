@@ -1,0 +1,143 @@
+//! The real Gemini CLI, offline against a scripted Gemini API on
+//! 127.0.0.1, with memlog's hooks installed by `memlog install gemini`:
+//! capture of a session with a tool call, and memory shared with Codex CLI.
+//! Skipped (with a message) when `scripts/install-assets` has not installed
+//! the CLIs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use memlog_e2e::{CodexCli, GeminiCli, TestRepo, memlog_command, run as run_memlog};
+use serde_json::{Value, json};
+
+fn repo_with_notes() -> TestRepo {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join("notes.txt"),
+        "The release freeze is Wednesday noon.\n",
+    )
+    .unwrap();
+    repo
+}
+
+fn events_of(repo: &TestRepo, session: &str) -> Vec<Value> {
+    repo.memlog(&["cat", "--session", session])
+        .ok()
+        .json_lines()
+}
+
+#[test]
+fn a_gemini_session_is_captured_and_sealed() {
+    let repo = repo_with_notes();
+    let Some(gemini) = GeminiCli::find(&repo) else {
+        return;
+    };
+    let run = gemini.run(
+        "When is the release freeze?",
+        &json!({
+            "turns": [
+                {"text": "Reading the notes.",
+                 "tool_use": {"name": "run_shell_command", "input": {"command": "cat notes.txt"}}},
+                {"text": "The freeze is Wednesday noon."}
+            ],
+            "side_text": "{}"
+        }),
+    );
+    assert!(run.requests_contain("The release freeze is Wednesday noon."));
+
+    let events = events_of(&repo, &run.session_id);
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in [
+        "session_start",
+        "user_prompt",
+        "tool_observation",
+        "agent_response",
+        "session_end",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+    }
+    let prompt = events.iter().find(|e| e["kind"] == "user_prompt").unwrap();
+    // Without the briefing Gemini prepends to the prompt.
+    assert_eq!(prompt["body"]["text"], "When is the release freeze?");
+    let tool = events
+        .iter()
+        .find(|e| e["kind"] == "tool_observation")
+        .unwrap();
+    assert_eq!(tool["body"]["tool"], "run_shell_command");
+    assert!(
+        tool["body"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Wednesday noon"),
+        "{tool}"
+    );
+    let answer = events
+        .iter()
+        .find(|e| e["kind"] == "agent_response")
+        .unwrap();
+    assert!(
+        answer["body"]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("The freeze is Wednesday noon."),
+        "{answer}"
+    );
+    assert!(events.iter().all(|e| e["meta"]["client"] == "gemini-cli"));
+    assert!(
+        events.iter().all(|e| e["meta"]["unknown_hook"].is_null()),
+        "{kinds:?}"
+    );
+    assert_eq!(repo.memlog_commits().len(), 1, "sealed as one commit");
+
+    // Gemini's saved chat adds nothing to what the hooks captured: by
+    // default the chats of this repository under ~/.gemini/tmp.
+    let report = run_memlog(
+        memlog_command(repo.path())
+            .env("HOME", gemini.home.path())
+            .args(["import", "gemini", "--json"]),
+    )
+    .ok()
+    .json();
+    assert_eq!(report["files"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(report["files"][0]["session"], run.session_id.as_str());
+    assert!(
+        report["files"][0]["events"].as_u64().unwrap() >= 3,
+        "{report}"
+    );
+    assert_eq!(report["added"], 0, "{report}");
+    assert_eq!(report["commits"], 0, "{report}");
+    let again = repo
+        .memlog(&[
+            "import",
+            "gemini",
+            "--json",
+            gemini.chats_root().to_str().unwrap(),
+        ])
+        .ok()
+        .json();
+    assert_eq!(again["added"], 0, "{again}");
+}
+
+#[test]
+fn a_codex_session_reaches_gemini_as_injected_context() {
+    let repo = repo_with_notes();
+    let (Some(codex), Some(gemini)) = (CodexCli::find(&repo), GeminiCli::find(&repo)) else {
+        return;
+    };
+    let decided = "We moved the quarzite migration behind the billing cutover.";
+    codex.run(
+        "Plan the quarzite migration order",
+        &json!({"turns": [{"text": decided}], "side_text": "Plan"}),
+    );
+    repo.memlog(&["index"]).ok();
+    let run = gemini.run(
+        "Is the quarzite migration behind the billing cutover?",
+        &json!({"turns": [{"text": "Yes, after the cutover."}], "side_text": "{}"}),
+    );
+    assert!(
+        run.requests_contain("<hook_context>"),
+        "memlog's context reached Gemini's model"
+    );
+    assert!(
+        run.requests_contain(decided),
+        "Gemini's model saw Codex's answer"
+    );
+}

@@ -1,0 +1,242 @@
+//! Recall that reaches the agent: what the UserPromptSubmit hook injects
+//! for a paraphrased follow-up, with and without a warm `memlog watch`,
+//! and that an unrelated prompt gets nothing. Uses the real model when it
+//! is installed (`scripts/install-assets`, which CI runs).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use memlog_e2e::{Run, TestRepo, memlog_command};
+use serde_json::{Value, json};
+
+fn model_installed() -> bool {
+    let home = std::env::var_os("MEMLOG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/memlog")
+        });
+    let ok = home.join("models/minilm-l6-int8/model.onnx").is_file();
+    if !ok {
+        eprintln!("skipped: the embedding model is not installed (run scripts/install-assets)");
+    }
+    ok
+}
+
+/// Earlier sessions: one answered where the zebrafish telemetry lives;
+/// the others are about unrelated work.
+const HISTORY: &[(&str, &str, &str)] = &[
+    (
+        "s1",
+        "user_prompt",
+        "Where do we write the tank sensor readings?",
+    ),
+    (
+        "s1",
+        "agent_response",
+        "The zebrafish telemetry lives in src/telemetry.rs; it appends one line per reading.",
+    ),
+    ("s2", "user_prompt", "Fix the flaky login test in CI"),
+    (
+        "s2",
+        "agent_response",
+        "The login test raced the session cache; it now waits for the cache to warm up.",
+    ),
+    (
+        "s3",
+        "user_prompt",
+        "Bump the parser to handle UTF-16 input",
+    ),
+    (
+        "s3",
+        "agent_response",
+        "The parser now detects a UTF-16 byte order mark and decodes before tokenizing.",
+    ),
+    ("s4", "user_prompt", "Why is the release build slow?"),
+    (
+        "s4",
+        "agent_response",
+        "Link-time optimisation on every crate; the release profile now uses thin LTO.",
+    ),
+];
+
+fn history_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n",
+    )
+    .unwrap();
+    let mut lines = String::new();
+    for (i, (session, kind, text)) in HISTORY.iter().enumerate() {
+        lines.push_str(
+            &json!({"session": session, "ts": format!("2026-01-0{}T10:00:{:02}Z", 1 + i / 2, i), "kind": kind, "text": text})
+                .to_string(),
+        );
+        lines.push('\n');
+    }
+    std::fs::write(repo.path().join("history.jsonl"), lines).unwrap();
+    repo.memlog(&["import", "jsonl", "history.jsonl"]).ok();
+    repo.memlog(&["index"]).ok();
+    repo
+}
+
+/// What `memlog hook UserPromptSubmit` injects for `prompt`.
+fn injected(repo: &TestRepo, session: &str, prompt: &str) -> String {
+    hook(
+        repo,
+        "UserPromptSubmit",
+        json!({"session_id": session, "prompt": prompt}),
+    )
+}
+
+/// Runs `memlog hook EVENT` with `fields` added to a payload of this
+/// repository; returns the context it injects.
+fn hook(repo: &TestRepo, event: &str, fields: Value) -> String {
+    let mut payload = json!({
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": repo.path().display().to_string(),
+        "hook_event_name": event,
+    });
+    for (k, v) in fields.as_object().unwrap() {
+        payload[k] = v.clone();
+    }
+    let mut child = memlog_command(repo.path())
+        .args(["hook", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memlog hook");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let out = Run {
+        output: child.wait_with_output().unwrap(),
+    };
+    assert_eq!(out.code(), Some(0), "{}", out.stderr());
+    let text = out.stdout();
+    if text.trim().is_empty() {
+        return String::new();
+    }
+    let v: Value = serde_json::from_str(text.trim()).expect("hook output is JSON");
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+const FOLLOW_UP: &str = "Remind me: which file holds the zebrafish telemetry?";
+const UNRELATED: &str = "What is a good name for a pet hamster?";
+
+#[test]
+fn a_paraphrased_follow_up_gets_the_answer_without_a_warm_process() {
+    if !model_installed() {
+        return;
+    }
+    let repo = history_repo();
+    let context = injected(&repo, "live-1", FOLLOW_UP);
+    assert!(context.contains("src/telemetry.rs"), "{context}");
+    assert!(
+        !context.contains("UTF-16"),
+        "unrelated memory injected:\n{context}"
+    );
+    assert_eq!(injected(&repo, "live-2", UNRELATED), "");
+    // `memlog context` answers as the hook does
+    let cli = repo.memlog(&["context", "--json", FOLLOW_UP]).ok().json();
+    assert!(
+        cli["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("src/telemetry.rs")
+    );
+}
+
+/// Kills a background child on drop.
+struct Background(Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn with_memlog_watch_the_prompt_embedding_ranks_and_gates() {
+    if !model_installed() {
+        return;
+    }
+    let repo = history_repo();
+    let _watch = Background(
+        memlog_command(repo.path())
+            .args(["watch"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let socket = repo.path().join(".git/memlog/warm.sock");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !socket.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(socket.exists(), "memlog watch opened its socket");
+    let context = injected(&repo, "live-1", FOLLOW_UP);
+    assert!(context.contains("src/telemetry.rs"), "{context}");
+    let recall = repo
+        .cat()
+        .into_iter()
+        .find(|e| e["kind"] == "recall" && e["session"] == "live-1")
+        .expect("a recall event");
+    assert_eq!(recall["body"]["path"], "warm");
+    assert_eq!(injected(&repo, "live-2", UNRELATED), "");
+}
+
+#[test]
+fn after_compaction_the_session_gets_its_own_memories_back() {
+    let repo = TestRepo::new();
+    let session = "compacted-1";
+    hook(
+        &repo,
+        "SessionStart",
+        json!({"session_id": session, "source": "startup"}),
+    );
+    hook(
+        &repo,
+        "UserPromptSubmit",
+        json!({"session_id": session, "prompt": "Keep the audit log in PostgreSQL 16, never in SQLite"}),
+    );
+    repo.memlog(&[
+        "note",
+        "--session",
+        session,
+        "Decided: audit rows are append-only; corrections are new rows.",
+    ])
+    .ok();
+    hook(
+        &repo,
+        "PreCompact",
+        json!({"session_id": session, "trigger": "auto"}),
+    );
+    let context = hook(
+        &repo,
+        "SessionStart",
+        json!({"session_id": session, "source": "compact"}),
+    );
+    assert!(context.contains("before compaction"), "{context}");
+    assert!(context.contains("PostgreSQL 16"), "{context}");
+    assert!(context.contains("append-only"), "{context}");
+    // a new session gets the usual briefing, not another session's recap
+    let fresh = hook(
+        &repo,
+        "SessionStart",
+        json!({"session_id": "other-2", "source": "startup"}),
+    );
+    assert!(!fresh.contains("before compaction"), "{fresh}");
+}
