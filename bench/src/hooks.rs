@@ -148,7 +148,10 @@ fn prompt_with_vectors(
     let _ = watch.kill();
     let _ = watch.wait();
     let mut warm = warm?;
-    for (path, times) in [("no warm process", &mut local), ("`memlog watch` running", &mut warm)] {
+    for (path, times) in [
+        ("no warm process", &mut local),
+        ("`memlog watch` running", &mut warm),
+    ] {
         rows.push(Row {
             name: format!(
                 "`memlog hook UserPromptSubmit` with vectors present, {path}, {label} events ({} runs)",
