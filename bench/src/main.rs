@@ -7,6 +7,7 @@
 mod generator;
 mod hooks;
 mod kills;
+mod lean;
 mod locomo;
 mod search;
 mod serve;
@@ -101,6 +102,13 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     locomo_dump: Option<PathBuf>,
 
+    /// The hot path, whole process, at 20k and 100k events (10k with
+    /// --quick): `memlog search` against the `sqlite3` CLI on an FTS5 table
+    /// of the same texts, the PostToolUse and UserPromptSubmit hooks,
+    /// `memlog record`, and `memlog --version` against a hello world.
+    #[arg(long)]
+    lean: bool,
+
     /// Crash safety instead: N random SIGKILLs during record, seal, import,
     /// index and purge, then checks that every event is there exactly once,
     /// forgotten ones are erased, and both fscks are clean (fails otherwise).
@@ -157,6 +165,14 @@ fn main() -> anyhow::Result<()> {
                 &mut rows,
             )?;
         }
+    }
+    if args.lean {
+        let (sizes, runs): (&[usize], usize) = if args.quick {
+            (&[10_000], 20)
+        } else {
+            (&[20_000, 100_000], 100)
+        };
+        rows.extend(lean::bench(&bin, args.seed, sizes, runs)?);
     }
     if args.sync {
         rows.extend(bench_sync(

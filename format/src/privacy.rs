@@ -39,6 +39,11 @@ pub const TRUNCATION_MARKER: &str = "\n...[TRUNCATED]...\n";
 /// no regex at all (compiling them all was most of a hook's run time). The
 /// first six are docs/DESIGN.md §3 (the key-block pattern widened from the
 /// header line to the whole block).
+///
+/// A key-value rule is tried only when its word ([`ASSIGNED_WORDS`]) is followed, after
+/// optional whitespace, by `:` or `=` (`get_token_by_id()` mentions a
+/// token but assigns none): compiling one of them cost a PostToolUse hook
+/// a quarter of its instructions.
 const SECRET_RULES: &[(&[&str], &str)] = &[
     (&["password"], r#"(?i)password\s*[:=]\s*['"]?[^\s'"]+"#),
     (&["api"], r#"(?i)api[_-]?key\s*[:=]\s*['"]?[^\s'"]+"#),
@@ -67,6 +72,23 @@ const SECRET_RULES: &[(&[&str], &str)] = &[
     ),
     (&["github_pat_"], r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
 ];
+
+/// For the key-value rules of [`SECRET_RULES`] (by pattern prefix): the
+/// word their match ends in before `\s*[:=]`.
+const ASSIGNED_WORDS: &[(&str, &str)] = &[
+    ("(?i)password", "password"),
+    ("(?i)api", "key"),
+    ("(?i)secret", "secret"),
+    ("(?i)token", "token"),
+];
+
+/// Whether `word` occurs in `lower` followed by optional whitespace and
+/// `:` or `=` (`\s` is Unicode White_Space, as `trim_start` is).
+fn assigned(lower: &str, word: &str) -> bool {
+    lower
+        .match_indices(word)
+        .any(|(i, w)| lower[i + w.len()..].trim_start().starts_with([':', '=']))
+}
 
 /// JSON object keys whose string values are secrets whatever they look
 /// like (compared lowercased, `-` read as `_`).
@@ -121,6 +143,8 @@ impl LazyRegex {
 /// (empty: always tried, as for configured patterns).
 struct SecretRule {
     triggers: &'static [&'static str],
+    /// For a key-value rule: the word that must be assigned.
+    assigned: Option<&'static str>,
     regex: LazyRegex,
 }
 
@@ -178,6 +202,10 @@ impl PrivacyFilter {
             .iter()
             .map(|(triggers, pattern)| SecretRule {
                 triggers,
+                assigned: ASSIGNED_WORDS
+                    .iter()
+                    .find(|(prefix, _)| pattern.starts_with(prefix))
+                    .map(|(_, word)| *word),
                 regex: LazyRegex::new(pattern, false),
             })
             .collect();
@@ -186,6 +214,7 @@ impl PrivacyFilter {
                 .map_err(|e| Error::invalid(format!("privacy pattern {p:?}"), e.to_string()))?;
             secrets.push(SecretRule {
                 triggers: &[],
+                assigned: None,
                 regex: LazyRegex::new(p, false),
             });
         }
@@ -198,9 +227,12 @@ impl PrivacyFilter {
         let (mut current, spans, warning) = self.remove_private_spans(text);
         report.private_spans = spans;
         report.warnings.extend(warning);
-        let lower = current.to_ascii_lowercase();
+        let mut lower = current.to_ascii_lowercase();
         for rule in &self.secrets {
             if !rule.triggers.is_empty() && !rule.triggers.iter().any(|t| lower.contains(t)) {
+                continue;
+            }
+            if rule.assigned.is_some_and(|w| !assigned(&lower, w)) {
                 continue;
             }
             let Some(re) = rule.regex.get() else { continue };
@@ -211,6 +243,7 @@ impl PrivacyFilter {
                     REDACTED
                 });
                 current = replaced.into_owned();
+                lower = current.to_ascii_lowercase();
                 report.redactions += n;
             }
         }
@@ -552,5 +585,34 @@ mod tests {
             truncate_output("short", 10_000, 100),
             ("short".to_string(), false)
         );
+    }
+
+    #[test]
+    fn key_value_rules_need_an_assignment() {
+        // Mentioning the word compiles and applies nothing…
+        for text in [
+            "fn get_token_by_id() {}",
+            "the api key rotates",
+            "Secrets manager",
+        ] {
+            let (t, r) = filter(text);
+            assert_eq!((t.as_str(), r.redactions), (text, 0));
+        }
+        // …while every separator form the patterns accept is still caught,
+        // Unicode whitespace included, and after an earlier redaction.
+        for (text, want) in [
+            ("TOKEN=abc123", "[REDACTED]"),
+            ("token :  abc123", "[REDACTED]"),
+            ("token\u{a0}= abc123", "[REDACTED]"),
+            ("api_key: k1 and API-KEY=k2", "[REDACTED] and [REDACTED]"),
+            ("apikey\t=\"k3\"", "[REDACTED]\""),
+            ("password: p1 secret = s1", "[REDACTED] [REDACTED]"),
+            (
+                "get_token_by_id(); token: t1",
+                "get_token_by_id(); [REDACTED]",
+            ),
+        ] {
+            assert_eq!(filter(text).0, want, "{text:?}");
+        }
     }
 }

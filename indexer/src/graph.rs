@@ -132,8 +132,19 @@ impl Graph {
             true,
         )
         .map_err(|e| corrupt(path, e))?;
-        conn.execute_batch(TABLES).map_err(|e| corrupt(path, e))?;
-        conn.execute_batch(INDEXES).map_err(|e| corrupt(path, e))?;
+        // Parsing the schema statements was a sixth of a one-shot search:
+        // they run only when the database was not stamped with this
+        // schema text yet (a new file, or a memlog whose tables changed).
+        let stamp = ddl_stamp();
+        let stamped: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| corrupt(path, e))?;
+        if stamped != stamp {
+            conn.execute_batch(TABLES).map_err(|e| corrupt(path, e))?;
+            conn.execute_batch(INDEXES).map_err(|e| corrupt(path, e))?;
+            conn.execute_batch(&format!("PRAGMA user_version={stamp}"))
+                .map_err(|e| corrupt(path, e))?;
+        }
         Ok(Graph { conn })
     }
 
@@ -210,6 +221,17 @@ impl Graph {
         .map_err(|e| Error::sql(Path::new("meta"), e))?;
         Ok(())
     }
+}
+
+/// A fingerprint of [`TABLES`] and [`INDEXES`] (FNV-1a, 31 bits, never
+/// 0: SQLite's default `user_version`), kept in the database's
+/// `user_version` once they were run against it.
+fn ddl_stamp() -> i64 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in TABLES.bytes().chain(INDEXES.bytes()) {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    i64::from((h & 0x7fff_ffff).max(1))
 }
 
 /// Turns off SQLite's own checkpoints: the automatic one after a commit
