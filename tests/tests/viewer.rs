@@ -203,6 +203,18 @@ fn the_api_answers_what_the_cli_prints() {
         ],
     );
     assert_eq!(ids(&filtered), ids(&cli_filtered));
+    // ... and the agent filter the same post-filter.
+    for agent in ["claude", "codex"] {
+        let web = api(
+            &server,
+            &format!("/api/search?q=checkout&limit=5&agent={agent}"),
+        );
+        let cli = cli_json(
+            &repo,
+            &["search", "checkout", "-n", "5", "--agent", agent, "--json"],
+        );
+        assert_eq!(ids(&web), ids(&cli), "{agent}");
+    }
     let bad = server.get("/api/search?q=x&kind=nonsense");
     assert_eq!(bad.status, 400, "{}", bad.text());
     assert!(

@@ -20,7 +20,9 @@ use memlog_indexer::search::search;
 use memlog_ops::error::chain;
 use memlog_ops::forget::{ForgetRequest, forget as record_forget};
 use memlog_ops::ids;
-use memlog_ops::search::{MAX_QUERY_BYTES, SearchQuery, search_request, with_query_vector};
+use memlog_ops::search::{
+    AGENT_OVERFETCH, MAX_QUERY_BYTES, SearchQuery, keep_agent, search_request, with_query_vector,
+};
 use memlog_ops::show::event_with_context;
 use memlog_ops::workspace::{self, KeptProjections};
 use memlog_ops::{diff, semantic, sessions, stats, warm};
@@ -311,7 +313,7 @@ fn event(site: &mut Site, id: &str, query: &Query) -> Result<Value, ApiError> {
 
 const MAX_SEARCH_LIMIT: usize = 100;
 
-/// `GET /api/search?q=…&limit=&kind=&session=&since=&until=&file=`:
+/// `GET /api/search?q=…&limit=&kind=&session=&since=&until=&file=&agent=`:
 /// `memlog search --json` for the same arguments (same request builder,
 /// same ranking), hits with their score parts.
 fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
@@ -348,6 +350,10 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
     })
     .map_err(|e| ApiError::bad_request(chain(&e)))?;
     let mut request = request;
+    let agent = one(query, "agent");
+    if agent.is_some() {
+        request.limit = limit.saturating_mul(AGENT_OVERFETCH);
+    }
     let ranking = site.repo.config.ranking.clone();
     let mode = one(query, "mode");
     let p = site.projections.get(&site.repo)?;
@@ -371,7 +377,10 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         with_query_vector(&site.repo, p, &mut request, mode, warm)
             .map_err(|e| ApiError::bad_request(chain(&e)))?
     };
-    let hits = search(p, &ranking, &request)?;
+    let mut hits = search(p, &ranking, &request)?;
+    if let Some(agent) = agent {
+        keep_agent(&mut hits, agent, limit);
+    }
     Ok(json!({
         "query": q,
         "mode": request.mode,
