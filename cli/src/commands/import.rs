@@ -252,7 +252,7 @@ fn import_claude_code(dir: &Path, args: ClaudeCodeArgs) -> anyhow::Result<ExitCo
         excluded_tools: repo.config.tools.exclude.clone(),
         ..memlog_hooks::HookOptions::default()
     };
-    let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
+    let mut sessions: NumberedSessions = Vec::new();
     let mut per_file = Vec::new();
     for file in &files {
         let t = memlog_hooks::transcript::read_with_subagents(file, &options)
@@ -378,7 +378,7 @@ fn import_codex(dir: &Path, args: CodexArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
+    let mut sessions: NumberedSessions = Vec::new();
     let mut per_file = Vec::new();
     for file in &files {
         let rollout = memlog_hooks::codex::read(file, &options)
@@ -392,26 +392,57 @@ fn import_codex(dir: &Path, args: CodexArgs) -> anyhow::Result<ExitCode> {
                 continue;
             }
         }
-        per_file.push(json!({
-            "path": file.display().to_string(),
-            "session": rollout.session_id,
-            "events": rollout.drafts.len(),
-            "malformed_lines": rollout.malformed,
-        }));
-        let drafts = rollout
-            .drafts
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| (i as u64, d));
-        match sessions.iter_mut().find(|(s, _)| *s == rollout.session_id) {
-            Some((_, existing)) => existing.extend(drafts),
-            None => sessions.push((rollout.session_id, drafts.collect())),
-        }
+        add_session_file(
+            &mut per_file,
+            &mut sessions,
+            file,
+            rollout.session_id,
+            rollout.drafts,
+            rollout.malformed,
+        );
     }
-    let recorder = Recorder::new(&repo)?;
+    seal_numbered(&repo, args.json, &per_file, sessions)
+}
+
+/// Sessions read from agents' session files, their events numbered by
+/// their place in the file (the same numbers on every import).
+type NumberedSessions = Vec<(String, Vec<(u64, memlog_format::Draft)>)>;
+
+/// Adds one session file's events to `sessions` (a session spread over
+/// several files continues its numbering) and its line to `per_file`.
+fn add_session_file(
+    per_file: &mut Vec<serde_json::Value>,
+    sessions: &mut NumberedSessions,
+    file: &Path,
+    session_id: String,
+    drafts: Vec<memlog_format::Draft>,
+    malformed: usize,
+) {
+    per_file.push(json!({
+        "path": file.display().to_string(),
+        "session": session_id,
+        "events": drafts.len(),
+        "malformed_lines": malformed,
+    }));
+    let drafts = drafts.into_iter().enumerate().map(|(i, d)| (i as u64, d));
+    match sessions.iter_mut().find(|(s, _)| *s == session_id) {
+        Some((_, existing)) => existing.extend(drafts),
+        None => sessions.push((session_id, drafts.collect())),
+    }
+}
+
+/// Seals what was read (leaving out what the sessions already hold) and
+/// prints the outcome.
+fn seal_numbered(
+    repo: &memlog_store::Repo,
+    json: bool,
+    per_file: &[serde_json::Value],
+    sessions: NumberedSessions,
+) -> anyhow::Result<ExitCode> {
+    let recorder = Recorder::new(repo)?;
     let (sealed, report) = recorder.import_numbered(sessions)?;
     let totals = totals(&sealed, &report);
-    print_import(args.json, &per_file, sealed.len(), &totals)
+    print_import(json, per_file, sealed.len(), &totals)
 }
 
 /// The chat folders of Gemini CLI projects inside `root`:
@@ -464,31 +495,21 @@ fn import_gemini(dir: &Path, args: GeminiArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{}: no such file or folder", p.display());
         }
     }
-    let mut sessions: Vec<(String, Vec<(u64, memlog_format::Draft)>)> = Vec::new();
+    let mut sessions: NumberedSessions = Vec::new();
     let mut per_file = Vec::new();
     for file in &files {
         let chat = memlog_hooks::gemini::read_chat(file, &options)
             .with_context(|| format!("reading {}", file.display()))?;
-        per_file.push(json!({
-            "path": file.display().to_string(),
-            "session": chat.session_id,
-            "events": chat.drafts.len(),
-            "malformed_lines": chat.malformed,
-        }));
-        let drafts = chat
-            .drafts
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| (i as u64, d));
-        match sessions.iter_mut().find(|(s, _)| *s == chat.session_id) {
-            Some((_, existing)) => existing.extend(drafts),
-            None => sessions.push((chat.session_id, drafts.collect())),
-        }
+        add_session_file(
+            &mut per_file,
+            &mut sessions,
+            file,
+            chat.session_id,
+            chat.drafts,
+            chat.malformed,
+        );
     }
-    let recorder = Recorder::new(&repo)?;
-    let (sealed, report) = recorder.import_numbered(sessions)?;
-    let totals = totals(&sealed, &report);
-    print_import(args.json, &per_file, sealed.len(), &totals)
+    seal_numbered(&repo, args.json, &per_file, sessions)
 }
 
 /// Prints an import's outcome, per file and in total.
