@@ -486,6 +486,26 @@ impl Drop for Background {
     }
 }
 
+/// Starts `memlog watch` in `dir` and waits (up to 30 s) until its warm
+/// socket is open; the watcher is killed when the result is dropped.
+pub fn start_watch(dir: &Path) -> Background {
+    let watch = Background(
+        memlog_command(dir)
+            .args(["watch"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn memlog watch"),
+    );
+    let socket = dir.join(".git/memlog/warm.sock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !socket.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(socket.exists(), "memlog watch opened its socket");
+    watch
+}
+
 pub mod http {
     use std::io::{Read, Write};
     use std::net::TcpStream;

@@ -609,16 +609,6 @@ fn the_plugin_follows_the_documented_schema() {
     assert!(commands >= 4);
 }
 
-/// Kills a background child on drop, so a failing test leaks nothing.
-struct Background(std::process::Child);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn injection_has_a_warm_path_through_memlog_watch_and_a_local_one() {
     let repo = quiet_repo_with_history();
@@ -641,20 +631,7 @@ fn injection_has_a_warm_path_through_memlog_watch_and_a_local_one() {
     let (local, _) = hook(&repo, "UserPromptSubmit", &p);
     assert_eq!(recall_path("cold-1"), "local");
 
-    let _watch = Background(
-        memlog_command(repo.path())
-            .args(["watch"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let socket = repo.path().join(".git/memlog/warm.sock");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !socket.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(socket.exists(), "memlog watch opened its socket");
+    let _watch = memlog_e2e::start_watch(repo.path());
     p["session_id"] = json!("warm-1");
     let (warm, _) = hook(&repo, "UserPromptSubmit", &p);
     assert_eq!(recall_path("warm-1"), "warm");

@@ -6,9 +6,8 @@
 
 use std::io::Write;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
-use memlog_e2e::{Background, Run, TestRepo, memlog_command, model_installed};
+use memlog_e2e::{Run, TestRepo, memlog_command, model_installed};
 use serde_json::{Value, json};
 
 /// Earlier sessions: one answered where the zebrafish telemetry lives;
@@ -149,20 +148,7 @@ fn with_memlog_watch_the_prompt_embedding_ranks_and_gates() {
         return;
     }
     let repo = history_repo();
-    let _watch = Background(
-        memlog_command(repo.path())
-            .args(["watch"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let socket = repo.path().join(".git/memlog/warm.sock");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !socket.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(socket.exists(), "memlog watch opened its socket");
+    let _watch = memlog_e2e::start_watch(repo.path());
     let context = injected(&repo, "live-1", FOLLOW_UP);
     assert!(context.contains("src/telemetry.rs"), "{context}");
     let recall = repo
