@@ -415,6 +415,12 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
     out
 }
 
+/// `text` on one line (every run of whitespace one space), cut to `max`
+/// characters: how listings and injected context show an event's text.
+pub fn one_line(text: &str, max: usize) -> String {
+    truncate_chars(&text.split_whitespace().collect::<Vec<_>>().join(" "), max)
+}
+
 fn take_string(map: &mut Map<String, Value>, field: &str) -> Result<String, String> {
     match map.remove(field) {
         Some(Value::String(s)) => Ok(s),

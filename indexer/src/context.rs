@@ -177,8 +177,7 @@ pub fn assemble(
         let mut block = heading;
         let mut block_ids = Vec::new();
         for h in items {
-            let text: String = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let text = memlog_format::event::truncate_chars(&text, ITEM_CHARS);
+            let text = memlog_format::event::one_line(&h.text, ITEM_CHARS);
             let superseded = h.superseded_by.as_ref().map_or(String::new(), |next| {
                 format!(
                     " (superseded by [{}])",

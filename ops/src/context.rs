@@ -54,14 +54,7 @@ pub fn session_recap(repo: &Repo, session: &str) -> Result<String> {
         format!(
             "- [{}] {}\n",
             e.id.short(),
-            memlog_format::event::truncate_chars(
-                &e.text()
-                    .unwrap_or_default()
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                RECAP_LINE
-            )
+            memlog_format::event::one_line(e.text().unwrap_or_default(), RECAP_LINE)
         )
     };
     let last = |kinds: &[Kind], n: usize| -> Vec<String> {
@@ -114,12 +107,11 @@ pub fn briefing(
             "## memlog: rules learned in this project\nCite a rule by [id] when you follow it.\n";
         let mut block = String::from(header);
         for r in &rules {
-            let text: String = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
             let line = format!(
                 "- [{}] {}: {}\n",
                 r.id.short(),
                 r.rule_kind,
-                memlog_format::event::truncate_chars(&text, 300)
+                memlog_format::event::one_line(&r.text, 300)
             );
             if approx_tokens(&block) + approx_tokens(&line) > config.context.budget_tokens / 2 {
                 break;
