@@ -7,6 +7,7 @@
 //! JSON. It owns the process: argv, stdout and stderr, exit codes and the
 //! stop signal (`stop.rs`) it hands to the long-running servers.
 
+mod allocator;
 mod commands;
 mod output;
 mod stop;
@@ -16,11 +17,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Indexing allocates from several threads at once (the full-text writer's
-/// and the main one); glibc's allocator spent a fifth of a rebuild on its
-/// locks.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 /// A memory log for coding agents that lives in git.
 ///
@@ -49,6 +47,9 @@ struct Cli {
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
     let cli = Cli::parse();
+    if cli.command.is_bulk() {
+        allocator::use_bulk_allocator();
+    }
     let dir = cli.directory.unwrap_or_else(|| PathBuf::from("."));
     match commands::run(cli.command, &dir) {
         Ok(code) => code,

@@ -88,6 +88,25 @@ pub enum Command {
     Serve(serve::ServeArgs),
 }
 
+impl Command {
+    /// Whether the command works through the whole log or serves for long
+    /// (indexing from several threads): it gets the bulk allocator.
+    pub fn is_bulk(&self) -> bool {
+        matches!(
+            self,
+            Command::Import(_)
+                | Command::Index(_)
+                | Command::Rebuild(_)
+                | Command::Sync(_)
+                | Command::Purge(_)
+                | Command::Fsck(_)
+                | Command::Watch(_)
+                | Command::Serve(_)
+                | Command::Mcp(_)
+        )
+    }
+}
+
 pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
     match command {
         Command::Init(args) => init::cmd_init(dir, args),
