@@ -19,9 +19,7 @@ use tantivy::query::{
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::{
-    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
-};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use crate::tokenizer;
 use crate::{Error, Result};
@@ -466,8 +464,18 @@ impl Fts {
             .search(query.as_ref(), &TopDocs::with_limit(limit).order_by_score())
             .map_err(err)?;
         let mut out = Vec::with_capacity(top.len());
+        let mut columns: Vec<Option<FastColumns>> = Vec::new();
+        columns.resize_with(searcher.segment_readers().len(), || None);
         for (score, addr) in top {
-            let (key, kind, ts_ms) = read_fast(&searcher, addr).map_err(err)?;
+            let segment = addr.segment_ord as usize;
+            let cols = match columns.get_mut(segment) {
+                Some(Some(c)) => c,
+                Some(slot) => slot.insert(
+                    FastColumns::open(searcher.segment_reader(addr.segment_ord)).map_err(err)?,
+                ),
+                None => continue,
+            };
+            let (key, kind, ts_ms) = cols.read(addr.doc_id).map_err(err)?;
             let Some(key) = key else { continue };
             out.push(Candidate {
                 key,
@@ -492,20 +500,37 @@ impl Fts {
 
 type FastValues = (Option<u64>, Option<String>, Option<i64>);
 
-fn read_fast(searcher: &Searcher, addr: DocAddress) -> tantivy::Result<FastValues> {
-    let ff = searcher.segment_reader(addr.segment_ord).fast_fields();
-    let str_value = |name: &str| -> tantivy::Result<Option<String>> {
-        let Some(col) = ff.str(name)? else {
-            return Ok(None);
+/// The fast-field columns a hit is read from, opened once per segment and
+/// search: opening one parses its header, which cost more than reading
+/// the values of every hit.
+struct FastColumns {
+    ts: tantivy::columnar::Column<i64>,
+    key: tantivy::columnar::Column<u64>,
+    kind: Option<tantivy::columnar::StrColumn>,
+}
+
+impl FastColumns {
+    fn open(segment: &tantivy::SegmentReader) -> tantivy::Result<FastColumns> {
+        let ff = segment.fast_fields();
+        Ok(FastColumns {
+            ts: ff.i64("ts")?,
+            key: ff.u64("key")?,
+            kind: ff.str("kind")?,
+        })
+    }
+
+    fn read(&self, doc: tantivy::DocId) -> tantivy::Result<FastValues> {
+        let kind = match &self.kind {
+            Some(col) => match col.term_ords(doc).next() {
+                Some(ord) => {
+                    let mut s = String::new();
+                    col.ord_to_str(ord, &mut s)?;
+                    Some(s)
+                }
+                None => None,
+            },
+            None => None,
         };
-        let Some(ord) = col.term_ords(addr.doc_id).next() else {
-            return Ok(None);
-        };
-        let mut s = String::new();
-        col.ord_to_str(ord, &mut s)?;
-        Ok(Some(s))
-    };
-    let ts = ff.i64("ts")?.first(addr.doc_id);
-    let key = ff.u64("key")?.first(addr.doc_id);
-    Ok((key, str_value("kind")?, ts))
+        Ok((self.key.first(doc), kind, self.ts.first(doc)))
+    }
 }

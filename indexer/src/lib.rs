@@ -33,6 +33,7 @@ pub mod embed;
 pub mod embed_cache;
 pub mod entities;
 mod error;
+pub mod event_keys;
 #[expect(
     missing_docs,
     reason = "another branch is rewriting this file; its docs land with it"

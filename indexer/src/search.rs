@@ -26,6 +26,7 @@ use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::event_keys::KeyMap;
 use crate::fts::Filters;
 use crate::memory::importance;
 use crate::projection::Projections;
@@ -159,7 +160,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         _ => None,
     };
     let semantic_on = vectors.is_some();
-    let mut candidates: HashMap<u64, Candidate> = HashMap::new();
+    let mut candidates: KeyMap<Candidate> = KeyMap::default();
     if use_fts {
         for (rank, c) in p
             .fts
@@ -225,7 +226,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     // time), and without vectors a search ranks as full text does. Along
     // reinforced pairs (kept in memory) always.
     let along_sessions = semantic_on;
-    let mut neighbours: HashMap<u64, Vec<(u64, f32)>> = HashMap::new();
+    let mut neighbours: KeyMap<Vec<(u64, f32)>> = KeyMap::default();
     if spread > 0.0 && (along_sessions || !learnt.is_empty()) {
         let seeds: Vec<u64> = candidates.keys().copied().collect();
         let mut joining: Vec<u64> = Vec::new();
@@ -301,7 +302,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     let lists = usize::from(use_fts) + usize::from(semantic_on);
 
     // Relevance of each candidate to the query, before spreading.
-    let relevance: HashMap<u64, (f32, Option<f32>)> = candidates
+    let relevance: KeyMap<(f32, Option<f32>)> = candidates
         .iter()
         .map(|(key, c)| {
             let semantic = semantic_on.then(|| {
@@ -418,47 +419,45 @@ fn demote_superseded(p: &Projections, hits: &mut [(i64, u64, Hit)]) -> Result<()
 }
 
 /// The event rows of `keys` (those the database still has), with their
-/// memory.
-fn event_rows(p: &Projections, keys: &[u64]) -> Result<HashMap<u64, Row>> {
-    let mut out = HashMap::with_capacity(keys.len());
-    for chunk in keys.chunks(500) {
-        let marks = vec!["?"; chunk.len()].join(",");
-        let mut stmt = p
-            .graph
-            .conn
-            .prepare_cached(&format!(
-                "SELECT e.key, e.id, e.session, e.seq, e.kind, e.ts, e.ts_ms, e.text, e.meta, {}
-                 FROM events e LEFT JOIN memory m ON m.event_id = e.id
-                 WHERE e.key IN ({marks}) ORDER BY e.id",
-                crate::memory::MEMORY_COLUMNS
-            ))
-            .map_err(|e| Error::sql(&p.dir, e))?;
-        let rows = stmt
-            .query_map(
-                rusqlite::params_from_iter(chunk.iter().map(|k| *k as i64)),
-                |r| {
-                    let kind: String = r.get(4)?;
-                    Ok((
-                        r.get::<_, i64>(0)? as u64,
-                        Row {
-                            memory: crate::memory::memory_row(&kind, r, 9)?,
-                            id: r.get(1)?,
-                            session: r.get(2)?,
-                            seq: r.get(3)?,
-                            kind,
-                            ts: r.get(5)?,
-                            ts_ms: r.get(6)?,
-                            text: r.get(7)?,
-                            meta: r.get(8)?,
-                        },
-                    ))
-                },
-            )
-            .map_err(|e| Error::sql(&p.dir, e))?;
-        for row in rows {
-            let (key, row) = row.map_err(|e| Error::sql(&p.dir, e))?;
-            // two ids sharing 64 bits: the first, as before
-            out.entry(key).or_insert(row);
+/// memory: one cached statement, a lookup per key. (A single `key IN (…)`
+/// query cost more: SQLite parsed its hundreds of placeholders afresh for
+/// each list length and built a temporary b-tree of them.)
+fn event_rows(p: &Projections, keys: &[u64]) -> Result<KeyMap<Row>> {
+    let err = |e| Error::sql(&p.dir, e);
+    let mut out = KeyMap::with_capacity_and_hasher(keys.len(), Default::default());
+    if keys.is_empty() {
+        return Ok(out);
+    }
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT e.id, e.session, e.seq, e.kind, e.ts, e.ts_ms, e.text, e.meta, {}
+             FROM events e LEFT JOIN memory m ON m.event_id = e.id
+             WHERE e.key = ?1",
+            crate::memory::MEMORY_COLUMNS
+        ))
+        .map_err(err)?;
+    for key in keys {
+        let row = stmt
+            .query_row([*key as i64], |r| {
+                let kind: String = r.get(3)?;
+                Ok(Row {
+                    memory: crate::memory::memory_row(&kind, r, 8)?,
+                    id: r.get(0)?,
+                    session: r.get(1)?,
+                    seq: r.get(2)?,
+                    kind,
+                    ts: r.get(4)?,
+                    ts_ms: r.get(5)?,
+                    text: r.get(6)?,
+                    meta: r.get(7)?,
+                })
+            })
+            .optional()
+            .map_err(err)?;
+        if let Some(row) = row {
+            out.insert(*key, row);
         }
     }
     Ok(out)
@@ -492,12 +491,14 @@ fn linked_events(
 /// Keys of the searchable events just before and after `row` in its session
 /// (row-value comparisons: a range of the session index, not a scan).
 fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
+    // Comparisons, not `NOT IN (…)`: a constant list makes SQLite build a
+    // temporary b-tree at every run, and these run twice per ranked event.
     static SEARCHABLE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         let kinds: Vec<String> = crate::derive::BOOKKEEPING_KINDS
             .iter()
-            .map(|k| format!("'{}'", k.as_str()))
+            .map(|k| format!("kind <> '{}'", k.as_str()))
             .collect();
-        format!("kind NOT IN ({})", kinds.join(", "))
+        kinds.join(" AND ")
     });
     let err = |e| Error::sql(&p.dir, e);
     let mut before = p

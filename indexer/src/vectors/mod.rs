@@ -36,6 +36,7 @@ use std::sync::OnceLock;
 use hnsw_rs::prelude::{Distance, Hnsw, HnswIo};
 use serde::{Deserialize, Serialize};
 
+use crate::event_keys::{KeyMap, KeySet};
 use crate::{Error, Result};
 
 pub use adopt::{adopt, discard};
@@ -110,7 +111,7 @@ pub struct VectorIndex {
     /// Built on first use: a process that reads a few vectors (a hook's
     /// query from the stored vectors of its best full-text hits) finds them
     /// in one pass over `keys` instead.
-    rows_by_key: OnceLock<HashMap<u64, u32>>,
+    rows_by_key: OnceLock<KeyMap<u32>>,
     vectors: File,
     graph: Option<Graph>,
 }
@@ -274,7 +275,7 @@ impl VectorIndex {
                 .filter_map(|k| map.get(k).map(|r| (*k, *r as usize)))
                 .collect(),
             None => {
-                let wanted: std::collections::HashSet<u64> = keys.iter().copied().collect();
+                let wanted: KeySet = keys.iter().copied().collect();
                 self.keys
                     .iter()
                     .enumerate()
@@ -292,7 +293,7 @@ impl VectorIndex {
         Ok(out)
     }
 
-    fn rows_by_key(&self) -> &HashMap<u64, u32> {
+    fn rows_by_key(&self) -> &KeyMap<u32> {
         self.rows_by_key.get_or_init(|| {
             self.keys
                 .iter()
@@ -377,8 +378,7 @@ impl VectorIndex {
                 } else {
                     0
                 };
-                let allowed_set: Option<std::collections::HashSet<u64>> =
-                    allowed.map(|a| a.iter().copied().collect());
+                let allowed_set: Option<KeySet> = allowed.map(|a| a.iter().copied().collect());
                 self.scan(start, |row, v| {
                     let key = self.keys[row];
                     if allowed_set.as_ref().is_none_or(|s| s.contains(&key)) {
