@@ -52,17 +52,6 @@ pub struct Assembled {
     pub tokens: usize,
 }
 
-/// Where the query vector of an assembly came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum QueryVector {
-    /// The prompt's own embedding (a warm process holds the model).
-    Embedded,
-    /// The mean of the stored vectors of the best full-text hits.
-    Feedback,
-    /// None: no vectors, or no full-text hit to start from.
-    None,
-}
-
 /// Assembles the context for `prompt` within `budget` tokens, leaving out
 /// `exclude_session` (the session asking).
 ///
@@ -86,22 +75,11 @@ pub fn assemble(
         ..Default::default()
     };
     let vectors = p.vectors().filter(|v| v.rows() > 0);
-    let (source, query_vector) = match (vectors, query_vector) {
-        (Some(v), Some(q)) if q.len() == v.meta.dim => (QueryVector::Embedded, Some(q.to_vec())),
-        (Some(v), _) => {
-            let keys: Vec<u64> = p
-                .fts()
-                .search(prompt, &filters, FEEDBACK_HITS)?
-                .into_iter()
-                .map(|c| c.key)
-                .collect();
-            match mean_direction(v.vectors_of(&keys)?.into_values()) {
-                Some(q) => (QueryVector::Feedback, Some(q)),
-                None => (QueryVector::None, None),
-            }
-        }
-        (None, _) => (QueryVector::None, None),
+    let query_vector = match (vectors, query_vector) {
+        (Some(v), Some(q)) if q.len() == v.meta.dim => Some(q.to_vec()),
+        _ => None,
     };
+    let embedded = query_vector.is_some();
     let hits = search(
         p,
         &config.ranking,
@@ -110,14 +88,16 @@ pub fn assemble(
             limit: CANDIDATES,
             filters,
             query_vector: query_vector.clone(),
-            rerank_only: source == QueryVector::Feedback,
+            // without the prompt's embedding, the best full-text hits'
+            // stored vectors make one
+            feedback: if embedded { 0 } else { FEEDBACK_HITS },
             ..Default::default()
         },
     )?;
     // Nothing is injected unless something is relevant enough.
     let best_fts = hits.iter().map(|h| h.parts.fts).fold(0.0f32, f32::max);
-    let confident = match (source, &query_vector, vectors) {
-        (QueryVector::Embedded, Some(q), Some(v)) => {
+    let confident = match (&query_vector, vectors) {
+        (Some(q), Some(v)) => {
             let keys: Vec<u64> = hits.iter().map(|h| crate::fts::event_key(&h.id)).collect();
             let best_cosine = v
                 .vectors_of(&keys)?
@@ -233,21 +213,4 @@ fn session_title(p: &Projections, session: &str) -> Result<Option<String>> {
     Ok(title
         .flatten()
         .map(|t| memlog_format::event::truncate_chars(t.lines().next().unwrap_or(""), 80)))
-}
-
-/// The normalised mean of `vectors`; `None` when there are none.
-fn mean_direction(vectors: impl Iterator<Item = Vec<f32>>) -> Option<Vec<f32>> {
-    let mut sum: Vec<f32> = Vec::new();
-    for v in vectors {
-        if sum.is_empty() {
-            sum = vec![0.0; v.len()];
-        }
-        if v.len() == sum.len() {
-            for (s, x) in sum.iter_mut().zip(&v) {
-                *s += x;
-            }
-        }
-    }
-    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-    (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
 }

@@ -70,11 +70,11 @@ pub struct SearchRequest {
     pub query_vector: Option<Vec<f32>>,
     /// Overrides `ranking.fusion`.
     pub fusion: Option<Fusion>,
-    /// The query vector only scores the candidates full text and spreading
-    /// found, and brings none of its own: for a query vector made from the
-    /// candidates themselves (pseudo-relevance feedback), which costs no
-    /// vector search.
-    pub rerank_only: bool,
+    /// Without a query vector, make one from the stored vectors of this
+    /// many best full-text hits (pseudo-relevance feedback; 0: don't). It
+    /// only scores the candidates full text and spreading found and brings
+    /// none of its own, so no model is loaded and no vector search runs.
+    pub feedback: usize,
 }
 
 /// The signals behind a hit's score, each in [0, 1].
@@ -155,12 +155,8 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     let want = req.limit.max(1);
     let depth = (want * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
     let use_fts = req.mode != SearchMode::Vector;
-    let vectors = match (&req.query_vector, &p.vectors) {
-        (Some(q), Some(v)) if req.mode != SearchMode::Fts && q.len() == v.meta.dim => Some((q, v)),
-        _ => None,
-    };
-    let semantic_on = vectors.is_some();
     let mut candidates: KeyMap<Candidate> = KeyMap::default();
+    let mut best_fts_keys = Vec::new();
     if use_fts {
         for (rank, c) in p
             .fts
@@ -168,12 +164,27 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             .into_iter()
             .enumerate()
         {
+            if rank < req.feedback {
+                best_fts_keys.push(c.key);
+            }
             let e = candidates.entry(c.key).or_default();
             e.fts = Some(c.relevance);
             e.fts_rank = Some(rank);
         }
     }
-    if let Some((query, index)) = vectors.filter(|_| !req.rerank_only) {
+    let feedback = match (&req.query_vector, &p.vectors) {
+        (None, Some(v)) if req.mode != SearchMode::Fts && !best_fts_keys.is_empty() => {
+            mean_direction(v.vectors_of(&best_fts_keys)?.into_values())
+        }
+        _ => None,
+    };
+    let rerank_only = feedback.is_some();
+    let vectors = match (req.query_vector.as_ref().or(feedback.as_ref()), &p.vectors) {
+        (Some(q), Some(v)) if req.mode != SearchMode::Fts && q.len() == v.meta.dim => Some((q, v)),
+        _ => None,
+    };
+    let semantic_on = vectors.is_some();
+    if let Some((query, index)) = vectors.filter(|_| !rerank_only) {
         let keys = allowed_keys(p, &req.filters)?;
         let found = index.search(query, depth, keys.as_deref())?;
         // Beside full text, only close vectors bring new candidates: a query
@@ -416,6 +427,23 @@ fn demote_superseded(p: &Projections, hits: &mut [(i64, u64, Hit)]) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The normalised mean of `vectors`; `None` when there are none.
+fn mean_direction(vectors: impl Iterator<Item = Vec<f32>>) -> Option<Vec<f32>> {
+    let mut sum: Vec<f32> = Vec::new();
+    for v in vectors {
+        if sum.is_empty() {
+            sum = vec![0.0; v.len()];
+        }
+        if v.len() == sum.len() {
+            for (s, x) in sum.iter_mut().zip(&v) {
+                *s += x;
+            }
+        }
+    }
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+    (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
 }
 
 /// The event rows of `keys` (those the database still has), with their

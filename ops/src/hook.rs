@@ -79,6 +79,21 @@ pub fn run(
         agent_version: agent_version(agent, &payload),
     };
     let drafts = memlog_hooks::drafts(&payload, &context, &options);
+    let event = payload.event.or_else(|| HookEvent::parse(event_name));
+    let budget = Duration::from_millis(match event {
+        Some(e) if e.injects_context() => repo.config.hooks.inject_budget_ms,
+        _ => repo.config.hooks.record_budget_ms,
+    });
+    // The context is assembled in a worker while this thread records the
+    // payload (and waits for its fsync): the two overlap.
+    let job = match event {
+        Some(e @ (HookEvent::SessionStart | HookEvent::UserPromptSubmit))
+            if repo.config.hooks.inject =>
+        {
+            Some(ContextJob::start(&repo, e, &payload, started, budget))
+        }
+        _ => None,
+    };
     let recorder = Recorder::new(&repo)?;
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {
         let same: Vec<Draft> = drafts
@@ -88,14 +103,9 @@ pub fn run(
         recorder.record(same)?;
     }
     // Unknown events were recorded as such above; nothing more to do.
-    let Some(event) = payload.event.or_else(|| HookEvent::parse(event_name)) else {
+    let Some(event) = event else {
         return Ok(None);
     };
-    let budget = Duration::from_millis(if event.injects_context() {
-        repo.config.hooks.inject_budget_ms
-    } else {
-        repo.config.hooks.record_budget_ms
-    });
     match event {
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {
@@ -118,8 +128,15 @@ pub fn run(
             let reason = on_stop(&repo, &recorder, &turn)?;
             Ok(reason.map(|r| memlog_hooks::stop_block_output(&r)))
         }
-        HookEvent::SessionStart | HookEvent::UserPromptSubmit if repo.config.hooks.inject => {
-            let output = inject(agent, &repo, &recorder, event, &payload, started, budget)?;
+        HookEvent::SessionStart | HookEvent::UserPromptSubmit if let Some(job) = job => {
+            let output = inject(
+                agent,
+                &repo,
+                &recorder,
+                event,
+                &payload,
+                job.wait(started, budget)?,
+            )?;
             if event == HookEvent::SessionStart {
                 start_warm_watcher(&repo);
             }
@@ -152,29 +169,17 @@ fn agent_version(agent: Agent, payload: &Payload) -> Option<String> {
     meta.get("cli_version")?.as_str().map(str::to_string)
 }
 
-/// Builds the context to inject within the budget, records a `recall` event
-/// naming what was injected, and returns the hook's JSON output.
+/// Records a `recall` event naming what was injected (the context a
+/// [`ContextJob`] assembled, and after compaction the session's recap) and
+/// returns the hook's JSON output.
 fn inject(
     agent: Agent,
     repo: &Repo,
     recorder: &Recorder,
     event: HookEvent,
     payload: &Payload,
-    started: Instant,
-    budget: Duration,
+    (assembled, path): (Option<Assembled>, &'static str),
 ) -> Result<Option<String>> {
-    let request = ContextRequest {
-        event: event.as_str().to_string(),
-        prompt: payload.prompt.clone().unwrap_or_default(),
-        session: payload.session_id.clone().unwrap_or_default(),
-        query_vector: None,
-    };
-    // Warm path: a running `memlog watch` answers from open indexes.
-    let remaining = budget.saturating_sub(started.elapsed());
-    let (assembled, path) = match warm::ask(repo, &request, remaining) {
-        Some(a) => (Some(a), "warm"),
-        None => (local_context(repo, request, started, budget)?, "local"),
-    };
     // After compaction the session's own memories come first: the summary
     // the agent continues from may have lost them.
     let assembled = match (event, payload.source.as_deref(), &payload.session_id) {
@@ -223,33 +228,60 @@ fn inject(
     Ok(agent.hook_output(event, Some(&assembled.markdown)))
 }
 
-/// Assembles the context in this process, in a worker thread, giving up
-/// when the budget runs out (the worker dies with the process).
-fn local_context(
-    repo: &Repo,
-    request: ContextRequest,
-    started: Instant,
-    budget: Duration,
-) -> Result<Option<Assembled>> {
-    let (tx, rx) = mpsc::channel();
-    let repo_dir = repo.common_dir.clone();
-    std::thread::spawn(move || {
-        let result = (|| -> Result<Option<Assembled>> {
-            let repo = Repo::discover(&repo_dir)?;
-            let Some(p) = projections_for_hook(&repo)? else {
-                return Ok(None);
-            };
-            answer(&repo, &p, &request).map(Some)
-        })();
-        let _ = tx.send(result);
-    });
-    let remaining = budget.saturating_sub(started.elapsed());
-    match rx.recv_timeout(remaining) {
-        Ok(result) => result,
-        Err(_) => bail!(
-            "injection skipped: over the {} ms budget",
-            budget.as_millis()
-        ),
+/// The context of a SessionStart or UserPromptSubmit hook, assembled in a
+/// worker thread: by a warm `memlog watch` when one answers, else from the
+/// projections in that thread. The hook gives up on it when its budget
+/// runs out (the worker dies with the process).
+struct ContextJob {
+    result: mpsc::Receiver<Result<(Option<Assembled>, &'static str)>>,
+}
+
+impl ContextJob {
+    fn start(
+        repo: &Repo,
+        event: HookEvent,
+        payload: &Payload,
+        started: Instant,
+        budget: Duration,
+    ) -> ContextJob {
+        let request = ContextRequest {
+            event: event.as_str().to_string(),
+            prompt: payload.prompt.clone().unwrap_or_default(),
+            session: payload.session_id.clone().unwrap_or_default(),
+            query_vector: None,
+        };
+        let (tx, rx) = mpsc::channel();
+        let repo_dir = repo.common_dir.clone();
+        std::thread::spawn(move || {
+            let result = (|| -> Result<(Option<Assembled>, &'static str)> {
+                // gix's repository cannot move between threads: opened again
+                let repo = Repo::discover(&repo_dir)?;
+                let remaining = budget.saturating_sub(started.elapsed());
+                if let Some(a) = warm::ask(&repo, &request, remaining) {
+                    return Ok((Some(a), "warm"));
+                }
+                let Some(p) = projections_for_hook(&repo)? else {
+                    return Ok((None, "local"));
+                };
+                Ok((Some(answer(&repo, &p, &request)?), "local"))
+            })();
+            let _ = tx.send(result);
+        });
+        ContextJob { result: rx }
+    }
+
+    /// The assembled context, or an error once the budget is spent.
+    fn wait(self, started: Instant, budget: Duration) -> Result<(Option<Assembled>, &'static str)> {
+        match self
+            .result
+            .recv_timeout(budget.saturating_sub(started.elapsed()))
+        {
+            Ok(result) => result,
+            Err(_) => bail!(
+                "injection skipped: over the {} ms budget",
+                budget.as_millis()
+            ),
+        }
     }
 }
 

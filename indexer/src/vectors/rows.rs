@@ -20,17 +20,31 @@ pub(super) fn row_text_hash(text: &str) -> u64 {
 }
 
 pub(super) fn read_u64s(path: &Path, n: usize) -> Result<Vec<u64>> {
-    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    if raw.len() < n * 8 {
-        return Err(Error::Corrupt {
-            what: path.display().to_string(),
-            message: "shorter than its meta.json says".into(),
-        });
+    use std::io::Read;
+    let short = || Error::Corrupt {
+        what: path.display().to_string(),
+        message: "shorter than its meta.json says".into(),
+    };
+    // Through a small buffer into the one vector: reading the whole file
+    // first allocated (and faulted in) it twice, a cost every prompt hook
+    // with vectors paid.
+    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::with_capacity(n);
+    let mut buf = [0u8; 64 * 1024];
+    while out.len() < n {
+        let want = ((n - out.len()) * 8).min(buf.len());
+        match file.read_exact(&mut buf[..want]) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(short()),
+            Err(e) => return Err(Error::io(path, e)),
+        }
+        out.extend(
+            buf[..want]
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
+        );
     }
-    Ok(raw[..n * 8]
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect())
+    Ok(out)
 }
 
 /// The append-only row files, open for a catch-up.
