@@ -16,8 +16,23 @@ fn time_hook(
     event: &str,
     payload: &serde_json::Value,
 ) -> anyhow::Result<std::time::Duration> {
+    time_hook_in(bin, dir, event, payload, None)
+}
+
+/// [`time_hook`] with `MEMLOG_HOME` set to `home`.
+fn time_hook_in(
+    bin: &Path,
+    dir: &Path,
+    event: &str,
+    payload: &serde_json::Value,
+    home: Option<&Path>,
+) -> anyhow::Result<std::time::Duration> {
     let t = Instant::now();
-    let mut child = Command::new(bin)
+    let mut command = Command::new(bin);
+    if let Some(home) = home {
+        command.env("MEMLOG_HOME", home);
+    }
+    let mut child = command
         .args(["hook", event])
         .current_dir(dir)
         .stdin(Stdio::piped())
@@ -97,9 +112,11 @@ pub fn bench(
 
 /// `UserPromptSubmit` once the memory has vectors (a stand-in embedder's:
 /// the real model would take an hour at 100k events, and the hook reads
-/// stored vectors the same whatever made them), with no warm process and
-/// with `memlog watch` answering (its model off, so it keeps no other
-/// vectors than these).
+/// stored vectors the same whatever made them), with no warm process
+/// (with the real model's distilled token table, when one is installed,
+/// filed under the stand-in's name so that the hook takes that path, and
+/// without one) and with `memlog watch` answering (its model off, so it
+/// keeps no other vectors than these).
 fn prompt_with_vectors(
     bin: &Path,
     dir: &Path,
@@ -107,7 +124,7 @@ fn prompt_with_vectors(
     label: &str,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
-    use memlog_indexer::embed::HashEmbedder;
+    use memlog_indexer::embed::{Embedder, HashEmbedder};
     use memlog_indexer::embed_cache::EmbeddingCache;
     std::fs::write(dir.join(".memlog.yaml"), "embedding:\n  enabled: false\n")?;
     let repo = memlog_store::Repo::discover(dir)?;
@@ -121,17 +138,52 @@ fn prompt_with_vectors(
         64,
         &mut |_, _| {},
     )?;
+    // the installed table, under the stand-in's name in a home of its own
+    let home = tempfile::tempdir()?;
+    let table = std::fs::read_dir(memlog_indexer::embed::memlog_home().join("token-vectors"))
+        .ok()
+        .and_then(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| p.extension().is_some_and(|x| x == "bin"))
+        });
+    let distilled_home = match table {
+        Some(table) => {
+            let name = memlog_indexer::token_vectors::path_for(HashEmbedder::new(384).model_id());
+            let target = home
+                .path()
+                .join("token-vectors")
+                .join(name.file_name().unwrap_or_default());
+            std::fs::create_dir_all(home.path().join("token-vectors"))?;
+            std::fs::copy(&table, &target)?;
+            true
+        }
+        None => {
+            eprintln!(
+                "no distilled token table installed (memlog index with the model makes one): the hook is timed without it only"
+            );
+            false
+        }
+    };
+    let no_table = tempfile::tempdir()?;
     let cwd = dir.display().to_string();
-    let time_prompts = |session: &str| -> anyhow::Result<Vec<std::time::Duration>> {
+    let time_prompts = |session: &str,
+                        home: Option<&Path>|
+     -> anyhow::Result<Vec<std::time::Duration>> {
         queries
             .iter()
             .map(|q| {
                 let p = json!({"session_id": session, "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": q});
-                time_hook(bin, dir, "UserPromptSubmit", &p)
+                time_hook_in(bin, dir, "UserPromptSubmit", &p, home)
             })
             .collect()
     };
-    let mut local = time_prompts("bench-vectors-local")?;
+    let mut distilled = if distilled_home {
+        Some(time_prompts("bench-vectors-distilled", Some(home.path()))?)
+    } else {
+        None
+    };
+    let mut local = time_prompts("bench-vectors-local", Some(no_table.path()))?;
     let mut watch = Command::new(bin)
         .arg("watch")
         .current_dir(dir)
@@ -144,14 +196,17 @@ fn prompt_with_vectors(
     while !socket.exists() && Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let warm = time_prompts("bench-vectors-warm");
+    let warm = time_prompts("bench-vectors-warm", None);
     let _ = watch.kill();
     let _ = watch.wait();
     let mut warm = warm?;
-    for (path, times) in [
-        ("no warm process", &mut local),
-        ("`memlog watch` running", &mut warm),
-    ] {
+    let mut paths = Vec::new();
+    if let Some(d) = distilled.as_mut() {
+        paths.push(("no warm process, distilled token table", d));
+    }
+    paths.push(("no warm process, no token table", &mut local));
+    paths.push(("`memlog watch` running", &mut warm));
+    for (path, times) in paths {
         rows.push(Row {
             name: format!(
                 "`memlog hook UserPromptSubmit` with vectors present, {path}, {label} events ({} runs)",

@@ -70,6 +70,11 @@ impl Evaluation {
         let files = ModelFiles::resolve(&Default::default());
         let model = ModelEmbedder::load(&files, 16)
             .context("the LoCoMo evaluations need the model (scripts/install-assets)")?;
+        // the hook's query vectors without a warm process
+        if memlog_indexer::token_vectors::TokenVectors::for_model(model.model_id())?.is_none() {
+            eprintln!("distilling the token vectors of {}", model.model_id());
+            memlog_indexer::token_vectors::distill(&files, model.model_id(), |_, _| {})?;
+        }
         Ok(Evaluation {
             events: read_set(set, "events.jsonl")?,
             queries: read_set(set, "queries.jsonl")?,
@@ -287,7 +292,7 @@ pub fn inject(
     dump: Option<&Path>,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
-    use memlog_indexer::context::assemble;
+    use memlog_indexer::context::{recall, render};
     use memlog_indexer::vectors::VectorAccess;
 
     let Evaluation {
@@ -348,59 +353,34 @@ pub fn inject(
                     .map(|a| a.iter().filter_map(Value::as_str).collect())
                     .unwrap_or_default();
                 for (path, vector) in [None, Some(v.as_slice())].into_iter().enumerate() {
-                    let a = assemble(
-                        &p,
-                        &repo.config,
-                        q["question"].as_str().unwrap_or(""),
-                        repo.config.context.budget_tokens,
-                        None,
-                        vector,
-                    )?;
-                    let cited: Vec<&str> = a
-                        .cited
-                        .iter()
-                        .filter_map(|id| refs.get(id).map(String::as_str))
-                        .collect();
-                    let found = evidence.iter().filter(|e| cited.contains(e)).count();
+                    let question = q["question"].as_str().unwrap_or("");
+                    let r = recall(&p, &repo.config, question, None, vector)?;
+                    let confident = r.confident(&repo.config);
+                    let ungated = render(&p, r.hits, repo.config.context.budget_tokens)?;
+                    let found_in = |a: &memlog_indexer::context::Assembled| {
+                        let cited: Vec<&str> = a
+                            .cited
+                            .iter()
+                            .filter_map(|id| refs.get(id).map(String::as_str))
+                            .collect();
+                        evidence.iter().filter(|e| cited.contains(e)).count()
+                    };
+                    let found_ungated = found_in(&ungated);
+                    let a = if confident {
+                        ungated.clone()
+                    } else {
+                        Default::default()
+                    };
+                    let found = found_in(&a);
                     tallies[path][half].add(&a, found, evidence.len());
                     if dump.is_some() {
-                        let question = q["question"].as_str().unwrap_or("");
-                        let top = p.fts().search(question, &Default::default(), 5)?;
-                        let best_fts = top.first().map_or(0.0, |c| c.relevance);
-                        // how alike the best full-text hits are in meaning
-                        let keys: Vec<u64> = top.iter().map(|c| c.key).collect();
-                        let vs: Vec<Vec<f32>> = p
-                            .vectors()
-                            .map(|v| v.vectors_of(&keys))
-                            .transpose()?
-                            .map(|m| m.into_values().collect())
-                            .unwrap_or_default();
-                        let dim = vs.first().map_or(0, Vec::len);
-                        let mut mean = vec![0f32; dim];
-                        for v in &vs {
-                            for (m, x) in mean.iter_mut().zip(v) {
-                                *m += x;
-                            }
-                        }
-                        let norm = mean.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
-                        let coherence = vs
-                            .iter()
-                            .map(|v| v.iter().zip(&mean).map(|(a, b)| a * b).sum::<f32>() / norm)
-                            .sum::<f32>()
-                            / vs.len().max(1) as f32;
-                        let top1_cos = top.first().and_then(|c| {
-                            let m = p.vectors()?.vectors_of(&[c.key]).ok()?;
-                            let v = m.get(&c.key)?;
-                            Some(v.iter().zip(&mean).map(|(a, b)| a * b).sum::<f32>() / norm)
-                        });
                         dump_lines.push(
                             serde_json::json!({
                                 "qid": q["qid"], "own": asked == conv, "path": path,
-                                "half": half, "best_fts": best_fts, "found": found,
-                                "coherence": coherence, "top1_cos": top1_cos,
-                                "second_fts": top.get(1).map(|c| c.relevance),
-                                "evidence": evidence.len(), "tokens": a.tokens,
-                                "injected": !a.cited.is_empty(),
+                                "half": half, "query": r.query, "best_fts": r.best_fts,
+                                "best_cosine": r.best_cosine, "found": found_ungated,
+                                "evidence": evidence.len(), "tokens": ungated.tokens,
+                                "confident": confident,
                             })
                             .to_string(),
                         );

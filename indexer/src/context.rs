@@ -36,6 +36,10 @@ const FEEDBACK_HITS: usize = 5;
 const CONFIDENCE_FTS_SHARE: f32 = 0.3;
 /// The confidence, so computed, under which nothing is injected.
 const MIN_CONFIDENCE: f32 = 0.45;
+/// The same two for a distilled vector, whose cosines run lower (tuned on
+/// the even questions of the shared LoCoMo set, like the others).
+const DISTILLED_FTS_SHARE: f32 = 0.2;
+const DISTILLED_MIN_CONFIDENCE: f32 = 0.302;
 /// Longest text shown for one memory, in characters.
 const ITEM_CHARS: usize = 480;
 /// How many characters of an event id are shown as its citation.
@@ -52,16 +56,156 @@ pub struct Assembled {
     pub tokens: usize,
 }
 
-/// Assembles the context for `prompt` within `budget` tokens, leaving out
-/// `exclude_session` (the session asking).
+/// What the prompt's memories were ranked with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryKind {
+    /// The prompt's embedding by the model (a warm `memlog watch`).
+    Embedded,
+    /// The prompt's vector from the distilled token table
+    /// ([`crate::token_vectors`]), made without the model.
+    Distilled,
+    /// The stored vectors of the best full-text hits (pseudo-relevance
+    /// feedback): vectors exist but neither of the above is at hand.
+    Feedback,
+    /// Full text alone: no vectors.
+    Text,
+}
+
+/// The ranked memories for a prompt and the evidence that any is relevant,
+/// before the gate.
+#[derive(Clone, Debug)]
+pub struct Recall {
+    /// Best first.
+    pub hits: Vec<Hit>,
+    /// What ranked them.
+    pub query: QueryKind,
+    /// Full-text coverage of the prompt by the best hit, in [0, 1].
+    pub best_fts: f32,
+    /// Best cosine of a hit to the prompt's own vector, when it has one
+    /// (embedded, or distilled with every word weighed alike).
+    pub best_cosine: Option<f32>,
+}
+
+impl Recall {
+    /// Whether anything is relevant enough to inject: from full text and
+    /// the best cosine together when the prompt has a vector, from full
+    /// text alone otherwise (`context.min_relevance`).
+    pub fn confident(&self, config: &Config) -> bool {
+        match (self.query, self.best_cosine) {
+            (QueryKind::Embedded, Some(c)) => {
+                CONFIDENCE_FTS_SHARE * self.best_fts + (1.0 - CONFIDENCE_FTS_SHARE) * c
+                    >= MIN_CONFIDENCE
+            }
+            (QueryKind::Distilled, Some(c)) => {
+                DISTILLED_FTS_SHARE * self.best_fts + (1.0 - DISTILLED_FTS_SHARE) * c
+                    >= DISTILLED_MIN_CONFIDENCE
+            }
+            _ => self.best_fts >= config.context.min_relevance,
+        }
+    }
+}
+
+/// Ranks the memories for `prompt`, leaving out `exclude_session` (the
+/// session asking), from the same hybrid ranking as `memlog search`.
 ///
-/// The memories come from the same hybrid ranking as `memlog search`. With
-/// `query_vector` (the prompt's embedding, by the model the vectors were
-/// made with), the vectors search and the gate weighs the best cosine with
-/// full-text coverage. Without one, no model is loaded: the stored vectors
-/// of the best full-text hits make a query vector that reranks the
-/// full-text candidates and their session neighbours, and full-text
-/// coverage alone decides whether anything is injected.
+/// With `query_vector` (the prompt's embedding, by the model the vectors
+/// were made with) the vectors are searched. Without one, no model is
+/// loaded: the prompt's vector comes from the distilled token table when
+/// there is one, else from the stored vectors of the best full-text hits;
+/// either only reranks the full-text candidates and their session
+/// neighbours (scanning every stored vector would cost a hook more than
+/// the rest of its work).
+pub fn recall(
+    p: &Projections,
+    config: &Config,
+    prompt: &str,
+    exclude_session: Option<&str>,
+    query_vector: Option<&[f32]>,
+) -> Result<Recall> {
+    let filters = crate::fts::Filters {
+        exclude_session: exclude_session.map(str::to_string),
+        ..Default::default()
+    };
+    let vectors = p.vectors().filter(|v| v.rows() > 0);
+    // the vector that ranks, and the one whose best cosine the gate weighs
+    let (query, vector, gate_vector) = match (vectors, query_vector) {
+        (Some(v), Some(q)) if q.len() == v.meta.dim => {
+            (QueryKind::Embedded, Some(q.to_vec()), Some(q.to_vec()))
+        }
+        (Some(v), _) => match distilled(p, &v.meta, prompt)? {
+            Some((ranking, gate)) => (QueryKind::Distilled, Some(ranking), Some(gate)),
+            None => (QueryKind::Feedback, None, None),
+        },
+        (None, _) => (QueryKind::Text, None, None),
+    };
+    let hits = search(
+        p,
+        &config.ranking,
+        &SearchRequest {
+            query: prompt.to_string(),
+            limit: CANDIDATES,
+            filters,
+            query_vector: vector,
+            rerank_only: query == QueryKind::Distilled,
+            feedback: if query == QueryKind::Feedback {
+                FEEDBACK_HITS
+            } else {
+                0
+            },
+            ..Default::default()
+        },
+    )?;
+    let best_fts = hits.iter().map(|h| h.parts.fts).fold(0.0f32, f32::max);
+    let best_cosine = match (&gate_vector, vectors) {
+        (Some(q), Some(v)) => {
+            let keys: Vec<u64> = hits.iter().map(|h| crate::fts::event_key(&h.id)).collect();
+            Some(
+                v.vectors_of(&keys)?
+                    .values()
+                    .map(|e| crate::embed::dot(q, e))
+                    .fold(0.0f32, f32::max),
+            )
+        }
+        _ => None,
+    };
+    Ok(Recall {
+        hits,
+        query,
+        best_fts,
+        best_cosine,
+    })
+}
+
+/// The prompt's two vectors from the distilled token table of the model
+/// that made the vectors, when there is one: for ranking, each word
+/// weighted by how rare it is in the memory (words no event contains
+/// cannot point at one and weigh nothing); for the gate, every word alike,
+/// so that a prompt about something the memory lacks is not judged by its
+/// few words that happen to occur. A damaged or foreign table is as good
+/// as none here (`memlog doctor` reports it).
+fn distilled(
+    p: &Projections,
+    meta: &crate::vectors::VectorMeta,
+    prompt: &str,
+) -> Result<Option<(Vec<f32>, Vec<f32>)>> {
+    let Some(table) = crate::token_vectors::TokenVectors::for_model(&meta.model)
+        .ok()
+        .flatten()
+        .filter(|t| t.dim() == meta.dim)
+    else {
+        return Ok(None);
+    };
+    let words = table.words(prompt);
+    let rarity = p.fts.word_rarity(&words)?;
+    let ranking = table.embed(&words, &rarity);
+    let gate = table.embed(&words, &vec![1.0; words.len()]);
+    Ok(ranking.zip(gate))
+}
+
+/// Assembles the context for `prompt` within `budget` tokens, leaving out
+/// `exclude_session` (the session asking): [`recall`], then nothing unless
+/// [`Recall::confident`], else [`render`].
 pub fn assemble(
     p: &Projections,
     config: &Config,
@@ -70,48 +214,17 @@ pub fn assemble(
     exclude_session: Option<&str>,
     query_vector: Option<&[f32]>,
 ) -> Result<Assembled> {
-    let filters = crate::fts::Filters {
-        exclude_session: exclude_session.map(str::to_string),
-        ..Default::default()
-    };
-    let vectors = p.vectors().filter(|v| v.rows() > 0);
-    let query_vector = match (vectors, query_vector) {
-        (Some(v), Some(q)) if q.len() == v.meta.dim => Some(q.to_vec()),
-        _ => None,
-    };
-    let embedded = query_vector.is_some();
-    let hits = search(
-        p,
-        &config.ranking,
-        &SearchRequest {
-            query: prompt.to_string(),
-            limit: CANDIDATES,
-            filters,
-            query_vector: query_vector.clone(),
-            // without the prompt's embedding, the best full-text hits'
-            // stored vectors make one
-            feedback: if embedded { 0 } else { FEEDBACK_HITS },
-            ..Default::default()
-        },
-    )?;
-    // Nothing is injected unless something is relevant enough.
-    let best_fts = hits.iter().map(|h| h.parts.fts).fold(0.0f32, f32::max);
-    let confident = match (&query_vector, vectors) {
-        (Some(q), Some(v)) => {
-            let keys: Vec<u64> = hits.iter().map(|h| crate::fts::event_key(&h.id)).collect();
-            let best_cosine = v
-                .vectors_of(&keys)?
-                .values()
-                .map(|e| crate::embed::dot(q, e))
-                .fold(0.0f32, f32::max);
-            CONFIDENCE_FTS_SHARE * best_fts + (1.0 - CONFIDENCE_FTS_SHARE) * best_cosine
-                >= MIN_CONFIDENCE
-        }
-        _ => best_fts >= config.context.min_relevance,
-    };
-    if !confident {
+    let recall = recall(p, config, prompt, exclude_session, query_vector)?;
+    if !recall.confident(config) {
         return Ok(Assembled::default());
     }
+    render(p, recall.hits, budget)
+}
+
+/// The markdown of `hits` (best first) within `budget` tokens: those
+/// scoring at least half the best one, deduplicated, grouped by session,
+/// each cited by id.
+pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assembled> {
     let top = hits.first().map_or(0.0, |h| h.score);
     let relevant: Vec<Hit> = hits
         .into_iter()

@@ -134,7 +134,7 @@ pub struct ModelEmbedder {
 static ENVIRONMENT: OnceLock<Mutex<Option<(PathBuf, ort::environment::Environment)>>> =
     OnceLock::new();
 
-fn environment(runtime: &Path) -> Result<ort::environment::Environment> {
+pub(crate) fn environment(runtime: &Path) -> Result<ort::environment::Environment> {
     let cell = ENVIRONMENT.get_or_init(|| Mutex::new(None));
     let mut slot = cell
         .lock()

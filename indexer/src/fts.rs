@@ -492,6 +492,37 @@ impl Fts {
         Ok(out)
     }
 
+    /// How rare each of `words` is among the events: `ln((n + 1) / (df +
+    /// 1))` of its rarest analyzed term that some event contains (a word's
+    /// stem and identifier parts are terms); 0 for a word no event contains
+    /// or the analyzer drops.
+    pub fn word_rarity(&self, words: &[String]) -> Result<Vec<f32>> {
+        let searcher = self.searcher()?;
+        let n = searcher.num_docs() as f32;
+        let mut analyzer = self
+            .index
+            .tokenizers()
+            .get(tokenizer::CODE)
+            .unwrap_or_else(tokenizer::code_analyzer);
+        let mut out = Vec::with_capacity(words.len());
+        for word in words {
+            let mut rarity = 0f32;
+            let mut stream = analyzer.token_stream(word);
+            while let Some(tok) = stream.next() {
+                let term = Term::from_field_text(self.fields.text, &tok.text);
+                let df = searcher
+                    .doc_freq(&term)
+                    .map_err(|e| Error::fts(Path::new("full-text index"), e))?
+                    as f32;
+                if df > 0.0 {
+                    rarity = rarity.max(((n + 1.0) / (df + 1.0)).ln());
+                }
+            }
+            out.push(rarity);
+        }
+        Ok(out)
+    }
+
     /// Number of live documents.
     pub fn num_docs(&self) -> Result<u64> {
         Ok(self.searcher()?.num_docs())

@@ -10,7 +10,9 @@
 //! - vectors of the events worth recalling ([`vectors`], HNSW), made by a
 //!   local sentence-embedding model ([`embed`]) through a cache that
 //!   outlives rebuilds ([`embed_cache`]); they trail the full-text index and
-//!   are optional: without a model, search is full-text only;
+//!   are optional: without a model, search is full-text only; a table of
+//!   word-piece vectors distilled from the model ([`token_vectors`]) gives
+//!   hooks a prompt's vector without loading it;
 //! - an entity/edge database ([`graph`], SQLite) with events, sessions,
 //!   files, artifacts and the edges between them, queryable with SQL;
 //!
@@ -54,6 +56,7 @@ pub mod search;
 pub mod standing;
 pub mod supersede;
 pub mod tasks;
+pub mod token_vectors;
 pub mod tokenizer;
 pub mod vectors;
 

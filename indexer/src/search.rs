@@ -75,6 +75,9 @@ pub struct SearchRequest {
     /// only scores the candidates full text and spreading found and brings
     /// none of its own, so no model is loaded and no vector search runs.
     pub feedback: usize,
+    /// The query vector only scores the candidates full text and spreading
+    /// found; no vector search runs (as with `feedback`).
+    pub rerank_only: bool,
 }
 
 /// The signals behind a hit's score, each in [0, 1].
@@ -178,7 +181,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         }
         _ => None,
     };
-    let rerank_only = feedback.is_some();
+    let rerank_only = req.rerank_only || feedback.is_some();
     let vectors = match (req.query_vector.as_ref().or(feedback.as_ref()), &p.vectors) {
         (Some(q), Some(v)) if req.mode != SearchMode::Fts && q.len() == v.meta.dim => Some((q, v)),
         _ => None,

@@ -10,6 +10,7 @@ use memlog_indexer::Projections;
 use memlog_indexer::embed::{Embedder, INSTALL_HINT, ModelEmbedder, ModelFiles};
 use memlog_indexer::embed_cache::EmbeddingCache;
 use memlog_indexer::projection::index_dir;
+use memlog_indexer::token_vectors::{self, TokenVectors};
 use memlog_indexer::vectors::{CatchUpReport, catch_up};
 use memlog_store::Repo;
 use serde_json::{Value, json};
@@ -48,6 +49,7 @@ pub fn catch_up_vectors(
     embedder: Option<&mut dyn Embedder>,
     quiet: bool,
 ) -> Result<Option<CatchUpReport>> {
+    let own_model = embedder.is_none();
     let mut loaded;
     let embedder: &mut dyn Embedder = match embedder {
         Some(e) => e,
@@ -76,7 +78,45 @@ pub fn catch_up_vectors(
     if tty && report.as_ref().is_some_and(|r| r.pending > 0) {
         diag::end_progress();
     }
+    if own_model {
+        ensure_token_vectors(repo, embedder.model_id(), quiet);
+    }
     Ok(report)
+}
+
+/// Distils the token-vector table of the model that makes the vectors when
+/// there is none (once per model and machine, about a minute of CPU): a
+/// hook then ranks with a vector of the prompt itself without loading the
+/// model ([`memlog_indexer::token_vectors`]). Never fails the caller: a
+/// tokenizer the table cannot follow leaves hooks on pseudo-relevance
+/// feedback, which is said on stderr.
+fn ensure_token_vectors(repo: &Repo, model_id: &str, quiet: bool) {
+    if matches!(TokenVectors::for_model(model_id), Ok(Some(_))) {
+        return;
+    }
+    let files = ModelFiles::resolve(&repo.config.embedding);
+    let tty = !quiet && std::io::stderr().is_terminal();
+    let result = token_vectors::distill(&files, model_id, |done, total| {
+        if tty {
+            diag::progress(format_args!(
+                "distilling token vectors for hooks (once per model) {done}/{total}"
+            ));
+        }
+    });
+    if tty {
+        diag::end_progress();
+    }
+    // said on a terminal only: `memlog doctor` names the table or why
+    // there is none
+    match result {
+        Ok(Some(d)) if tty => diag::note(format_args!(
+            "hooks now rank with the prompt's meaning: {} token vectors in {}",
+            d.rows,
+            d.path.display()
+        )),
+        Err(e) if tty => diag::note(format_args!("hooks rank without token vectors: {e}")),
+        _ => {}
+    }
 }
 
 /// The query's vector for searching `p`, or why the search must do

@@ -67,29 +67,43 @@ pub fn answers(repo: &Repo) -> bool {
     }
 }
 
-/// The path a UserPromptSubmit hook would take now, for `memlog doctor`:
-/// `("warm" | "local", what ranks the prompt's memories)`.
-pub fn hook_path(repo: &Repo, vectors_on: bool) -> (&'static str, String) {
+/// The path a UserPromptSubmit hook would take now, and how it ranks:
+/// `vectors_model` is the model that made the vectors, when there are any.
+pub fn hook_path(repo: &Repo, vectors_model: Option<&str>) -> (&'static str, String) {
     let starts = match repo.config.hooks.warm_watcher_idle_minutes {
         0 => "run `memlog watch`, or set hooks.warm_watcher_idle_minutes to have SessionStart start one".to_string(),
         n => format!("SessionStart starts `memlog watch --idle-exit {n}`"),
     };
-    match (answers(repo), vectors_on) {
-        (true, true) => (
+    match (answers(repo), vectors_model) {
+        (true, Some(_)) => (
             "warm",
             "`memlog watch` answers: hybrid ranking with the prompt's own embedding".into(),
         ),
-        (true, false) => (
+        (true, None) => (
             "warm",
             "`memlog watch` answers from open indexes: full text (no vectors yet)".into(),
         ),
-        (false, true) => (
-            "local",
-            format!(
-                "the hook ranks alone: full text, reranked by the stored vectors of its best hits (no model loaded); for the prompt's own embedding, {starts}"
-            ),
-        ),
-        (false, false) => (
+        (false, Some(model)) => {
+            let table = memlog_indexer::token_vectors::path_for(model);
+            let ranking = match memlog_indexer::token_vectors::TokenVectors::open(&table) {
+                Ok(Some(_)) => format!(
+                    "the hook ranks alone: full text, reranked by the prompt's vector from the distilled token table {} (no model loaded)",
+                    table.display()
+                ),
+                Ok(None) => format!(
+                    "the hook ranks alone: full text, reranked by the stored vectors of its best hits (no model loaded; `memlog index` distils the token table {} that lets it use the prompt's own vector)",
+                    table.display()
+                ),
+                Err(e) => format!(
+                    "the hook ranks alone: full text, reranked by the stored vectors of its best hits ({e}; delete it and run `memlog index`)"
+                ),
+            };
+            (
+                "local",
+                format!("{ranking}; for the prompt's own embedding, {starts}"),
+            )
+        }
+        (false, None) => (
             "local",
             format!("the hook ranks alone on full text; for the warm path, {starts}"),
         ),

@@ -97,6 +97,44 @@ fn paraphrases_are_found_by_vectors_not_by_full_text() {
     }
 }
 
+/// `memlog index` with the model distils the token table (once per
+/// machine) with which a hook ranks when no warm process runs: doctor
+/// names it, a prompt about a memory brings it, an unrelated one nothing.
+#[test]
+fn index_distils_the_token_table_hooks_rank_with() {
+    let Some(repo) = indexed_notes() else { return };
+    // another test's `memlog index` may be distilling it right now
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    let ranking = loop {
+        let doctor = repo.memlog(&["doctor", "--json"]).ok().json();
+        let ranking = doctor["hook_path"]["ranking"].as_str().unwrap().to_string();
+        if ranking.contains("distilled token table") || std::time::Instant::now() > deadline {
+            break ranking;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        repo.memlog(&["index"]).ok();
+    };
+    assert!(ranking.contains("distilled token table"), "{ranking}");
+    let search = repo
+        .memlog(&["search", "--json", "--mode", "fts", "migration"])
+        .ok()
+        .json();
+    let n2 = search["hits"][0]["id"].as_str().unwrap();
+    let about = repo
+        .memlog(&["context", "--json", "why did the production deploy fail?"])
+        .ok()
+        .json();
+    assert!(
+        about["cited"].as_array().unwrap().iter().any(|c| c == n2),
+        "the prompt did not bring n2: {about}"
+    );
+    let unrelated = repo
+        .memlog(&["context", "--json", "how do I bake sourdough bread?"])
+        .ok()
+        .json();
+    assert_eq!(unrelated["tokens"], 0, "{unrelated}");
+}
+
 #[test]
 fn vector_search_applies_filters() {
     let Some(repo) = indexed_notes() else {

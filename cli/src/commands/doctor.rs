@@ -39,8 +39,10 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         Err(e) => format!("not usable ({e}); `memlog index` makes it"),
     };
     let semantic = memlog_ops::semantic::status(&repo);
-    let (path, ranking) =
-        memlog_ops::warm::hook_path(&repo, semantic["on"].as_bool() == Some(true));
+    let vectors_model = semantic["model"]
+        .as_str()
+        .filter(|_| semantic["on"].as_bool() == Some(true));
+    let (path, ranking) = memlog_ops::warm::hook_path(&repo, vectors_model);
     if args.json {
         output::print_json(&json!({
             "repository": repo.work_tree,
