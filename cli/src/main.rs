@@ -46,7 +46,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
-    let cli = parse();
+    let cli = Cli::parse();
     if cli.command.is_bulk() {
         allocator::use_bulk_allocator();
     }
@@ -62,19 +62,6 @@ fn main() -> ExitCode {
 }
 
 /// `memlog … | head` closing the pipe early is not an error.
-/// `Cli::parse()` without dropping clap's command tree and matches: the
-/// process exits soon after, and freeing the tree cost a hook a tenth of
-/// its instructions.
-fn parse() -> Cli {
-    use clap::{CommandFactory, FromArgMatches};
-    let mut command = Cli::command();
-    let mut matches = command.get_matches_mut();
-    let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command));
-    std::mem::forget(matches);
-    std::mem::forget(command);
-    cli.unwrap_or_else(|e| e.exit())
-}
-
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
