@@ -366,12 +366,12 @@ pub fn inject(
                         evidence.iter().filter(|e| cited.contains(e)).count()
                     };
                     let found_ungated = found_in(&ungated);
-                    let a = if confident {
-                        ungated.clone()
+                    // what the hook injects: all of it, or nothing
+                    let (a, found) = if confident {
+                        (ungated.clone(), found_ungated)
                     } else {
-                        Default::default()
+                        (Default::default(), 0)
                     };
-                    let found = found_in(&a);
                     tallies[path][half].add(&a, found, evidence.len());
                     if dump.is_some() {
                         dump_lines.push(

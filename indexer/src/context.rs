@@ -54,10 +54,13 @@ pub struct Assembled {
     pub cited: Vec<String>,
     /// Approximate tokens of `markdown`.
     pub tokens: usize,
+    /// What ranked the memories for a prompt (absent for a briefing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranked_by: Option<QueryKind>,
 }
 
 /// What the prompt's memories were ranked with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryKind {
     /// The prompt's embedding by the model (a warm `memlog watch`).
@@ -197,9 +200,10 @@ fn distilled(
         return Ok(None);
     };
     let words = table.words(prompt);
+    let pieces: Vec<Vec<usize>> = words.iter().map(|w| table.pieces(w)).collect();
     let rarity = p.fts.word_rarity(&words)?;
-    let ranking = table.embed(&words, &rarity);
-    let gate = table.embed(&words, &vec![1.0; words.len()]);
+    let ranking = table.embed(&pieces, &rarity);
+    let gate = table.embed(&pieces, &vec![1.0; words.len()]);
     Ok(ranking.zip(gate))
 }
 
@@ -215,10 +219,16 @@ pub fn assemble(
     query_vector: Option<&[f32]>,
 ) -> Result<Assembled> {
     let recall = recall(p, config, prompt, exclude_session, query_vector)?;
-    if !recall.confident(config) {
-        return Ok(Assembled::default());
-    }
-    render(p, recall.hits, budget)
+    let ranked_by = Some(recall.query);
+    let assembled = if recall.confident(config) {
+        render(p, recall.hits, budget)?
+    } else {
+        Assembled::default()
+    };
+    Ok(Assembled {
+        ranked_by,
+        ..assembled
+    })
 }
 
 /// The markdown of `hits` (best first) within `budget` tokens: those
@@ -305,6 +315,7 @@ pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assemble
         markdown,
         cited,
         tokens,
+        ranked_by: None,
     })
 }
 

@@ -260,14 +260,19 @@ const QUERY_STOPWORDS: &[&str] = &[
     "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
 ];
 
+/// The analyzer of the `text` field, as the index registered it.
+fn text_analyzer(index: &Index) -> tantivy::tokenizer::TextAnalyzer {
+    index
+        .tokenizers()
+        .get(tokenizer::CODE)
+        .unwrap_or_else(tokenizer::code_analyzer)
+}
+
 /// The query terms of `text` (analyzer tokens, deduplicated, function
 /// words left out unless nothing else is left) with a flag for whole
 /// identifiers, which are boosted.
 pub fn query_terms(index: &Index, field: Field, text: &str) -> Vec<(Term, bool)> {
-    let mut analyzer = index
-        .tokenizers()
-        .get(tokenizer::CODE)
-        .unwrap_or_else(tokenizer::code_analyzer);
+    let mut analyzer = text_analyzer(index);
     let mut seen = HashSet::new();
     let mut all = Vec::new();
     let mut stream = analyzer.token_stream(text);
@@ -499,11 +504,7 @@ impl Fts {
     pub fn word_rarity(&self, words: &[String]) -> Result<Vec<f32>> {
         let searcher = self.searcher()?;
         let n = searcher.num_docs() as f32;
-        let mut analyzer = self
-            .index
-            .tokenizers()
-            .get(tokenizer::CODE)
-            .unwrap_or_else(tokenizer::code_analyzer);
+        let mut analyzer = text_analyzer(&self.index);
         let mut out = Vec::with_capacity(words.len());
         for word in words {
             let mut rarity = 0f32;

@@ -25,7 +25,7 @@
 //! (so mapping it is safe):
 //!
 //! ```text
-//! magic "MLTOKV01" | dim u32 | rows u32 | flags u32 | max_word_chars u32 | unk u32 | reserved u32
+//! magic "MLTOKV01" | dim u32 | rows u32 | flags u32 | max_word_chars u32 | reserved 2 × u32
 //! offsets (rows + 1) u32   start of each token's text, by id
 //! sorted  rows u32         ids in byte order of their text (binary search)
 //! weights rows f32
@@ -209,16 +209,17 @@ impl TokenVectors {
         ids
     }
 
-    /// The query vector of `words` (from [`TokenVectors::words`]), each
-    /// weighted by `rarity` (how rare it is in the memory: the full-text
-    /// index's idf), unit length; `None` when nothing carries weight.
-    pub fn embed(&self, words: &[String], rarity: &[f32]) -> Option<Vec<f32>> {
+    /// The query vector of a prompt's words, given as their pieces (from
+    /// [`TokenVectors::pieces`]), each word weighted by `weights` (a hook:
+    /// how rare it is in the memory), unit length; `None` when nothing
+    /// carries weight.
+    pub fn embed(&self, pieces: &[Vec<usize>], weights: &[f32]) -> Option<Vec<f32>> {
         let mut sum = vec![0f32; self.dim];
-        for (word, r) in words.iter().zip(rarity) {
+        for (ids, r) in pieces.iter().zip(weights) {
             if *r <= 0.0 {
                 continue;
             }
-            for id in self.pieces(word) {
+            for &id in ids {
                 let w = f32_at(&self.map, self.weights + 4 * id);
                 if w <= 0.0 {
                     continue;
@@ -326,7 +327,6 @@ struct Vocabulary {
     tokens: Vec<String>,
     lowercase: bool,
     max_word_chars: usize,
-    unk: usize,
     cls: usize,
     sep: usize,
 }
@@ -382,9 +382,7 @@ fn vocabulary(model_dir: &Path) -> Result<Vocabulary> {
         tokens[id] = token.clone();
     }
     let id_of = |t: &str| vocab.get(t).and_then(|v| v.as_u64()).map(|v| v as usize);
-    let unk_token = model["unk_token"].as_str().unwrap_or("[UNK]");
     Ok(Vocabulary {
-        unk: id_of(unk_token).ok_or_else(|| refuse("it has no unknown token"))?,
         cls: id_of("[CLS]").ok_or_else(|| refuse("it has no [CLS]"))?,
         sep: id_of("[SEP]").ok_or_else(|| refuse("it has no [SEP]"))?,
         max_word_chars: model["max_input_chars_per_word"].as_u64().unwrap_or(100) as usize,
@@ -501,14 +499,7 @@ fn encode(vocab: &Vocabulary, dim: usize, scales: &[f32], vectors: &[i8]) -> Vec
     let mut out = Vec::with_capacity(HEADER + rows * (dim + 16) + rows * 8);
     out.extend_from_slice(MAGIC);
     let flags = if vocab.lowercase { LOWERCASE } else { 0 };
-    for w in [
-        dim,
-        rows,
-        flags as usize,
-        vocab.max_word_chars,
-        vocab.unk,
-        0,
-    ] {
+    for w in [dim, rows, flags as usize, vocab.max_word_chars, 0, 0] {
         out.extend_from_slice(&(w as u32).to_le_bytes());
     }
     let mut offset = 0u32;
@@ -573,7 +564,6 @@ mod tests {
             tokens: tokens.iter().map(|t| t.to_string()).collect(),
             lowercase: true,
             max_word_chars: 100,
-            unk: 0,
             cls: 1,
             sep: 2,
         };
@@ -607,12 +597,16 @@ mod tests {
     #[test]
     fn embed_weighs_words_and_skips_punctuation() {
         let (_dir, t) = tiny();
-        let words = t.words("deploy kubectl !");
-        let v = t.embed(&words, &[1.0, 0.0, 1.0]).unwrap();
+        let pieces: Vec<Vec<usize>> = t
+            .words("deploy kubectl !")
+            .iter()
+            .map(|w| t.pieces(w))
+            .collect();
+        let v = t.embed(&pieces, &[1.0, 0.0, 1.0]).unwrap();
         // only "deploy" counts: kubectl weighs 0, "!" is punctuation
         assert!((v[4] - 1.0).abs() < 1e-6, "{v:?}");
-        assert!(t.embed(&words, &[0.0, 0.0, 1.0]).is_none());
-        let both = t.embed(&words[..2], &[1.0, 1.0]).unwrap();
+        assert!(t.embed(&pieces, &[0.0, 0.0, 1.0]).is_none());
+        let both = t.embed(&pieces[..2], &[1.0, 1.0]).unwrap();
         assert!(both[6] > 0.0 && both[7] > 0.0 && both[4] > 0.0);
         let norm: f32 = both.iter().map(|x| x * x).sum();
         assert!((norm - 1.0).abs() < 1e-5);

@@ -161,5 +161,6 @@ pub fn briefing(
         tokens: approx_tokens(&md),
         markdown: md,
         cited,
+        ranked_by: None,
     })
 }

@@ -124,6 +124,7 @@ fn index_distils_the_token_table_hooks_rank_with() {
         .memlog(&["context", "--json", "why did the production deploy fail?"])
         .ok()
         .json();
+    assert_eq!(about["ranked_by"], "distilled", "{about}");
     assert!(
         about["cited"].as_array().unwrap().iter().any(|c| c == n2),
         "the prompt did not bring n2: {about}"
@@ -133,6 +134,7 @@ fn index_distils_the_token_table_hooks_rank_with() {
         .ok()
         .json();
     assert_eq!(unrelated["tokens"], 0, "{unrelated}");
+    assert_eq!(unrelated["ranked_by"], "distilled", "{unrelated}");
 }
 
 #[test]

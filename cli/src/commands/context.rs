@@ -27,7 +27,8 @@ pub struct ContextArgs {
     #[arg(long, value_name = "SESSION")]
     exclude_session: Option<String>,
 
-    /// Print {"markdown", "cited", "tokens"} as JSON.
+    /// Print {"markdown", "cited", "tokens", "ranked_by"} as JSON ("ranked_by":
+    /// embedded, distilled, feedback or text: what ranked the memories).
     #[arg(long)]
     json: bool,
 }
