@@ -15,7 +15,7 @@ mod stop;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 #[global_allocator]
 static ALLOCATOR: allocator::Allocator = allocator::Allocator;
@@ -46,7 +46,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
-    let cli = Cli::parse();
+    let cli = parse();
     if cli.command.is_bulk() {
         allocator::use_bulk_allocator();
     }
@@ -59,6 +59,43 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Parses the command line, building the arguments of the one subcommand
+/// it names only (`defer`: building them all cost a one-shot command such
+/// as `memlog record` a third of its instructions). Without a subcommand
+/// name (`memlog`, `memlog --help`, `memlog help …`, a typo), everything is
+/// built, so that the list of commands shows what each does.
+fn parse() -> Cli {
+    let mut command = Cli::command();
+    let named = subcommand_name(std::env::args_os().skip(1));
+    if !named.is_some_and(|n| command.find_subcommand(&n).is_some()) {
+        command.build();
+    }
+    let parsed = command
+        .try_get_matches_from_mut(std::env::args_os())
+        .and_then(|mut m| Cli::from_arg_matches_mut(&mut m));
+    match parsed {
+        Ok(cli) => cli,
+        Err(e) => e.format(&mut command).exit(),
+    }
+}
+
+/// The first argument that is not an option of `memlog` itself (`-C DIR`).
+fn subcommand_name(
+    mut args: impl Iterator<Item = std::ffi::OsString>,
+) -> Option<std::ffi::OsString> {
+    while let Some(arg) = args.next() {
+        if arg == "-C" {
+            args.next();
+        } else if !arg.as_encoded_bytes().starts_with(b"-") {
+            return Some(arg);
+        } else if !arg.as_encoded_bytes().starts_with(b"-C") {
+            // --help, --version: the top level answers
+            return None;
+        }
+    }
+    None
 }
 
 /// `memlog … | head` closing the pipe early is not an error.

@@ -44,7 +44,10 @@ mod task;
 mod textconv;
 mod watch;
 
+/// Each subcommand's arguments are built only when it runs (`defer`; see
+/// `parse` in main.rs).
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     Init(init::InitArgs),
     Record(record::RecordArgs),
