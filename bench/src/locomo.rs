@@ -356,6 +356,7 @@ pub fn inject(
                     let question = q["question"].as_str().unwrap_or("");
                     let r = recall(&p, &repo.config, question, None, vector)?;
                     let confident = r.confident(&repo.config);
+                    let unseen = r.unseen;
                     let ungated = render(&p, r.hits, repo.config.context.budget_tokens)?;
                     let found_in = |a: &memlog_indexer::context::Assembled| {
                         let cited: Vec<&str> = a
@@ -380,7 +381,7 @@ pub fn inject(
                                 "half": half, "query": r.query, "best_fts": r.best_fts,
                                 "best_cosine": r.best_cosine, "found": found_ungated,
                                 "evidence": evidence.len(), "tokens": ungated.tokens,
-                                "confident": confident,
+                                "confident": confident, "unseen": unseen,
                             })
                             .to_string(),
                         );

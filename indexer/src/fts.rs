@@ -499,15 +499,15 @@ impl Fts {
 
     /// How rare each of `words` is among the events: `ln((n + 1) / (df +
     /// 1))` of its rarest analyzed term that some event contains (a word's
-    /// stem and identifier parts are terms); 0 for a word no event contains
-    /// or the analyzer drops.
-    pub fn word_rarity(&self, words: &[String]) -> Result<Vec<f32>> {
+    /// stem and identifier parts are terms); 0 for a word no event
+    /// contains; `None` for one the analyzer drops whole (punctuation).
+    pub fn word_rarity(&self, words: &[String]) -> Result<Vec<Option<f32>>> {
         let searcher = self.searcher()?;
         let n = searcher.num_docs() as f32;
         let mut analyzer = text_analyzer(&self.index);
         let mut out = Vec::with_capacity(words.len());
         for word in words {
-            let mut rarity = 0f32;
+            let mut rarity = None;
             let mut stream = analyzer.token_stream(word);
             while let Some(tok) = stream.next() {
                 let term = Term::from_field_text(self.fields.text, &tok.text);
@@ -515,9 +515,12 @@ impl Fts {
                     .doc_freq(&term)
                     .map_err(|e| Error::fts(Path::new("full-text index"), e))?
                     as f32;
-                if df > 0.0 {
-                    rarity = rarity.max(((n + 1.0) / (df + 1.0)).ln());
-                }
+                let r = if df > 0.0 {
+                    ((n + 1.0) / (df + 1.0)).ln()
+                } else {
+                    0.0
+                };
+                rarity = Some(rarity.map_or(r, |x: f32| x.max(r)));
             }
             out.push(rarity);
         }

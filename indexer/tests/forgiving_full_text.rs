@@ -88,3 +88,23 @@ fn an_exact_identifier_still_ranks_first() {
     let hits = found(&fts, "getUserById");
     assert_eq!(hits.first(), Some(&key(EXACT)), "{hits:?}");
 }
+
+#[test]
+fn word_rarity_tells_unseen_words_from_punctuation() {
+    let (_d, fts) = index(&[
+        (DEPLOY, "We deploy with a blue-green switch on Fridays"),
+        (OTHER, "The parser reads segments line by line"),
+        (EXACT, "The parser was rewritten"),
+    ]);
+    let words: Vec<String> = ["parser", "deployment", "zebrafish", "?"]
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    let rarity = fts.word_rarity(&words).expect("rarity");
+    let (parser, deployment) = (rarity[0].expect("analyzed"), rarity[1].expect("analyzed"));
+    // rarer in the memory weighs more; another form of a word is that word
+    assert!(deployment > parser && parser > 0.0, "{rarity:?}");
+    // a word no event contains weighs nothing, punctuation is no word
+    assert_eq!(rarity[2], Some(0.0));
+    assert_eq!(rarity[3], None);
+}
