@@ -69,7 +69,7 @@ fn main() -> ExitCode {
 fn parse() -> Cli {
     let mut command = Cli::command();
     let named = subcommand_name(std::env::args_os().skip(1));
-    if !named.is_some_and(|n| command.find_subcommand(&n).is_some()) {
+    if named.is_none_or(|n| command.find_subcommand(&n).is_none()) {
         command.build();
     }
     let parsed = command
