@@ -10,7 +10,7 @@ use crate::{Error, Repo, Result};
 pub(crate) fn run(repo: &Repo, args: &[&str]) -> Result<String> {
     let output = Command::new("git")
         .arg("--git-dir")
-        .arg(repo.git.git_dir())
+        .arg(repo.git_dir())
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .output()

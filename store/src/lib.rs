@@ -3,7 +3,8 @@
 //! The log in git, and the only crate that writes it.
 //!
 //! - [`repo`]: the git repository and memlog's directory inside it, whose
-//!   files [`layout`] names;
+//!   files [`layout`] names; [`locate`]: finding them by reading a few
+//!   files, for the commands that need no more;
 //! - [`journal`]: the per-session, locked, fsynced append file a live session
 //!   writes to; [`record`]: the [`Recorder`] that filters drafts through the
 //!   privacy rules into a journal;
@@ -23,6 +24,7 @@ mod git_command;
 mod history_lock;
 pub mod journal;
 pub mod layout;
+pub mod locate;
 pub mod log;
 mod objects;
 pub mod purge;

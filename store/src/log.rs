@@ -84,7 +84,11 @@ impl<'r> Log<'r> {
     /// The commit the memlog ref points to, if it exists.
     pub fn tip(&self) -> Result<Option<ObjectId>> {
         let name = self.repo.ref_name();
-        let found = self.repo.git.try_find_reference(name).map_err(Error::git)?;
+        let found = self
+            .repo
+            .git()?
+            .try_find_reference(name)
+            .map_err(Error::git)?;
         let Some(mut reference) = found else {
             return Ok(None);
         };
@@ -92,11 +96,28 @@ impl<'r> Log<'r> {
         Ok(Some(id.detach()))
     }
 
+    /// The tip as the ref's files say, without opening the repository (the
+    /// freshness check of every search and prompt hook), else as
+    /// [`Log::tip`] finds it. A ref being rewritten meanwhile may read as
+    /// its previous value: fine for asking whether an index is behind, not
+    /// for writing.
+    pub fn peek_tip(&self) -> Result<Option<ObjectId>> {
+        let repo = self.repo;
+        match crate::locate::reference(repo.git_dir(), &repo.common_dir, repo.ref_name()) {
+            Some(None) => Ok(None),
+            Some(Some(id)) => match ObjectId::from_hex(id.as_bytes()) {
+                Ok(id) => Ok(Some(id)),
+                Err(_) => self.tip(),
+            },
+            None => self.tip(),
+        }
+    }
+
     /// Resolves a revision (`memlog`, `memlog~2`, a commit id…) to a commit.
     pub fn resolve(&self, rev: &str) -> Result<ObjectId> {
         let id = self
             .repo
-            .git
+            .git()?
             .rev_parse_single(rev)
             .map_err(|e| Error::invalid(format!("revision {rev:?}"), e.to_string()))?;
         let object = id.object().map_err(Error::git)?;
@@ -108,7 +129,7 @@ impl<'r> Log<'r> {
 
     /// Reads one commit.
     pub fn commit(&self, id: ObjectId) -> Result<CommitInfo> {
-        let commit = self.repo.git.find_commit(id).map_err(Error::git)?;
+        let commit = self.repo.git()?.find_commit(id).map_err(Error::git)?;
         let decoded = commit.decode().map_err(Error::git)?;
         let message = decoded.message.to_string();
         let trailers = trailers(&message);
@@ -173,7 +194,7 @@ impl<'r> Log<'r> {
 
     /// Entries of a tree: sub-trees when `trees` is true, else blobs.
     fn tree_entries(&self, tree: ObjectId, trees: bool) -> Result<Vec<(String, ObjectId)>> {
-        let tree = self.repo.git.find_tree(tree).map_err(Error::git)?;
+        let tree = self.repo.git()?.find_tree(tree).map_err(Error::git)?;
         let decoded = tree.decode().map_err(Error::git)?;
         Ok(decoded
             .entries
@@ -267,12 +288,12 @@ impl<'r> Log<'r> {
 
     /// Whether `id` names a tree that exists in the repository.
     pub fn has_tree(&self, id: ObjectId) -> bool {
-        self.repo.git.find_tree(id).is_ok()
+        self.repo.git().is_ok_and(|g| g.find_tree(id).is_ok())
     }
 
     /// The bytes of a blob.
     pub fn read_blob(&self, blob: ObjectId) -> Result<Vec<u8>> {
-        let mut b = self.repo.git.find_blob(blob).map_err(Error::git)?;
+        let mut b = self.repo.git()?.find_blob(blob).map_err(Error::git)?;
         Ok(b.take_data())
     }
 

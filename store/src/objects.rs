@@ -39,7 +39,7 @@ fn write_loose(repo: &Repo, objects: &Storage) -> Result<()> {
     let mut dirs = std::collections::BTreeSet::new();
     for (kind, data) in objects.values() {
         let id = repo
-            .git
+            .git()?
             .objects
             .write_buf(*kind, data)
             .map_err(Error::git)?;

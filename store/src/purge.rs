@@ -135,7 +135,7 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     report.segments_rewritten = replacements.len();
     report.events_purged = replacements.values().map(|r| r.removed).sum();
 
-    let mut staging = repo.git.clone().with_object_memory();
+    let mut staging = repo.git()?.clone().with_object_memory();
     // Blobs of the replacement segments.
     let mut blobs: HashMap<String, Vec<(String, ObjectId)>> = HashMap::new();
     for (old, r) in &replacements {
@@ -167,7 +167,7 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
             rewritten.insert(c.id, c.id);
             continue;
         }
-        let original = repo.git.find_commit(c.id).map_err(Error::git)?;
+        let original = repo.git()?.find_commit(c.id).map_err(Error::git)?;
         let mut commit = original
             .decode()
             .map_err(Error::git)?

@@ -5,6 +5,7 @@
 //! `<common dir>/memlog/`: `journal/` for live sessions and, for the indexer,
 //! `index/`.
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use memlog_format::Config;
@@ -13,10 +14,16 @@ use memlog_format::paths::WorkRoots;
 use crate::layout::Layout;
 use crate::{Error, Result};
 
-/// An opened repository and memlog's places in it.
+/// A repository and memlog's places in it. The git repository itself is
+/// opened on first use ([`Repo::git`]): recording an event needs only the
+/// places ([`crate::locate`]).
 pub struct Repo {
-    /// The git repository (gix).
-    pub git: gix::Repository,
+    /// The git repository (gix), once opened.
+    git: OnceCell<gix::Repository>,
+    /// Where to open it from.
+    start: PathBuf,
+    /// This worktree's own git directory.
+    git_dir: PathBuf,
     /// The git common directory (shared by all worktrees).
     pub common_dir: PathBuf,
     /// The working tree of the worktree memlog was started in, if any.
@@ -30,6 +37,13 @@ pub struct Repo {
 impl Repo {
     /// Finds the repository containing `start` and reads its configuration.
     pub fn discover(start: &Path) -> Result<Repo> {
+        if let Some(found) = crate::locate::locate(start) {
+            let (repo, config_error) = Repo::from_located(found);
+            return match config_error {
+                Some(e) => Err(e),
+                None => Ok(repo),
+            };
+        }
         let git = gix::discover(start).map_err(|e| {
             let message = e.to_string();
             if message.contains("not a git repository")
@@ -63,6 +77,9 @@ impl Repo {
     /// configuration (for callers that must still know where memlog lives,
     /// such as a hook logging the problem).
     pub fn discover_lenient(start: &Path) -> Result<(Repo, Option<Error>)> {
+        if let Some(found) = crate::locate::locate(start) {
+            return Ok(Repo::from_located(found));
+        }
         let git = gix::discover(start).map_err(|e| Error::GitOpen {
             path: start.to_path_buf(),
             message: e.to_string(),
@@ -70,9 +87,31 @@ impl Repo {
         Ok(Repo::from_git_lenient(git))
     }
 
+    fn from_located(found: crate::locate::Located) -> (Repo, Option<Error>) {
+        Repo::with_places(
+            OnceCell::new(),
+            found.work_tree.clone(),
+            found.git_dir,
+            found.common_dir,
+            Some(found.work_tree),
+        )
+    }
+
     fn from_git_lenient(git: gix::Repository) -> (Repo, Option<Error>) {
+        let git_dir = absolute(git.git_dir());
         let common_dir = absolute(git.common_dir());
         let work_tree = git.workdir().map(absolute);
+        let start = work_tree.clone().unwrap_or_else(|| git_dir.clone());
+        Repo::with_places(OnceCell::from(git), start, git_dir, common_dir, work_tree)
+    }
+
+    fn with_places(
+        git: OnceCell<gix::Repository>,
+        start: PathBuf,
+        git_dir: PathBuf,
+        common_dir: PathBuf,
+        work_tree: Option<PathBuf>,
+    ) -> (Repo, Option<Error>) {
         let (config, error) = match &work_tree {
             Some(dir) => match Config::load_from_dir(dir) {
                 Ok(c) => (c, None),
@@ -83,26 +122,38 @@ impl Repo {
         (
             Repo {
                 memlog_dir: common_dir.join("memlog"),
+                git,
+                start,
+                git_dir,
                 common_dir,
                 work_tree,
-                git,
                 config,
             },
             error,
         )
     }
 
+    /// This worktree's own git directory.
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// The git repository, opened on first use.
+    pub fn git(&self) -> Result<&gix::Repository> {
+        if let Some(git) = self.git.get() {
+            return Ok(git);
+        }
+        let git = gix::discover(&self.start).map_err(|e| Error::GitOpen {
+            path: self.start.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(self.git.get_or_init(|| git))
+    }
+
     /// The checked-out branch (short name) and HEAD commit of the user's
     /// code, if any.
     pub fn code_position(&self) -> (Option<String>, Option<String>) {
-        let branch = self
-            .git
-            .head_name()
-            .ok()
-            .flatten()
-            .map(|n| n.shorten().to_string());
-        let head = self.git.head_id().ok().map(|id| id.to_string());
-        (branch, head)
+        crate::locate::head(&self.git_dir, &self.common_dir)
     }
 
     /// The files memlog keeps in its directory.

@@ -90,7 +90,7 @@ fn seal_as(repo: &Repo, requests: &[SealRequest], reconcile: bool) -> Result<Vec
             Some(t) => sealed_ids(repo, &log, t, &sessions)?,
             None => HashMap::new(),
         };
-        let mut staging = repo.git.clone().with_object_memory();
+        let mut staging = repo.git()?.clone().with_object_memory();
         // Reconciled on every attempt: a seal that moved the tip meanwhile
         // may have brought the very events an import would add.
         let (reconciled, left_out) = if reconcile {
@@ -308,7 +308,7 @@ fn update_ref(
         name,
         deref: false,
     };
-    repo.git.edit_reference(edit).map_err(Error::git)?;
+    repo.git()?.edit_reference(edit).map_err(Error::git)?;
     Ok(())
 }
 

@@ -175,7 +175,7 @@ fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
         && !remote.starts_with('-')
         && gix::validate::reference::name(format!("refs/remotes/{remote}/x").as_str().into())
             .is_ok();
-    let known = valid_name && repo.git.find_remote(remote).is_ok();
+    let known = valid_name && repo.git().is_ok_and(|g| g.find_remote(remote).is_ok());
     if !known {
         return Err(Error::Sync {
             remote: remote.to_string(),
@@ -199,7 +199,7 @@ fn fetch(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
 
 fn fetch_with_gix(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
     use gix::remote::Direction;
-    let configured = repo.git.find_remote(remote).map_err(Error::git)?;
+    let configured = repo.git()?.find_remote(remote).map_err(Error::git)?;
     let url = configured
         .url(Direction::Fetch)
         .cloned()
@@ -211,7 +211,7 @@ fn fetch_with_gix(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
     let refspec = format!("+{}:{tracking}", repo.ref_name());
     // Only this refspec: the remote's configured ones would fetch every branch.
     let prepared = repo
-        .git
+        .git()?
         .remote_at(url)
         .map_err(Error::git)?
         .with_refspecs([refspec.as_str()], Direction::Fetch)
@@ -236,7 +236,10 @@ fn fetch_with_gix(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
 }
 
 fn tracking_tip(repo: &Repo, tracking: &str) -> Result<Option<ObjectId>> {
-    let found = repo.git.try_find_reference(tracking).map_err(Error::git)?;
+    let found = repo
+        .git()?
+        .try_find_reference(tracking)
+        .map_err(Error::git)?;
     match found {
         Some(mut r) => Ok(Some(r.peel_to_id().map_err(Error::git)?.detach())),
         None => Ok(None),
@@ -436,7 +439,7 @@ fn merge_commit(
     let local_tree = log.commit(local)?.tree;
     let remote_tree = log.commit(remote)?.tree;
     let missing = log.diff_trees(local_tree, remote_tree)?.added;
-    let mut staging = repo.git.clone().with_object_memory();
+    let mut staging = repo.git()?.clone().with_object_memory();
     let mut editor = staging.edit_tree(local_tree).map_err(Error::git)?;
     for seg in &missing {
         editor

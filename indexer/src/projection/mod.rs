@@ -211,7 +211,7 @@ impl Projections {
     /// read. Hooks use this: the live session need not be searchable for
     /// injecting memories of earlier ones.
     pub fn has_sealed(&self, repo: &Repo) -> Result<bool> {
-        let tip = Log::new(repo).tip()?.map(|t| t.to_string());
+        let tip = Log::new(repo).peek_tip()?.map(|t| t.to_string());
         Ok(tip == self.graph.get_meta("indexed_commit")?)
     }
 
@@ -235,7 +235,7 @@ impl Projections {
     /// Whether the projections are behind the log: one ref read and a stat
     /// of each journal.
     pub fn is_fresh(&self, repo: &Repo) -> Result<bool> {
-        let tip = Log::new(repo).tip()?.map(|t| t.to_string());
+        let tip = Log::new(repo).peek_tip()?.map(|t| t.to_string());
         if tip != self.graph.get_meta("indexed_commit")? {
             return Ok(false);
         }
