@@ -46,6 +46,9 @@ const MIN_CONFIDENCE: f32 = 0.45;
 /// do within a point as well on both halves.
 const DISTILLED_FTS_WEIGHT: f32 = 0.3;
 const UNSEEN_PENALTY: f32 = 0.5;
+/// Events from which the unseen share counts in full (less in proportion
+/// below: every LoCoMo conversation has more).
+const UNSEEN_FULL_WEIGHT_EVENTS: f32 = 300.0;
 const DISTILLED_MIN_CONFIDENCE: f32 = 0.30;
 /// Longest text shown for one memory, in characters.
 const ITEM_CHARS: usize = 480;
@@ -209,7 +212,9 @@ struct Distilled {
     /// Every word alike, so that a prompt about something the memory lacks
     /// is not judged by its few words that happen to occur.
     gate: Vec<f32>,
-    /// Share of the words (punctuation aside) that no event contains.
+    /// Share of the words (punctuation aside) that no event contains,
+    /// scaled down in a memory of fewer than
+    /// [`UNSEEN_FULL_WEIGHT_EVENTS`].
     unseen: f32,
 }
 
@@ -234,6 +239,10 @@ fn distilled(
     let analyzed = rarity.iter().flatten().count();
     let unseen =
         rarity.iter().flatten().filter(|r| **r <= 0.0).count() as f32 / analyzed.max(1) as f32;
+    // A small memory has yet to see most ordinary words: what it lacks
+    // says little about the prompt until it holds a few hundred events.
+    let docs = p.fts.num_docs()? as f32;
+    let unseen = unseen * (docs / UNSEEN_FULL_WEIGHT_EVENTS).min(1.0);
     let rarity: Vec<f32> = rarity.into_iter().map(|r| r.unwrap_or(0.0)).collect();
     let ranking = table.embed(&pieces, &rarity);
     let gate = table.embed(&pieces, &vec![1.0; words.len()]);
