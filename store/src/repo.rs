@@ -20,8 +20,6 @@ use crate::{Error, Result};
 pub struct Repo {
     /// The git repository (gix), once opened.
     git: OnceCell<gix::Repository>,
-    /// Where to open it from.
-    start: PathBuf,
     /// This worktree's own git directory.
     git_dir: PathBuf,
     /// The git common directory (shared by all worktrees).
@@ -39,10 +37,7 @@ impl Repo {
     pub fn discover(start: &Path) -> Result<Repo> {
         if let Some(found) = crate::locate::locate(start) {
             let (repo, config_error) = Repo::from_located(found);
-            return match config_error {
-                Some(e) => Err(e),
-                None => Ok(repo),
-            };
+            return config_error.map_or(Ok(repo), Err);
         }
         let git = gix::discover(start).map_err(|e| {
             let message = e.to_string();
@@ -66,10 +61,7 @@ impl Repo {
     /// Wraps an already opened repository.
     pub fn from_git(git: gix::Repository) -> Result<Repo> {
         let (repo, config_error) = Repo::from_git_lenient(git);
-        match config_error {
-            Some(e) => Err(e),
-            None => Ok(repo),
-        }
+        config_error.map_or(Ok(repo), Err)
     }
 
     /// Finds the repository like [`Repo::discover`], but a configuration
@@ -90,7 +82,6 @@ impl Repo {
     fn from_located(found: crate::locate::Located) -> (Repo, Option<Error>) {
         Repo::with_places(
             OnceCell::new(),
-            found.work_tree.clone(),
             found.git_dir,
             found.common_dir,
             Some(found.work_tree),
@@ -101,13 +92,11 @@ impl Repo {
         let git_dir = absolute(git.git_dir());
         let common_dir = absolute(git.common_dir());
         let work_tree = git.workdir().map(absolute);
-        let start = work_tree.clone().unwrap_or_else(|| git_dir.clone());
-        Repo::with_places(OnceCell::from(git), start, git_dir, common_dir, work_tree)
+        Repo::with_places(OnceCell::from(git), git_dir, common_dir, work_tree)
     }
 
     fn with_places(
         git: OnceCell<gix::Repository>,
-        start: PathBuf,
         git_dir: PathBuf,
         common_dir: PathBuf,
         work_tree: Option<PathBuf>,
@@ -123,7 +112,6 @@ impl Repo {
             Repo {
                 memlog_dir: common_dir.join("memlog"),
                 git,
-                start,
                 git_dir,
                 common_dir,
                 work_tree,
@@ -143,8 +131,9 @@ impl Repo {
         if let Some(git) = self.git.get() {
             return Ok(git);
         }
-        let git = gix::discover(&self.start).map_err(|e| Error::GitOpen {
-            path: self.start.clone(),
+        let start = self.work_tree.as_deref().unwrap_or(&self.git_dir);
+        let git = gix::discover(start).map_err(|e| Error::GitOpen {
+            path: start.to_path_buf(),
             message: e.to_string(),
         })?;
         Ok(self.git.get_or_init(|| git))
