@@ -204,6 +204,20 @@ impl Graph {
         Ok(Graph { conn })
     }
 
+    /// One read transaction for the statements that follow, until the
+    /// returned guard drops: they see one state of the database, and take
+    /// its locks once instead of once each (a search runs dozens). `None`
+    /// when a transaction is already open, whose snapshot they share.
+    pub fn snapshot(&self) -> Result<Option<rusqlite::Transaction<'_>>> {
+        if !self.conn.is_autocommit() {
+            return Ok(None);
+        }
+        self.conn
+            .unchecked_transaction()
+            .map(Some)
+            .map_err(|e| Error::sql(Path::new("graph.sqlite"), e))
+    }
+
     /// A value of the `meta` table (watermark, generation, …).
     pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
         self.conn

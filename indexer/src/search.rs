@@ -155,6 +155,7 @@ struct Row {
 }
 
 pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> Result<Vec<Hit>> {
+    let _snapshot = p.graph.snapshot()?;
     let want = req.limit.max(1);
     let depth = (want * CANDIDATES_PER_HIT).max(MIN_CANDIDATES);
     let use_fts = req.mode != SearchMode::Vector;
