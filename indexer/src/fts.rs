@@ -10,7 +10,8 @@
 
 use std::collections::HashSet;
 use std::ops::Bound;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{
@@ -73,6 +74,34 @@ pub struct Fts {
     pub index: Index,
     pub fields: Fields,
     reader: IndexReader,
+    /// `meta.json` as it was when the reader last loaded the segments.
+    loaded: Mutex<Option<MetaStamp>>,
+    meta_path: PathBuf,
+}
+
+/// What tells one `meta.json` from another: tantivy replaces the file on
+/// every commit (a new inode), and the time and length say it too where
+/// an inode number comes round again.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct MetaStamp {
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl MetaStamp {
+    fn of(path: &Path) -> Option<MetaStamp> {
+        let m = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&m);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Some(MetaStamp {
+            inode,
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
 }
 
 impl Fts {
@@ -132,6 +161,8 @@ impl Fts {
     }
 
     fn with_index(dir: &Path, index: Index, fields: Fields) -> Result<Fts> {
+        let meta_path = dir.join("meta.json");
+        let loaded = Mutex::new(MetaStamp::of(&meta_path));
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -141,6 +172,8 @@ impl Fts {
             index,
             fields,
             reader,
+            loaded,
+            meta_path,
         })
     }
 
@@ -190,9 +223,21 @@ impl Fts {
 
     /// A searcher on the last committed state.
     pub fn searcher(&self) -> Result<Searcher> {
-        self.reader
-            .reload()
-            .map_err(|e| Error::fts(Path::new("full-text index"), e))?;
+        // Reloading opens every segment afresh: a one-shot command, whose
+        // reader was just built, skipped it and opened the index once
+        // instead of twice. The file is looked at before the reload, so a
+        // commit in between is at worst reloaded again next time.
+        let now = MetaStamp::of(&self.meta_path);
+        let mut loaded = self
+            .loaded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if now.is_none() || *loaded != now {
+            self.reader
+                .reload()
+                .map_err(|e| Error::fts(Path::new("full-text index"), e))?;
+            *loaded = now;
+        }
         Ok(self.reader.searcher())
     }
 }
@@ -459,6 +504,10 @@ impl Fts {
         // Without filters the disjunction is searched as it is, so that
         // tantivy can skip blocks that cannot reach the top (block-max WAND);
         // wrapped in a conjunction it would score every matching document.
+        // (Fetching the excluded session's documents and dropping them
+        // kept the disjunction for a prompt's recall, but at 100k events
+        // WAND then took half as many instructions again as scoring every
+        // match of a prompt's many common words.)
         let query: Box<dyn Query> = if clauses.is_empty() {
             Box::new(text_query)
         } else {
