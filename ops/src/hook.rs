@@ -251,11 +251,10 @@ impl ContextJob {
             query_vector: None,
         };
         let (tx, rx) = mpsc::channel();
-        let repo_dir = repo.common_dir.clone();
+        let place = repo.place();
         std::thread::spawn(move || {
             let result = (|| -> Result<(Option<Assembled>, &'static str)> {
-                // gix's repository cannot move between threads: opened again
-                let repo = Repo::discover(&repo_dir)?;
+                let repo = place.into_repo();
                 let remaining = budget.saturating_sub(started.elapsed());
                 if let Some(a) = warm::ask(&repo, &request, remaining) {
                     return Ok((Some(a), "warm"));

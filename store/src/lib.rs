@@ -39,4 +39,4 @@ pub use error::{Error, Result};
 pub use gix::ObjectId;
 pub use layout::{IndexLayout, Layout};
 pub use record::Recorder;
-pub use repo::Repo;
+pub use repo::{Repo, RepoPlace};

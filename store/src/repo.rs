@@ -32,6 +32,28 @@ pub struct Repo {
     pub config: Config,
 }
 
+/// A repository's place and configuration, git not opened ([`Repo::place`]).
+pub struct RepoPlace {
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+    work_tree: Option<PathBuf>,
+    config: Config,
+}
+
+impl RepoPlace {
+    /// The repository, git to be opened on first use.
+    pub fn into_repo(self) -> Repo {
+        Repo {
+            git: OnceCell::new(),
+            memlog_dir: self.common_dir.join("memlog"),
+            git_dir: self.git_dir,
+            common_dir: self.common_dir,
+            work_tree: self.work_tree,
+            config: self.config,
+        }
+    }
+}
+
 impl Repo {
     /// Finds the repository containing `start` and reads its configuration.
     pub fn discover(start: &Path) -> Result<Repo> {
@@ -119,6 +141,19 @@ impl Repo {
             },
             error,
         )
+    }
+
+    /// Where this repository is, with its configuration: what another
+    /// thread takes along to make a [`Repo`] of (gix's handle cannot cross
+    /// threads, and finding the repository and reading its configuration
+    /// again cost a hook's worker a quarter of its start).
+    pub fn place(&self) -> RepoPlace {
+        RepoPlace {
+            git_dir: self.git_dir.clone(),
+            common_dir: self.common_dir.clone(),
+            work_tree: self.work_tree.clone(),
+            config: self.config.clone(),
+        }
     }
 
     /// This worktree's own git directory.
