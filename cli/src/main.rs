@@ -65,11 +65,17 @@ fn main() -> ExitCode {
 /// it names only (`defer`: building them all cost a one-shot command such
 /// as `memlog record` a third of its instructions). Without a subcommand
 /// name (`memlog`, `memlog --help`, `memlog help …`, a typo), everything is
-/// built, so that the list of commands shows what each does.
+/// built, so that the list of commands shows what each does; `--version`
+/// needs none of it.
 fn parse() -> Cli {
     let mut command = Cli::command();
-    let named = subcommand_name(std::env::args_os().skip(1));
-    if named.is_none_or(|n| command.find_subcommand(&n).is_none()) {
+    let first = first_word(std::env::args_os().skip(1));
+    let whole_tree = match &first {
+        Some(w) if w == "--version" || w == "-V" => false,
+        Some(w) if !w.as_encoded_bytes().starts_with(b"-") => command.find_subcommand(w).is_none(),
+        _ => true,
+    };
+    if whole_tree {
         command.build();
     }
     let parsed = command
@@ -81,18 +87,14 @@ fn parse() -> Cli {
     }
 }
 
-/// The first argument that is not an option of `memlog` itself (`-C DIR`).
-fn subcommand_name(
-    mut args: impl Iterator<Item = std::ffi::OsString>,
-) -> Option<std::ffi::OsString> {
+/// The first argument that is not `-C DIR`: a subcommand's name, or a
+/// flag the top level answers (`--help`, `--version`).
+fn first_word(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<std::ffi::OsString> {
     while let Some(arg) = args.next() {
         if arg == "-C" {
             args.next();
-        } else if !arg.as_encoded_bytes().starts_with(b"-") {
-            return Some(arg);
         } else if !arg.as_encoded_bytes().starts_with(b"-C") {
-            // --help, --version: the top level answers
-            return None;
+            return Some(arg);
         }
     }
     None
