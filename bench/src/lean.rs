@@ -68,8 +68,8 @@ fn p50(samples: &[Duration]) -> Duration {
     percentile(&mut samples.to_vec(), 0.5)
 }
 
-/// `memlog --version` and a hello world, alternated.
-fn bench_version(bin: &Path, runs: usize) -> anyhow::Result<Vec<Row>> {
+/// The hello world built beside `bin` (`memlog-bench-hello`).
+fn hello_binary(bin: &Path) -> anyhow::Result<std::path::PathBuf> {
     let hello = bin.with_file_name(format!(
         "memlog-bench-hello{}",
         std::env::consts::EXE_SUFFIX
@@ -80,6 +80,12 @@ fn bench_version(bin: &Path, runs: usize) -> anyhow::Result<Vec<Row>> {
             hello.display()
         );
     }
+    Ok(hello)
+}
+
+/// `memlog --version` and a hello world, alternated.
+fn bench_version(bin: &Path, runs: usize) -> anyhow::Result<Vec<Row>> {
+    let hello = hello_binary(bin)?;
     let mut ours = Vec::with_capacity(runs);
     let mut theirs = Vec::with_capacity(runs);
     for _ in 0..runs {
@@ -157,11 +163,16 @@ fn bench_size(bin: &Path, seed: u64, events: usize, runs: usize) -> anyhow::Resu
         target: "≥ 3× faster".into(),
     }];
 
-    // The hooks and record, alternated, on the same repository.
+    // The hooks and record, alternated, on the same repository, with the
+    // hello world among them: this machine's speed drifts, and the hello
+    // world says how fast it was while they ran.
     let cwd = repo.path().display().to_string();
     let prompts = generator::queries(seed ^ 1, runs);
     let (mut post, mut prompt, mut record) = (Vec::new(), Vec::new(), Vec::new());
+    let mut hello_times = Vec::new();
+    let hello = hello_binary(bin)?;
     for (i, q) in prompts.iter().enumerate() {
+        hello_times.push(time_process(&mut Command::new(&hello), None)?);
         let tool = json!({
             "session_id": "bench-lean", "cwd": cwd, "hook_event_name": "PostToolUse",
             "tool_name": "Read", "tool_input": {"file_path": "src/auth/token.rs"},
@@ -196,6 +207,13 @@ fn bench_size(bin: &Path, seed: u64, events: usize, runs: usize) -> anyhow::Resu
             None,
         )?);
     }
+    rows.push(Row {
+        name: format!(
+            "hello world, whole process, run between the commands below ({runs} runs): how fast the machine was meanwhile"
+        ),
+        value: p50_p95(&hello_times),
+        target: "(reference)".into(),
+    });
     rows.push(Row {
         name: format!("`memlog hook PostToolUse`, whole process, {label} events ({runs} runs)"),
         value: p50_p95(&post),
