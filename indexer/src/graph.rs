@@ -192,6 +192,18 @@ impl Graph {
         Ok(true)
     }
 
+    /// Copies the whole write-ahead log into the database and empties the
+    /// file. The first connection of every process reads the entire log
+    /// again to rebuild its index (`-shm`), so a log left behind by a
+    /// writer that exits was read anew by every later search and hook: 7 MB
+    /// after indexing 5,000 events, 1,800 reads, twice a search's time.
+    /// Waits for readers (the busy timeout), then gives up quietly.
+    pub fn empty_log(&self) -> Result<()> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(|e| Error::sql(Path::new("graph.sqlite-wal"), e))
+    }
+
     /// Opens the database read-only (queries by people, searches).
     pub fn open_read_only(path: &Path) -> Result<Graph> {
         let conn = Connection::open_with_flags(

@@ -521,3 +521,28 @@ fn a_file_read_by_absolute_path_and_mentioned_relatively_is_one_entity() {
         serde_json::json!([{"entity_id": "file:src/a.rs"}])
     );
 }
+
+/// `memlog index` leaves SQLite's write-ahead log empty: every process
+/// that opens the database reads the whole log again (a hook's search
+/// after a background index, above all), so an update's pages left there
+/// slowed every later command.
+#[test]
+fn indexing_leaves_the_database_log_empty() {
+    let repo = TestRepo::new();
+    repo.record("s1", "note", "the cache key includes the tenant id");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["index", "--no-vectors"]).ok();
+    for i in 0..20 {
+        repo.record(
+            "s2",
+            "note",
+            &format!("retry budget {i} for the billing job"),
+        );
+    }
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["index", "--no-vectors"]).ok();
+    let wal = repo.path().join(".git/memlog/index/graph.sqlite-wal");
+    let len = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(len, 0, "{} holds {len} bytes", wal.display());
+    assert_eq!(hits(&repo, "billing retry", &[]).len(), 20);
+}

@@ -433,12 +433,14 @@ impl Watcher {
         Ok(Projections::update(&repo)?)
     }
 
-    /// Copies the database's write-ahead log into it, unless a writer is
-    /// busy (then its own update takes care of a log grown too large).
+    /// Copies the database's write-ahead log into it and empties it (so
+    /// that no process opening the database reads it again), unless a
+    /// writer is busy (then its own update takes care of a log grown too
+    /// large).
     fn checkpoint(&self) -> Result<()> {
         let repo = Repo::discover(&self.repo_path)?;
         if let Some(_lock) = memlog_indexer::projection::WriterLock::try_acquire(&repo)? {
-            Projections::open(&repo)?.checkpoint(0)?;
+            Projections::open(&repo)?.empty_log()?;
         }
         Ok(())
     }

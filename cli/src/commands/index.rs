@@ -38,6 +38,10 @@ pub fn cmd_index(dir: &Path, args: IndexArgs) -> anyhow::Result<ExitCode> {
     } else {
         memlog_ops::semantic::catch_up_vectors(&repo, None, args.json)?
     };
+    // Updates leave their pages in SQLite's write-ahead log, which every
+    // later process reads whole when it opens the database; this one-shot
+    // run (a hook's background index among them) leaves it empty.
+    Projections::open(&repo)?.empty_log()?;
     if args.json {
         let mut value = serde_json::to_value(&report)?;
         value["vectors"] = serde_json::to_value(&vectors)?;

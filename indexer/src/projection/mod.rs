@@ -179,6 +179,13 @@ impl Projections {
             .checkpoint_if_larger(&self.dir.join("graph.sqlite-wal"), max_bytes)
     }
 
+    /// Copies the database's write-ahead log into it and empties the log,
+    /// for a one-shot writer about to exit ([`Graph::empty_log`]); `memlog
+    /// watch`, which stays, does it when idle.
+    pub fn empty_log(&self) -> Result<()> {
+        self.graph.empty_log()
+    }
+
     /// Opens the vectors with their HNSW graph, for a process that searches
     /// many times (loading the graph costs time the hooks' full-text path
     /// does not spend). Vectors are optional and rebuildable: a damaged
