@@ -253,6 +253,9 @@ impl ContextJob {
         let (tx, rx) = mpsc::channel();
         let place = repo.place();
         std::thread::spawn(move || {
+            // The index is closed after the answer is sent, not before:
+            // the hook prints the answer and exits meanwhile.
+            let mut opened = None;
             let result = (|| -> Result<(Option<Assembled>, &'static str)> {
                 let repo = place.into_repo();
                 let remaining = budget.saturating_sub(started.elapsed());
@@ -262,9 +265,11 @@ impl ContextJob {
                 let Some(p) = projections_for_hook(&repo)? else {
                     return Ok((None, "local"));
                 };
-                Ok((Some(answer(&repo, &p, &request)?), "local"))
+                let p = opened.insert(p);
+                Ok((Some(answer(&repo, p, &request)?), "local"))
             })();
             let _ = tx.send(result);
+            drop(opened);
         });
         ContextJob { result: rx }
     }
