@@ -197,7 +197,8 @@ impl Graph {
     /// again to rebuild its index (`-shm`), so a log left behind by a
     /// writer that exits was read anew by every later search and hook: 7 MB
     /// after indexing 5,000 events, 1,800 reads, twice a search's time.
-    /// Waits for readers (the busy timeout), then gives up quietly.
+    /// Waits for readers (the busy timeout); a log still in use is then
+    /// left as it is.
     pub fn empty_log(&self) -> Result<()> {
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))

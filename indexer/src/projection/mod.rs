@@ -171,9 +171,10 @@ impl Projections {
     }
 
     /// Copies the database's write-ahead log into it when the log holds
-    /// more than `max_bytes` (0: anything). Updates leave their pages in
-    /// the log; `memlog watch` calls this when idle, and an update calls it
-    /// when the log has grown past [`WAL_CHECKPOINT_BYTES`].
+    /// more than `max_bytes` (0: anything), without waiting for readers.
+    /// Updates leave their pages in the log; an update calls this when the
+    /// log has grown past [`WAL_CHECKPOINT_BYTES`]. (A writer about to
+    /// leave empties the log instead: [`Projections::empty_log`].)
     pub fn checkpoint(&self, max_bytes: u64) -> Result<bool> {
         self.graph
             .checkpoint_if_larger(&self.dir.join("graph.sqlite-wal"), max_bytes)
