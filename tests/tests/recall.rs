@@ -149,6 +149,10 @@ fn with_memlog_watch_the_prompt_embedding_ranks_and_gates() {
     }
     let repo = history_repo();
     let _watch = memlog_e2e::start_watch(repo.path());
+    // The watcher loads the model and index on its first request, which on
+    // a loaded machine can outlast the hook's budget (the hook then answers
+    // locally, as it should): one prompt first, so that the next is warm.
+    injected(&repo, "warm-up", FOLLOW_UP);
     let context = injected(&repo, "live-1", FOLLOW_UP);
     assert!(context.contains("src/telemetry.rs"), "{context}");
     let recall = repo
