@@ -15,7 +15,7 @@ mod stop;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{Parser, Subcommand};
 
 #[global_allocator]
 static ALLOCATOR: allocator::Allocator = allocator::Allocator;
@@ -36,15 +36,39 @@ static ALLOCATOR: allocator::Allocator = allocator::Allocator;
     max_term_width = 100
 )]
 struct Cli {
+    #[command(flatten)]
+    globals: Globals,
+
+    #[command(subcommand)]
+    command: commands::Command,
+}
+
+/// The same command line, knowing only the commands an agent runs at every
+/// prompt and tool call (`parse`).
+#[derive(Parser)]
+#[command(
+    name = "memlog",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+struct HotCli {
+    #[command(flatten)]
+    globals: Globals,
+
+    #[command(subcommand)]
+    command: commands::HotCommand,
+}
+
+/// Arguments of memlog itself, before the command's name.
+#[derive(clap::Args)]
+struct Globals {
     /// Run as if memlog was started in DIR (like `git -C`, before the
     /// command's name).
     // Not `global`: clap would copy the argument into each of the 35
     // subcommands before parsing, 100 KB of heap for every hook.
     #[arg(short = 'C', value_name = "DIR")]
     directory: Option<PathBuf>,
-
-    #[command(subcommand)]
-    command: commands::Command,
 }
 
 fn main() -> ExitCode {
@@ -53,7 +77,7 @@ fn main() -> ExitCode {
     if cli.command.is_bulk() {
         allocator::use_bulk_allocator();
     }
-    let dir = cli.directory.unwrap_or_else(|| PathBuf::from("."));
+    let dir = cli.globals.directory.unwrap_or_else(|| PathBuf::from("."));
     match commands::run(cli.command, &dir) {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
@@ -66,24 +90,40 @@ fn main() -> ExitCode {
 
 /// Parses the command line, building the arguments of the one subcommand
 /// it names only (`defer`: building them all cost a one-shot command such
-/// as `memlog record` a third of its instructions). Without a subcommand
-/// name (`memlog`, `memlog --help`, `memlog help …`, a typo), everything is
-/// built, so that the list of commands shows what each does; `--version`
-/// needs none of it.
+/// as `memlog record` a third of its instructions). A hook, `record`,
+/// `search`, `context` or `show` is parsed by a root that knows those five
+/// commands only: the other thirty cost 45 KB of heap to set up, a tenth of
+/// what a hook writes to memory. Without a subcommand name (`memlog`,
+/// `memlog --help`, `memlog help …`, a typo), everything is built, so that
+/// the list of commands shows what each does; `--version` needs none of it.
 fn parse() -> Cli {
-    let mut command = Cli::command();
     let first = first_word(std::env::args_os().skip(1));
-    let whole_tree = match &first {
-        Some(w) if w == "--version" || w == "-V" => false,
-        Some(w) if !w.as_encoded_bytes().starts_with(b"-") => command.find_subcommand(w).is_none(),
+    let first = first.as_ref().and_then(|w| w.to_str());
+    if first.is_some_and(commands::HotCommand::has_subcommand) {
+        let hot: HotCli = parse_as(false);
+        return Cli {
+            globals: hot.globals,
+            command: hot.command.into(),
+        };
+    }
+    let whole_tree = match first {
+        Some("--version" | "-V") => false,
+        Some(w) if !w.starts_with('-') => !commands::Command::has_subcommand(w),
         _ => true,
     };
+    parse_as(whole_tree)
+}
+
+/// Parses the command line with `P`'s command tree, built whole or one
+/// subcommand at a time; a usage error exits with clap's message.
+fn parse_as<P: Parser>(whole_tree: bool) -> P {
+    let mut command = P::command();
     if whole_tree {
         command.build();
     }
     let parsed = command
         .try_get_matches_from_mut(std::env::args_os())
-        .and_then(|mut m| Cli::from_arg_matches_mut(&mut m));
+        .and_then(|mut m| P::from_arg_matches_mut(&mut m));
     match parsed {
         Ok(cli) => {
             // The command tree is done with; the process's exit frees it

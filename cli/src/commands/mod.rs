@@ -91,6 +91,32 @@ pub enum Command {
     Serve(serve::ServeArgs),
 }
 
+/// The commands an agent runs at every prompt and tool call, as a command
+/// line of their own (`HotCli` in main.rs). Their arguments and help are
+/// the same structs as in [`Command`].
+#[derive(Subcommand)]
+#[command(defer = true)]
+pub enum HotCommand {
+    Record(record::RecordArgs),
+    Show(show::ShowArgs),
+    Search(search::SearchArgs),
+    Context(context::ContextArgs),
+    #[command(hide = true)]
+    Hook(hook::HookArgs),
+}
+
+impl From<HotCommand> for Command {
+    fn from(hot: HotCommand) -> Self {
+        match hot {
+            HotCommand::Record(args) => Command::Record(args),
+            HotCommand::Show(args) => Command::Show(args),
+            HotCommand::Search(args) => Command::Search(args),
+            HotCommand::Context(args) => Command::Context(args),
+            HotCommand::Hook(args) => Command::Hook(args),
+        }
+    }
+}
+
 impl Command {
     /// Whether the command works through the whole log or serves for long
     /// (indexing from several threads): it gets the bulk allocator.
