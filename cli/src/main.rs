@@ -28,6 +28,9 @@ static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 /// content-addressed JSONL segments on `refs/heads/memlog`, without touching
 /// HEAD, the index or the working tree. Review it with `memlog log`,
 /// `memlog show` or `git log -p memlog`; share it with git push/pull.
+// (Not help text: `C` is every command, `commands::Command`, or only those
+// an agent runs at every prompt and tool call, `commands::HotCommand`; see
+// `parse`.)
 #[derive(Parser)]
 #[command(
     name = "memlog",
@@ -35,29 +38,12 @@ static ALLOCATOR: allocator::Allocator = allocator::Allocator;
     propagate_version = true,
     max_term_width = 100
 )]
-struct Cli {
+struct Cli<C: Subcommand> {
     #[command(flatten)]
     globals: Globals,
 
     #[command(subcommand)]
-    command: commands::Command,
-}
-
-/// The same command line, knowing only the commands an agent runs at every
-/// prompt and tool call (`parse`).
-#[derive(Parser)]
-#[command(
-    name = "memlog",
-    version,
-    propagate_version = true,
-    max_term_width = 100
-)]
-struct HotCli {
-    #[command(flatten)]
-    globals: Globals,
-
-    #[command(subcommand)]
-    command: commands::HotCommand,
+    command: C,
 }
 
 /// Arguments of memlog itself, before the command's name.
@@ -96,11 +82,11 @@ fn main() -> ExitCode {
 /// what a hook writes to memory. Without a subcommand name (`memlog`,
 /// `memlog --help`, `memlog help …`, a typo), everything is built, so that
 /// the list of commands shows what each does; `--version` needs none of it.
-fn parse() -> Cli {
+fn parse() -> Cli<commands::Command> {
     let first = first_word(std::env::args_os().skip(1));
     let first = first.as_ref().and_then(|w| w.to_str());
     if first.is_some_and(commands::HotCommand::has_subcommand) {
-        let hot: HotCli = parse_as(false);
+        let hot: Cli<commands::HotCommand> = parse_as(false);
         return Cli {
             globals: hot.globals,
             command: hot.command.into(),

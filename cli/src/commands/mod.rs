@@ -92,8 +92,8 @@ pub enum Command {
 }
 
 /// The commands an agent runs at every prompt and tool call, as a command
-/// line of their own (`HotCli` in main.rs). Their arguments and help are
-/// the same structs as in [`Command`].
+/// line of their own (`Cli<HotCommand>` in main.rs). Their arguments and
+/// help are the same structs as in [`Command`].
 #[derive(Subcommand)]
 #[command(defer = true)]
 pub enum HotCommand {
