@@ -12,7 +12,7 @@ use memlog_indexer::fts::{Filters, Fts, FtsDoc};
 fn index(others: usize, own: usize) -> (tempfile::TempDir, Fts) {
     let dir = tempfile::tempdir().expect("tempdir");
     let fts = Fts::create(&dir.path().join("fts")).expect("create");
-    let mut writer = fts.writer(1, 15_000_000).expect("writer");
+    let mut writer = fts.writer(15_000_000).expect("writer");
     for (i, session) in std::iter::repeat_n("other", others)
         .chain(std::iter::repeat_n("live", own))
         .enumerate()

@@ -9,7 +9,7 @@ use memlog_indexer::fts::{Filters, Fts, FtsDoc};
 fn index(texts: &[(&str, &str)]) -> (tempfile::TempDir, Fts) {
     let dir = tempfile::tempdir().expect("tempdir");
     let fts = Fts::create(&dir.path().join("fts")).expect("create");
-    let writer = fts.writer(1, 15_000_000).expect("writer");
+    let writer = fts.writer(15_000_000).expect("writer");
     for (id, text) in texts {
         fts.add(
             &writer,

@@ -166,13 +166,12 @@ impl Projections {
         } else {
             self.journal_marks()?
         };
-        let threads = if rebuilding { 0 } else { 1 };
         let budget = if rebuilding {
             REBUILD_BUDGET
         } else {
             WRITER_BUDGET
         };
-        let writer = self.fts.writer(threads, budget)?;
+        let writer = self.fts.writer(budget)?;
         let tx = self
             .graph
             .conn
