@@ -144,6 +144,24 @@ impl Fts {
         }
     }
 
+    /// The payload of the last commit (`meta.json`'s `payload`). Read on
+    /// its own: tantivy's `load_metas` builds the whole schema again, a
+    /// third parse of the file in every one-shot command.
+    pub fn committed_payload(&self) -> Result<Option<String>> {
+        #[derive(serde::Deserialize)]
+        struct Committed {
+            payload: Option<String>,
+        }
+        let corrupt = |message: String| Error::Corrupt {
+            what: self.meta_path.display().to_string(),
+            message,
+        };
+        let bytes = std::fs::read(&self.meta_path).map_err(|e| corrupt(e.to_string()))?;
+        serde_json::from_slice::<Committed>(&bytes)
+            .map(|c| c.payload)
+            .map_err(|e| corrupt(e.to_string()))
+    }
+
     /// Checks every file's checksum (slower than `open`; for fsck-like use).
     pub fn verify(&self) -> Result<()> {
         let bad = self.index.validate_checksum().map_err(|e| Error::Corrupt {

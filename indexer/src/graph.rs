@@ -233,9 +233,12 @@ impl Graph {
 
     /// A value of the `meta` table (watermark, generation, …).
     pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
+        // Cached: opening the projections and checking their freshness
+        // read four keys, and preparing the statement cost more than
+        // running it.
         self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
+            .prepare_cached("SELECT value FROM meta WHERE key = ?1")
+            .and_then(|mut st| st.query_row([key], |r| r.get(0)).optional())
             .map_err(|e| Error::sql(Path::new("meta"), e))
     }
 

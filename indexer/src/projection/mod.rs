@@ -147,14 +147,7 @@ impl Projections {
             }
         }
         let fts = Fts::open(&IndexLayout::new(dir).fts())?;
-        let committed = fts
-            .index
-            .load_metas()
-            .map_err(|e| Error::Corrupt {
-                what: dir.display().to_string(),
-                message: e.to_string(),
-            })?
-            .payload;
+        let committed = fts.committed_payload()?;
         if committed != graph.get_meta("generation")? {
             return Err(Error::Corrupt {
                 what: dir.display().to_string(),
