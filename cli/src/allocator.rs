@@ -25,7 +25,19 @@ static BULK: AtomicBool = AtomicBool::new(false);
 /// Makes mimalloc serve every later allocation. Called once, by the main
 /// thread, before a bulk command starts its threads.
 pub fn use_bulk_allocator() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    // SAFETY: mimalloc's own process set-up, which its constructor would
+    // have run at load; called once, before mimalloc serves anything.
+    STARTED.call_once(|| unsafe { _mi_auto_process_init() });
     BULK.store(true, Ordering::Release);
+}
+
+unsafe extern "C" {
+    /// What mimalloc runs at load from a constructor (options, the main
+    /// heap, thread clean-up): built without it (`MI_PRIM_HAS_PROCESS_ATTACH`,
+    /// `.cargo/config.toml`), a process that never switches does not pay
+    /// for it; elsewhere the constructor has run and this repeats nothing.
+    fn _mi_auto_process_init();
 }
 
 /// Whether `ptr` was made by mimalloc (only possible after the switch).
