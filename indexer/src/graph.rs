@@ -12,6 +12,12 @@ use crate::{Error, Result};
 /// with another version is rebuilt.
 pub const SCHEMA_VERSION: &str = "6";
 
+/// `meta` key saying whether the log holds what every search reads besides
+/// its hits (reinforcements, superseding facts and rules): "absent" from a
+/// rebuild that met none, "present" once one is indexed. Without the key
+/// (an index from before it) they are looked for.
+pub const RANKING_LINKS: &str = "ranking_links";
+
 /// Tables. Unique and lookup indexes are separate ([`INDEXES`]) so that a
 /// rebuild can fill the tables first and index them once at the end.
 const TABLES: &str = r#"

@@ -235,7 +235,14 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     } else {
         ranking.spread.max(0.0)
     };
-    let learnt = Reinforcement::load(p)?;
+    // Both queries below were a few percent of a one-shot search, and
+    // find nothing in most memories.
+    let links = p.graph.get_meta(crate::graph::RANKING_LINKS)?.as_deref() != Some("absent");
+    let learnt = if links {
+        Reinforcement::load(p)?
+    } else {
+        Reinforcement::default()
+    };
     // Along sessions only when vectors take part: the neighbours cost two
     // index queries per candidate (which tripled the hooks' injection
     // time), and without vectors a search ranks as full text does. Along
@@ -399,7 +406,9 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             },
         ));
     }
-    demote_superseded(p, &mut hits)?;
+    if links {
+        demote_superseded(p, &mut hits)?;
+    }
     hits.sort_by(|a, b| {
         b.2.score
             .total_cmp(&a.2.score)

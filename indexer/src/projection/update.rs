@@ -191,6 +191,7 @@ impl Projections {
             seen_entities: HashSet::new(),
             tasks_changed: false,
             memory_changed: false,
+            ranking_links: false,
             roots: repo.work_roots(),
         };
         for seg in &segments {
@@ -260,6 +261,7 @@ impl Projections {
         let deleted = batch.deleted;
         let tasks_changed = batch.tasks_changed;
         let memory_changed = batch.memory_changed;
+        let ranking_links = batch.ranking_links;
         drop(batch);
         // Both halves carry the same generation: if a crash lands between
         // the two commits, they disagree on the next open and the index is
@@ -298,6 +300,16 @@ impl Projections {
             fts.and(sql)
         })?;
         Graph::set_meta(&tx, "generation", &generation)?;
+        // "absent" only from a rebuild that saw none; any later one makes
+        // it "present" for good (a forgotten one too: the queries it saves
+        // then run for nothing, which is only slower).
+        if rebuilding || ranking_links {
+            Graph::set_meta(
+                &tx,
+                crate::graph::RANKING_LINKS,
+                if ranking_links { "present" } else { "absent" },
+            )?;
+        }
         Graph::set_meta(
             &tx,
             "indexed_commit",
