@@ -421,6 +421,17 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
 
 /// A superseded memory keeps [`SUPERSEDED_FACTOR`] of its score and
 /// always ranks below its successor when both are hits.
+/// Whether search reads `e` besides its hits, on every query: a
+/// reinforcement ([`Reinforcement::load`]) or a fact or rule superseding
+/// another ([`crate::supersede::successors`]). The indexer records whether
+/// the log holds any ([`crate::graph::RANKING_LINKS`]), so that a memory
+/// without them skips both queries.
+pub(crate) fn read_by_ranking(e: &memlog_format::Event) -> bool {
+    use memlog_format::Kind;
+    e.kind == Kind::Reinforce
+        || (matches!(e.kind, Kind::Fact | Kind::Rule) && e.body.contains_key("supersedes"))
+}
+
 fn demote_superseded(p: &Projections, hits: &mut [(i64, u64, Hit)]) -> Result<()> {
     let successors = crate::supersede::successors(p)?;
     if successors.is_empty() {

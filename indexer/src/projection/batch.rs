@@ -54,9 +54,8 @@ pub(super) struct Batch<'a> {
     pub(super) tasks_changed: bool,
     /// Likewise for the `memory` table (levels' counts).
     pub(super) memory_changed: bool,
-    /// An event that search's ranking reads on every query was added: a
-    /// reinforcement, or a fact or rule superseding another
-    /// ([`crate::graph::RANKING_LINKS`]).
+    /// An event search reads on every query was added
+    /// ([`crate::search::read_by_ranking`]).
     pub(super) ranking_links: bool,
     /// The repository's worktrees: file entities are named relative to them.
     pub(super) roots: WorkRoots,
@@ -135,8 +134,7 @@ impl Batch<'_> {
         self.sessions.insert(e.session.clone());
         self.tasks_changed |= crate::tasks::refold::TASK_KINDS.contains(&e.kind);
         self.memory_changed |= crate::memory::MEMORY_KINDS.contains(&e.kind);
-        self.ranking_links |= e.kind == Kind::Reinforce
-            || (matches!(e.kind, Kind::Fact | Kind::Rule) && e.body.contains_key("supersedes"));
+        self.ranking_links |= crate::search::read_by_ranking(e);
         self.link(e, &d)?;
         if !d.text.is_empty() {
             let files = d.files();
