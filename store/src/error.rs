@@ -70,13 +70,26 @@ pub enum Error {
         message: String,
     },
 
-    /// The memlog ref kept moving under a compare-and-swap update.
-    #[error("the memlog ref {ref_name} kept moving; gave up after {attempts} attempts")]
+    /// The memlog ref kept moving under a compare-and-swap update, or
+    /// another process kept its lock.
+    #[error("the memlog ref {ref_name} kept moving; gave up after {attempts} attempts{holder}")]
     Contention {
         /// The ref.
         ref_name: String,
         /// How many updates were tried.
         attempts: u32,
+        /// What held the ref, when a lock file says (", held by …").
+        holder: String,
+    },
+
+    /// One compare-and-swap update of the ref lost a race: the ref moved,
+    /// or another process holds its lock. A retry on the new tip resolves it.
+    #[error("the memlog ref {ref_name} is being updated by another process: {message}")]
+    RefRace {
+        /// The ref.
+        ref_name: String,
+        /// What git said.
+        message: String,
     },
 
     /// An error of the data model (configuration, journal lines, privacy).

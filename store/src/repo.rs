@@ -14,6 +14,12 @@ use memlog_format::paths::WorkRoots;
 use crate::layout::Layout;
 use crate::{Error, Result};
 
+/// The committer name of memlog's commits when git has no identity
+/// configured (`user.name`, `committer.name`, `GIT_COMMITTER_NAME`).
+pub const FALLBACK_NAME: &str = "memlog";
+/// The committer email that goes with [`FALLBACK_NAME`].
+pub const FALLBACK_EMAIL: &str = "memlog@localhost";
+
 /// A repository and memlog's places in it. The git repository itself is
 /// opened on first use ([`Repo::git`]): recording an event needs only the
 /// places ([`crate::locate`]).
@@ -167,10 +173,15 @@ impl Repo {
             return Ok(git);
         }
         let start = self.work_tree.as_deref().unwrap_or(&self.git_dir);
-        let git = gix::discover(start).map_err(|e| Error::GitOpen {
+        let mut git = gix::discover(start).map_err(|e| Error::GitOpen {
             path: start.to_path_buf(),
             message: e.to_string(),
         })?;
+        // memlog's commits and their reflog entries need an identity; a
+        // machine with none configured (a container, CI, a fresh laptop)
+        // gets a documented fallback instead of a seal that fails.
+        git.committer_or_set_fallback(FALLBACK_NAME, FALLBACK_EMAIL)
+            .map_err(Error::git)?;
         Ok(self.git.get_or_init(|| git))
     }
 

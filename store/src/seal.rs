@@ -112,16 +112,47 @@ fn seal_as(repo: &Repo, requests: &[SealRequest], reconcile: bool) -> Result<Vec
         let objects = staging.objects.take_object_memory().unwrap_or_default();
         match publish(repo, &objects, tip, new_tip, "memlog: seal") {
             Ok(()) => return Ok(outcomes),
-            Err(e) => last_error = Some(e),
+            // Another writer moved the ref or holds its lock: read the new
+            // tip and try again.
+            Err(e) if is_contention(&e) => last_error = Some(e),
+            // Anything else (a missing identity, a full disk) will not go
+            // away by waiting: fail at once.
+            Err(e) => return Err(e),
         }
     }
     Err(match last_error {
-        Some(e) if !e.to_string().contains("lock") && !e.to_string().contains("expected") => e,
+        Some(e) if !is_contention(&e) => e,
         _ => Error::Contention {
             ref_name: repo.ref_name().to_string(),
             attempts: attempt,
+            holder: lock_holder(repo),
         },
     })
+}
+
+/// Whether a failed ref update lost a race (the ref moved, or its lock is
+/// held), which a retry on the new tip resolves.
+pub(crate) fn is_contention(e: &Error) -> bool {
+    matches!(e, Error::RefRace { .. })
+}
+
+/// What holds the ref's lock, for the error after giving up: git's lock
+/// files name no process, so their path and age.
+fn lock_holder(repo: &Repo) -> String {
+    [
+        repo.common_dir.join(format!("{}.lock", repo.ref_name())),
+        repo.common_dir.join("packed-refs.lock"),
+    ]
+    .iter()
+    .find_map(|lock| {
+        let age = std::fs::metadata(lock).ok()?.modified().ok()?.elapsed().ok()?;
+        Some(format!(
+            ", held by the lock file {} (created {} ms ago by another git or memlog process; delete it if none runs)",
+            lock.display(),
+            age.as_millis()
+        ))
+    })
+    .unwrap_or_default()
 }
 
 /// The requests without what their sessions already hold (sealed by `tip`,
@@ -270,7 +301,10 @@ pub(crate) fn publish(
 pub(crate) fn identity(git: &gix::Repository) -> (BString, BString) {
     match git.committer() {
         Some(Ok(sig)) => (sig.name.to_owned(), sig.email.to_owned()),
-        _ => ("memlog".into(), "memlog@localhost".into()),
+        _ => (
+            crate::repo::FALLBACK_NAME.into(),
+            crate::repo::FALLBACK_EMAIL.into(),
+        ),
     }
 }
 
@@ -308,7 +342,17 @@ fn update_ref(
         name,
         deref: false,
     };
-    repo.git()?.edit_reference(edit).map_err(Error::git)?;
+    repo.git()?.edit_reference(edit).map_err(|e| {
+        // the ref moved (a conflict) or its lock is held (retryable)
+        if e.can_retry() || e.is_conflict() {
+            Error::RefRace {
+                ref_name: repo.ref_name().to_string(),
+                message: e.to_string(),
+            }
+        } else {
+            Error::git(e)
+        }
+    })?;
     Ok(())
 }
 

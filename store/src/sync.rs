@@ -330,10 +330,7 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
             }
             // Retry only on contention: a concurrent seal moved the ref or
             // holds its lock.
-            Err(e)
-                if started.elapsed().as_secs() < 20
-                    && (log.tip()? != local || e.to_string().contains("lock")) =>
-            {
+            Err(e) if started.elapsed().as_secs() < 20 && crate::seal::is_contention(&e) => {
                 continue;
             }
             Err(e) => return Err(e),

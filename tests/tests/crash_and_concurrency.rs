@@ -268,3 +268,44 @@ fn a_stale_packed_refs_lock_does_not_block_sealing() {
     assert!(!lock.exists());
     assert_fsck_clean(&repo);
 }
+
+/// A machine with no git identity (a container, CI, a fresh laptop):
+/// memlog's commits take the documented fallback, and a seal neither
+/// retries nor fails.
+#[test]
+fn seal_without_a_git_identity() {
+    let repo = TestRepo::new();
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = memlog_command(repo.path())
+            .env_remove("GIT_COMMITTER_NAME")
+            .env_remove("GIT_COMMITTER_EMAIL")
+            .env_remove("GIT_AUTHOR_NAME")
+            .env_remove("GIT_AUTHOR_EMAIL")
+            .env_remove("EMAIL")
+            .env("HOME", home.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "memlog {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "record",
+        "--session",
+        "s1",
+        "--kind",
+        "note",
+        "--text",
+        "hello",
+    ]);
+    let t = std::time::Instant::now();
+    run(&["seal", "--all"]);
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let who = repo.git(&["log", "-1", "--format=%cn <%ce>", "memlog"]);
+    assert_eq!(who.stdout().trim(), "memlog <memlog@localhost>");
+    assert_fsck_clean(&repo);
+}
