@@ -3,7 +3,7 @@
 //! ([`memlog_indexer::context`]), answered by a hook itself or by the warm
 //! server of `memlog watch`.
 
-use memlog_hooks::HookEvent;
+use memlog_agents::HookEvent;
 use memlog_indexer::Projections;
 use memlog_indexer::context::{Assembled, approx_tokens, assemble};
 use memlog_indexer::overview::recent_sessions;

@@ -19,7 +19,7 @@ pub enum Error {
 
     /// A hook payload that does not parse.
     #[error(transparent)]
-    Hook(#[from] memlog_hooks::Error),
+    Hook(#[from] memlog_agents::Error),
 
     /// A document that did not serialise.
     #[error(transparent)]

@@ -17,7 +17,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use memlog_format::{Draft, Kind, time};
-use memlog_hooks::{Agent, CodeContext, HookEvent, HookOptions, Payload};
+use memlog_agents::{Agent, CodeContext, HookEvent, HookOptions, Payload};
 use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
 use memlog_indexer::projection::WriterLock;
@@ -78,7 +78,7 @@ pub fn run(
         agent,
         agent_version: agent_version(agent, &payload),
     };
-    let drafts = memlog_hooks::drafts(&payload, &context, &options);
+    let drafts = memlog_agents::drafts(&payload, &context, &options);
     let event = payload.event.or_else(|| HookEvent::parse(event_name));
     let budget = Duration::from_millis(match event {
         Some(e) if e.injects_context() => repo.config.hooks.inject_budget_ms,
@@ -126,7 +126,7 @@ pub fn run(
                 may_ask: agent == Agent::ClaudeCode,
             };
             let reason = on_stop(&repo, &recorder, &turn)?;
-            Ok(reason.map(|r| memlog_hooks::stop_block_output(&r)))
+            Ok(reason.map(|r| memlog_agents::stop_block_output(&r)))
         }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit if let Some(job) = job => {
             let output = inject(
@@ -165,7 +165,7 @@ fn agent_version(agent: Agent, payload: &Payload) -> Option<String> {
     std::io::BufReader::new(file.take(MAX_FIRST_LINE))
         .read_line(&mut line)
         .ok()?;
-    let meta = memlog_hooks::codex::session_meta(&line)?;
+    let meta = memlog_agents::codex::session_meta(&line)?;
     meta.get("cli_version")?.as_str().map(str::to_string)
 }
 

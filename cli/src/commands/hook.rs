@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
-use memlog_hooks::Agent;
+use memlog_agents::Agent;
 use memlog_ops::error::chain;
 use memlog_ops::hook;
 use memlog_store::Layout;

@@ -247,15 +247,15 @@ fn import_claude_code(dir: &Path, args: ClaudeCodeArgs) -> anyhow::Result<ExitCo
         args.paths.clone()
     };
     let files = transcript_files(&paths)?;
-    let options = memlog_hooks::HookOptions {
+    let options = memlog_agents::HookOptions {
         project: repo.project(),
         excluded_tools: repo.config.tools.exclude.clone(),
-        ..memlog_hooks::HookOptions::default()
+        ..memlog_agents::HookOptions::default()
     };
     let mut sessions: NumberedSessions = Vec::new();
     let mut per_file = Vec::new();
     for file in &files {
-        let t = memlog_hooks::transcript::read_with_subagents(file, &options)
+        let t = memlog_agents::transcript::read_with_subagents(file, &options)
             .with_context(|| format!("reading {}", file.display()))?;
         let mut positions = std::collections::HashMap::new();
         let drafts: Vec<(u64, memlog_format::Draft)> = t
@@ -341,11 +341,11 @@ fn files_named(dir: &Path, prefix: &str, out: &mut Vec<PathBuf>) -> anyhow::Resu
 
 fn import_codex(dir: &Path, args: CodexArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let options = memlog_hooks::HookOptions {
+    let options = memlog_agents::HookOptions {
         project: repo.project(),
         excluded_tools: repo.config.tools.exclude.clone(),
-        agent: memlog_hooks::Agent::Codex,
-        ..memlog_hooks::HookOptions::default()
+        agent: memlog_agents::Agent::Codex,
+        ..memlog_agents::HookOptions::default()
     };
     // By default only the sessions that ran in this repository.
     let inside = if args.paths.is_empty() {
@@ -381,7 +381,7 @@ fn import_codex(dir: &Path, args: CodexArgs) -> anyhow::Result<ExitCode> {
     let mut sessions: NumberedSessions = Vec::new();
     let mut per_file = Vec::new();
     for file in &files {
-        let rollout = memlog_hooks::codex::read(file, &options)
+        let rollout = memlog_agents::codex::read(file, &options)
             .with_context(|| format!("reading {}", file.display()))?;
         if let Some(root) = &inside {
             let ran_here = rollout
@@ -470,11 +470,11 @@ fn gemini_chat_dirs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
 fn import_gemini(dir: &Path, args: GeminiArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let options = memlog_hooks::HookOptions {
+    let options = memlog_agents::HookOptions {
         project: repo.project(),
         excluded_tools: repo.config.tools.exclude.clone(),
-        agent: memlog_hooks::Agent::Gemini,
-        ..memlog_hooks::HookOptions::default()
+        agent: memlog_agents::Agent::Gemini,
+        ..memlog_agents::HookOptions::default()
     };
     let roots = if args.paths.is_empty() {
         let work_tree = repo
@@ -498,7 +498,7 @@ fn import_gemini(dir: &Path, args: GeminiArgs) -> anyhow::Result<ExitCode> {
     let mut sessions: NumberedSessions = Vec::new();
     let mut per_file = Vec::new();
     for file in &files {
-        let chat = memlog_hooks::gemini::read_chat(file, &options)
+        let chat = memlog_agents::gemini::read_chat(file, &options)
             .with_context(|| format!("reading {}", file.display()))?;
         add_session_file(
             &mut per_file,

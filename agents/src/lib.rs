@@ -1,4 +1,4 @@
-//! # memlog-hooks
+//! # memlog-agents
 //!
 //! The coding agents' side of memlog, one adapter per [`Agent`]: what an
 //! agent tells its hooks, and what it writes to its session files, turned
