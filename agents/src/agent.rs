@@ -1,104 +1,175 @@
-//! The coding agents memlog captures, and what differs between them.
+//! The one interface every coding agent implements, in its own folder.
 //!
-//! Each agent is an adapter behind the same four jobs: its hook payloads
-//! to drafts ([`crate::drafts`]), its session files to drafts
-//! ([`crate::transcript`] for Claude Code, [`crate::codex`] for Codex CLI),
-//! the context it injects ([`crate::hook_output`]) and the hook
-//! configuration `memlog install <agent>` writes (in the CLI).
+//! memlog asks an agent seven things: how to read its hook payloads
+//! ([`Agent::read_payload`], then [`crate::drafts`] maps the shared
+//! protocol to drafts), how to answer its hooks with context
+//! ([`Agent::hook_output`]), what its Stop hook may answer
+//! ([`Agent::stop_contract`]), its version ([`Agent::version`]), what
+//! `memlog install <agent>` writes ([`Agent::hook_settings`],
+//! [`Agent::settings_file`]), where its sessions live
+//! ([`Agent::default_session_paths`], [`Agent::session_files`]) and how
+//! to read one ([`Agent::read_session`]). The defaults are the shared hook
+//! protocol ([`crate::protocol`]), which Claude Code defined and Codex CLI
+//! speaks as is; an agent with its own shapes (Gemini CLI) translates them
+//! into it.
 //!
-//! Claude Code and Codex CLI speak the same hook protocol: the same event
-//! names, the same payload fields (`session_id`, `hook_event_name`,
-//! `prompt`, `tool_name`, `tool_input`, `tool_response`, `tool_use_id`,
-//! `last_assistant_message`) and the same injection output
-//! (`hookSpecificOutput.additionalContext`), so one payload reader serves
-//! both; what differs is the name in `meta.client`, the session files, and
-//! the configuration.
+//! Operations (memlog-ops) and front-ends never name an agent: they find
+//! one in [`crate::AGENTS`] by name ([`crate::agent_named`]) and ask it.
 
-/// A coding agent memlog has an adapter for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Agent {
-    /// Anthropic's Claude Code (checked against 2.1.328).
-    #[default]
-    ClaudeCode,
-    /// OpenAI's Codex CLI (checked against 0.169.0).
-    Codex,
-    /// Google's Gemini CLI (checked against 0.61.0): its own event names
-    /// and two payload shapes, translated by [`crate::gemini`].
-    Gemini,
-}
+use std::fmt;
+use std::path::{Path, PathBuf};
 
-impl Agent {
-    /// Every agent, in the order help texts list them.
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+use crate::protocol::{self, HookEvent, Payload};
+use crate::settings::HookSettings;
+use crate::{HookOptions, Result, SessionFile};
+
+/// A coding agent memlog captures: what it sends and writes, and how memlog
+/// is connected to it. Implemented by a unit struct per agent folder
+/// (`claude_code/`, `codex/`, `gemini/`) and listed in [`crate::AGENTS`].
+pub trait Agent: Sync {
+    /// The short name the command line takes (`memlog hook --agent NAME`,
+    /// `memlog install NAME`): `claude`, `codex`, `gemini`.
+    fn name(&self) -> &'static str;
 
     /// The name recorded in `meta.client` and accepted by filters.
-    pub fn client(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "claude-code",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini-cli",
-        }
+    fn client(&self) -> &'static str;
+
+    /// Further names filters accept for it (any case).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
     }
 
-    /// The agent named by `name`: its client name, or a short form
-    /// (`claude`, `codex`), any case.
-    pub fn parse(name: &str) -> Option<Agent> {
-        match name.to_ascii_lowercase().as_str() {
-            "claude" | "claude-code" | "claudecode" => Some(Agent::ClaudeCode),
-            "codex" | "codex-cli" => Some(Agent::Codex),
-            "gemini" | "gemini-cli" => Some(Agent::Gemini),
-            _ => None,
-        }
-    }
-
-    /// Reads a hook payload of this agent for the event it was installed
-    /// for (`event_name`, the agent's own name for it).
-    pub fn parse_payload(self, event_name: &str, bytes: &[u8]) -> crate::Result<crate::Payload> {
-        if self != Agent::Gemini {
-            return crate::parse_payload(event_name, bytes);
-        }
-        let raw: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|source| crate::Error::MalformedPayload {
-                event: event_name.to_string(),
-                source,
-            })?;
-        let (name, common) = crate::gemini::to_common(event_name, raw);
-        Ok(crate::Payload::from_value(&name, common))
-    }
-
-    /// What the hook prints to inject `context` at `event`, in this agent's
-    /// form.
-    pub fn hook_output(self, event: crate::HookEvent, context: Option<&str>) -> Option<String> {
-        let output = crate::hook_output(event, context)?;
-        Some(match self {
-            Agent::Gemini => crate::gemini::rename_output(output, event),
-            _ => output,
-        })
-    }
+    /// The agent's name for people: `Claude Code`, `Codex CLI`.
+    fn title(&self) -> &'static str;
 
     /// The session payloads without a `session_id` are recorded in.
-    pub fn unknown_session(self) -> String {
+    fn unknown_session(&self) -> String {
         format!("{}-unknown", self.client())
+    }
+
+    /// Reads a hook payload for the event it was installed for
+    /// (`event_name`, the agent's own name for it) as the shared protocol's
+    /// [`Payload`].
+    fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
+        protocol::parse_payload(event_name, bytes)
+    }
+
+    /// What the hook prints to inject `context` at `event`, in this
+    /// agent's form; `None` when the event takes no context.
+    fn hook_output(&self, event: HookEvent, context: Option<&str>) -> Option<String> {
+        protocol::hook_output(event, context)
+    }
+
+    /// The answer of a Stop or SubagentStop payload that does not carry
+    /// it, read from the agent's own files; `None` when it cannot be.
+    fn answer_from_files(&self, payload: &Payload) -> Option<String> {
+        let _ = payload;
+        None
+    }
+
+    /// What the agent's Stop hook may answer.
+    fn stop_contract(&self) -> StopContract {
+        StopContract::RecordOnly
+    }
+
+    /// The agent's version, where its payload leads to it.
+    fn version(&self, payload: &Payload) -> Option<String> {
+        let _ = payload;
+        None
+    }
+
+    /// The hook commands `memlog install <agent>` writes, and in what form.
+    fn hook_settings(&self) -> &'static HookSettings;
+
+    /// The settings file holding the hooks at `scope`. `work_tree` is the
+    /// repository's root, which the project scopes are in; without one,
+    /// every scope is the user's.
+    fn settings_file(&self, scope: Scope, work_tree: Option<&Path>) -> Result<PathBuf>;
+
+    /// What the user must still do for installed hooks to run, if anything.
+    fn install_note(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// What its session files are called in messages: `transcript`,
+    /// `session`, `chat`.
+    fn session_noun(&self) -> &'static str;
+
+    /// Where the sessions of the project at `work_tree` are, when no path
+    /// is given: folders (or files) for [`Agent::session_files`].
+    fn default_session_paths(&self, work_tree: &Path) -> Result<Vec<PathBuf>>;
+
+    /// Whether `session`, read from the default locations, ran in the
+    /// project at `work_tree`. By default every one does: the locations
+    /// are the project's own.
+    fn ran_in(&self, session: &SessionFile, work_tree: &Path) -> bool {
+        let _ = (session, work_tree);
+        true
+    }
+
+    /// The session files in folder `dir`, in path order.
+    fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>>;
+
+    /// Reads one session file, its drafts numbered by their place in it
+    /// (the same numbers on every import).
+    fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile>;
+}
+
+/// What an agent's Stop hook may answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopContract {
+    /// The hook may keep the agent going with an instruction the agent
+    /// reads: `{"decision":"block","reason":"…"}` (Claude Code).
+    Block,
+    /// The hook's answer is ignored: it only records.
+    RecordOnly,
+}
+
+impl StopContract {
+    /// Whether memlog may ask the agent for something at Stop.
+    pub fn may_ask(self) -> bool {
+        self == StopContract::Block
+    }
+
+    /// What the Stop hook prints to keep the agent going with `reason` as
+    /// its next instruction, when the agent allows it.
+    pub fn output(self, reason: &str) -> Option<String> {
+        match self {
+            StopContract::Block => Some(protocol::stop_block_output(reason)),
+            StopContract::RecordOnly => None,
+        }
     }
 }
 
-impl std::fmt::Display for Agent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+/// Which of an agent's settings files `memlog install` writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// The project's shared settings (committed with it).
+    #[default]
+    Project,
+    /// The project's own, uncommitted settings (Claude Code's
+    /// `settings.local.json`).
+    Local,
+    /// The user's settings, for every project.
+    User,
+}
+
+impl fmt::Debug for dyn Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.client())
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_round_trip() {
-        for agent in Agent::ALL {
-            assert_eq!(Agent::parse(agent.client()), Some(agent));
-        }
-        assert_eq!(Agent::parse("Claude"), Some(Agent::ClaudeCode));
-        assert_eq!(Agent::parse("vim"), None);
-        assert_eq!(Agent::ClaudeCode.unknown_session(), crate::UNKNOWN_SESSION);
+impl fmt::Display for dyn Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.client())
     }
 }
+
+impl PartialEq for dyn Agent {
+    fn eq(&self, other: &Self) -> bool {
+        self.client() == other.client()
+    }
+}
+
+impl Eq for dyn Agent {}

@@ -1,139 +1,106 @@
 //! # memlog-agents
 //!
-//! The coding agents' side of memlog, one adapter per [`Agent`]: what an
-//! agent tells its hooks, and what it writes to its session files, turned
-//! into memlog [`Draft`](memlog_format::Draft)s; and the JSON a hook prints
-//! to inject context into the conversation. Claude Code's is described
-//! below; Codex CLI speaks the same hook protocol and has its session files
-//! read by [`codex`]; Gemini CLI's hooks and saved chats are translated by
-//! [`gemini`].
+//! Everything memlog knows about the coding agents it captures, one folder
+//! per agent behind one interface, [`Agent`]:
 //!
-//! This is a pure library. It reads no stdin, prints nothing and never
-//! exits; it does not apply privacy filtering or output truncation either —
+//! - what its hooks send, read as the shared hook protocol
+//!   ([`protocol`]: payloads to memlog [`Draft`](memlog_format::Draft)s),
+//!   and the JSON a hook prints to inject context or keep the agent going
+//!   (its Stop contract, [`StopContract`]);
+//! - its version, where a payload leads to it;
+//! - the hook configuration `memlog install <agent>` writes ([`settings`]:
+//!   which file, which events, in what form);
+//! - where its sessions live and how a session file reads as drafts
+//!   ([`SessionFile`]), for `memlog import <agent>`.
+//!
+//! | folder | agent | hooks | session files |
+//! | --- | --- | --- | --- |
+//! | [`claude_code`] | Claude Code | the shared protocol (its own) | [`claude_code::transcript`] |
+//! | [`codex`] | Codex CLI | the shared protocol | [`codex::rollout`] |
+//! | [`gemini`] | Gemini CLI | translated ([`gemini::hooks`]) | [`gemini::chat`] |
+//!
+//! What tool calls become is shared by hooks and session files alike
+//! (`tool.rs`: observation bodies; `todo.rs`: TodoWrite lists as task
+//! events).
+//!
+//! An agent is added as one folder implementing [`Agent`] and one line in
+//! [`AGENTS`]; operations (memlog-ops) find it there by name and never name
+//! an agent themselves.
+//!
+//! This is a pure library over memlog-format: it reads the agents' files,
+//! but reads no stdin, prints nothing, writes nothing and never exits; it
+//! does not apply privacy filtering or output truncation either —
 //! memlog-store's `Recorder` does both for every draft before any byte is
-//! written. The CLI drives it:
-//!
-//! ```text
-//! stdin ─ parse_payload(event, bytes) ─ drafts(&payload, &context, &options) ─ Recorder::record
-//!                                   └─ (SessionStart, UserPromptSubmit) hook_output(event, Some(context)) ─ stdout
-//! ```
-//!
-//! and imports past sessions with [`transcript::read`] /
-//! [`transcript::read_with_subagents`].
-//!
-//! ## Hook events and what they record
-//!
-//! Every draft is in the payload's `session_id` (subagents' events too),
-//! at the current time, with `meta`: `cwd`, `branch`, `head` (from
-//! [`CodeContext`]), `client: "claude-code"`, `hook` (the event's name),
-//! and `agent_id` / `agent_type` / `sidechain: true` for a subagent's events.
-//!
-//! | event | records |
-//! | --- | --- |
-//! | SessionStart | `session_start` {`source`, `model`} |
-//! | UserPromptSubmit | `user_prompt` {`text`: the prompt}; nothing for a blank prompt |
-//! | PreToolUse | nothing, unless [`HookOptions::record_pre_tool_use`]: then a `tool_observation` without output, `meta.pre_tool_use` |
-//! | PostToolUse | `tool_observation` {`tool`, `input`, `output`, `success`, `error`, `metadata`, `tool_use_id`}; TodoWrite: task events instead (below); nothing for [`HookOptions::excluded_tools`] |
-//! | PostToolUseFailure | `tool_observation` with `success: false` and the `error` |
-//! | Stop, SubagentStop | `agent_response` {`text`} (below) |
-//! | PreCompact | `user_prompt` `/compact <instructions>` when the user gave instructions, else nothing (below) |
-//! | SessionEnd | `session_end` {`reason`} |
-//!
-//! A payload memlog cannot read as its event — not a JSON object, an event
-//! memlog does not know, or a known event without its essential field (a
-//! UserPromptSubmit without `prompt`, a tool event without `tool_name`) —
-//! is not an error and is not dropped: it becomes a `note` marked
-//! `meta.unknown_hook = true` whose `body.payload` is the payload as it came.
-//! Only input that is not JSON at all is an error ([`Error::MalformedPayload`]).
-//!
-//! ### Tool observations
-//!
-//! `output` is the readable part of `tool_response`: a string as it is;
-//! for built-in tools the useful text — Bash stdout and stderr, the file
-//! Read returned, Edit's patch as a unified diff, Glob and Grep results,
-//! WebFetch's answer, WebSearch's links, a Task's reply; for other objects
-//! a text-like member (`output`, `result`, `content`…) or else compact
-//! JSON (inline base64 left out); terminal escape sequences (colours) are
-//! removed. `metadata` holds per-tool fields (format/FORMAT.md): `file_path`
-//! (Read, Write, Edit, MultiEdit, NotebookEdit) and `line_count` (the
-//! file's lines, after the change for Write and the edits),
-//! `command`, `exit_code`, `interrupted` (Bash), `pattern`,
-//! `match_count` (Grep, Glob), `url`, `status` (WebFetch), `query`
-//! (WebSearch), `description`, `subagent_type`, `agent_id` (Task),
-//! `mcp_server` (MCP tools). `success` is false when the response says so
-//! (`success: false`, a non-empty `error`, a non-zero exit code, an
-//! interruption, a transcript's `is_error`), with a one-line `error`.
-//!
-//! ### TodoWrite: task events instead of an observation
-//!
-//! A TodoWrite call carries the agent's whole todo list, which is what
-//! memlog's tasks are made of; its observation would only repeat it. So a
-//! TodoWrite call records task events, keyed by
-//! `memlog_format::key::canonical_key(content, Some(project))`, and no
-//! `tool_observation`. Comparing the new list with the previous one (the
-//! hook's `tool_response.oldTodos`; in a transcript, the previous TodoWrite
-//! call of the same conversation):
-//!
-//! - a todo not in the previous list, or every todo when the previous list
-//!   is unknown, gives `task_created` {`key`, `title`, `status`,
-//!   `priority`?, `todo_id`?, `active_form`?, `source: "TodoWrite"`};
-//! - a todo whose status changed gives `task_status_changed` {`key`,
-//!   `title`, `status`, `from`, `to`, `source`};
-//! - an unchanged todo, or one that left the list, gives nothing.
-//!
-//! Statuses are docs/DESIGN.md §5's: TodoWrite's `completed` is `done` (the raw
-//! value kept in `todo_status`). Hooks are stateless, so the same task can
-//! be created more than once (a new session's first list, a lost
-//! `oldTodos`), and those events do not share an id because their times
-//! differ. Consumers (the task projection) must therefore fold task events
-//! by `key` and read a repeated `task_created` as an update of the task it
-//! names, not as a second task.
-//!
-//! ### Stop and SubagentStop
-//!
-//! The answer is `last_assistant_message` when Claude Code sends it. Older
-//! versions do not; then memlog reads the last 256 KB of the transcript
-//! ([`transcript::last_assistant_text`]) and takes the text of the last
-//! assistant message of the current turn (`meta.from_transcript = true`):
-//! the main conversation for Stop; for SubagentStop the subagent's own
-//! `agent_transcript_path`, else the sidechain lines of `transcript_path`.
-//! A turn without text, or a transcript that is missing or unreadable,
-//! records nothing and is not an error.
-//!
-//! ### PreCompact
-//!
-//! Compaction itself needs no event: the SessionStart that follows it has
-//! `source: "compact"`, and the summary Claude Code writes is imported from
-//! the transcript as a `session_summary`. What PreCompact alone knows is
-//! what the user asked the compaction to keep (`/compact <instructions>`):
-//! that is recorded as the `user_prompt` the user typed, with
-//! `meta.slash_command = "/compact"` and `meta.compact_trigger`. An
-//! automatic or instruction-less compaction records nothing.
-//!
-//! ## Transcripts
-//!
-//! See [`transcript`]: user prompts, answers, tool calls (with their
-//! results), TodoWrite task events, summaries and compaction continuations,
-//! each with the line's time and a stable `meta.ref`, so that importing the
-//! same transcript twice adds nothing.
+//! written. memlog-ops drives it: the hook driver, import and install.
 
 mod agent;
+pub mod claude_code;
 pub mod codex;
 mod error;
-mod event;
 pub mod gemini;
-mod hook;
 mod options;
-mod payload;
+pub mod protocol;
+mod sessions;
+pub mod settings;
 mod todo;
 mod tool;
-pub mod transcript;
 
-pub use agent::Agent;
+pub use agent::{Agent, Scope, StopContract};
 pub use error::{Error, Result};
-pub use event::HookEvent;
-pub use hook::{drafts, drafts_at, hook_output, stop_block_output};
-pub use options::{CLIENT, CodeContext, HookOptions, UNKNOWN_SESSION};
-pub use payload::{Payload, parse_payload};
+pub use options::{CodeContext, HookOptions};
+pub use protocol::{HookEvent, Payload, drafts, drafts_at, hook_output, parse_payload};
+pub use sessions::{SessionFile, jsonl_files};
 pub use todo::TODO_TOOL;
-pub use transcript::Transcript;
+
+/// Every agent memlog knows, in the order help texts list them. The first,
+/// Claude Code, is the one whose hook protocol the others share, and the
+/// default of `memlog hook`.
+pub static AGENTS: [&dyn Agent; 3] = [&claude_code::ClaudeCode, &codex::Codex, &gemini::Gemini];
+
+/// The agent named `name`: its short name (`claude`), client name
+/// (`claude-code`) or an alias, any case.
+pub fn agent_named(name: &str) -> Option<&'static dyn Agent> {
+    AGENTS.iter().copied().find(|a| {
+        a.name().eq_ignore_ascii_case(name)
+            || a.client().eq_ignore_ascii_case(name)
+            || a.aliases().iter().any(|x| x.eq_ignore_ascii_case(name))
+    })
+}
+
+/// Every agent's short name, for messages: `claude, codex, gemini`.
+pub fn agent_names() -> String {
+    AGENTS
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for agent in AGENTS {
+            assert_eq!(agent_named(agent.client()), Some(agent));
+            assert_eq!(agent_named(agent.name()), Some(agent));
+        }
+        assert_eq!(
+            agent_named("Claude").map(|a| a.client()),
+            Some("claude-code")
+        );
+        assert_eq!(
+            agent_named("claudecode").map(|a| a.client()),
+            Some("claude-code")
+        );
+        assert_eq!(agent_named("codex-cli").map(|a| a.client()), Some("codex"));
+        assert_eq!(
+            agent_named("GEMINI-CLI").map(|a| a.client()),
+            Some("gemini-cli")
+        );
+        assert_eq!(agent_named("vim"), None);
+        assert_eq!(AGENTS[0].unknown_session(), claude_code::UNKNOWN_SESSION);
+        assert_eq!(agent_names(), "claude, codex, gemini");
+    }
+}

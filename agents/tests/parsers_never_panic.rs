@@ -13,7 +13,7 @@ mod mutation;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use memlog_agents::transcript;
+use memlog_agents::claude_code::transcript;
 use memlog_agents::{CodeContext, HookEvent, HookOptions, drafts_at, hook_output, parse_payload};
 use mutation::{edits, json_value, mutate, replace_node};
 use proptest::prelude::*;

@@ -35,6 +35,8 @@ pub mod facts;
 pub mod forget;
 pub mod hook;
 pub mod ids;
+pub mod import;
+pub mod install;
 pub mod memory_diff;
 pub mod rules;
 pub mod search;

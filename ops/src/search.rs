@@ -108,7 +108,7 @@ pub const AGENT_OVERFETCH: usize = 5;
 /// The `meta.client` an agent filter names: an agent memlog knows, by any of
 /// its names (`claude`, `codex`, `gemini`…), else the text as given.
 pub fn client_name(agent: &str) -> String {
-    memlog_agents::Agent::parse(agent)
+    memlog_agents::agent_named(agent)
         .map(|a| a.client().to_string())
         .unwrap_or_else(|| agent.to_string())
 }

@@ -6,7 +6,6 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
-use memlog_agents::Agent;
 use memlog_ops::error::chain;
 use memlog_ops::hook;
 use memlog_store::Layout;
@@ -62,7 +61,7 @@ pub fn cmd_hook(dir: &Path, args: HookArgs) -> anyhow::Result<ExitCode> {
         .lock()
         .take(MAX_PAYLOAD)
         .read_to_end(&mut input);
-    let agent = Agent::parse(&args.agent).unwrap_or_default();
+    let agent = memlog_agents::agent_named(&args.agent).unwrap_or(memlog_agents::AGENTS[0]);
     let mut layout: Option<Layout> = None;
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
         hook::run(agent, dir, &args.event, &input, started, &mut layout)

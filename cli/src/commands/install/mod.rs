@@ -1,5 +1,8 @@
 //! `memlog install` and `memlog uninstall`: connecting memlog to Claude
-//! Code (claude.rs), Codex CLI (codex.rs), Gemini CLI (gemini.rs), git's diff driver (git.rs) and MCP clients (mcp.rs).
+//! Code (claude.rs), Codex CLI (codex.rs), Gemini CLI (gemini.rs), git's
+//! diff driver (git.rs) and MCP clients (mcp.rs). An agent's file says only
+//! its arguments: what its settings hold is the agent's knowledge
+//! (memlog-agents), written by `memlog_ops::install`.
 
 mod claude;
 mod codex;
@@ -11,6 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use memlog_agents::{Agent, Scope};
 
 use self::claude::{ClaudeArgs, claude};
 use self::codex::{CodexArgs, codex};
@@ -69,4 +73,35 @@ pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode
             )
         }
     }
+}
+
+/// Installs (or removes) `agent`'s hooks at `scope` and says what was done.
+fn hooks(
+    dir: &Path,
+    agent: &'static dyn Agent,
+    scope: Scope,
+    install: bool,
+    dry_run: bool,
+) -> anyhow::Result<ExitCode> {
+    let done = memlog_ops::install::hooks(dir, agent, scope, install, dry_run)?;
+    if let Some(text) = &done.dry_run {
+        print!("{text}");
+    } else if install {
+        let note = agent
+            .install_note()
+            .map(|n| format!("; {n}"))
+            .unwrap_or_default();
+        println!(
+            "memlog hooks installed in {} ({} events){note}",
+            done.path.display(),
+            done.events
+        );
+    } else {
+        println!(
+            "removed {} memlog hook(s) from {}",
+            done.removed,
+            done.path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

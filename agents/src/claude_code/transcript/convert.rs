@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use memlog_format::{Draft, Kind};
 use serde_json::{Map, Value};
 
-use super::Transcript;
 use super::lines::{
     Line, UserText, classify_user_text, is_sidechain, line_ref, line_ts, readable_message,
     user_text,
 };
-use crate::options::{CLIENT, HookOptions};
+use super::{CLIENT, Transcript};
+use crate::HookOptions;
 use crate::todo::{TODO_TOOL, Todo, parse_todos, task_events};
 use crate::tool::{ToolCall, content_blocks_text, observation_body};
 

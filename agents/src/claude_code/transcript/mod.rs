@@ -56,8 +56,13 @@ pub use tail::{SidechainScope, TAIL_BYTES, last_assistant_text};
 
 use self::convert::convert;
 use self::lines::parse_lines;
-use crate::options::{HookOptions, UNKNOWN_SESSION};
-use crate::{Error, Result};
+use crate::{Error, HookOptions, Result};
+
+/// The client name memlog records in `meta.client` for Claude Code.
+pub const CLIENT: &str = "claude-code";
+
+/// The session a payload without a `session_id` is recorded in.
+pub const UNKNOWN_SESSION: &str = "claude-code-unknown";
 
 /// A transcript converted to drafts.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -27,7 +27,10 @@ use memlog_format::{Draft, Kind};
 use serde_json::{Map, Value};
 
 use crate::tool::{ToolCall, observation_body};
-use crate::{Agent, Error, HookOptions, Result};
+use crate::{Error, HookOptions, Result};
+
+/// The client name memlog records in `meta.client` for Codex CLI.
+pub const CLIENT: &str = "codex";
 
 /// A rollout converted to drafts.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -92,7 +95,7 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Rollo
         rollout.cli_version = text("cli_version");
     }
     if rollout.session_id.is_empty() {
-        rollout.session_id = Agent::Codex.unknown_session();
+        rollout.session_id = format!("{CLIENT}-unknown");
     }
     for (ordinal, line) in lines.iter().enumerate() {
         let payload = line.get("payload");
@@ -130,7 +133,7 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Rollo
         if let Some(cwd) = &rollout.cwd {
             meta.insert("cwd".into(), Value::String(cwd.clone()));
         }
-        meta.insert("client".into(), Value::String(Agent::Codex.client().into()));
+        meta.insert("client".into(), Value::String(CLIENT.into()));
         if let Some(v) = rollout
             .cli_version
             .as_ref()
@@ -216,7 +219,7 @@ fn command_text(item: &Value) -> Option<String> {
 mod tests {
     use super::*;
 
-    const ROLLOUT: &str = include_str!("../../fixtures/codex/rollout.jsonl");
+    const ROLLOUT: &str = include_str!("../../../fixtures/codex/rollout.jsonl");
 
     #[test]
     fn prompts_commands_and_answers() {

@@ -1,0 +1,112 @@
+//! The hook protocol every agent is read as: Claude Code's, which Codex
+//! CLI speaks as is and Gemini CLI is translated into ([`crate::gemini`]).
+//! An agent reads its stdin into a [`Payload`] ([`crate::Agent::read_payload`]);
+//! [`drafts`] turns it into memlog drafts, and [`hook_output`] is what the
+//! hook prints to inject context.
+//!
+//! ```text
+//! stdin ─ agent.read_payload(event, bytes) ─ drafts(&payload, &context, &options) ─ ops records them
+//!                                        └─ (SessionStart, UserPromptSubmit) agent.hook_output(event, Some(context)) ─ stdout
+//! ```
+//!
+//! # Hook events and what they record
+//!
+//! Every draft is in the payload's `session_id` (subagents' events too),
+//! at the current time, with `meta`: `cwd`, `branch`, `head` (from
+//! [`crate::CodeContext`]), `client` (the agent's, [`crate::Agent::client`]), `hook` (the event's name),
+//! and `agent_id` / `agent_type` / `sidechain: true` for a subagent's events.
+//!
+//! | event | records |
+//! | --- | --- |
+//! | SessionStart | `session_start` {`source`, `model`} |
+//! | UserPromptSubmit | `user_prompt` {`text`: the prompt}; nothing for a blank prompt |
+//! | PreToolUse | nothing, unless [`crate::HookOptions::record_pre_tool_use`]: then a `tool_observation` without output, `meta.pre_tool_use` |
+//! | PostToolUse | `tool_observation` {`tool`, `input`, `output`, `success`, `error`, `metadata`, `tool_use_id`}; TodoWrite: task events instead (below); nothing for [`crate::HookOptions::excluded_tools`] |
+//! | PostToolUseFailure | `tool_observation` with `success: false` and the `error` |
+//! | Stop, SubagentStop | `agent_response` {`text`} (below) |
+//! | PreCompact | `user_prompt` `/compact <instructions>` when the user gave instructions, else nothing (below) |
+//! | SessionEnd | `session_end` {`reason`} |
+//!
+//! A payload memlog cannot read as its event — not a JSON object, an event
+//! memlog does not know, or a known event without its essential field (a
+//! UserPromptSubmit without `prompt`, a tool event without `tool_name`) —
+//! is not an error and is not dropped: it becomes a `note` marked
+//! `meta.unknown_hook = true` whose `body.payload` is the payload as it came.
+//! Only input that is not JSON at all is an error ([`crate::Error::MalformedPayload`]).
+//!
+//! # Tool observations
+//!
+//! `output` is the readable part of `tool_response`: a string as it is;
+//! for built-in tools the useful text — Bash stdout and stderr, the file
+//! Read returned, Edit's patch as a unified diff, Glob and Grep results,
+//! WebFetch's answer, WebSearch's links, a Task's reply; for other objects
+//! a text-like member (`output`, `result`, `content`…) or else compact
+//! JSON (inline base64 left out); terminal escape sequences (colours) are
+//! removed. `metadata` holds per-tool fields (format/FORMAT.md): `file_path`
+//! (Read, Write, Edit, MultiEdit, NotebookEdit) and `line_count` (the
+//! file's lines, after the change for Write and the edits),
+//! `command`, `exit_code`, `interrupted` (Bash), `pattern`,
+//! `match_count` (Grep, Glob), `url`, `status` (WebFetch), `query`
+//! (WebSearch), `description`, `subagent_type`, `agent_id` (Task),
+//! `mcp_server` (MCP tools). `success` is false when the response says so
+//! (`success: false`, a non-empty `error`, a non-zero exit code, an
+//! interruption, a transcript's `is_error`), with a one-line `error`.
+//!
+//! # TodoWrite: task events instead of an observation
+//!
+//! A TodoWrite call carries the agent's whole todo list, which is what
+//! memlog's tasks are made of; its observation would only repeat it. So a
+//! TodoWrite call records task events, keyed by
+//! `memlog_format::key::canonical_key(content, Some(project))`, and no
+//! `tool_observation`. Comparing the new list with the previous one (the
+//! hook's `tool_response.oldTodos`; in a transcript, the previous TodoWrite
+//! call of the same conversation):
+//!
+//! - a todo not in the previous list, or every todo when the previous list
+//!   is unknown, gives `task_created` {`key`, `title`, `status`,
+//!   `priority`?, `todo_id`?, `active_form`?, `source: "TodoWrite"`};
+//! - a todo whose status changed gives `task_status_changed` {`key`,
+//!   `title`, `status`, `from`, `to`, `source`};
+//! - an unchanged todo, or one that left the list, gives nothing.
+//!
+//! Statuses are docs/DESIGN.md §5's: TodoWrite's `completed` is `done` (the raw
+//! value kept in `todo_status`). Hooks are stateless, so the same task can
+//! be created more than once (a new session's first list, a lost
+//! `oldTodos`), and those events do not share an id because their times
+//! differ. Consumers (the task projection) must therefore fold task events
+//! by `key` and read a repeated `task_created` as an update of the task it
+//! names, not as a second task.
+//!
+//! # Stop and SubagentStop
+//!
+//! The answer is `last_assistant_message` when the agent sends it. When it
+//! does not, the agent reads it from its own files
+//! ([`crate::Agent::answer_from_files`], `meta.from_transcript = true`):
+//! older Claude Code versions, from the last 256 KB of the transcript
+//! ([`crate::claude_code::transcript::last_assistant_text`]), the text of
+//! the last assistant message of the current turn — the main conversation
+//! for Stop; for SubagentStop the subagent's own `agent_transcript_path`,
+//! else the sidechain lines of `transcript_path`. A turn without text, or
+//! a transcript that is missing or unreadable, records nothing and is not
+//! an error.
+//!
+//! # PreCompact
+//!
+//! Compaction itself needs no event: the SessionStart that follows it has
+//! `source: "compact"`, and the summary Claude Code writes is imported from
+//! the transcript as a `session_summary`. What PreCompact alone knows is
+//! what the user asked the compaction to keep (`/compact <instructions>`):
+//! that is recorded as the `user_prompt` the user typed, with
+//! `meta.slash_command = "/compact"` and `meta.compact_trigger`. An
+//! automatic or instruction-less compaction records nothing.
+//!
+
+mod drafts;
+mod event;
+mod output;
+mod payload;
+
+pub use drafts::{drafts, drafts_at};
+pub use event::HookEvent;
+pub use output::{hook_output, stop_block_output};
+pub use payload::{Payload, parse_payload};
