@@ -38,6 +38,7 @@ pub mod ids;
 pub mod import;
 pub mod install;
 pub mod memory_diff;
+pub mod record;
 pub mod rules;
 pub mod search;
 pub mod semantic;
