@@ -46,6 +46,7 @@ pub mod sessions;
 pub mod show;
 pub mod stats;
 pub mod stop;
+pub mod tasks;
 pub mod warm;
 pub mod workspace;
 
