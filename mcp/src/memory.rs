@@ -8,7 +8,7 @@ use std::path::Path;
 
 use memlog_format::id;
 use memlog_format::task::Status;
-use memlog_format::{Draft, Event, EventId, Kind, time};
+use memlog_format::{Event, Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::lookup::{self, TimelineQuery};
@@ -17,6 +17,7 @@ use memlog_indexer::standing::standing;
 use memlog_ops::bail;
 use memlog_ops::error::chain;
 use memlog_ops::error::{Context, Error, Result};
+use memlog_ops::facts::{self, Proposal, Remember};
 use memlog_ops::forget::{ForgetRequest, forget};
 use memlog_ops::ids;
 use memlog_ops::search::{
@@ -26,8 +27,8 @@ use memlog_ops::semantic;
 use memlog_ops::show::event_with_context;
 use memlog_ops::stats::stats_of;
 use memlog_ops::workspace::{self, KeptProjections};
+use memlog_store::Repo;
 use memlog_store::seal::{JournalSelection, seal_journals};
-use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
 use super::params::{
@@ -35,8 +36,6 @@ use super::params::{
     SearchParams, TasksParams, TimelineParams,
 };
 
-/// Longest note or fact accepted.
-pub const MAX_REMEMBER_BYTES: usize = 64 * 1024;
 const MAX_SEARCH_LIMIT: usize = 50;
 const MAX_GET_IDS: usize = 20;
 const MAX_GET_CONTEXT: usize = 20;
@@ -233,100 +232,38 @@ impl Memory {
     }
 
     /// `memory_remember`: a note or fact appended to this server's session
-    /// journal, through the same privacy filter as every other write.
+    /// journal, checked as `memlog extract` checks facts, through the same
+    /// privacy filter as every other write.
     pub fn remember(&mut self, p: RememberParams) -> Result<Value> {
-        let text = p.text.trim();
-        if text.is_empty() {
-            bail!("text is empty: say what to remember");
-        }
-        if text.len() > MAX_REMEMBER_BYTES {
-            bail!(
-                "text is {} bytes; keep a memory under {MAX_REMEMBER_BYTES} bytes",
-                text.len()
-            );
-        }
         let kind = match p.kind {
             RememberKind::Note => Kind::Note,
             RememberKind::Fact => Kind::Fact,
         };
-        let quote = p.quote.as_deref().map(str::trim).filter(|q| !q.is_empty());
-        if quote.is_some() && (kind != Kind::Fact || p.evidence.is_empty()) {
-            bail!(
-                "a quote belongs to a fact: give kind \"fact\" and the event it quotes as evidence"
-            );
-        }
-        let mut evidence = Vec::with_capacity(p.evidence.len());
-        let mut links: Vec<(&str, Vec<EventId>)> = Vec::new();
-        let mut aligned = None;
-        let any_ids =
-            !(p.evidence.is_empty() && p.supersedes.is_empty() && p.contradicts.is_empty());
-        if any_ids {
-            let projections = self.projections()?;
-            for prefix in &p.evidence {
-                let id = ids::resolve(projections, prefix)
-                    .context(format_args!("evidence {prefix:?}"))?;
-                if !evidence.contains(&id) {
-                    evidence.push(id);
-                }
-            }
-            for (field, names) in [
-                ("supersedes", &p.supersedes),
-                ("contradicts", &p.contradicts),
-            ] {
-                let mut found = Vec::new();
-                for name in names {
-                    found.push(
-                        ids::resolve(projections, name)
-                            .context(format_args!("{field} {name:?}"))?,
-                    );
-                }
-                if !found.is_empty() {
-                    links.push((field, found));
-                }
-            }
-            if let (Some(quote), Some(source)) = (quote, evidence.first()) {
-                let Some(stored) = lookup::event(projections, source)? else {
-                    bail!("evidence {source} is not a live event");
-                };
-                match memlog_ops::facts::align_quote(
-                    &stored.event,
-                    quote,
-                    memlog_format::align::DEFAULT_THRESHOLD,
-                ) {
-                    Some((_, fields)) => aligned = Some(fields),
-                    None => bail!(
-                        "rejected: the quote is not in event {} (nor anything with similarity ≥ {}); \
-                         quote its exact words or drop the fact",
-                        source.short(),
-                        memlog_format::align::DEFAULT_THRESHOLD
-                    ),
-                }
-            }
-        }
-        let mut draft = Draft::text(
-            &self.session,
-            time::now(),
-            kind,
-            self.repo.project(),
-            text.to_string(),
-        );
-        draft.meta = remember_meta(&evidence);
-        if let Some(fields) = aligned {
-            draft.body.extend(fields);
-        }
-        for (field, ids) in links {
-            draft.body.insert(field.into(), json!(ids));
-        }
-        self.repo.ensure_dirs()?;
-        let (mut events, report) = Recorder::new(&self.repo)?.record(vec![draft])?;
-        let event = events.pop().context("nothing was recorded")?;
+        let projections = self.projections.get(&self.repo)?;
+        let done = facts::remember(
+            &self.repo,
+            projections,
+            &Remember {
+                kind,
+                client: "mcp",
+                session: &self.session,
+                proposal: Proposal {
+                    text: &p.text,
+                    quote: p.quote.as_deref(),
+                    evidence: &p.evidence,
+                    supersedes: &p.supersedes,
+                    contradicts: &p.contradicts,
+                },
+            },
+        )?;
         self.remembered += 1;
+        let (event, report) = (done.event, done.report);
         Ok(json!({
             "id": event.id,
             "short_id": event.id.short(),
             "kind": event.kind.as_str(),
             "session": event.session,
-            "evidence": evidence,
+            "evidence": done.evidence,
             "aligned": event.body.contains_key("span"),
             "private_spans_removed": report.private_spans,
             "secrets_redacted": report.redactions,
@@ -431,23 +368,6 @@ impl Memory {
         self.remembered = 0;
         Ok(report.sealed.into_iter().find_map(|s| s.commit))
     }
-}
-
-fn remember_meta(evidence: &[EventId]) -> Map<String, Value> {
-    let mut meta = Map::new();
-    meta.insert("client".into(), Value::String("mcp".into()));
-    if !evidence.is_empty() {
-        meta.insert(
-            "evidence".into(),
-            Value::Array(
-                evidence
-                    .iter()
-                    .map(|e| Value::String(e.to_string()))
-                    .collect(),
-            ),
-        );
-    }
-    meta
 }
 
 /// A search hit in about 50-100 tokens: enough to decide whether to read
