@@ -10,20 +10,15 @@ use memlog_format::id;
 use memlog_format::task::Status;
 use memlog_format::{Event, Kind, time};
 use memlog_indexer::Projections;
-use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::lookup::{self, TimelineQuery};
-use memlog_indexer::search::{Hit, search};
+use memlog_indexer::search::Hit;
 use memlog_indexer::standing::standing;
 use memlog_ops::bail;
-use memlog_ops::error::chain;
 use memlog_ops::error::{Context, Error, Result};
 use memlog_ops::facts::{self, Proposal, Remember};
 use memlog_ops::forget::{ForgetRequest, forget};
 use memlog_ops::ids;
-use memlog_ops::search::{
-    AGENT_OVERFETCH, MAX_QUERY_BYTES, SearchQuery, keep_agent, search_request, with_query_vector,
-};
-use memlog_ops::semantic;
+use memlog_ops::search::{self, KeptModel, MAX_QUERY_BYTES, SearchQuery};
 use memlog_ops::show::event_with_context;
 use memlog_ops::stats::stats_of;
 use memlog_ops::workspace::{self, KeptProjections};
@@ -52,9 +47,8 @@ pub struct Memory {
     session: String,
     /// Events written to `session` (sealed when the server stops).
     remembered: usize,
-    /// The embedding model, loaded at the first semantic search and kept,
-    /// so that queries do not pay its load; `Err` says why there is none.
-    embedder: Option<Result<ModelEmbedder, String>>,
+    /// The embedding model of its searches, kept once loaded.
+    model: KeptModel,
 }
 
 impl Memory {
@@ -65,7 +59,7 @@ impl Memory {
             projections: KeptProjections::default(),
             session: memlog_store::journal::mint_session("mcp"),
             remembered: 0,
-            embedder: None,
+            model: KeptModel::default(),
         })
     }
 
@@ -100,59 +94,32 @@ impl Memory {
             bail!("limit must be between 1 and {MAX_SEARCH_LIMIT}");
         }
         let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
-        let file = p
-            .file
-            .as_deref()
-            .map(|f| workspace::file_name(&self.repo, f));
-        let mut request = search_request(SearchQuery {
+        let query = SearchQuery {
             query: &p.query,
-            limit: if p.agent.is_some() {
-                p.limit * AGENT_OVERFETCH
-            } else {
-                p.limit
-            },
+            limit: p.limit,
             kinds: &kinds,
             session: p.session.as_deref(),
             since: p.since.as_deref(),
             until: p.until.as_deref(),
-            file: file.as_deref(),
-        })?;
-        let wants_vectors = p.mode.as_deref() != Some("fts");
-        let has_vectors = self.projections()?.vectors().is_some();
-        if wants_vectors && has_vectors && self.embedder.is_none() {
-            self.embedder = Some(match semantic::load_model(&self.repo) {
-                Ok(Some(m)) => Ok(m),
-                Ok(None) => Err(semantic::off_reason(&self.repo)),
-                Err(e) => Err(chain(&e)),
-            });
-        }
-        let projections = self.projections.get(&self.repo)?;
-        let warm = match &mut self.embedder {
-            Some(Ok(m)) => Some(m),
-            _ => None,
+            file: p.file.as_deref(),
+            agent: p.agent.as_deref(),
+            mode: p.mode.as_deref(),
+            ..SearchQuery::default()
         };
-        let note = with_query_vector(
-            &self.repo,
-            projections,
-            &mut request,
-            p.mode.as_deref(),
-            warm,
-        )?;
-        let mut hits = search(projections, &self.repo.config.ranking, &request)?;
-        if let Some(agent) = &p.agent {
-            keep_agent(&mut hits, agent, p.limit);
-        }
+        let projections = self.projections.get(&self.repo)?;
+        let found = search::run(&self.repo, projections, &query, Some(&mut self.model))?;
+        let hits = &found.hits;
         let levels = &self.repo.config.ranking.levels;
         let mut rows = Vec::with_capacity(hits.len());
-        for h in &hits {
+        for h in hits {
             let level = standing(projections, &h.id, levels)?.map_or(0, |s| s.level);
             rows.push(compact_hit(h, level));
         }
         Ok(json!({
             "query": p.query,
-            "mode": request.mode,
-            "semantic": request.query_vector.is_some(),
-            "note": note,
+            "mode": found.mode,
+            "semantic": found.semantic,
+            "note": found.note,
             "hits": rows,
         }))
     }
