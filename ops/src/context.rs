@@ -166,7 +166,7 @@ pub fn briefing(
                 break;
             }
             block.push_str(&line);
-            cited.push(r.id.to_string());
+            cited.push(r.id.clone());
         }
         if !cited.is_empty() {
             md.push_str(&block);

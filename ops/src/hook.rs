@@ -189,7 +189,13 @@ fn inject(
         let mut body = Map::new();
         body.insert(
             "targets".into(),
-            Value::Array(assembled.cited.iter().cloned().map(Value::String).collect()),
+            Value::Array(
+                assembled
+                    .cited
+                    .iter()
+                    .map(|id| Value::String(id.to_string()))
+                    .collect(),
+            ),
         );
         body.insert("hook".into(), Value::String(event.as_str().to_string()));
         body.insert("path".into(), Value::String(path.to_string()));
