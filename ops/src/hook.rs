@@ -1,11 +1,12 @@
-//! The hook driver: what `memlog hook EVENT` does with a Claude Code
-//! payload. It records the payload's drafts into the session's journal,
+//! The hook driver: what `memlog hook EVENT` does with an agent's payload
+//! (read by the agent, memlog-agents' `Agent`, as the shared hook
+//! protocol). It records the payload's drafts into the session's journal,
 //! seals the session at SessionEnd, and at SessionStart and
 //! UserPromptSubmit builds the context to inject within the time budget
 //! (from a warm server when one answers, else in this process), recording
 //! a `recall` event naming what was injected. At Stop it credits cited
-//! memories and may ask the agent for the session's facts
-//! ([`crate::stop`]).
+//! memories and, when the agent's Stop contract lets it, asks the agent for
+//! the session's facts ([`crate::stop`]).
 //!
 //! A hook never hurts the agent: the front-end logs any error with
 //! [`log_error`] (to `.git/memlog/hooks.log`) and exits 0.

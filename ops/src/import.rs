@@ -1,5 +1,5 @@
 //! Importing sessions from elsewhere: a file in memlog's neutral format
-//! ([`neutral`]), or an agent's own session files ([`agent_sessions`]:
+//! ([`neutral()`]), or an agent's own session files ([`agent_sessions`]:
 //! where they live and how they read is the agent's knowledge, in
 //! memlog-agents). Imports are sealed directly, one commit per session, and
 //! are idempotent: events the log holds already (same content, same id)
