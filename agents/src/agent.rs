@@ -81,10 +81,26 @@ pub trait Agent: Sync {
     /// The hook commands `memlog install <agent>` writes, and in what form.
     fn hook_settings(&self) -> &'static HookSettings;
 
+    /// The user's settings file, for every project.
+    fn user_settings_file(&self) -> Result<PathBuf>;
+
     /// The settings file holding the hooks at `scope`. `work_tree` is the
     /// repository's root, which the project scopes are in; without one,
     /// every scope is the user's.
-    fn settings_file(&self, scope: Scope, work_tree: Option<&Path>) -> Result<PathBuf>;
+    fn settings_file(&self, scope: Scope, work_tree: Option<&Path>) -> Result<PathBuf> {
+        let settings = self.hook_settings();
+        match (scope, work_tree) {
+            (Scope::User, _) | (_, None) => self.user_settings_file(),
+            (Scope::Project, Some(root)) => Ok(root.join(settings.project_file)),
+            (Scope::Local, Some(root)) => match settings.local_file {
+                Some(file) => Ok(root.join(file)),
+                None => Err(crate::Error::NoScope {
+                    agent: self.title(),
+                    scope: "local",
+                }),
+            },
+        }
+    }
 
     /// What the user must still do for installed hooks to run, if anything.
     fn install_note(&self) -> Option<&'static str> {

@@ -66,6 +66,18 @@ fn collect(dir: &Path, prefix: &str, recursive: bool, out: &mut Vec<PathBuf>) ->
     Ok(())
 }
 
+/// A session file's text (invalid UTF-8 replaced) and its name without
+/// extension, which names the session when the file does not.
+pub(crate) fn read_text(path: &Path) -> Result<(String, String)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("")
+        .to_string();
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), stem))
+}
+
 /// The user's home folder, for the agents that keep their files there.
 pub(crate) fn home() -> Result<PathBuf> {
     std::env::var_os("HOME")

@@ -12,6 +12,10 @@ use serde_json::{Map, Value, json};
 /// The hook commands `memlog install <agent>` writes, and their form.
 #[derive(Clone, Copy, Debug)]
 pub struct HookSettings {
+    /// The project's settings file, in its working tree.
+    pub project_file: &'static str,
+    /// The project's own settings file, not committed, if the agent has one.
+    pub local_file: Option<&'static str>,
     /// The agent's events memlog listens to, each with whether it takes a
     /// tool matcher.
     pub events: &'static [(&'static str, bool)],
@@ -138,6 +142,8 @@ mod tests {
     use super::*;
 
     const SETTINGS: HookSettings = HookSettings {
+        project_file: ".codex/hooks.json",
+        local_file: None,
         events: &[("SessionStart", false), ("PostToolUse", true)],
         agent_flag: "--agent codex ",
         suffix: "",

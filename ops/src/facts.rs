@@ -12,7 +12,7 @@ use memlog_format::align::{self, Span};
 use memlog_format::privacy::Report;
 use memlog_format::{Draft, Event, EventId, Kind, time};
 use memlog_indexer::Projections;
-use memlog_indexer::lookup::{self, TimelineQuery};
+use memlog_indexer::lookup;
 use memlog_store::{Recorder, Repo};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -128,18 +128,7 @@ impl<'a> Verifier<'a> {
         if !(0.0..=1.0).contains(&threshold) {
             bail!("the alignment threshold must be between 0 and 1");
         }
-        let kinds = [Kind::Fact.as_str().to_string()];
-        let rows = lookup::timeline(
-            projections,
-            &TimelineQuery {
-                session: None,
-                since_ms: None,
-                until_ms: None,
-                kinds: &kinds,
-                latest: false,
-                limit: i64::MAX as usize - 1,
-            },
-        )?;
+        let rows = workspace::of_kinds(projections, &[Kind::Fact.as_str()])?;
         Ok(Verifier {
             repo,
             projections,

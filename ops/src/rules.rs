@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use memlog_format::config::LearnConfig;
 use memlog_format::{Draft, EventId, Kind, time};
 use memlog_indexer::Projections;
-use memlog_indexer::lookup::{self, TimelineQuery};
+use memlog_indexer::lookup;
 use memlog_indexer::supersede::{ids_in, links};
 use memlog_store::Repo;
 use serde::Serialize;
@@ -61,21 +61,10 @@ pub struct Rule {
 }
 
 fn timeline_of(p: &Projections, kinds: &[&str]) -> Result<Vec<memlog_format::Event>> {
-    let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-    Ok(lookup::timeline(
-        p,
-        &TimelineQuery {
-            session: None,
-            since_ms: None,
-            until_ms: None,
-            kinds: &kinds,
-            latest: false,
-            limit: 1_000_000,
-        },
-    )?
-    .into_iter()
-    .map(|s| s.event)
-    .collect())
+    Ok(crate::workspace::of_kinds(p, kinds)?
+        .into_iter()
+        .map(|s| s.event)
+        .collect())
 }
 
 /// Every rule, oldest first, with its standing.

@@ -23,7 +23,7 @@ use self::transcript::SidechainScope;
 use crate::protocol::{HookEvent, Payload};
 use crate::sessions::{home, jsonl_files};
 use crate::settings::HookSettings;
-use crate::{Agent, Error, HookOptions, Result, Scope, SessionFile, StopContract};
+use crate::{Agent, Error, HookOptions, Result, SessionFile, StopContract};
 
 pub use transcript::{CLIENT, UNKNOWN_SESSION};
 
@@ -35,6 +35,8 @@ pub struct ClaudeCode;
 /// Seconds Claude Code waits for a hook before killing it: memlog keeps to
 /// its own budget far below this.
 const SETTINGS: HookSettings = HookSettings {
+    project_file: ".claude/settings.json",
+    local_file: Some(".claude/settings.local.json"),
     events: &[
         ("SessionStart", false),
         ("UserPromptSubmit", false),
@@ -92,15 +94,8 @@ impl Agent for ClaudeCode {
         &SETTINGS
     }
 
-    fn settings_file(&self, scope: Scope, work_tree: Option<&Path>) -> Result<PathBuf> {
-        let dir = match (scope, work_tree) {
-            (Scope::User, _) | (_, None) => return Ok(home()?.join(".claude/settings.json")),
-            (_, Some(root)) => root.join(".claude"),
-        };
-        Ok(dir.join(match scope {
-            Scope::Local => "settings.local.json",
-            _ => "settings.json",
-        }))
+    fn user_settings_file(&self) -> Result<PathBuf> {
+        Ok(home()?.join(".claude/settings.json"))
     }
 
     fn session_noun(&self) -> &'static str {
@@ -184,6 +179,7 @@ fn transcript_seq(draft: &Draft, positions: &mut HashMap<String, u64>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Scope;
 
     #[test]
     fn settings_files_by_scope() {

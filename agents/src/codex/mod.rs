@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use crate::protocol::Payload;
 use crate::sessions::{home, jsonl_files};
 use crate::settings::HookSettings;
-use crate::{Agent, Error, HookOptions, Result, Scope, SessionFile};
+use crate::{Agent, Error, HookOptions, Result, SessionFile};
 
 pub use rollout::{Rollout, parse, read, session_meta};
 
@@ -29,6 +29,8 @@ pub struct Codex;
 /// Codex hook events memlog listens to, with whether they take a tool
 /// matcher (Codex CLI 0.169.0); seconds, like Claude Code.
 const SETTINGS: HookSettings = HookSettings {
+    project_file: ".codex/hooks.json",
+    local_file: None,
     events: &[
         ("SessionStart", false),
         ("UserPromptSubmit", false),
@@ -86,15 +88,8 @@ impl Agent for Codex {
         &SETTINGS
     }
 
-    fn settings_file(&self, scope: Scope, work_tree: Option<&Path>) -> Result<PathBuf> {
-        match (scope, work_tree) {
-            (Scope::Local, _) => Err(Error::NoScope {
-                agent: self.title(),
-                scope: "local",
-            }),
-            (Scope::Project, Some(root)) => Ok(root.join(".codex/hooks.json")),
-            _ => Ok(codex_home()?.join("hooks.json")),
-        }
+    fn user_settings_file(&self) -> Result<PathBuf> {
+        Ok(codex_home()?.join("hooks.json"))
     }
 
     fn install_note(&self) -> Option<&'static str> {

@@ -26,8 +26,9 @@ use std::path::Path;
 use memlog_format::{Draft, Kind};
 use serde_json::{Map, Value};
 
+use crate::sessions::read_text;
 use crate::tool::{ToolCall, observation_body};
-use crate::{Error, HookOptions, Result};
+use crate::{HookOptions, Result};
 
 /// The client name memlog records in `meta.client` for Codex CLI.
 pub const CLIENT: &str = "codex";
@@ -58,14 +59,8 @@ pub fn session_meta(first_line: &str) -> Option<Map<String, Value>> {
 
 /// Reads one rollout file.
 pub fn read(path: impl AsRef<Path>, options: &HookOptions) -> Result<Rollout> {
-    let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let fallback = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("")
-        .to_string();
-    Ok(parse(&String::from_utf8_lossy(&bytes), &fallback, options))
+    let (text, fallback) = read_text(path.as_ref())?;
+    Ok(parse(&text, &fallback, options))
 }
 
 /// Converts a rollout's text; `fallback_session` names the session when the

@@ -18,7 +18,8 @@ use memlog_format::{Draft, Kind};
 use serde_json::{Map, Value};
 
 use super::hooks::strip_hook_context;
-use crate::{Error, HookOptions};
+use crate::HookOptions;
+use crate::sessions::read_text;
 
 /// The client name memlog records in `meta.client` for Gemini CLI.
 pub const CLIENT: &str = "gemini-cli";
@@ -36,18 +37,8 @@ pub struct Chat {
 
 /// Reads one saved chat file.
 pub fn read_chat(path: impl AsRef<Path>, options: &HookOptions) -> crate::Result<Chat> {
-    let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let fallback = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("")
-        .to_string();
-    Ok(parse_chat(
-        &String::from_utf8_lossy(&bytes),
-        &fallback,
-        options,
-    ))
+    let (text, fallback) = read_text(path.as_ref())?;
+    Ok(parse_chat(&text, &fallback, options))
 }
 
 /// Converts a chat's text; `fallback_session` names the session when the

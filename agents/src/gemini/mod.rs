@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::protocol::{HookEvent, Payload};
 use crate::sessions::{home, jsonl_files};
 use crate::settings::HookSettings;
-use crate::{Agent, Error, HookOptions, Result, Scope, SessionFile};
+use crate::{Agent, Error, HookOptions, Result, SessionFile};
 
 pub use chat::{Chat, parse_chat, read_chat};
 pub use hooks::{common_event, event_name, rename_output, strip_hook_context, to_common};
@@ -32,6 +32,8 @@ pub struct Gemini;
 /// matcher (Gemini CLI 0.61.0); milliseconds; matchers are regular
 /// expressions; a failing command must not read as a block.
 const SETTINGS: HookSettings = HookSettings {
+    project_file: ".gemini/settings.json",
+    local_file: None,
     events: &[
         ("SessionStart", false),
         ("BeforeAgent", false),
@@ -78,15 +80,8 @@ impl Agent for Gemini {
         &SETTINGS
     }
 
-    fn settings_file(&self, scope: Scope, work_tree: Option<&Path>) -> Result<PathBuf> {
-        match (scope, work_tree) {
-            (Scope::Local, _) => Err(Error::NoScope {
-                agent: self.title(),
-                scope: "local",
-            }),
-            (Scope::Project, Some(root)) => Ok(root.join(".gemini/settings.json")),
-            _ => Ok(home()?.join(".gemini/settings.json")),
-        }
+    fn user_settings_file(&self) -> Result<PathBuf> {
+        Ok(home()?.join(".gemini/settings.json"))
     }
 
     fn session_noun(&self) -> &'static str {
