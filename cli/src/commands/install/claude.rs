@@ -8,7 +8,7 @@ use clap::Args;
 use memlog_agents::Scope;
 use memlog_agents::claude_code::ClaudeCode;
 
-use super::hooks;
+use super::agent::hooks;
 
 /// Claude Code: memlog's hooks in Claude Code's settings.
 ///

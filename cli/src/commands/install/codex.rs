@@ -8,7 +8,7 @@ use clap::Args;
 use memlog_agents::Scope;
 use memlog_agents::codex::Codex;
 
-use super::hooks;
+use super::agent::hooks;
 
 /// Codex CLI: memlog's hooks in Codex's hooks.json.
 ///

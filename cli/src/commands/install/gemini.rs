@@ -8,7 +8,7 @@ use clap::Args;
 use memlog_agents::Scope;
 use memlog_agents::gemini::Gemini;
 
-use super::hooks;
+use super::agent::hooks;
 
 /// Gemini CLI: memlog's hooks in Gemini's settings.json.
 ///

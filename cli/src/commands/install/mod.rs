@@ -4,6 +4,7 @@
 //! its arguments: what its settings hold is the agent's knowledge
 //! (memlog-agents), written by `memlog_ops::install`.
 
+mod agent;
 mod claude;
 mod codex;
 mod gemini;
@@ -14,7 +15,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use memlog_agents::{Agent, Scope};
 
 use self::claude::{ClaudeArgs, claude};
 use self::codex::{CodexArgs, codex};
@@ -73,35 +73,4 @@ pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode
             )
         }
     }
-}
-
-/// Installs (or removes) `agent`'s hooks at `scope` and says what was done.
-fn hooks(
-    dir: &Path,
-    agent: &'static dyn Agent,
-    scope: Scope,
-    install: bool,
-    dry_run: bool,
-) -> anyhow::Result<ExitCode> {
-    let done = memlog_ops::install::hooks(dir, agent, scope, install, dry_run)?;
-    if let Some(text) = &done.dry_run {
-        print!("{text}");
-    } else if install {
-        let note = agent
-            .install_note()
-            .map(|n| format!("; {n}"))
-            .unwrap_or_default();
-        println!(
-            "memlog hooks installed in {} ({} events){note}",
-            done.path.display(),
-            done.events
-        );
-    } else {
-        println!(
-            "removed {} memlog hook(s) from {}",
-            done.removed,
-            done.path.display()
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
