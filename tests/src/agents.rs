@@ -638,9 +638,16 @@ impl GeminiCli {
 }
 
 /// A test repository holding `notes.txt` with `text`, for a scripted model
-/// to read with its tools.
+/// to read with its tools, and hook budgets far above the defaults: these
+/// tests are about what reaches the model, and the machine running them
+/// may be loaded (the bench times the hooks).
 pub fn repo_with_notes(text: &str) -> TestRepo {
     let repo = TestRepo::new();
     std::fs::write(repo.path().join("notes.txt"), text).expect("write notes.txt");
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n",
+    )
+    .expect("write .memlog.yaml");
     repo
 }
