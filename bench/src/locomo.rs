@@ -362,7 +362,7 @@ pub fn inject(
                         let cited: Vec<&str> = a
                             .cited
                             .iter()
-                            .filter_map(|id| refs.get(id).map(String::as_str))
+                            .filter_map(|id| refs.get(id.as_str()).map(String::as_str))
                             .collect();
                         evidence.iter().filter(|e| cited.contains(e)).count()
                     };

@@ -86,7 +86,7 @@ fn parse() -> Cli<commands::Command> {
     let first = first_word(std::env::args_os().skip(1));
     let first = first.as_ref().and_then(|w| w.to_str());
     if first.is_some_and(commands::HotCommand::has_subcommand) {
-        let hot: Cli<commands::HotCommand> = parse_as(false);
+        let hot: Cli<commands::HotCommand> = parse_as(false, first == Some("hook"));
         return Cli {
             globals: hot.globals,
             command: hot.command.into(),
@@ -97,12 +97,14 @@ fn parse() -> Cli<commands::Command> {
         Some(w) if !w.starts_with('-') => !commands::Command::has_subcommand(w),
         _ => true,
     };
-    parse_as(whole_tree)
+    parse_as(whole_tree, false)
 }
 
 /// Parses the command line with `P`'s command tree, built whole or one
-/// subcommand at a time; a usage error exits with clap's message.
-fn parse_as<P: Parser>(whole_tree: bool) -> P {
+/// subcommand at a time; a usage error exits with clap's message, and
+/// status 2, or 1 for a `hook`: an agent reads a hook's status 2 as a
+/// block (a prompt refused, a Stop that must go on).
+fn parse_as<P: Parser>(whole_tree: bool, hook: bool) -> P {
     let mut command = P::command();
     if whole_tree {
         command.build();
@@ -117,7 +119,14 @@ fn parse_as<P: Parser>(whole_tree: bool) -> P {
             std::mem::forget(command);
             cli
         }
-        Err(e) => e.format(&mut command).exit(),
+        Err(e) => {
+            let e = e.format(&mut command);
+            if hook && e.use_stderr() {
+                let _ = e.print();
+                std::process::exit(1);
+            }
+            e.exit()
+        }
     }
 }
 

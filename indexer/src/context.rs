@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use memlog_format::Config;
+use memlog_format::{Config, EventId};
 use serde::{Deserialize, Serialize};
 
 use crate::projection::Projections;
@@ -61,7 +61,7 @@ pub struct Assembled {
     /// Markdown; empty when nothing was relevant enough.
     pub markdown: String,
     /// Ids of the events included (full ids).
-    pub cited: Vec<String>,
+    pub cited: Vec<EventId>,
     /// Approximate tokens of `markdown`.
     pub tokens: usize,
     /// What ranked the memories for a prompt (absent for a briefing).

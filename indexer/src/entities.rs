@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use memlog_format::EventId;
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::Value;
@@ -49,7 +50,7 @@ pub struct EdgeView {
     /// The entity at the other end.
     pub other: String,
     /// The event the edge comes from.
-    pub evidence: String,
+    pub evidence: EventId,
     /// When the edge was made.
     pub ts: String,
 }
@@ -158,7 +159,7 @@ pub fn entity(p: &Projections, key: &str) -> Result<Option<EntityDetail>> {
                 Ok(EdgeView {
                     rel_type: r.get(0)?,
                     other: r.get(1)?,
-                    evidence: r.get(2)?,
+                    evidence: EventId::unchecked(r.get(2)?),
                     ts: r.get(3)?,
                 })
             })

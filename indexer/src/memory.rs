@@ -24,8 +24,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use memlog_format::Kind;
 use memlog_format::config::LevelsConfig;
+use memlog_format::{EventId, Kind};
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -148,18 +148,9 @@ fn sql_err(e: rusqlite::Error) -> Error {
 
 /// The event ids a `reinforce` or `recall` body names: `targets` (a list)
 /// or `target` (one id).
-fn targets(body: &Map<String, Value>) -> Vec<String> {
-    let mut out: Vec<String> = match body.get("targets") {
-        Some(Value::Array(ids)) => ids
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect(),
-        _ => Vec::new(),
-    };
-    if let Some(t) = body.get("target").and_then(Value::as_str) {
-        out.push(t.to_string());
-    }
+fn targets(body: &Map<String, Value>) -> Vec<EventId> {
+    let mut out = crate::supersede::ids_in(body, "targets");
+    out.extend(crate::supersede::ids_in(body, "target"));
     out.sort();
     out.dedup();
     out
@@ -220,13 +211,13 @@ pub fn refold(tx: &Transaction) -> Result<()> {
                     for target in targets(&body) {
                         // only live memories count: a forgotten one is gone
                         let live: Option<String> = ts_of
-                            .query_row(params![key(&target), target], |r| r.get(0))
+                            .query_row(params![key(&target), target.as_str()], |r| r.get(0))
                             .optional()
                             .map_err(sql_err)?;
                         if live.is_none() {
                             continue;
                         }
-                        let row = rows.entry(target).or_default();
+                        let row = rows.entry(target.into_string()).or_default();
                         if kind == "recall" {
                             row.recalls += 1;
                             let ts: Option<String> = ts_of

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use memlog_format::EventId;
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -220,7 +221,7 @@ pub struct EdgeRow {
     /// Its title.
     pub other_title: Option<String>,
     /// The event the edge was derived from.
-    pub evidence: String,
+    pub evidence: EventId,
     /// When the edge was made.
     pub ts: String,
 }
@@ -261,7 +262,7 @@ pub fn edges(
                 other: r.get(1)?,
                 other_type: r.get(2)?,
                 other_title: r.get(3)?,
-                evidence: r.get(4)?,
+                evidence: EventId::unchecked(r.get(4)?),
                 ts: r.get(5)?,
             })
         })

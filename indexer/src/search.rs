@@ -21,6 +21,7 @@
 
 use std::collections::HashMap;
 
+use memlog_format::EventId;
 use memlog_format::config::{Fusion, RankingConfig};
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -95,7 +96,7 @@ pub struct ScoreParts {
 /// One result.
 #[derive(Clone, Debug, Serialize)]
 pub struct Hit {
-    pub id: String,
+    pub id: EventId,
     pub session: String,
     pub kind: String,
     pub ts: String,
@@ -108,7 +109,7 @@ pub struct Hit {
     /// The memory that replaces this one, when one does: this one then
     /// ranks below it (crate::supersede).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub superseded_by: Option<String>,
+    pub superseded_by: Option<EventId>,
 }
 
 impl Hit {
@@ -143,7 +144,7 @@ struct Candidate {
 
 /// A candidate's event row.
 struct Row {
-    id: String,
+    id: EventId,
     session: String,
     seq: i64,
     kind: String,
@@ -437,7 +438,7 @@ fn demote_superseded(p: &Projections, hits: &mut [(i64, u64, Hit)]) -> Result<()
     if successors.is_empty() {
         return Ok(());
     }
-    let scores: HashMap<String, f32> = hits
+    let scores: HashMap<EventId, f32> = hits
         .iter()
         .map(|(_, _, h)| (h.id.clone(), h.score))
         .collect();
@@ -496,7 +497,7 @@ fn event_rows(p: &Projections, keys: &[u64]) -> Result<KeyMap<Row>> {
                 let kind: String = r.get(3)?;
                 Ok(Row {
                     memory: crate::memory::memory_row(&kind, r, 8)?,
-                    id: r.get(0)?,
+                    id: EventId::unchecked(r.get(0)?),
                     session: r.get(1)?,
                     seq: r.get(2)?,
                     kind,
@@ -609,7 +610,7 @@ fn passes(p: &Projections, row: &Row, f: &Filters) -> Result<bool> {
         )
         .and_then(|mut st| {
             st.query_row(
-                params![format!("session:{}", row.session), row.id, file],
+                params![format!("session:{}", row.session), row.id.as_str(), file],
                 |_| Ok(()),
             )
             .optional()

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use memlog_format::EventId;
 use serde_json::{Map, Value};
 
 use crate::{Error, Projections, Result};
@@ -12,22 +13,23 @@ use crate::{Error, Projections, Result};
 /// Share of its score a superseded memory keeps.
 pub const SUPERSEDED_FACTOR: f32 = 0.5;
 
-/// The ids an event's body lists under `field` (a list, or one id).
-pub fn ids_in(body: &Map<String, Value>, field: &str) -> Vec<String> {
+/// The ids an event's body lists under `field` (a list, or one id), as
+/// written (a body is not checked when it is logged).
+pub fn ids_in(body: &Map<String, Value>, field: &str) -> Vec<EventId> {
     match body.get(field) {
         Some(Value::Array(ids)) => ids
             .iter()
             .filter_map(Value::as_str)
-            .map(str::to_string)
+            .map(|id| EventId::unchecked(id.to_string()))
             .collect(),
-        Some(Value::String(id)) => vec![id.clone()],
+        Some(Value::String(id)) => vec![EventId::unchecked(id.clone())],
         _ => Vec::new(),
     }
 }
 
 /// Live links of `field` (`supersedes` or `contradicts`) from facts and
 /// rules: `(older id, newer id)`, in log order.
-pub fn links(p: &Projections, field: &str) -> Result<Vec<(String, String)>> {
+pub fn links(p: &Projections, field: &str) -> Result<Vec<(EventId, EventId)>> {
     let mut stmt = p
         .graph
         .conn
@@ -38,7 +40,10 @@ pub fn links(p: &Projections, field: &str) -> Result<Vec<(String, String)>> {
         .map_err(|e| Error::sql(&p.dir, e))?;
     let rows = stmt
         .query_map([format!("%\"{field}\"%")], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+            Ok((
+                EventId::unchecked(r.get::<_, String>(0)?),
+                r.get::<_, Option<String>>(1)?,
+            ))
         })
         .map_err(|e| Error::sql(&p.dir, e))?
         .collect::<rusqlite::Result<Vec<_>>>()
@@ -56,6 +61,6 @@ pub fn links(p: &Projections, field: &str) -> Result<Vec<(String, String)>> {
 }
 
 /// Superseded memory → the latest live memory that supersedes it.
-pub fn successors(p: &Projections) -> Result<HashMap<String, String>> {
+pub fn successors(p: &Projections) -> Result<HashMap<EventId, EventId>> {
     Ok(links(p, "supersedes")?.into_iter().collect())
 }

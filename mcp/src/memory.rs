@@ -8,26 +8,22 @@ use std::path::Path;
 
 use memlog_format::id;
 use memlog_format::task::Status;
-use memlog_format::{Draft, Event, EventId, Kind, time};
+use memlog_format::{Event, Kind, time};
 use memlog_indexer::Projections;
-use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::lookup::{self, TimelineQuery};
-use memlog_indexer::search::{Hit, search};
+use memlog_indexer::search::Hit;
 use memlog_indexer::standing::standing;
 use memlog_ops::bail;
-use memlog_ops::error::chain;
 use memlog_ops::error::{Context, Error, Result};
+use memlog_ops::facts::{self, Proposal, Remember};
 use memlog_ops::forget::{ForgetRequest, forget};
 use memlog_ops::ids;
-use memlog_ops::search::{
-    AGENT_OVERFETCH, MAX_QUERY_BYTES, SearchQuery, keep_agent, search_request, with_query_vector,
-};
-use memlog_ops::semantic;
+use memlog_ops::search::{self, KeptModel, MAX_QUERY_BYTES, SearchQuery};
 use memlog_ops::show::event_with_context;
 use memlog_ops::stats::stats_of;
 use memlog_ops::workspace::{self, KeptProjections};
+use memlog_store::Repo;
 use memlog_store::seal::{JournalSelection, seal_journals};
-use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
 use super::params::{
@@ -35,8 +31,6 @@ use super::params::{
     SearchParams, TasksParams, TimelineParams,
 };
 
-/// Longest note or fact accepted.
-pub const MAX_REMEMBER_BYTES: usize = 64 * 1024;
 const MAX_SEARCH_LIMIT: usize = 50;
 const MAX_GET_IDS: usize = 20;
 const MAX_GET_CONTEXT: usize = 20;
@@ -53,9 +47,8 @@ pub struct Memory {
     session: String,
     /// Events written to `session` (sealed when the server stops).
     remembered: usize,
-    /// The embedding model, loaded at the first semantic search and kept,
-    /// so that queries do not pay its load; `Err` says why there is none.
-    embedder: Option<Result<ModelEmbedder, String>>,
+    /// The embedding model of its searches, kept once loaded.
+    model: KeptModel,
 }
 
 impl Memory {
@@ -66,7 +59,7 @@ impl Memory {
             projections: KeptProjections::default(),
             session: memlog_store::journal::mint_session("mcp"),
             remembered: 0,
-            embedder: None,
+            model: KeptModel::default(),
         })
     }
 
@@ -101,59 +94,32 @@ impl Memory {
             bail!("limit must be between 1 and {MAX_SEARCH_LIMIT}");
         }
         let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
-        let file = p
-            .file
-            .as_deref()
-            .map(|f| workspace::file_name(&self.repo, f));
-        let mut request = search_request(SearchQuery {
+        let query = SearchQuery {
             query: &p.query,
-            limit: if p.agent.is_some() {
-                p.limit * AGENT_OVERFETCH
-            } else {
-                p.limit
-            },
+            limit: p.limit,
             kinds: &kinds,
             session: p.session.as_deref(),
             since: p.since.as_deref(),
             until: p.until.as_deref(),
-            file: file.as_deref(),
-        })?;
-        let wants_vectors = p.mode.as_deref() != Some("fts");
-        let has_vectors = self.projections()?.vectors().is_some();
-        if wants_vectors && has_vectors && self.embedder.is_none() {
-            self.embedder = Some(match semantic::load_model(&self.repo) {
-                Ok(Some(m)) => Ok(m),
-                Ok(None) => Err(semantic::off_reason(&self.repo)),
-                Err(e) => Err(chain(&e)),
-            });
-        }
-        let projections = self.projections.get(&self.repo)?;
-        let warm = match &mut self.embedder {
-            Some(Ok(m)) => Some(m),
-            _ => None,
+            file: p.file.as_deref(),
+            agent: p.agent.as_deref(),
+            mode: p.mode.as_deref(),
+            ..SearchQuery::default()
         };
-        let note = with_query_vector(
-            &self.repo,
-            projections,
-            &mut request,
-            p.mode.as_deref(),
-            warm,
-        )?;
-        let mut hits = search(projections, &self.repo.config.ranking, &request)?;
-        if let Some(agent) = &p.agent {
-            keep_agent(&mut hits, agent, p.limit);
-        }
+        let projections = self.projections.get(&self.repo)?;
+        let found = search::run(&self.repo, projections, &query, Some(&mut self.model))?;
+        let hits = &found.hits;
         let levels = &self.repo.config.ranking.levels;
         let mut rows = Vec::with_capacity(hits.len());
-        for h in &hits {
+        for h in hits {
             let level = standing(projections, &h.id, levels)?.map_or(0, |s| s.level);
             rows.push(compact_hit(h, level));
         }
         Ok(json!({
             "query": p.query,
-            "mode": request.mode,
-            "semantic": request.query_vector.is_some(),
-            "note": note,
+            "mode": found.mode,
+            "semantic": found.semantic,
+            "note": found.note,
             "hits": rows,
         }))
     }
@@ -233,100 +199,38 @@ impl Memory {
     }
 
     /// `memory_remember`: a note or fact appended to this server's session
-    /// journal, through the same privacy filter as every other write.
+    /// journal, checked as `memlog extract` checks facts, through the same
+    /// privacy filter as every other write.
     pub fn remember(&mut self, p: RememberParams) -> Result<Value> {
-        let text = p.text.trim();
-        if text.is_empty() {
-            bail!("text is empty: say what to remember");
-        }
-        if text.len() > MAX_REMEMBER_BYTES {
-            bail!(
-                "text is {} bytes; keep a memory under {MAX_REMEMBER_BYTES} bytes",
-                text.len()
-            );
-        }
         let kind = match p.kind {
             RememberKind::Note => Kind::Note,
             RememberKind::Fact => Kind::Fact,
         };
-        let quote = p.quote.as_deref().map(str::trim).filter(|q| !q.is_empty());
-        if quote.is_some() && (kind != Kind::Fact || p.evidence.is_empty()) {
-            bail!(
-                "a quote belongs to a fact: give kind \"fact\" and the event it quotes as evidence"
-            );
-        }
-        let mut evidence = Vec::with_capacity(p.evidence.len());
-        let mut links: Vec<(&str, Vec<EventId>)> = Vec::new();
-        let mut aligned = None;
-        let any_ids =
-            !(p.evidence.is_empty() && p.supersedes.is_empty() && p.contradicts.is_empty());
-        if any_ids {
-            let projections = self.projections()?;
-            for prefix in &p.evidence {
-                let id = ids::resolve(projections, prefix)
-                    .context(format_args!("evidence {prefix:?}"))?;
-                if !evidence.contains(&id) {
-                    evidence.push(id);
-                }
-            }
-            for (field, names) in [
-                ("supersedes", &p.supersedes),
-                ("contradicts", &p.contradicts),
-            ] {
-                let mut found = Vec::new();
-                for name in names {
-                    found.push(
-                        ids::resolve(projections, name)
-                            .context(format_args!("{field} {name:?}"))?,
-                    );
-                }
-                if !found.is_empty() {
-                    links.push((field, found));
-                }
-            }
-            if let (Some(quote), Some(source)) = (quote, evidence.first()) {
-                let Some(stored) = lookup::event(projections, source)? else {
-                    bail!("evidence {source} is not a live event");
-                };
-                match memlog_ops::facts::align_quote(
-                    &stored.event,
-                    quote,
-                    memlog_format::align::DEFAULT_THRESHOLD,
-                ) {
-                    Some((_, fields)) => aligned = Some(fields),
-                    None => bail!(
-                        "rejected: the quote is not in event {} (nor anything with similarity ≥ {}); \
-                         quote its exact words or drop the fact",
-                        source.short(),
-                        memlog_format::align::DEFAULT_THRESHOLD
-                    ),
-                }
-            }
-        }
-        let mut draft = Draft::text(
-            &self.session,
-            time::now(),
-            kind,
-            self.repo.project(),
-            text.to_string(),
-        );
-        draft.meta = remember_meta(&evidence);
-        if let Some(fields) = aligned {
-            draft.body.extend(fields);
-        }
-        for (field, ids) in links {
-            draft.body.insert(field.into(), json!(ids));
-        }
-        self.repo.ensure_dirs()?;
-        let (mut events, report) = Recorder::new(&self.repo)?.record(vec![draft])?;
-        let event = events.pop().context("nothing was recorded")?;
+        let projections = self.projections.get(&self.repo)?;
+        let done = facts::remember(
+            &self.repo,
+            projections,
+            &Remember {
+                kind,
+                client: "mcp",
+                session: &self.session,
+                proposal: Proposal {
+                    text: &p.text,
+                    quote: p.quote.as_deref(),
+                    evidence: &p.evidence,
+                    supersedes: &p.supersedes,
+                    contradicts: &p.contradicts,
+                },
+            },
+        )?;
         self.remembered += 1;
+        let (event, report) = (done.event, done.report);
         Ok(json!({
             "id": event.id,
             "short_id": event.id.short(),
             "kind": event.kind.as_str(),
             "session": event.session,
-            "evidence": evidence,
+            "evidence": done.evidence,
             "aligned": event.body.contains_key("span"),
             "private_spans_removed": report.private_spans,
             "secrets_redacted": report.redactions,
@@ -431,23 +335,6 @@ impl Memory {
         self.remembered = 0;
         Ok(report.sealed.into_iter().find_map(|s| s.commit))
     }
-}
-
-fn remember_meta(evidence: &[EventId]) -> Map<String, Value> {
-    let mut meta = Map::new();
-    meta.insert("client".into(), Value::String("mcp".into()));
-    if !evidence.is_empty() {
-        meta.insert(
-            "evidence".into(),
-            Value::Array(
-                evidence
-                    .iter()
-                    .map(|e| Value::String(e.to_string()))
-                    .collect(),
-            ),
-        );
-    }
-    meta
 }
 
 /// A search hit in about 50-100 tokens: enough to decide whether to read

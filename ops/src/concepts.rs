@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use memlog_format::key::normalize;
 use memlog_format::{EventId, Kind};
 use memlog_indexer::Projections;
-use memlog_indexer::lookup::{self, TimelineQuery};
 use memlog_store::Repo;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -43,18 +42,7 @@ pub struct Concept {
 
 /// Every concept, most recently grown first.
 pub fn list(p: &Projections) -> Result<Vec<Concept>> {
-    let kinds = [Kind::Concept.as_str().to_string()];
-    let rows = lookup::timeline(
-        p,
-        &TimelineQuery {
-            session: None,
-            since_ms: None,
-            until_ms: None,
-            kinds: &kinds,
-            latest: false,
-            limit: 1_000_000,
-        },
-    )?;
+    let rows = crate::workspace::of_kinds(p, &[Kind::Concept.as_str()])?;
     let mut by_key: BTreeMap<String, Concept> = BTreeMap::new();
     for e in rows.into_iter().map(|s| s.event) {
         let s = |k: &str| e.body.get(k).and_then(Value::as_str).unwrap_or("").trim();

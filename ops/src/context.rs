@@ -3,10 +3,11 @@
 //! ([`memlog_indexer::context`]), answered by a hook itself or by the warm
 //! server of `memlog watch`.
 
-use memlog_hooks::HookEvent;
+use memlog_agents::HookEvent;
 use memlog_indexer::Projections;
 use memlog_indexer::context::{Assembled, approx_tokens, assemble};
 use memlog_indexer::overview::recent_sessions;
+use memlog_indexer::vectors::VectorAccess;
 use memlog_store::Repo;
 
 use crate::error::Result;
@@ -16,18 +17,66 @@ use crate::warm::ContextRequest;
 /// memories most relevant to the prompt otherwise. Used by the hook itself
 /// and by the warm server of `memlog watch`.
 pub fn answer(repo: &Repo, p: &Projections, request: &ContextRequest) -> Result<Assembled> {
-    let config = &repo.config;
     if request.event == HookEvent::SessionStart.as_str() {
-        return briefing(p, config, &request.session);
+        return briefing(p, &repo.config, &request.session);
     }
+    for_prompt(
+        repo,
+        p,
+        &PromptContext {
+            prompt: &request.prompt,
+            budget: None,
+            exclude_session: Some(&request.session),
+        },
+        request.query_vector.as_deref(),
+    )
+}
+
+/// What a prompt's context is asked for.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PromptContext<'a> {
+    /// The prompt to find memories for.
+    pub prompt: &'a str,
+    /// Token budget (default: `context.budget_tokens`).
+    pub budget: Option<usize>,
+    /// The session asking, left out of its own context.
+    pub exclude_session: Option<&'a str>,
+}
+
+/// The memories most relevant to a prompt, as markdown for an agent: the
+/// one renderer of a prompt's context, for hooks, the warm server and
+/// `memlog context`. `query_vector` is the prompt's embedding by the model
+/// of the vectors, when one is at hand.
+pub fn for_prompt(
+    repo: &Repo,
+    p: &Projections,
+    request: &PromptContext<'_>,
+    query_vector: Option<&[f32]>,
+) -> Result<Assembled> {
+    let config = &repo.config;
     Ok(assemble(
         p,
         config,
-        &request.prompt,
-        config.context.budget_tokens,
-        Some(&request.session),
-        request.query_vector.as_deref(),
+        request.prompt,
+        request.budget.unwrap_or(config.context.budget_tokens),
+        request.exclude_session,
+        query_vector,
     )?)
+}
+
+/// [`for_prompt`] in a one-shot process, as a hook would: the projections
+/// opened with their vectors scanned, the prompt's embedding from a
+/// running `memlog watch` that holds the vectors' model, else none (no
+/// model is loaded).
+pub fn one_shot(repo: &Repo, request: &PromptContext<'_>) -> Result<Assembled> {
+    let mut projections = crate::workspace::projections(repo)?;
+    projections.load_vectors_as(VectorAccess::Scan);
+    let query_vector = projections.vectors().and_then(|v| {
+        crate::warm::ask_embedding(repo, request.prompt)
+            .filter(|(model, _)| *model == v.meta.model)
+            .map(|(_, vector)| vector)
+    });
+    for_prompt(repo, &projections, request, query_vector.as_deref())
 }
 
 /// Prompts, answers and notes of the session recalled after compaction.
@@ -117,7 +166,7 @@ pub fn briefing(
                 break;
             }
             block.push_str(&line);
-            cited.push(r.id.to_string());
+            cited.push(r.id.clone());
         }
         if !cited.is_empty() {
             md.push_str(&block);

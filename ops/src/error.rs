@@ -19,7 +19,7 @@ pub enum Error {
 
     /// A hook payload that does not parse.
     #[error(transparent)]
-    Hook(#[from] memlog_hooks::Error),
+    Hook(#[from] memlog_agents::Error),
 
     /// A document that did not serialise.
     #[error(transparent)]
@@ -50,6 +50,20 @@ pub enum Error {
 
 /// The result of an operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Whether the request was at fault (an unknown kind or mode, an
+    /// unreadable date, an id that names no event), not memlog: a server
+    /// answers it as a bad request.
+    pub fn is_bad_request(&self) -> bool {
+        match self {
+            Error::Invalid(_) | Error::Format(_) | Error::Id(_) => true,
+            Error::Index(e) => matches!(e, memlog_indexer::Error::Invalid(_)),
+            Error::Context { source, .. } => source.is_bad_request(),
+            _ => false,
+        }
+    }
+}
 
 /// Says what was being done when an error happened.
 pub trait Context<T> {

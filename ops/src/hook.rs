@@ -1,11 +1,12 @@
-//! The hook driver: what `memlog hook EVENT` does with a Claude Code
-//! payload. It records the payload's drafts into the session's journal,
+//! The hook driver: what `memlog hook EVENT` does with an agent's payload
+//! (read by the agent, memlog-agents' `Agent`, as the shared hook
+//! protocol). It records the payload's drafts into the session's journal,
 //! seals the session at SessionEnd, and at SessionStart and
 //! UserPromptSubmit builds the context to inject within the time budget
 //! (from a warm server when one answers, else in this process), recording
 //! a `recall` event naming what was injected. At Stop it credits cited
-//! memories and may ask the agent for the session's facts
-//! ([`crate::stop`]).
+//! memories and, when the agent's Stop contract lets it, asks the agent for
+//! the session's facts ([`crate::stop`]).
 //!
 //! A hook never hurts the agent: the front-end logs any error with
 //! [`log_error`] (to `.git/memlog/hooks.log`) and exits 0.
@@ -16,8 +17,8 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use memlog_agents::{Agent, CodeContext, HookEvent, HookOptions, Payload};
 use memlog_format::{Draft, Kind, time};
-use memlog_hooks::{Agent, CodeContext, HookEvent, HookOptions, Payload};
 use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
 use memlog_indexer::projection::WriterLock;
@@ -40,14 +41,14 @@ const MAX_LOG: u64 = 1 << 20;
 /// hook prints (its JSON output), if anything. `layout` is set to the memlog
 /// directory as soon as it is known, for [`log_error`].
 pub fn run(
-    agent: Agent,
+    agent: &'static dyn Agent,
     dir: &Path,
     event_name: &str,
     input: &[u8],
     started: Instant,
     layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
-    let payload = agent.parse_payload(event_name, input)?;
+    let payload = agent.read_payload(event_name, input)?;
     let start = payload
         .cwd
         .as_deref()
@@ -76,9 +77,9 @@ pub fn run(
         excluded_tools: repo.config.tools.exclude.clone(),
         record_pre_tool_use: false,
         agent,
-        agent_version: agent_version(agent, &payload),
+        agent_version: agent.version(&payload),
     };
-    let drafts = memlog_hooks::drafts(&payload, &context, &options);
+    let drafts = memlog_agents::drafts(&payload, &context, &options);
     let event = payload.event.or_else(|| HookEvent::parse(event_name));
     let budget = Duration::from_millis(match event {
         Some(e) if e.injects_context() => repo.config.hooks.inject_budget_ms,
@@ -122,11 +123,10 @@ pub fn run(
             let turn = StopTurn {
                 session,
                 stop_hook_active: payload.stop_hook_active.unwrap_or(false),
-                // the block-with-a-reason contract is Claude Code's
-                may_ask: agent == Agent::ClaudeCode,
+                may_ask: agent.stop_contract().may_ask(),
             };
             let reason = on_stop(&repo, &recorder, &turn)?;
-            Ok(reason.map(|r| memlog_hooks::stop_block_output(&r)))
+            Ok(reason.and_then(|r| agent.stop_contract().output(&r)))
         }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit if let Some(job) = job => {
             let output = inject(
@@ -150,30 +150,11 @@ pub fn run(
     }
 }
 
-/// The agent's version, where its payload leads to it: Codex's session
-/// file starts with its `session_meta` (`cli_version`). Claude Code's
-/// payloads and first transcript lines do not say.
-fn agent_version(agent: Agent, payload: &Payload) -> Option<String> {
-    use std::io::{BufRead, Read};
-    /// The first line holds Codex's base instructions: tens of KB.
-    const MAX_FIRST_LINE: u64 = 1 << 20;
-    if agent != Agent::Codex {
-        return None;
-    }
-    let file = std::fs::File::open(payload.transcript_path.as_ref()?).ok()?;
-    let mut line = String::new();
-    std::io::BufReader::new(file.take(MAX_FIRST_LINE))
-        .read_line(&mut line)
-        .ok()?;
-    let meta = memlog_hooks::codex::session_meta(&line)?;
-    meta.get("cli_version")?.as_str().map(str::to_string)
-}
-
 /// Records a `recall` event naming what was injected (the context a
 /// [`ContextJob`] assembled, and after compaction the session's recap) and
 /// returns the hook's JSON output.
 fn inject(
-    agent: Agent,
+    agent: &dyn Agent,
     repo: &Repo,
     recorder: &Recorder,
     event: HookEvent,
@@ -209,7 +190,13 @@ fn inject(
         let mut body = Map::new();
         body.insert(
             "targets".into(),
-            Value::Array(assembled.cited.iter().cloned().map(Value::String).collect()),
+            Value::Array(
+                assembled
+                    .cited
+                    .iter()
+                    .map(|id| Value::String(id.to_string()))
+                    .collect(),
+            ),
         );
         body.insert("hook".into(), Value::String(event.as_str().to_string()));
         body.insert("path".into(), Value::String(path.to_string()));

@@ -7,18 +7,27 @@
 //! - [`workspace`]: opening the repository, the projections brought up to
 //!   date first ([`workspace::KeptProjections`] for long-running servers),
 //!   every live event, recording drafts;
-//! - [`search`]: the one path from a front-end's arguments to a search
-//!   request, with the query's vector ([`semantic`]: the embedding model,
-//!   vector catch-up and status);
+//! - [`search`]: the one search recipe, from a front-end's arguments to
+//!   ranked hits, with the query's vector ([`semantic`]: the embedding
+//!   model, vector catch-up and status);
 //! - [`ids`]: the one resolver of event ids and prefixes;
+//! - writes: [`record`] (an event, a note), [`facts`] (the one
+//!   verification of facts, for `extract` and MCP), [`tasks`] (task
+//!   changes), [`import`] (neutral files and agents' session files),
+//!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
 //! - [`show`], [`forget`] (and reinforce), [`stats`], [`sessions`] (session
 //!   listings and timeline pages), [`diff`] ([`memory_diff`]: what changed
 //!   between two states of the log);
-//! - [`context`]: the SessionStart briefing and a prompt's memories;
-//!   [`hook`]: the hook driver; [`warm`]: the client of `memlog watch`'s
-//!   warm server and its protocol; [`stop`]: what the Stop hook does
-//!   (credit cited memories, ask for facts with [`extraction`]'s
+//! - [`context`]: the SessionStart briefing and the one renderer of a
+//!   prompt's memories; [`hook`]: the hook driver; [`warm`]: the client of
+//!   `memlog watch`'s warm server and its protocol; [`stop`]: what the Stop
+//!   hook does (credit cited memories, ask for facts with [`extraction`]'s
 //!   instruction).
+//!
+//! What differs between coding agents (their payloads, settings files,
+//! session files, Stop contract) is asked of memlog-agents' `Agent`, never
+//! decided here. Front-ends parse, make one call here, and print: they do
+//! not build events or drive the store's `Recorder`.
 //!
 //! Operations return typed values or serde documents and never print to
 //! stdout; notes and warnings go to stderr through [`diag`]. Only the
@@ -35,7 +44,10 @@ pub mod facts;
 pub mod forget;
 pub mod hook;
 pub mod ids;
+pub mod import;
+pub mod install;
 pub mod memory_diff;
+pub mod record;
 pub mod rules;
 pub mod search;
 pub mod semantic;
@@ -43,6 +55,7 @@ pub mod sessions;
 pub mod show;
 pub mod stats;
 pub mod stop;
+pub mod tasks;
 pub mod warm;
 pub mod workspace;
 

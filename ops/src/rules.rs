@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use memlog_format::config::LearnConfig;
 use memlog_format::{Draft, EventId, Kind, time};
 use memlog_indexer::Projections;
-use memlog_indexer::lookup::{self, TimelineQuery};
+use memlog_indexer::lookup;
 use memlog_indexer::supersede::{ids_in, links};
 use memlog_store::Repo;
 use serde::Serialize;
@@ -37,7 +37,7 @@ pub struct Rule {
     /// The rule.
     pub text: String,
     /// The events that prove it.
-    pub evidence: Vec<String>,
+    pub evidence: Vec<EventId>,
     /// When it was promoted.
     pub ts: String,
     /// `active` or `retired`.
@@ -46,10 +46,10 @@ pub struct Rule {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retired: Option<String>,
     /// Rules and facts that contradict it.
-    pub contradicted_by: Vec<String>,
+    pub contradicted_by: Vec<EventId>,
     /// The rule that replaces it, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub superseded_by: Option<String>,
+    pub superseded_by: Option<EventId>,
     /// Times it was injected or cited.
     pub recalls: u32,
     /// Times it helped.
@@ -61,21 +61,10 @@ pub struct Rule {
 }
 
 fn timeline_of(p: &Projections, kinds: &[&str]) -> Result<Vec<memlog_format::Event>> {
-    let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-    Ok(lookup::timeline(
-        p,
-        &TimelineQuery {
-            session: None,
-            since_ms: None,
-            until_ms: None,
-            kinds: &kinds,
-            latest: false,
-            limit: 1_000_000,
-        },
-    )?
-    .into_iter()
-    .map(|s| s.event)
-    .collect())
+    Ok(crate::workspace::of_kinds(p, kinds)?
+        .into_iter()
+        .map(|s| s.event)
+        .collect())
 }
 
 /// Every rule, oldest first, with its standing.
@@ -92,8 +81,8 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
         &["rule", "rule_retired"]
     };
     let events = timeline_of(p, kinds)?;
-    let mut retired: HashMap<String, String> = HashMap::new();
-    let mut usage: HashMap<String, (u32, u32, u32, String)> = HashMap::new();
+    let mut retired: HashMap<EventId, String> = HashMap::new();
+    let mut usage: HashMap<EventId, (u32, u32, u32, String)> = HashMap::new();
     for e in &events {
         match e.kind {
             Kind::RuleRetired => {
@@ -103,7 +92,7 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
                         .get("reason")
                         .and_then(Value::as_str)
                         .unwrap_or("retired");
-                    retired.insert(t.to_string(), reason.to_string());
+                    retired.insert(EventId::unchecked(t.to_string()), reason.to_string());
                 }
             }
             Kind::Reinforce | Kind::Recall => {
@@ -128,18 +117,18 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
             _ => {}
         }
     }
-    let mut contradicted: HashMap<String, Vec<String>> = HashMap::new();
+    let mut contradicted: HashMap<EventId, Vec<EventId>> = HashMap::new();
     for (older, newer) in links(p, "contradicts")? {
         contradicted.entry(older).or_default().push(newer);
     }
-    let successors: HashMap<String, String> = links(p, "supersedes")?.into_iter().collect();
+    let successors: HashMap<EventId, EventId> = links(p, "supersedes")?.into_iter().collect();
     Ok(events
         .iter()
         .filter(|e| e.kind == Kind::Rule)
         .map(|e| {
-            let id = e.id.to_string();
-            let (recalls, successes, failures, last) = usage.remove(&id).unwrap_or_default();
-            let retired = retired.remove(&id);
+            let id = &e.id;
+            let (recalls, successes, failures, last) = usage.remove(id).unwrap_or_default();
+            let retired = retired.remove(id);
             Rule {
                 rule_kind: e
                     .body
@@ -156,8 +145,8 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
                     "active"
                 },
                 retired,
-                contradicted_by: contradicted.remove(&id).unwrap_or_default(),
-                superseded_by: successors.get(&id).cloned(),
+                contradicted_by: contradicted.remove(id).unwrap_or_default(),
+                superseded_by: successors.get(id).cloned(),
                 recalls,
                 successes,
                 failures,
@@ -361,7 +350,10 @@ pub fn candidates(p: &Projections) -> Result<Vec<Candidate>> {
         .filter(|r| r.status == "active")
         .collect();
     let already: Vec<BTreeSet<String>> = active.iter().map(|r| words(&r.text)).collect();
-    let cited: BTreeSet<&String> = active.iter().flat_map(|r| r.evidence.iter()).collect();
+    let cited: BTreeSet<&str> = active
+        .iter()
+        .flat_map(|r| r.evidence.iter().map(EventId::as_str))
+        .collect();
 
     // decisions: facts (by the session of their evidence) and notes
     let facts = timeline_of(p, &["fact", "note"])?;
@@ -396,7 +388,7 @@ pub fn candidates(p: &Projections) -> Result<Vec<Candidate>> {
     }
     for (w, text, sessions, evidence) in clusters {
         let promoted = already.iter().any(|r| jaccard(r, &w) >= SAME_DECISION)
-            || evidence.iter().any(|e| cited.contains(e));
+            || evidence.iter().any(|e| cited.contains(e.as_str()));
         if sessions.len() >= 3 && !promoted {
             out.push(Candidate {
                 rule_kind: "rule",

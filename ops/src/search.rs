@@ -1,24 +1,29 @@
-//! Search requests: one path from a front-end's arguments (CLI flags, an
-//! MCP tool's parameters, the viewer's query string) to the indexer's
-//! [`SearchRequest`], with the query's vector when semantic search is on,
-//! so that the three give the same hits for the same arguments.
+//! The one search recipe: from a front-end's arguments (CLI flags, an MCP
+//! tool's parameters, the viewer's query string) to ranked hits — the
+//! checked request, the query's vector when semantic search is on (a kept
+//! model, else a running `memlog watch`'s, else one loaded for the query),
+//! the concept scope and the agent filter — so that the three give the
+//! same hits for the same arguments. A one-shot command runs it with
+//! [`one_shot`]; a server keeps its projections and model and calls [`run`].
 
 use memlog_format::config::Fusion;
 use memlog_format::{Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::fts::Filters;
-use memlog_indexer::search::{Hit, SearchMode, SearchRequest};
+use memlog_indexer::search::{Hit, SearchMode, SearchRequest, search};
+use memlog_indexer::vectors::VectorAccess;
 use memlog_store::Repo;
 
 use crate::bail;
 use crate::error::{Error, Result};
+use crate::{concepts, semantic, workspace};
 
 /// Longest query accepted by the servers (MCP, viewer): a search is for
 /// words, not documents, and the full-text query grows with every term.
 pub const MAX_QUERY_BYTES: usize = 8 * 1024;
 
-/// The filters of a search, as a front-end received them (unchecked).
+/// A search as a front-end received it (unchecked).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SearchQuery<'a> {
     /// What to look for.
@@ -33,13 +38,105 @@ pub struct SearchQuery<'a> {
     pub since: Option<&'a str>,
     /// Only events before this date or time.
     pub until: Option<&'a str>,
-    /// Only events that touched or mention this file.
+    /// Only events that touched or mention this file (any spelling of its
+    /// path).
     pub file: Option<&'a str>,
+    /// Only events of this concept's sessions and facts.
+    pub concept: Option<&'a str>,
+    /// Only events this agent recorded (any of its names).
+    pub agent: Option<&'a str>,
+    /// `hybrid` (the default), `fts` or `vector`.
+    pub mode: Option<&'a str>,
+    /// `weighted` or `rrf` (default: the configuration's).
+    pub fusion: Option<&'a str>,
+}
+
+/// What a search found.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The hits, best first.
+    pub hits: Vec<Hit>,
+    /// The mode it ran in.
+    pub mode: SearchMode,
+    /// Whether the query's meaning ranked too (it had a vector).
+    pub semantic: bool,
+    /// Why a hybrid search was full-text only, when that should be said.
+    pub note: Option<String>,
+}
+
+/// The embedding model a server keeps for its searches, loaded at the
+/// first semantic search a running `memlog watch` does not answer, so that
+/// later queries do not pay its load; or why there is none.
+#[derive(Default)]
+pub struct KeptModel(Option<Result<ModelEmbedder, String>>);
+
+impl KeptModel {
+    /// None loaded yet (for a `static`).
+    pub const fn new() -> KeptModel {
+        KeptModel(None)
+    }
+}
+
+/// Runs one search in a one-shot process: the projections brought up to
+/// date and opened for it (vectors read by scanning their rows, which
+/// costs one search less than loading the graph), the query's vector from
+/// a running `memlog watch`, else from the model loaded for this query.
+pub fn one_shot(repo: &Repo, query: &SearchQuery<'_>) -> Result<Found> {
+    let mut projections = workspace::projections(repo)?;
+    if query.mode != Some("fts") {
+        projections.load_vectors_as(VectorAccess::Scan);
+    }
+    let found = run(repo, &projections, query, None);
+    // Closing the index (SQLite, a dozen mapped files) cost a one-shot
+    // search 4 % of its instructions; the process's exit does it for free.
+    std::mem::forget(projections);
+    found
+}
+
+/// Runs one search over open projections; `model` is the one a server
+/// keeps (see [`KeptModel`]), `None` in a one-shot process.
+pub fn run(
+    repo: &Repo,
+    projections: &Projections,
+    query: &SearchQuery<'_>,
+    model: Option<&mut KeptModel>,
+) -> Result<Found> {
+    let file = query.file.map(|f| workspace::file_name(repo, f));
+    let mut request = search_request(&SearchQuery {
+        file: file.as_deref(),
+        ..*query
+    })?;
+    request.fusion = query.fusion.map(parse_fusion).transpose()?;
+    let scope = match query.concept {
+        Some(name) => {
+            request.limit = query.limit.saturating_mul(concepts::SCOPE_OVERSAMPLE);
+            Some(concepts::Scope::of(projections, name)?)
+        }
+        None => None,
+    };
+    if query.agent.is_some() {
+        request.limit = request.limit.saturating_mul(AGENT_OVERFETCH);
+    }
+    let note = with_query_vector(repo, projections, &mut request, query.mode, model)?;
+    let mut hits = search(projections, &repo.config.ranking, &request)?;
+    if let Some(scope) = &scope {
+        hits.retain(|h| scope.contains(&h.id, &h.session));
+        hits.truncate(query.limit);
+    }
+    if let Some(agent) = query.agent {
+        keep_agent(&mut hits, agent, query.limit);
+    }
+    Ok(Found {
+        hits,
+        mode: request.mode,
+        semantic: note.is_none() && request.query_vector.is_some(),
+        note,
+    })
 }
 
 /// Checks search arguments (known kinds, readable dates) and makes the
-/// request.
-pub fn search_request(args: SearchQuery<'_>) -> Result<SearchRequest> {
+/// request; `file` as the projections name it.
+fn search_request(args: &SearchQuery<'_>) -> Result<SearchRequest> {
     for k in args.kinds {
         Kind::parse_known(k).map_err(Error::Invalid)?;
     }
@@ -62,7 +159,7 @@ pub fn search_request(args: SearchQuery<'_>) -> Result<SearchRequest> {
 }
 
 /// `weighted` or `rrf`.
-pub fn parse_fusion(s: &str) -> Result<Fusion> {
+fn parse_fusion(s: &str) -> Result<Fusion> {
     match s {
         "weighted" => Ok(Fusion::Weighted),
         "rrf" => Ok(Fusion::Rrf),
@@ -74,12 +171,12 @@ pub fn parse_fusion(s: &str) -> Result<Fusion> {
 /// query's vector. Returns why a hybrid search is full-text only, when
 /// that should be said: an explicit hybrid, or vectors that exist but
 /// cannot be used. Vector mode without vectors is an error.
-pub fn with_query_vector(
+fn with_query_vector(
     repo: &Repo,
     projections: &Projections,
     request: &mut SearchRequest,
     mode: Option<&str>,
-    warm: Option<&mut ModelEmbedder>,
+    model: Option<&mut KeptModel>,
 ) -> Result<Option<String>> {
     request.mode = match mode {
         Some(m) => SearchMode::parse(m)?,
@@ -88,7 +185,7 @@ pub fn with_query_vector(
     if request.mode == SearchMode::Fts {
         return Ok(None);
     }
-    match crate::semantic::query_vector(repo, projections, &request.query, warm) {
+    match query_vector(repo, projections, &request.query, model) {
         Ok(v) => {
             request.query_vector = Some(v);
             Ok(None)
@@ -100,21 +197,61 @@ pub fn with_query_vector(
     }
 }
 
+/// The query's vector for searching `p`, or why the search must do
+/// without: no vectors, no model, or a model other than the one that made
+/// the vectors. The kept model when it is loaded; else a running `memlog
+/// watch`'s; else the model, loaded and kept (or, one-shot, loaded for
+/// this query).
+fn query_vector(
+    repo: &Repo,
+    p: &Projections,
+    query: &str,
+    kept: Option<&mut KeptModel>,
+) -> Result<Vec<f32>, String> {
+    let Some(vectors) = p.vectors() else {
+        return Err(semantic::off_reason(repo));
+    };
+    let loaded_already = matches!(&kept, Some(KeptModel(Some(Ok(_)))));
+    if !loaded_already
+        && let Some((model, v)) = crate::warm::ask_embedding(repo, query)
+        && model == vectors.meta.model
+    {
+        return Ok(v);
+    }
+    let load = || match semantic::load_model(repo) {
+        Ok(Some(m)) => Ok(m),
+        Ok(None) => Err(semantic::off_reason(repo)),
+        Err(e) => Err(crate::error::chain(&e)),
+    };
+    let mut one_shot;
+    let model: &mut ModelEmbedder = match kept {
+        Some(KeptModel(slot)) => match slot.get_or_insert_with(load) {
+            Ok(m) => m,
+            Err(reason) => return Err(reason.clone()),
+        },
+        None => {
+            one_shot = load()?;
+            &mut one_shot
+        }
+    };
+    semantic::embed_query(model, &vectors.meta.model, query)
+}
+
 /// How many times more hits a search asks the index for when it keeps only
 /// one agent's: the agent filter runs on the ranked hits (the index does not
 /// know agents), so a few extra give it room.
-pub const AGENT_OVERFETCH: usize = 5;
+const AGENT_OVERFETCH: usize = 5;
 
 /// The `meta.client` an agent filter names: an agent memlog knows, by any of
 /// its names (`claude`, `codex`, `gemini`…), else the text as given.
 pub fn client_name(agent: &str) -> String {
-    memlog_hooks::Agent::parse(agent)
+    memlog_agents::agent_named(agent)
         .map(|a| a.client().to_string())
         .unwrap_or_else(|| agent.to_string())
 }
 
 /// Keeps the hits `agent` recorded (their `meta.client`), at most `limit`.
-pub fn keep_agent(hits: &mut Vec<Hit>, agent: &str, limit: usize) {
+fn keep_agent(hits: &mut Vec<Hit>, agent: &str, limit: usize) {
     let client = client_name(agent);
     hits.retain(|h| h.meta.get("client").and_then(|c| c.as_str()) == Some(client.as_str()));
     hits.truncate(limit);

@@ -1,7 +1,8 @@
 //! Semantic search for the front-ends: loading the model named by
 //! `.memlog.yaml`, bringing vectors up to date after indexing (with
-//! progress on stderr), embedding a query (through a warm server when one
-//! runs), and saying whether vectors are on. Hooks never come here: they
+//! progress on stderr), embedding a query (which model embeds it is the
+//! search recipe's choice, [`crate::search`]), and saying whether vectors
+//! are on. Hooks never come here: they
 //! stay on full text and the warm path.
 
 use std::io::IsTerminal;
@@ -16,7 +17,7 @@ use memlog_store::Repo;
 use serde_json::{Value, json};
 
 use crate::diag;
-use crate::error::{Context, Result, chain};
+use crate::error::{Context, Result};
 
 /// The embedding cache ([`memlog_store::Layout::embeddings_cache`]):
 /// outside the index directory, so a rebuild keeps it.
@@ -119,41 +120,17 @@ fn ensure_token_vectors(repo: &Repo, model_id: &str, quiet: bool) {
     }
 }
 
-/// The query's vector for searching `p`, or why the search must do
-/// without: no vectors, no model, or a model other than the one that made
-/// the vectors. With `warm` (a process that keeps the model: `memlog
-/// mcp`), that model; else a running `memlog watch`'s, else the model is
-/// loaded for this one query.
-pub fn query_vector(
-    repo: &Repo,
-    p: &Projections,
+/// The vector of `query` by `model`, or why not: a model other than
+/// `vectors_model`, the one that made the vectors (their distances would
+/// mean nothing), or a failure to embed.
+pub fn embed_query(
+    model: &mut ModelEmbedder,
+    vectors_model: &str,
     query: &str,
-    warm: Option<&mut ModelEmbedder>,
 ) -> Result<Vec<f32>, String> {
-    let Some(vectors) = p.vectors() else {
-        return Err(off_reason(repo));
-    };
-    let mut loaded;
-    let model: &mut ModelEmbedder = match warm {
-        Some(m) => m,
-        None => {
-            if let Some((model, v)) = crate::warm::ask_embedding(repo, query)
-                && model == vectors.meta.model
-            {
-                return Ok(v);
-            }
-            loaded = match load_model(repo) {
-                Ok(Some(m)) => m,
-                Ok(None) => return Err(off_reason(repo)),
-                Err(e) => return Err(chain(&e)),
-            };
-            &mut loaded
-        }
-    };
-    if model.model_id() != vectors.meta.model {
+    if model.model_id() != vectors_model {
         return Err(format!(
-            "the vectors were made by {} but the configured model is {}; run `memlog index`",
-            vectors.meta.model,
+            "the vectors were made by {vectors_model} but the configured model is {}; run `memlog index`",
             model.model_id()
         ));
     }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use memlog_format::{Draft, Event};
-use memlog_indexer::lookup::Stored;
+use memlog_indexer::lookup::{self, Stored, TimelineQuery};
 use memlog_indexer::{Error as IndexError, Projections};
 use memlog_store::log::{Log, journal_events, live_events};
 use memlog_store::seal::{JournalSelection, seal_journals};
@@ -95,6 +95,23 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Every live event of these kinds, in time order, as the index holds them
+/// (up to a million).
+pub fn of_kinds(p: &Projections, kinds: &[&str]) -> Result<Vec<Stored>> {
+    let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+    Ok(lookup::timeline(
+        p,
+        &TimelineQuery {
+            session: None,
+            since_ms: None,
+            until_ms: None,
+            kinds: &kinds,
+            latest: false,
+            limit: 1_000_000,
+        },
+    )?)
 }
 
 /// The events of index rows, exactly as logged: a row that does not give

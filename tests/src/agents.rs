@@ -1,10 +1,13 @@
-//! Real agent CLIs driven offline: a scripted model API on 127.0.0.1
-//! (`tests/agents/scripted_api.py`, Python standard library only) and the
-//! agents `scripts/install-assets` installs from npm into `target/agents/`
-//! (or `$MEMLOG_AGENTS_DIR`). Each agent runs with a fresh `HOME` in a
-//! temporary directory, so nothing of the machine's own configuration is
-//! read or touched. When an agent or Python is missing, `find` prints why
-//! and returns `None`, and the test skips.
+//! Real agent CLIs driven offline, one runner for all ([`AgentCli`]): a
+//! scripted model API on 127.0.0.1 (`tests/agents/scripted_api.py`, Python
+//! standard library only) and the agents `scripts/install-assets` installs
+//! from npm into `target/agents/` (or `$MEMLOG_AGENTS_DIR`). Each agent
+//! runs with a fresh `HOME` in a temporary directory, so nothing of the
+//! machine's own configuration is read or touched; `memlog install <agent>`
+//! puts memlog's hooks in the test repository; the request bodies the API
+//! received say what reached the model. When an agent or Python is
+//! missing, `find` prints why and returns `None`, and the test skips.
+//! An agent is added as one implementation of [`AgentCli`].
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -137,98 +140,120 @@ impl AgentRun {
     }
 }
 
-/// Claude Code, as `scripts/install-assets` installs it, with a fresh HOME
-/// and memlog's hooks installed into one test repository.
-pub struct ClaudeCli {
-    /// The native `claude` binary.
-    pub bin: PathBuf,
-    /// `claude --version`, e.g. `2.1.328 (Claude Code)`.
-    pub version: String,
-    /// The fresh HOME (its `.claude/` holds the transcripts).
-    pub home: tempfile::TempDir,
-    repo: PathBuf,
-}
+/// A real agent CLI driven offline: what differs between agents (where the
+/// program is, how its HOME is prepared, how a run is asked for and read
+/// back) is said by each implementation; finding it, installing memlog's
+/// hooks and running it against the scripted API are the same for all
+/// ([`AgentCli::find`], [`AgentCli::run`]).
+pub trait AgentCli: Sized {
+    /// The agent's name in messages.
+    const NAME: &'static str;
+    /// memlog's name for it: `memlog install NAME`.
+    const INSTALL: &'static str;
+    /// The scripted API's wire protocol for it (`tests/agents/scripted_api.py`:
+    /// `anthropic`, `responses` or `gemini`).
+    const PROTOCOL: &'static str;
+    /// The installed program, under [`agents_dir`].
+    const PROGRAM: &'static str;
 
-impl ClaudeCli {
-    /// The installed Claude Code, set up for `repo` with memlog's hooks
-    /// (`memlog install claude`, the project's `.claude/settings.json`).
+    /// The agent, once found.
+    fn from_found(found: Found) -> Self;
+
+    /// What [`AgentCli::find`] found.
+    fn found(&self) -> &Found;
+
+    /// Its `--version`, e.g. `codex-cli 0.169.0`.
+    fn version(&self) -> &str {
+        &self.found().version
+    }
+
+    /// The command that starts the program (by default, the program
+    /// itself).
+    fn program_command(program: &Path) -> Command {
+        Command::new(program)
+    }
+
+    /// Settings the fresh HOME needs before memlog's hooks are installed.
+    fn prepare_home(home: &Path) {
+        let _ = home;
+    }
+
+    /// The arguments of one non-interactive run on `prompt`.
+    fn prompt_args(prompt: &str) -> Vec<String>;
+
+    /// The run's environment (besides HOME, git and the model, which
+    /// [`AgentCli::run_args`] sets) and any file the agent reads to reach
+    /// the scripted `api`.
+    fn isolate(&self, command: &mut Command, api: &ScriptedApi);
+
+    /// The session id and the JSON result of a finished run; panics with
+    /// its output when the agent failed.
+    fn outcome(run: &Run) -> (String, Value);
+
+    /// The installed agent with a fresh HOME, set up for `repo` with
+    /// memlog's hooks (`memlog install NAME`, the project's settings).
     /// `None`, with a message, when it is not installed.
-    pub fn find(repo: &TestRepo) -> Option<ClaudeCli> {
-        let claude = ClaudeCli::find_without_hooks(repo)?;
-        repo.memlog(&["install", "claude"]).ok();
-        Some(claude)
+    fn find(repo: &TestRepo) -> Option<Self> {
+        let agent = Self::find_without_hooks(repo)?;
+        repo.memlog(&["install", Self::INSTALL]).ok();
+        Some(agent)
     }
 
     /// The same without installing memlog's hooks.
-    pub fn find_without_hooks(repo: &TestRepo) -> Option<ClaudeCli> {
-        let bin = agents_dir().join("node_modules/@anthropic-ai/claude-code-linux-x64/claude");
-        if !bin.exists() {
+    fn find_without_hooks(repo: &TestRepo) -> Option<Self> {
+        let program = agents_dir().join(Self::PROGRAM);
+        if !program.exists() {
             eprintln!(
-                "skipped: Claude Code is not installed at {} (run scripts/install-assets)",
-                bin.display()
+                "skipped: {} is not installed at {} (run scripts/install-assets)",
+                Self::NAME,
+                program.display()
             );
             return None;
         }
-        let out = Command::new(&bin).arg("--version").output();
-        let version = match out {
+        let version = match Self::program_command(&program).arg("--version").output() {
             Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
             other => {
-                eprintln!("skipped: {} --version failed: {other:?}", bin.display());
+                eprintln!("skipped: {} --version failed: {other:?}", Self::NAME);
                 return None;
             }
         };
         let home = tempfile::Builder::new()
-            .prefix("memlog-claude-home-")
+            .prefix(&format!("memlog-{}-home-", Self::INSTALL))
             .tempdir()
             .expect("tempdir");
-        Some(ClaudeCli {
-            bin,
+        Self::prepare_home(home.path());
+        Some(Self::from_found(Found {
+            program,
             version,
             home,
             repo: repo.path().to_path_buf(),
-        })
+        }))
     }
 
-    /// The project's settings file, where `find` installed the hooks.
-    pub fn settings_path(&self) -> PathBuf {
-        self.repo.join(".claude/settings.json")
+    /// One run on `prompt` in the repository, answered by `script`.
+    fn run(&self, prompt: &str, script: &Value) -> AgentRun {
+        let args = Self::prompt_args(prompt);
+        self.run_args(&args.iter().map(String::as_str).collect::<Vec<_>>(), script)
     }
 
-    /// `claude -p PROMPT` in the repository, answered by `script`.
-    pub fn run(&self, prompt: &str, script: &Value) -> AgentRun {
-        self.run_args(&["-p", prompt], script)
-    }
-
-    /// `claude ARGS… --output-format json --allowedTools Bash Read`
-    /// (e.g. `["-p", "/compact", "--resume", id]`), answered by `script`.
-    /// Panics unless the agent exits 0 with a JSON result.
-    pub fn run_args(&self, args: &[&str], script: &Value) -> AgentRun {
-        let api = ScriptedApi::start(script).expect("python3 runs the scripted API");
-        let mut command = Command::new(&self.bin);
+    /// A run with these arguments, answered by `script` (in the agent's
+    /// protocol), offline: a fresh HOME, the scripted API, memlog's git
+    /// identity and model. Panics unless the agent succeeds.
+    fn run_args(&self, args: &[&str], script: &Value) -> AgentRun {
+        let mut script = script.clone();
+        script["protocol"] = Value::from(Self::PROTOCOL);
+        let api = ScriptedApi::start(&script).expect("python3 runs the scripted API");
+        let found = self.found();
+        let mut command = Self::program_command(&found.program);
         command
             .args(args)
-            .args(["--output-format", "json", "--allowedTools", "Bash", "Read"])
-            .current_dir(&self.repo);
+            .current_dir(&found.repo)
+            .env("HOME", found.home.path());
         self.isolate(&mut command, &api);
-        let run = run_bounded(&mut command, self.home.path());
+        git_and_model_env(&mut command);
+        let run = run_bounded(&mut command, found.home.path());
         let requests = api.requests();
-        let result: Value = serde_json::from_str(run.stdout().trim()).unwrap_or_else(|e| {
-            panic!(
-                "claude printed no JSON result ({e}), status {:?}\nstdout:\n{}\nstderr:\n{}",
-                run.output.status,
-                run.stdout(),
-                run.stderr()
-            )
-        });
-        assert!(
-            run.output.status.success() && result["is_error"] != true,
-            "claude failed: {result}\nstderr:\n{}",
-            run.stderr()
-        );
-        let session_id = result["session_id"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no session_id in {result}"))
-            .to_string();
+        let (session_id, result) = Self::outcome(&run);
         AgentRun {
             session_id,
             result,
@@ -236,13 +261,82 @@ impl ClaudeCli {
             run,
         }
     }
+}
 
-    /// The offline environment: the scripted API, a fresh HOME, no
-    /// telemetry or updates, no retries, and the git identity and model
-    /// location the hooks (memlog) need.
+/// An agent CLI found installed, with a fresh HOME for one test repository.
+pub struct Found {
+    /// The program (a native binary, or Gemini's Node bundle).
+    pub program: PathBuf,
+    /// `--version`, e.g. `2.1.328 (Claude Code)`.
+    pub version: String,
+    /// The fresh HOME.
+    pub home: tempfile::TempDir,
+    /// The repository the agent runs in.
+    pub repo: PathBuf,
+}
+
+/// The JSON object a run printed on stdout (Claude Code's and Gemini CLI's
+/// `--output-format json`), and its `session_id`; panics unless the agent
+/// exited 0 with one and `ok` accepts it.
+fn json_result(name: &str, run: &Run, ok: impl Fn(&Value) -> bool) -> (String, Value) {
+    let result: Value = serde_json::from_str(run.stdout().trim()).unwrap_or_else(|e| {
+        panic!(
+            "{name} printed no JSON result ({e}), status {:?}\nstdout:\n{}\nstderr:\n{}",
+            run.output.status,
+            run.stdout(),
+            run.stderr()
+        )
+    });
+    assert!(
+        run.output.status.success() && ok(&result),
+        "{name} failed: {result}\nstderr:\n{}",
+        run.stderr()
+    );
+    let session_id = result["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session_id in {result}"))
+        .to_string();
+    (session_id, result)
+}
+
+/// Claude Code (its native binary), with memlog's hooks in the project's
+/// `.claude/settings.json`.
+pub struct ClaudeCli {
+    found: Found,
+}
+
+impl AgentCli for ClaudeCli {
+    const NAME: &'static str = "Claude Code";
+    const INSTALL: &'static str = "claude";
+    const PROTOCOL: &'static str = "anthropic";
+    const PROGRAM: &'static str = "node_modules/@anthropic-ai/claude-code-linux-x64/claude";
+
+    fn from_found(found: Found) -> Self {
+        ClaudeCli { found }
+    }
+
+    fn found(&self) -> &Found {
+        &self.found
+    }
+
+    /// `claude -p PROMPT --output-format json --allowedTools Bash Read`.
+    fn prompt_args(prompt: &str) -> Vec<String> {
+        [
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Bash",
+            "Read",
+        ]
+        .map(str::to_string)
+        .to_vec()
+    }
+
+    /// The scripted API, no telemetry or updates, no retries.
     fn isolate(&self, command: &mut Command, api: &ScriptedApi) {
         command
-            .env("HOME", self.home.path())
             .env("ANTHROPIC_BASE_URL", api.base_url())
             .env("ANTHROPIC_API_KEY", "x")
             .env_remove("ANTHROPIC_AUTH_TOKEN")
@@ -252,13 +346,23 @@ impl ClaudeCli {
             .env("DISABLE_TELEMETRY", "1")
             .env("CLAUDE_CODE_MAX_RETRIES", "0")
             .env("API_TIMEOUT_MS", "30000");
-        git_and_model_env(command);
+    }
+
+    fn outcome(run: &Run) -> (String, Value) {
+        json_result("claude", run, |r| r["is_error"] != true)
+    }
+}
+
+impl ClaudeCli {
+    /// The project's settings file, where `find` installed the hooks.
+    pub fn settings_path(&self) -> PathBuf {
+        self.found.repo.join(".claude/settings.json")
     }
 
     /// The transcript Claude Code wrote for `session_id`
     /// (`$HOME/.claude/projects/<cwd, slugged>/<id>.jsonl`).
     pub fn transcript(&self, session_id: &str) -> PathBuf {
-        let projects = self.home.path().join(".claude/projects");
+        let projects = self.found.home.path().join(".claude/projects");
         let name = format!("{session_id}.jsonl");
         std::fs::read_dir(&projects)
             .unwrap_or_else(|e| panic!("{}: {e}", projects.display()))
@@ -333,110 +437,46 @@ fn run_bounded(command: &mut Command, scratch: &Path) -> Run {
     }
 }
 
-/// Codex CLI, as `scripts/install-assets` installs it, with a fresh
-/// CODEX_HOME whose model provider is the scripted Responses API, and
-/// memlog's hooks installed into one test repository.
+/// Codex CLI (its native binary), with a CODEX_HOME whose model provider is
+/// the scripted Responses API, and memlog's hooks in the project's
+/// `.codex/hooks.json`.
 pub struct CodexCli {
-    /// The native `codex` binary.
-    pub bin: PathBuf,
-    /// `codex --version`, e.g. `codex-cli 0.169.0`.
-    pub version: String,
-    /// The fresh HOME; CODEX_HOME is its `.codex/`.
-    pub home: tempfile::TempDir,
-    repo: PathBuf,
+    found: Found,
 }
 
-impl CodexCli {
-    /// The installed Codex CLI, set up for `repo` with memlog's hooks
-    /// (`memlog install codex`, the project's `.codex/hooks.json`). `None`,
-    /// with a message, when it is not installed.
-    pub fn find(repo: &TestRepo) -> Option<CodexCli> {
-        let bin = agents_dir().join(
-            "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
-        );
-        if !bin.exists() {
-            eprintln!(
-                "skipped: Codex CLI is not installed at {} (run scripts/install-assets)",
-                bin.display()
-            );
-            return None;
-        }
-        let version = match Command::new(&bin).arg("--version").output() {
-            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
-            other => {
-                eprintln!("skipped: {} --version failed: {other:?}", bin.display());
-                return None;
-            }
-        };
-        let home = tempfile::Builder::new()
-            .prefix("memlog-codex-home-")
-            .tempdir()
-            .expect("tempdir");
-        std::fs::create_dir_all(home.path().join(".codex")).expect("CODEX_HOME");
-        repo.memlog(&["install", "codex"]).ok();
-        Some(CodexCli {
-            bin,
-            version,
-            home,
-            repo: repo.path().to_path_buf(),
-        })
+impl AgentCli for CodexCli {
+    const NAME: &'static str = "Codex CLI";
+    const INSTALL: &'static str = "codex";
+    const PROTOCOL: &'static str = "responses";
+    const PROGRAM: &'static str =
+        "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex";
+
+    fn from_found(found: Found) -> Self {
+        CodexCli { found }
     }
 
-    /// CODEX_HOME.
-    pub fn codex_home(&self) -> PathBuf {
-        self.home.path().join(".codex")
+    fn found(&self) -> &Found {
+        &self.found
     }
 
-    /// `codex exec --json PROMPT` in the repository, answered by `script`
-    /// (protocol `responses`). Hooks run without Codex's interactive trust
-    /// review (`--dangerously-bypass-hook-trust`: the test vetted them).
-    pub fn run(&self, prompt: &str, script: &Value) -> AgentRun {
-        let mut script = script.clone();
-        script["protocol"] = Value::from("responses");
-        let api = ScriptedApi::start(&script).expect("python3 runs the scripted API");
-        self.write_config(&api);
-        let mut command = Command::new(&self.bin);
-        command
-            .args(["exec", "--json", "--dangerously-bypass-hook-trust", prompt])
-            .current_dir(&self.repo)
-            .env("HOME", self.home.path())
-            .env("CODEX_HOME", self.codex_home())
-            .env("SCRIPTED_API_KEY", "x")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL");
-        git_and_model_env(&mut command);
-        let run = run_bounded(&mut command, self.home.path());
-        let requests = api.requests();
-        assert!(
-            run.output.status.success(),
-            "codex failed ({:?})\nstdout:\n{}\nstderr:\n{}",
-            run.output.status,
-            run.stdout(),
-            run.stderr()
-        );
-        let events: Vec<Value> = run
-            .stdout()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        let session_id = events
-            .iter()
-            .find(|e| e["type"] == "thread.started")
-            .and_then(|e| e["thread_id"].as_str())
-            .unwrap_or_else(|| panic!("no thread.started in {}", run.stdout()))
-            .to_string();
-        AgentRun {
-            session_id,
-            result: Value::Array(events),
-            requests,
-            run,
-        }
+    fn prepare_home(home: &Path) {
+        std::fs::create_dir_all(home.join(".codex")).expect("CODEX_HOME");
     }
 
-    /// config.toml: the scripted API as the only model provider (Responses
-    /// wire API, no retries), no analytics or plugins, no sandbox or
-    /// approvals (the test repository is a tempdir), the repository trusted.
-    fn write_config(&self, api: &ScriptedApi) {
+    /// `codex exec --json PROMPT`, its hooks run without Codex's
+    /// interactive trust review (`--dangerously-bypass-hook-trust`: the
+    /// test vetted them).
+    fn prompt_args(prompt: &str) -> Vec<String> {
+        ["exec", "--json", "--dangerously-bypass-hook-trust", prompt]
+            .map(str::to_string)
+            .to_vec()
+    }
+
+    /// CODEX_HOME, and its config.toml: the scripted API as the only model
+    /// provider (Responses wire API, no retries), no analytics or plugins,
+    /// no sandbox or approvals (the test repository is a tempdir), the
+    /// repository trusted.
+    fn isolate(&self, command: &mut Command, api: &ScriptedApi) {
         let config = format!(
             r#"model = "gpt-5"
 model_provider = "scripted"
@@ -461,9 +501,45 @@ plugins = false
 trust_level = "trusted"
 "#,
             base = api.base_url(),
-            repo = self.repo.display()
+            repo = self.found.repo.display()
         );
         std::fs::write(self.codex_home().join("config.toml"), config).expect("write config.toml");
+        command
+            .env("CODEX_HOME", self.codex_home())
+            .env("SCRIPTED_API_KEY", "x")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL");
+    }
+
+    /// The JSON lines of `codex exec --json`; the session is the
+    /// `thread.started` event's thread.
+    fn outcome(run: &Run) -> (String, Value) {
+        assert!(
+            run.output.status.success(),
+            "codex failed ({:?})\nstdout:\n{}\nstderr:\n{}",
+            run.output.status,
+            run.stdout(),
+            run.stderr()
+        );
+        let events: Vec<Value> = run
+            .stdout()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let session_id = events
+            .iter()
+            .find(|e| e["type"] == "thread.started")
+            .and_then(|e| e["thread_id"].as_str())
+            .unwrap_or_else(|| panic!("no thread.started in {}", run.stdout()))
+            .to_string();
+        (session_id, Value::Array(events))
+    }
+}
+
+impl CodexCli {
+    /// CODEX_HOME.
+    pub fn codex_home(&self) -> PathBuf {
+        self.found.home.path().join(".codex")
     }
 
     /// The session file Codex wrote for `session_id`
@@ -490,106 +566,88 @@ trust_level = "trusted"
     }
 }
 
-/// Gemini CLI, as `scripts/install-assets` installs it (a Node bundle),
-/// with a fresh HOME whose settings use an API key against the scripted
-/// Gemini API, and memlog's hooks installed into one test repository.
+/// Gemini CLI (a Node bundle), with a HOME whose settings use an API key
+/// against the scripted Gemini API, and memlog's hooks in the project's
+/// `.gemini/settings.json`.
 pub struct GeminiCli {
-    /// `gemini.js`, run with `node`.
-    pub script: PathBuf,
-    /// `gemini --version`, e.g. `0.61.0`.
-    pub version: String,
-    /// The fresh HOME (its `.gemini/` holds settings and chats).
-    pub home: tempfile::TempDir,
-    repo: PathBuf,
+    found: Found,
 }
 
-impl GeminiCli {
-    /// The installed Gemini CLI, set up for `repo` with memlog's hooks
-    /// (`memlog install gemini`, the project's `.gemini/settings.json`).
-    /// `None`, with a message, when it or `node` is not installed.
-    pub fn find(repo: &TestRepo) -> Option<GeminiCli> {
-        let script = agents_dir().join("node_modules/@google/gemini-cli/bundle/gemini.js");
-        if !script.exists() {
-            eprintln!(
-                "skipped: Gemini CLI is not installed at {} (run scripts/install-assets)",
-                script.display()
-            );
-            return None;
-        }
-        let version = match Command::new("node").arg(&script).arg("--version").output() {
-            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
-            other => {
-                eprintln!("skipped: gemini --version failed: {other:?}");
-                return None;
-            }
-        };
-        let home = tempfile::Builder::new()
-            .prefix("memlog-gemini-home-")
-            .tempdir()
-            .expect("tempdir");
-        let settings = home.path().join(".gemini/settings.json");
+impl AgentCli for GeminiCli {
+    const NAME: &'static str = "Gemini CLI";
+    const INSTALL: &'static str = "gemini";
+    const PROTOCOL: &'static str = "gemini";
+    const PROGRAM: &'static str = "node_modules/@google/gemini-cli/bundle/gemini.js";
+
+    fn from_found(found: Found) -> Self {
+        GeminiCli { found }
+    }
+
+    fn found(&self) -> &Found {
+        &self.found
+    }
+
+    fn program_command(program: &Path) -> Command {
+        let mut command = Command::new("node");
+        command.arg(program);
+        command
+    }
+
+    fn prepare_home(home: &Path) {
+        let settings = home.join(".gemini/settings.json");
         std::fs::create_dir_all(settings.parent().expect("parent")).expect(".gemini");
         let user = serde_json::json!({
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "privacy": {"usageStatisticsEnabled": false},
         });
         std::fs::write(&settings, user.to_string()).expect("write settings.json");
-        repo.memlog(&["install", "gemini"]).ok();
-        Some(GeminiCli {
-            script,
-            version,
-            home,
-            repo: repo.path().to_path_buf(),
-        })
     }
 
-    /// Where Gemini CLI keeps its projects' chats (`~/.gemini/tmp`).
-    pub fn chats_root(&self) -> PathBuf {
-        self.home.path().join(".gemini/tmp")
+    /// `gemini -p PROMPT --output-format json --yolo`.
+    fn prompt_args(prompt: &str) -> Vec<String> {
+        ["-p", prompt, "--output-format", "json", "--yolo"]
+            .map(str::to_string)
+            .to_vec()
     }
 
-    /// `gemini -p PROMPT --output-format json --yolo` in the repository,
-    /// answered by `script` (protocol `gemini`).
-    pub fn run(&self, prompt: &str, script: &Value) -> AgentRun {
-        let mut script = script.clone();
-        script["protocol"] = Value::from("gemini");
-        let api = ScriptedApi::start(&script).expect("python3 runs the scripted API");
-        let mut command = Command::new("node");
+    /// The scripted API by key, the repository trusted.
+    fn isolate(&self, command: &mut Command, api: &ScriptedApi) {
         command
-            .arg(&self.script)
-            .args(["-p", prompt, "--output-format", "json", "--yolo"])
-            .current_dir(&self.repo)
-            .env("HOME", self.home.path())
             .env("GEMINI_API_KEY", "x")
             .env("GOOGLE_GEMINI_BASE_URL", api.base_url())
             .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
             .env_remove("GOOGLE_API_KEY")
             .env_remove("GOOGLE_CLOUD_PROJECT");
-        git_and_model_env(&mut command);
-        let run = run_bounded(&mut command, self.home.path());
-        let requests = api.requests();
-        let result: Value = serde_json::from_str(run.stdout().trim()).unwrap_or_else(|e| {
-            panic!(
-                "gemini printed no JSON result ({e}), status {:?}\nstdout:\n{}\nstderr:\n{}",
-                run.output.status,
-                run.stdout(),
-                run.stderr()
-            )
-        });
-        assert!(
-            run.output.status.success(),
-            "gemini failed: {result}\nstderr:\n{}",
-            run.stderr()
-        );
-        let session_id = result["session_id"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no session_id in {result}"))
-            .to_string();
-        AgentRun {
-            session_id,
-            result,
-            requests,
-            run,
-        }
     }
+
+    fn outcome(run: &Run) -> (String, Value) {
+        json_result("gemini", run, |_| true)
+    }
+}
+
+impl GeminiCli {
+    /// The fresh HOME (its `.gemini/` holds settings and chats).
+    pub fn home(&self) -> &Path {
+        self.found.home.path()
+    }
+
+    /// Where Gemini CLI keeps its projects' chats (`~/.gemini/tmp`).
+    pub fn chats_root(&self) -> PathBuf {
+        self.home().join(".gemini/tmp")
+    }
+}
+
+/// A test repository holding `notes.txt` with `text`, for a scripted model
+/// to read with its tools, and hook budgets far above the defaults: these
+/// tests are about what reaches the model, and the machine running them
+/// may be loaded (the bench times the hooks).
+pub fn repo_with_notes(text: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    std::fs::write(repo.path().join("notes.txt"), text).expect("write notes.txt");
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n",
+    )
+    .expect("write .memlog.yaml");
+    repo
 }

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 pub mod agents;
-pub use agents::{AgentRun, ClaudeCli, CodexCli, GeminiCli, ScriptedApi};
+pub use agents::{
+    AgentCli, AgentRun, ClaudeCli, CodexCli, GeminiCli, ScriptedApi, repo_with_notes,
+};
 
 /// Path of the memlog binary under test.
 pub fn memlog_bin() -> PathBuf {
@@ -207,6 +209,13 @@ impl TestRepo {
     /// Every live event as JSON (`memlog cat`).
     pub fn cat(&self) -> Vec<serde_json::Value> {
         self.memlog(&["cat"]).ok().json_lines()
+    }
+
+    /// Every event of `session` (`memlog cat --session`).
+    pub fn session_events(&self, session: &str) -> Vec<serde_json::Value> {
+        self.memlog(&["cat", "--session", session])
+            .ok()
+            .json_lines()
     }
 
     /// Subjects of the commits on the memlog ref, newest first.

@@ -5,19 +5,11 @@
 //! Claude Code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{ClaudeCli, TestRepo};
+use memlog_e2e::{AgentCli, ClaudeCli, TestRepo, repo_with_notes};
 use serde_json::{Value, json};
 
-/// A repository with a file the scripted model reads.
-fn repo_with_notes() -> TestRepo {
-    let repo = TestRepo::new();
-    std::fs::write(
-        repo.path().join("notes.txt"),
-        "The release train leaves on Thursdays; freeze is Wednesday noon.\n",
-    )
-    .unwrap();
-    repo
-}
+/// What `notes.txt` says, for the scripted model to read.
+const NOTES: &str = "The release train leaves on Thursdays; freeze is Wednesday noon.\n";
 
 /// Reads `notes.txt` with the Read tool, then answers.
 fn read_and_answer(repo: &TestRepo, answer: &str) -> Value {
@@ -32,15 +24,9 @@ fn read_and_answer(repo: &TestRepo, answer: &str) -> Value {
     })
 }
 
-fn events_of(repo: &TestRepo, session: &str) -> Vec<Value> {
-    repo.memlog(&["cat", "--session", session])
-        .ok()
-        .json_lines()
-}
-
 #[test]
 fn a_real_session_is_captured_and_sealed_as_one_commit() {
-    let repo = repo_with_notes();
+    let repo = repo_with_notes(NOTES);
     let Some(claude) = ClaudeCli::find(&repo) else {
         return;
     };
@@ -55,7 +41,7 @@ fn a_real_session_is_captured_and_sealed_as_one_commit() {
         "the Read result reached the model"
     );
 
-    let events = events_of(&repo, &run.session_id);
+    let events = repo.session_events(&run.session_id);
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     for kind in [
         "session_start",
@@ -114,7 +100,7 @@ fn import(repo: &TestRepo, transcripts: &[&std::path::Path]) -> Value {
 
 #[test]
 fn importing_hook_captured_sessions_adds_nothing() {
-    let repo = repo_with_notes();
+    let repo = repo_with_notes(NOTES);
     let Some(claude) = ClaudeCli::find(&repo) else {
         return;
     };
@@ -153,7 +139,7 @@ fn importing_hook_captured_sessions_adds_nothing() {
 
 #[test]
 fn importing_a_session_whose_stop_hook_never_ran_adds_only_its_answer() {
-    let repo = repo_with_notes();
+    let repo = repo_with_notes(NOTES);
     let Some(claude) = ClaudeCli::find(&repo) else {
         return;
     };
@@ -168,7 +154,7 @@ fn importing_a_session_whose_stop_hook_never_ran_adds_only_its_answer() {
         "When does the release train leave?",
         &read_and_answer(&repo, answer),
     );
-    let before = events_of(&repo, &run.session_id);
+    let before = repo.session_events(&run.session_id);
     assert!(
         before.iter().all(|e| e["kind"] != "agent_response"),
         "no Stop hook, no answer: {before:?}"
@@ -178,7 +164,7 @@ fn importing_a_session_whose_stop_hook_never_ran_adds_only_its_answer() {
     let report = import(&repo, &[&transcript]);
     assert_eq!(report["added"], 1, "{report}");
     assert_eq!(report["commits"], 1, "{report}");
-    let after = events_of(&repo, &run.session_id);
+    let after = repo.session_events(&run.session_id);
     assert_eq!(after.len(), before.len() + 1);
     let answers: Vec<&Value> = after
         .iter()

@@ -6,7 +6,7 @@
 //! installed Claude Code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{ClaudeCli, TestRepo};
+use memlog_e2e::{AgentCli, ClaudeCli, TestRepo};
 use serde_json::json;
 
 const ANSWER: &str =

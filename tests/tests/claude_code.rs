@@ -470,6 +470,32 @@ fn faults_never_hurt_the_agent() {
 }
 
 #[test]
+fn an_unknown_agent_is_a_usage_error_that_does_not_block() {
+    let repo = TestRepo::new();
+    let out = repo.memlog_stdin(
+        &["hook", "--agent", "vim", "UserPromptSubmit"],
+        &prompt_payload(&repo, "u1").to_string(),
+    );
+    // 1, not clap's 2: an agent reads a hook's status 2 as a block
+    assert_eq!(out.code(), Some(1), "{}", out.stderr());
+    assert_eq!(out.stdout(), "");
+    assert!(
+        out.stderr().contains("\"vim\"") && out.stderr().contains("claude, codex, gemini"),
+        "{}",
+        out.stderr()
+    );
+    assert!(events_of(&repo, "u1").is_empty(), "nothing is recorded");
+    // the known names, in any of their spellings, are read as before
+    for name in ["claude", "Claude-Code", "codex-cli", "gemini"] {
+        let out = repo.memlog_stdin(
+            &["hook", "--agent", name, "SessionEnd"],
+            &json!({"session_id": "u2", "cwd": repo.path().display().to_string()}).to_string(),
+        );
+        assert_eq!(out.code(), Some(0), "{name}: {}", out.stderr());
+    }
+}
+
+#[test]
 fn install_and_uninstall_keep_other_hooks() {
     let repo = TestRepo::new();
     let settings = repo.path().join(".claude/settings.json");

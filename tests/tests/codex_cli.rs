@@ -6,18 +6,11 @@
 //! CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{ClaudeCli, CodexCli, McpProcess, TestRepo, memlog_command, run};
+use memlog_e2e::{AgentCli, ClaudeCli, CodexCli, McpProcess, memlog_command, repo_with_notes, run};
 use serde_json::{Value, json};
 
-fn repo_with_notes() -> TestRepo {
-    let repo = TestRepo::new();
-    std::fs::write(
-        repo.path().join("notes.txt"),
-        "The release freeze is Wednesday noon.\n",
-    )
-    .unwrap();
-    repo
-}
+/// What `notes.txt` says, for the scripted model to read.
+const NOTES: &str = "The release freeze is Wednesday noon.\n";
 
 /// Runs `cat notes.txt` through Codex's shell tool, then answers.
 fn cat_and_answer(answer: &str) -> Value {
@@ -31,15 +24,9 @@ fn cat_and_answer(answer: &str) -> Value {
     })
 }
 
-fn events_of(repo: &TestRepo, session: &str) -> Vec<Value> {
-    repo.memlog(&["cat", "--session", session])
-        .ok()
-        .json_lines()
-}
-
 #[test]
 fn a_codex_session_is_captured_sealed_and_not_imported_twice() {
-    let repo = repo_with_notes();
+    let repo = repo_with_notes(NOTES);
     let Some(codex) = CodexCli::find(&repo) else {
         return;
     };
@@ -50,7 +37,7 @@ fn a_codex_session_is_captured_sealed_and_not_imported_twice() {
         "the command's output reached the model"
     );
 
-    let events = events_of(&repo, &session.session_id);
+    let events = repo.session_events(&session.session_id);
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     for kind in [
         "session_start",
@@ -81,7 +68,7 @@ fn a_codex_session_is_captured_sealed_and_not_imported_twice() {
         .find(|e| e["kind"] == "agent_response")
         .unwrap();
     assert_eq!(response["body"]["text"], answer);
-    let version = codex.version.rsplit(' ').next().unwrap();
+    let version = codex.version().rsplit(' ').next().unwrap();
     for e in &events {
         assert_eq!(e["meta"]["client"], "codex", "{e}");
         assert_eq!(e["meta"]["agent_version"], version, "{e}");
@@ -113,7 +100,7 @@ fn a_codex_session_is_captured_sealed_and_not_imported_twice() {
 
 #[test]
 fn a_claude_code_session_reaches_codex_as_injected_context() {
-    let repo = repo_with_notes();
+    let repo = repo_with_notes(NOTES);
     let (Some(claude), Some(codex)) = (ClaudeCli::find(&repo), CodexCli::find(&repo)) else {
         return;
     };

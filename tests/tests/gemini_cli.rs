@@ -5,28 +5,17 @@
 //! the CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{CodexCli, GeminiCli, TestRepo, memlog_command, run as run_memlog};
-use serde_json::{Value, json};
+use memlog_e2e::{
+    AgentCli, CodexCli, GeminiCli, memlog_command, repo_with_notes, run as run_memlog,
+};
+use serde_json::json;
 
-fn repo_with_notes() -> TestRepo {
-    let repo = TestRepo::new();
-    std::fs::write(
-        repo.path().join("notes.txt"),
-        "The release freeze is Wednesday noon.\n",
-    )
-    .unwrap();
-    repo
-}
-
-fn events_of(repo: &TestRepo, session: &str) -> Vec<Value> {
-    repo.memlog(&["cat", "--session", session])
-        .ok()
-        .json_lines()
-}
+/// What `notes.txt` says, for the scripted model to read.
+const NOTES: &str = "The release freeze is Wednesday noon.\n";
 
 #[test]
 fn a_gemini_session_is_captured_and_sealed() {
-    let repo = repo_with_notes();
+    let repo = repo_with_notes(NOTES);
     let Some(gemini) = GeminiCli::find(&repo) else {
         return;
     };
@@ -43,7 +32,7 @@ fn a_gemini_session_is_captured_and_sealed() {
     );
     assert!(run.requests_contain("The release freeze is Wednesday noon."));
 
-    let events = events_of(&repo, &run.session_id);
+    let events = repo.session_events(&run.session_id);
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     for kind in [
         "session_start",
@@ -91,7 +80,7 @@ fn a_gemini_session_is_captured_and_sealed() {
     // default the chats of this repository under ~/.gemini/tmp.
     let report = run_memlog(
         memlog_command(repo.path())
-            .env("HOME", gemini.home.path())
+            .env("HOME", gemini.home())
             .args(["import", "gemini", "--json"]),
     )
     .ok()
@@ -118,7 +107,7 @@ fn a_gemini_session_is_captured_and_sealed() {
 
 #[test]
 fn a_codex_session_reaches_gemini_as_injected_context() {
-    let repo = repo_with_notes();
+    let repo = repo_with_notes(NOTES);
     let (Some(codex), Some(gemini)) = (CodexCli::find(&repo), GeminiCli::find(&repo)) else {
         return;
     };

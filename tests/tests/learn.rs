@@ -587,7 +587,6 @@ fn a_superseded_fact_ranks_below_its_successor_and_is_marked() {
         .unwrap();
     assert_eq!(stored["body"]["supersedes"], json!([new]), "{stored:#}");
     assert_eq!(stored["body"]["supersedes_detected"], true);
-
     // a hook never indexes in the foreground
     repo.memlog(&["index"]).ok();
     let out = hook(
@@ -605,6 +604,22 @@ fn a_superseded_fact_ranks_below_its_successor_and_is_marked() {
             || text.contains(&format!("(superseded by [{}])", &newest[..12])),
         "{text}"
     );
+
+    // and so does a fact an agent remembers over MCP: one verification
+    let mut server = memlog_e2e::McpProcess::start(repo.path());
+    let remembered = server.tool(
+        "memory_remember",
+        json!({"kind": "fact", "text": "The checkout session timeout is 4 hours"}),
+    );
+    server.close();
+    let stored = repo
+        .cat()
+        .into_iter()
+        .find(|e| e["id"] == remembered["id"])
+        .unwrap();
+    let superseded = stored["body"]["supersedes"].as_array().unwrap();
+    assert!(superseded.contains(&json!(newest)), "{stored:#}");
+    assert_eq!(stored["body"]["supersedes_detected"], true);
 }
 
 #[test]

@@ -469,3 +469,61 @@ fn watch_once_embeds_as_index_does() {
     let text = repo.memlog(&["watch", "--once"]).ok().stdout();
     assert!(text.contains("vectors: 0 events embedded"), "{text}");
 }
+
+/// One search recipe (`memlog_ops::search`): `memlog search`, the MCP tool
+/// `memory_search` and the viewer's `/api/search` give the same hits for
+/// the same query, in every mode; with the model, each gets the query's
+/// vector its own way (a one-shot load, a kept model) and the same vectors
+/// rank them.
+#[test]
+fn cli_mcp_and_viewer_search_agree() {
+    let repo = notes_repo();
+    let modes: &[&str] = if model_installed() {
+        repo.memlog(&["index"]).ok();
+        &["hybrid", "fts", "vector"]
+    } else {
+        &["fts"]
+    };
+    let mut mcp = memlog_e2e::McpProcess::start(repo.path());
+    let viewer = memlog_e2e::ServeProcess::start(repo.path(), &[]);
+    let ids = |hits: &serde_json::Value| -> Vec<String> {
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let queries = PARAPHRASES.iter().map(|(q, _)| *q).chain([
+        "database migration",
+        "violin lessons",
+        "Friday",
+    ]);
+    for query in queries {
+        for mode in modes {
+            let cli = repo
+                .memlog(&["search", query, "--json", "-n", "5", "--mode", mode])
+                .ok()
+                .json();
+            let tool = mcp.tool(
+                "memory_search",
+                serde_json::json!({"query": query, "limit": 5, "mode": mode}),
+            );
+            let encoded: String = query
+                .bytes()
+                .map(|b| match b {
+                    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (b as char).to_string(),
+                    _ => format!("%{b:02X}"),
+                })
+                .collect();
+            let reply = viewer.get(&format!("/api/search?q={encoded}&limit=5&mode={mode}"));
+            assert_eq!(reply.status, 200, "{}", reply.text());
+            let web = reply.json();
+            let what = format!("{mode} search for {query:?}");
+            assert!(!ids(&cli["hits"]).is_empty() || *mode == "fts", "{what}");
+            assert_eq!(ids(&tool["hits"]), ids(&cli["hits"]), "MCP, {what}");
+            assert_eq!(ids(&web["hits"]), ids(&cli["hits"]), "viewer, {what}");
+            assert_eq!(tool["semantic"], cli["semantic"], "{what}");
+            assert_eq!(web["semantic"], cli["semantic"], "{what}");
+        }
+    }
+}

@@ -16,16 +16,13 @@ use memlog_format::IdPrefix;
 use memlog_indexer::Projections;
 use memlog_indexer::lookup;
 use memlog_indexer::overview::{self, Direction, EdgeRow};
-use memlog_indexer::search::search;
 use memlog_ops::error::chain;
 use memlog_ops::forget::{ForgetRequest, forget as record_forget};
 use memlog_ops::ids;
-use memlog_ops::search::{
-    AGENT_OVERFETCH, MAX_QUERY_BYTES, SearchQuery, keep_agent, search_request, with_query_vector,
-};
+use memlog_ops::search::{self, KeptModel, MAX_QUERY_BYTES, SearchQuery};
 use memlog_ops::show::event_with_context;
 use memlog_ops::workspace::{self, KeptProjections};
-use memlog_ops::{diff, semantic, sessions, stats, warm};
+use memlog_ops::{diff, sessions, stats};
 use memlog_store::log::Log;
 use memlog_store::{IndexLayout, ObjectId, Repo};
 use serde::Serialize;
@@ -338,62 +335,44 @@ fn search_hits(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
         .filter(|k| !k.is_empty())
         .map(str::to_string)
         .collect();
-    let file = one(query, "file").map(|f| workspace::file_name(&site.repo, f));
-    let request = search_request(SearchQuery {
+    let search_query = SearchQuery {
         query: q,
         limit,
         kinds: &kinds,
         session: one(query, "session"),
         since: one(query, "since"),
         until: one(query, "until"),
-        file: file.as_deref(),
-    })
-    .map_err(|e| ApiError::bad_request(chain(&e)))?;
-    let mut request = request;
-    let agent = one(query, "agent");
-    if agent.is_some() {
-        request.limit = limit.saturating_mul(AGENT_OVERFETCH);
-    }
-    let ranking = site.repo.config.ranking.clone();
-    let mode = one(query, "mode");
+        file: one(query, "file"),
+        agent: one(query, "agent"),
+        mode: one(query, "mode"),
+        ..SearchQuery::default()
+    };
     let p = site.projections.get(&site.repo)?;
-    // The CLI's ranking, vectors included: the query's vector comes from a
+    // The CLI's recipe, vectors included: the query's vector comes from a
     // running `memlog watch`, else from one model this server loads once
     // for all its threads (at its first semantic search).
-    let note = {
+    let found = {
         let mut model = SERVE_MODEL.lock().unwrap_or_else(|e| e.into_inner());
-        if mode != Some("fts")
-            && p.vectors().is_some()
-            && model.is_none()
-            && warm::ask_embedding(&site.repo, q).is_none()
-        {
-            *model = Some(match semantic::load_model(&site.repo) {
-                Ok(Some(m)) => Ok(m),
-                Ok(None) => Err(semantic::off_reason(&site.repo)),
-                Err(e) => Err(chain(&e)),
-            });
-        }
-        let warm = model.as_mut().and_then(|m| m.as_mut().ok());
-        with_query_vector(&site.repo, p, &mut request, mode, warm)
-            .map_err(|e| ApiError::bad_request(chain(&e)))?
+        search::run(&site.repo, p, &search_query, Some(&mut model)).map_err(|e| {
+            if e.is_bad_request() {
+                ApiError::bad_request(chain(&e))
+            } else {
+                e.into()
+            }
+        })?
     };
-    let mut hits = search(p, &ranking, &request)?;
-    if let Some(agent) = agent {
-        keep_agent(&mut hits, agent, limit);
-    }
     Ok(json!({
         "query": q,
-        "mode": request.mode,
-        "semantic": note.is_none() && request.query_vector.is_some(),
-        "note": note,
-        "hits": hits
+        "mode": found.mode,
+        "semantic": found.semantic,
+        "note": found.note,
+        "hits": found.hits
     }))
 }
 
 /// The embedding model of this server's searches, shared by its threads
 /// (a loaded model holds about 260 MB).
-static SERVE_MODEL: std::sync::Mutex<Option<Result<memlog_indexer::embed::ModelEmbedder, String>>> =
-    std::sync::Mutex::new(None);
+static SERVE_MODEL: std::sync::Mutex<KeptModel> = std::sync::Mutex::new(KeptModel::new());
 
 /// A task on the board: the task entity as `memlog tasks --json` prints
 /// it, and its key (the entity id without `task:`).

@@ -2,9 +2,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_indexer::context::assemble;
-use memlog_indexer::vectors::VectorAccess;
-use memlog_ops::{warm, workspace};
+use memlog_ops::context::{self, PromptContext};
+use memlog_ops::workspace;
 
 use crate::output;
 
@@ -35,23 +34,13 @@ pub struct ContextArgs {
 
 pub fn cmd_context(dir: &Path, args: ContextArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    let mut projections = workspace::projections(&repo)?;
-    projections.load_vectors_as(VectorAccess::Scan);
-    let budget = args.budget.unwrap_or(repo.config.context.budget_tokens);
-    // As a hook would: the prompt's embedding from a running `memlog
-    // watch` that holds the vectors' model, else none (no model is loaded).
-    let query_vector = projections.vectors().and_then(|v| {
-        warm::ask_embedding(&repo, &args.prompt)
-            .filter(|(model, _)| *model == v.meta.model)
-            .map(|(_, vector)| vector)
-    });
-    let assembled = assemble(
-        &projections,
-        &repo.config,
-        &args.prompt,
-        budget,
-        args.exclude_session.as_deref(),
-        query_vector.as_deref(),
+    let assembled = context::one_shot(
+        &repo,
+        &PromptContext {
+            prompt: &args.prompt,
+            budget: args.budget,
+            exclude_session: args.exclude_session.as_deref(),
+        },
     )?;
     if args.json {
         output::print_json(&assembled)?;

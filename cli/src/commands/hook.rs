@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
-use memlog_hooks::Agent;
+use memlog_agents::Agent;
 use memlog_ops::error::chain;
 use memlog_ops::hook;
 use memlog_store::Layout;
@@ -38,10 +38,20 @@ pub struct HookArgs {
     /// The agent running the hook: claude (Claude Code, the default), codex
     /// (Codex CLI) or gemini (Gemini CLI, whose event names are its own:
     /// BeforeAgent, AfterTool, AfterAgent, PreCompress…). Recorded as the
-    /// events' `meta.client`. A name memlog does not know counts as claude:
-    /// a hook never fails.
-    #[arg(long, default_value = "claude")]
-    agent: String,
+    /// events' `meta.client`. Another name is a usage error, which exits 1
+    /// rather than 2: an agent reads a hook's exit status 2 as "block".
+    #[arg(long, default_value = "claude", value_parser = agent_named)]
+    agent: &'static dyn Agent,
+}
+
+/// The agent `--agent` names, or a usage error listing the known names.
+fn agent_named(name: &str) -> Result<&'static dyn Agent, String> {
+    memlog_agents::agent_named(name).ok_or_else(|| {
+        format!(
+            "unknown agent {name:?}; known agents: {}",
+            memlog_agents::agent_names()
+        )
+    })
 }
 
 /// Largest payload read from stdin.
@@ -62,10 +72,9 @@ pub fn cmd_hook(dir: &Path, args: HookArgs) -> anyhow::Result<ExitCode> {
         .lock()
         .take(MAX_PAYLOAD)
         .read_to_end(&mut input);
-    let agent = Agent::parse(&args.agent).unwrap_or_default();
     let mut layout: Option<Layout> = None;
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        hook::run(agent, dir, &args.event, &input, started, &mut layout)
+        hook::run(args.agent, dir, &args.event, &input, started, &mut layout)
     }));
     let error = match outcome {
         Ok(Ok(Some(output))) => {

@@ -2,7 +2,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_format::{Draft, Kind, time};
+use memlog_ops::record;
 use serde_json::json;
 
 use memlog_ops::workspace;
@@ -29,15 +29,10 @@ pub struct NoteArgs {
 
 pub fn cmd_note(dir: &Path, args: NoteArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let standalone = args.session.is_none();
-    let session = args
-        .session
-        .unwrap_or_else(|| memlog_store::journal::mint_session("note"));
-    let draft = Draft::text(&session, time::now(), Kind::Note, repo.project(), args.text);
-    let (events, commit) = workspace::record(&repo, vec![draft], standalone)?;
-    let id = events.first().map(|e| e.id.clone()).unwrap_or_default();
+    let noted = record::note(&repo, args.text, args.session)?;
+    let id = noted.event.map(|e| e.id).unwrap_or_default();
     if args.json {
-        output::print_json(&json!({"id": id, "session": session, "commit": commit}))?;
+        output::print_json(&json!({"id": id, "session": noted.session, "commit": noted.commit}))?;
     } else {
         println!("{id}");
     }

@@ -4,8 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use memlog_format::{Draft, Kind, neutral, time};
-use memlog_store::Recorder;
+use memlog_ops::record::{self, Entry};
 use serde_json::{Map, Value};
 
 use memlog_ops::workspace;
@@ -53,19 +52,16 @@ pub struct RecordArgs {
 
 pub fn cmd_record(dir: &Path, args: RecordArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    let project = args.project.clone().unwrap_or_else(|| repo.project());
-    let draft = if args.json {
+    let entry = if args.json {
         let mut line = String::new();
         std::io::stdin()
             .read_to_string(&mut line)
             .context("reading the event from stdin")?;
-        neutral::parse_line(line.trim(), &project)
-            .map_err(|e| anyhow::anyhow!("stdin: not a neutral-format event: {e}"))?
+        Entry::Neutral(line)
     } else {
         let (Some(session), Some(kind), Some(text)) = (args.session, args.kind, args.text) else {
             bail!("--session, --kind and --text are required (or use --json)");
         };
-        let kind = Kind::parse_known(&kind).map_err(anyhow::Error::msg)?;
         let text = if text == "-" {
             let mut t = String::new();
             std::io::stdin()
@@ -75,18 +71,18 @@ pub fn cmd_record(dir: &Path, args: RecordArgs) -> anyhow::Result<ExitCode> {
         } else {
             text
         };
-        let mut draft = Draft::text(session, time::now(), kind, project, text);
-        if let Some(meta) = args.meta {
-            draft.meta = parse_object(&meta).context("--meta")?;
+        let meta = args
+            .meta
+            .map(|m| parse_object(&m).context("--meta"))
+            .transpose()?;
+        Entry::Fields {
+            session,
+            kind,
+            text,
+            meta,
         }
-        draft
     };
-    let recorder = Recorder::new(&repo)?;
-    let (mut events, report) = recorder.record(vec![draft])?;
-    for w in &report.warnings {
-        eprintln!("warning: {w}");
-    }
-    let event = events.pop().context("no event was recorded")?;
+    let event = record::event(&repo, entry, args.project)?;
     if args.print_event {
         output::print_json(&event.to_value(true))?;
     } else {

@@ -3,11 +3,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use memlog_format::id;
-use memlog_indexer::search::search;
-use memlog_ops::search::{
-    AGENT_OVERFETCH, SearchQuery, keep_agent, parse_fusion, search_request, with_query_vector,
-};
-use memlog_ops::{concepts, diag, workspace};
+use memlog_ops::search::{self, SearchQuery};
+use memlog_ops::{diag, workspace};
 use serde_json::json;
 
 use crate::output;
@@ -77,66 +74,38 @@ pub struct SearchArgs {
 
 pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    let file = args.file.as_deref().map(|f| workspace::file_name(&repo, f));
-    let mut request = search_request(SearchQuery {
-        query: &args.query,
-        limit: args.limit,
-        kinds: &args.kind,
-        session: args.session.as_deref(),
-        since: args.since.as_deref(),
-        until: args.until.as_deref(),
-        file: file.as_deref(),
-    })?;
-    request.fusion = args.fusion.as_deref().map(parse_fusion).transpose()?;
-    let mut projections = workspace::projections(&repo)?;
-    let scope = match &args.concept {
-        Some(name) => {
-            request.limit = args.limit.saturating_mul(concepts::SCOPE_OVERSAMPLE);
-            Some(concepts::Scope::of(&projections, name)?)
-        }
-        None => None,
-    };
-    if args.agent.is_some() {
-        request.limit = request.limit.saturating_mul(AGENT_OVERFETCH);
-    }
-    if args.mode.as_deref() != Some("fts") {
-        // one search: scanning the rows costs less than loading the graph
-        projections.load_vectors_as(memlog_indexer::vectors::VectorAccess::Scan);
-    }
-    let semantic = with_query_vector(
+    let found = search::one_shot(
         &repo,
-        &projections,
-        &mut request,
-        args.mode.as_deref(),
-        None,
+        &SearchQuery {
+            query: &args.query,
+            limit: args.limit,
+            kinds: &args.kind,
+            session: args.session.as_deref(),
+            since: args.since.as_deref(),
+            until: args.until.as_deref(),
+            file: args.file.as_deref(),
+            concept: args.concept.as_deref(),
+            agent: args.agent.as_deref(),
+            mode: args.mode.as_deref(),
+            fusion: args.fusion.as_deref(),
+        },
     )?;
-    if let Some(note) = &semantic {
+    if let Some(note) = &found.note {
         diag::note(format_args!("full-text search only: {note}"));
-    }
-    let mut hits = search(&projections, &repo.config.ranking, &request)?;
-    // Closing the index (SQLite, a dozen mapped files) cost a one-shot
-    // search 4 % of its instructions; the process's exit does it for free.
-    std::mem::forget(projections);
-    if let Some(scope) = &scope {
-        hits.retain(|h| scope.contains(&h.id, &h.session));
-        hits.truncate(args.limit);
-    }
-    if let Some(agent) = &args.agent {
-        keep_agent(&mut hits, agent, args.limit);
     }
     if args.json {
         output::print_json(&json!({
             "query": args.query,
-            "mode": request.mode,
-            "semantic": semantic.is_none() && request.query_vector.is_some(),
-            "hits": hits
+            "mode": found.mode,
+            "semantic": found.semantic,
+            "hits": found.hits
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if hits.is_empty() {
+    if found.hits.is_empty() {
         println!("no matches for {:?}", args.query);
     }
-    for h in &hits {
+    for h in &found.hits {
         println!(
             "{}  {}  {:<16}  {:<20}  {:.3}  {}",
             id::short(&h.id),

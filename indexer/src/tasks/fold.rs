@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use memlog_format::EventId;
 use memlog_format::Kind;
 use memlog_format::task::{
     BlockerKind, BlockerMode, BlockerRef, Confidence, Rejection, Status, TODO_WRITE_SOURCE,
@@ -17,7 +18,7 @@ use crate::matcher::{self, Match};
 #[derive(Clone, Debug)]
 pub struct TaskEvent {
     /// The event id.
-    pub id: String,
+    pub id: EventId,
     /// Its session.
     pub session: String,
     /// Its time.
@@ -34,7 +35,7 @@ pub struct TaskEvent {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HistoryEntry {
     /// The event.
-    pub event: String,
+    pub event: EventId,
     /// Its time.
     pub ts: String,
     /// Its session.
@@ -84,10 +85,10 @@ pub struct Task {
     pub history: Vec<HistoryEntry>,
     /// The event that set the current blockers.
     #[serde(skip)]
-    blockers_event: Option<(String, String)>,
+    blockers_event: Option<(EventId, String)>,
     /// The first event suggesting each suggested blocker.
     #[serde(skip)]
-    suggested_by: BTreeMap<String, (String, String)>,
+    suggested_by: BTreeMap<String, (EventId, String)>,
 }
 
 impl Task {
@@ -113,7 +114,7 @@ pub struct Condition {
     /// When it was first named.
     pub created_at: String,
     #[serde(skip)]
-    event: String,
+    event: EventId,
 }
 
 /// An artifact a blocker named (get-or-create: it may exist already).
@@ -137,7 +138,7 @@ pub struct Edge {
     /// The entity it points to.
     pub dst: String,
     /// The event it comes from.
-    pub evidence: String,
+    pub evidence: EventId,
     /// That event's time.
     pub ts: String,
 }

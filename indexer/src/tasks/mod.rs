@@ -43,7 +43,7 @@ mod tests {
 
     fn ev(n: usize, session: &str, kind: Kind, body: Value) -> TaskEvent {
         TaskEvent {
-            id: format!("e{n:03}"),
+            id: memlog_format::EventId::unchecked(format!("e{n:03}")),
             session: session.into(),
             ts: format!("2026-01-01T00:00:{:02}.000Z", n % 60),
             kind,

@@ -1,6 +1,7 @@
 //! Reading tasks back off the projections: the task list, one task with
 //! its history, the open tasks of a project, blockers by name.
 
+use memlog_format::EventId;
 use memlog_format::task::{BlockerKind, BlockerRef, Confidence, Status, task_key};
 use rusqlite::OptionalExtension;
 use serde::Serialize;
@@ -35,7 +36,7 @@ pub struct TaskSummary {
     /// The session that last changed it.
     pub session: String,
     /// The last event about it.
-    pub last_event: String,
+    pub last_event: EventId,
 }
 
 impl TaskSummary {
@@ -95,14 +96,16 @@ pub fn tasks(p: &Projections) -> Result<Vec<TaskSummary>> {
             blockers: blocked_by.len(),
             blocked_by,
             project: field("project").unwrap_or_default(),
-            last_event: current
-                .get("history")
-                .and_then(Value::as_array)
-                .and_then(|h| h.last())
-                .and_then(|h| h.get("event"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
+            last_event: EventId::unchecked(
+                current
+                    .get("history")
+                    .and_then(Value::as_array)
+                    .and_then(|h| h.last())
+                    .and_then(|h| h.get("event"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
             // the session of the last change (`sessions` lists each once,
             // in first-seen order)
             session: current

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use memlog_format::Kind;
+use memlog_format::{EventId, Kind};
 use rusqlite::{Transaction, params};
 use serde_json::{Map, Value};
 
@@ -57,7 +57,7 @@ pub fn load_events(conn: &rusqlite::Connection) -> Result<Vec<TaskEvent>> {
             .and_then(|b| serde_json::from_str::<Map<String, Value>>(&b).ok())
             .unwrap_or_default();
         out.push(TaskEvent {
-            id,
+            id: EventId::unchecked(id),
             session,
             ts,
             kind: Kind::parse(&kind),
@@ -167,7 +167,7 @@ pub fn refold(tx: &Transaction) -> Result<()> {
         )
         .map_err(sql_err)?;
     for e in g.edges() {
-        edge.execute(params![e.src, e.rel, e.dst, e.evidence, e.ts])
+        edge.execute(params![e.src, e.rel, e.dst, e.evidence.as_str(), e.ts])
             .map_err(sql_err)?;
     }
     Ok(())

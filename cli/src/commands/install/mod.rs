@@ -1,6 +1,10 @@
 //! `memlog install` and `memlog uninstall`: connecting memlog to Claude
-//! Code (claude.rs), Codex CLI (codex.rs), Gemini CLI (gemini.rs), git's diff driver (git.rs) and MCP clients (mcp.rs).
+//! Code (claude.rs), Codex CLI (codex.rs), Gemini CLI (gemini.rs), git's
+//! diff driver (git.rs) and MCP clients (mcp.rs). An agent's file says only
+//! its arguments: what its settings hold is the agent's knowledge
+//! (memlog-agents), written by `memlog_ops::install`.
 
+mod agent;
 mod claude;
 mod codex;
 mod gemini;

@@ -3,14 +3,9 @@ pub mod list;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
-use memlog_format::key::canonical_key;
-use memlog_format::task::{BlockerMode, BlockerRef, Rejection, Status, TaskState};
-use memlog_format::{Draft, Kind, time};
-use memlog_indexer::{Projections, tasks};
-use memlog_store::Repo;
-use serde_json::{Map, Value, json};
+use memlog_ops::tasks::{self, Change, Changed};
+use serde_json::Value;
 
 use memlog_ops::workspace;
 
@@ -94,66 +89,16 @@ pub fn cmd_task(dir: &Path, args: TaskArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn find(p: &Projections, repo: &Repo, what: &str) -> anyhow::Result<Value> {
-    tasks::find_task(p, what, &repo.project())?.with_context(|| {
-        format!("no task {what:?} (see `memlog task list`; ids look like task:PROJECT::title)")
-    })
-}
-
 fn show(dir: &Path, what: &str, json: bool) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
     let p = workspace::projections(&repo)?;
-    let task = find(&p, &repo, what)?;
-    print_task(&task, json)?;
+    print_task(&tasks::find(&p, &repo, what)?, json)?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn add(dir: &Path, title: &str, priority: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let project = repo.project();
-    let key = canonical_key(title, Some(&project));
-    if memlog_format::key::normalize(title).is_empty() {
-        anyhow::bail!("the title {title:?} has no words (a task needs a name)");
-    }
-    // Adding a task that exists would fold as a status change back to
-    // pending (refused, or silently reopening it): say it exists instead.
-    {
-        let p = workspace::projections(&repo)?;
-        if let Some(task) = tasks::find_task(&p, &format!("task:{key}"), &project)? {
-            let s = |k: &str| {
-                task.get(k)
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
-            anyhow::bail!(
-                "task {} already exists (title {:?}, status {}); change it with `memlog task set`",
-                s("entity_id"),
-                s("title"),
-                s("status")
-            );
-        }
-    }
-    let mut body = Map::new();
-    body.insert("key".into(), json!(key));
-    body.insert("title".into(), json!(title));
-    body.insert("status".into(), json!("pending"));
-    body.insert("source".into(), json!("cli"));
-    if let Some(p) = priority {
-        body.insert("priority".into(), json!(p));
-    }
-    let session = memlog_store::journal::mint_session("task");
-    let draft = Draft::new(
-        &session,
-        time::now(),
-        Kind::TaskCreated,
-        repo.project(),
-        body,
-    );
-    workspace::record(&repo, vec![draft], true)?;
-    let p = workspace::projections(&repo)?;
-    let task = find(&p, &repo, &format!("task:{key}"))?;
-    print_task(&task, json)?;
+    print_task(&tasks::add(&repo, title, priority)?, json)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -161,109 +106,24 @@ fn set(
     dir: &Path,
     what: &str,
     status: Option<String>,
-    blocker_texts: Vec<String>,
+    blockers: Vec<String>,
     suggest: bool,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    if status.is_none() && blocker_texts.is_empty() {
-        anyhow::bail!("nothing to change: give --status and/or --blocker");
-    }
-    let to = match status.as_deref() {
-        None => None,
-        Some(s) => Some(Status::parse(s).ok_or_else(|| Rejection::UnknownStatus(s.to_string()))?),
+    let change = Change {
+        task: what,
+        status: status.as_deref(),
+        blockers: &blockers,
+        suggest,
     };
     let repo = workspace::open_for_writing(dir)?;
-    let project = repo.project();
-    let p = workspace::projections(&repo)?;
-    let task = find(&p, &repo, what)?;
-    let id = task["entity_id"].as_str().unwrap_or_default().to_string();
-    let title = task["title"].as_str().unwrap_or_default().to_string();
-    let mut state: TaskState =
-        serde_json::from_value(task.clone()).context("reading the task's folded state")?;
-    let before = state.status;
-    let mode = if suggest {
-        BlockerMode::Suggest
-    } else {
-        BlockerMode::Replace
-    };
-    let blockers: Vec<BlockerRef> = if blocker_texts.is_empty() {
-        Vec::new()
-    } else {
-        let open: Vec<(String, String)> = tasks::open_tasks(&p, &project)?
-            .into_iter()
-            .filter(|(other, _)| *other != id)
-            .collect();
-        tasks::resolve_blockers(&blocker_texts, &open, &project, None)
-    };
-    drop(p);
-    // Checked in the order the events are written: blockers, then status.
-    let mut outcome = Ok(());
-    if !blockers.is_empty() {
-        outcome = state.set_blockers(mode, blockers.clone());
-    }
-    if outcome.is_ok()
-        && let Some(to) = to
-    {
-        outcome = state.set_status(to, false).map(|_| ());
-    }
-    let session = memlog_store::journal::mint_session("task");
-    let now = time::now();
-    let key = id.trim_start_matches("task:").to_string();
-    let base = |extra: Value| {
-        let mut body = Map::new();
-        body.insert("task".into(), json!(id));
-        body.insert("key".into(), json!(key));
-        body.insert("title".into(), json!(title));
-        body.insert("source".into(), json!("cli"));
-        if let Value::Object(m) = extra {
-            body.extend(m);
+    match tasks::set(&repo, &change)? {
+        Changed::Done(task) => print_task(&task, json)?,
+        Changed::Refused { task, reason } => {
+            eprintln!("error: {task}: {reason} (recorded as task_transition_rejected)");
+            return Ok(ExitCode::from(1));
         }
-        body
-    };
-    if let Err(why) = outcome {
-        let body = base(json!({
-            "from": before.as_str(),
-            "to": to.map(Status::as_str),
-            "blockers": blocker_texts,
-            "rule": why.rule(),
-            "reason": why.to_string(),
-        }));
-        let draft = Draft::new(
-            &session,
-            now,
-            Kind::TaskTransitionRejected,
-            repo.project(),
-            body,
-        );
-        workspace::record(&repo, vec![draft], true)?;
-        eprintln!("error: {id}: {why} (recorded as task_transition_rejected)");
-        return Ok(ExitCode::from(1));
     }
-    let mut drafts = Vec::new();
-    if !blockers.is_empty() {
-        let mode_name = if suggest { "suggest" } else { "replace" };
-        let body = base(json!({"mode": mode_name, "blockers": blockers}));
-        drafts.push(Draft::new(
-            &session,
-            &now,
-            Kind::TaskBlockersSet,
-            repo.project(),
-            body,
-        ));
-    }
-    if let Some(to) = to.filter(|to| *to != before) {
-        let body = base(json!({"from": before.as_str(), "to": to.as_str(), "status": to.as_str()}));
-        drafts.push(Draft::new(
-            &session,
-            &now,
-            Kind::TaskStatusChanged,
-            repo.project(),
-            body,
-        ));
-    }
-    workspace::record(&repo, drafts, true)?;
-    let p = workspace::projections(&repo)?;
-    print_task(&find(&p, &repo, &id)?, json)?;
     Ok(ExitCode::SUCCESS)
 }
 

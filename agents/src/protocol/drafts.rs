@@ -1,14 +1,14 @@
-//! Hook payloads as memlog drafts, and the output Claude Code reads back.
+//! Hook payloads as memlog drafts (the mapping of each event is in
+//! [`crate::protocol`]'s documentation).
 
 use memlog_format::{Draft, Kind, time};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use crate::HookEvent;
+use super::event::HookEvent;
+use super::payload::Payload;
 use crate::options::{CodeContext, HookOptions};
-use crate::payload::Payload;
 use crate::todo::{TODO_TOOL, parse_todos, task_events};
 use crate::tool::{ToolCall, observation_body};
-use crate::transcript::{SidechainScope, last_assistant_text};
 
 /// The drafts a hook payload records, stamped with the current time. See
 /// the crate documentation for the mapping of each event.
@@ -116,20 +116,7 @@ pub fn drafts_at(
             if let Some(text) = given {
                 return vec![maker.text(Kind::AgentResponse, text)];
             }
-            let read = match (event, &payload.agent_transcript_path) {
-                (HookEvent::SubagentStop, Some(own)) => {
-                    last_assistant_text(own, SidechainScope::Any)
-                }
-                (HookEvent::SubagentStop, None) => payload
-                    .transcript_path
-                    .as_deref()
-                    .and_then(|p| last_assistant_text(p, SidechainScope::SidechainOnly)),
-                _ => payload
-                    .transcript_path
-                    .as_deref()
-                    .and_then(|p| last_assistant_text(p, SidechainScope::MainOnly)),
-            };
-            match read {
+            match options.agent.answer_from_files(payload) {
                 Some(text) => {
                     let mut draft = maker.text(Kind::AgentResponse, &text);
                     draft
@@ -287,36 +274,13 @@ fn insert_text(map: &mut Map<String, Value>, key: &str, value: Option<&str>) {
     }
 }
 
-/// What a hook prints on stdout for Claude Code to add `additional_context`
-/// to the conversation:
-/// `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"…"}}`.
-/// Only SessionStart and UserPromptSubmit inject context this way; for other
-/// events, and when there is no (or only blank) context, there is nothing
-/// to print.
-pub fn hook_output(event: HookEvent, additional_context: Option<&str>) -> Option<String> {
-    let context = additional_context.filter(|c| !c.trim().is_empty())?;
-    if !event.injects_context() {
-        return None;
-    }
-    let output = json!({
-        "hookSpecificOutput": {
-            "hookEventName": event.as_str(),
-            "additionalContext": context,
-        }
-    });
-    Some(output.to_string())
-}
-
-/// What a Stop hook prints to keep the agent going with `reason` as its
-/// next instruction: `{"decision":"block","reason":"…"}`.
-pub fn stop_block_output(reason: &str) -> String {
-    json!({"decision": "block", "reason": reason}).to_string()
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
-    use crate::{UNKNOWN_SESSION, parse_payload};
+    use crate::claude_code::UNKNOWN_SESSION;
+    use crate::protocol::parse_payload;
 
     const TS: &str = "2026-11-22T05:27:21.123Z";
 
@@ -550,24 +514,5 @@ mod tests {
         let d = one(map("SessionStart", json!(["not", "an", "object"])));
         assert_eq!(d.meta["unknown_hook"], true);
         assert_eq!(d.body["payload"], json!(["not", "an", "object"]));
-    }
-
-    #[test]
-    fn output_for_context_injection() {
-        let out = hook_output(HookEvent::UserPromptSubmit, Some("memo \"quoted\"")).unwrap();
-        let parsed: Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(
-            parsed,
-            json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                          "additionalContext": "memo \"quoted\""}})
-        );
-        assert!(
-            hook_output(HookEvent::SessionStart, Some("x"))
-                .unwrap()
-                .contains("\"SessionStart\"")
-        );
-        assert_eq!(hook_output(HookEvent::UserPromptSubmit, None), None);
-        assert_eq!(hook_output(HookEvent::UserPromptSubmit, Some(" ")), None);
-        assert_eq!(hook_output(HookEvent::Stop, Some("x")), None);
     }
 }

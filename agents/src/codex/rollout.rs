@@ -26,8 +26,12 @@ use std::path::Path;
 use memlog_format::{Draft, Kind};
 use serde_json::{Map, Value};
 
+use crate::sessions::read_text;
 use crate::tool::{ToolCall, observation_body};
-use crate::{Agent, Error, HookOptions, Result};
+use crate::{HookOptions, Result};
+
+/// The client name memlog records in `meta.client` for Codex CLI.
+pub const CLIENT: &str = "codex";
 
 /// A rollout converted to drafts.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -55,14 +59,8 @@ pub fn session_meta(first_line: &str) -> Option<Map<String, Value>> {
 
 /// Reads one rollout file.
 pub fn read(path: impl AsRef<Path>, options: &HookOptions) -> Result<Rollout> {
-    let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let fallback = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("")
-        .to_string();
-    Ok(parse(&String::from_utf8_lossy(&bytes), &fallback, options))
+    let (text, fallback) = read_text(path.as_ref())?;
+    Ok(parse(&text, &fallback, options))
 }
 
 /// Converts a rollout's text; `fallback_session` names the session when the
@@ -92,7 +90,7 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Rollo
         rollout.cli_version = text("cli_version");
     }
     if rollout.session_id.is_empty() {
-        rollout.session_id = Agent::Codex.unknown_session();
+        rollout.session_id = format!("{CLIENT}-unknown");
     }
     for (ordinal, line) in lines.iter().enumerate() {
         let payload = line.get("payload");
@@ -130,7 +128,7 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Rollo
         if let Some(cwd) = &rollout.cwd {
             meta.insert("cwd".into(), Value::String(cwd.clone()));
         }
-        meta.insert("client".into(), Value::String(Agent::Codex.client().into()));
+        meta.insert("client".into(), Value::String(CLIENT.into()));
         if let Some(v) = rollout
             .cli_version
             .as_ref()
@@ -216,7 +214,7 @@ fn command_text(item: &Value) -> Option<String> {
 mod tests {
     use super::*;
 
-    const ROLLOUT: &str = include_str!("../../fixtures/codex/rollout.jsonl");
+    const ROLLOUT: &str = include_str!("../../../fixtures/codex/rollout.jsonl");
 
     #[test]
     fn prompts_commands_and_answers() {

@@ -24,7 +24,31 @@ pub enum Error {
         known: String,
     },
 
-    /// A transcript (or subagent transcript) could not be read.
+    /// HOME is not set, and the agent keeps its files under it.
+    #[error("HOME is not set")]
+    NoHome,
+
+    /// The folder an agent keeps its sessions in does not exist.
+    #[error("no {what} at {} (give {noun} paths)", path.display())]
+    NoSessions {
+        /// What is missing: `Codex sessions`.
+        what: &'static str,
+        /// Where they were looked for.
+        path: PathBuf,
+        /// What to give instead: `session`.
+        noun: &'static str,
+    },
+
+    /// A settings scope the agent does not have.
+    #[error("{agent} has no {scope} settings")]
+    NoScope {
+        /// The agent.
+        agent: &'static str,
+        /// The scope asked for.
+        scope: &'static str,
+    },
+
+    /// A file or folder (a transcript, a session folder) could not be read.
     #[error("{path}: {source}")]
     Io {
         /// The file.
@@ -44,5 +68,5 @@ impl Error {
     }
 }
 
-/// The result of reading a payload or transcript.
+/// The result of reading a payload or session file.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

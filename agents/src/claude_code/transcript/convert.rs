@@ -6,14 +6,36 @@ use std::collections::HashMap;
 use memlog_format::{Draft, Kind};
 use serde_json::{Map, Value};
 
-use super::Transcript;
 use super::lines::{
     Line, UserText, classify_user_text, is_sidechain, line_ref, line_ts, readable_message,
     user_text,
 };
-use crate::options::{CLIENT, HookOptions};
+use crate::HookOptions;
 use crate::todo::{TODO_TOOL, Todo, parse_todos, task_events};
 use crate::tool::{ToolCall, content_blocks_text, observation_body};
+
+/// The client name memlog records in `meta.client` for Claude Code.
+pub const CLIENT: &str = "claude-code";
+
+/// The session a payload without a `session_id` is recorded in.
+pub const UNKNOWN_SESSION: &str = "claude-code-unknown";
+
+/// A transcript converted to drafts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Transcript {
+    /// The session: the first `sessionId` in the file, else the file name.
+    pub session_id: String,
+    /// The drafts in file order, each with its stable external reference
+    /// (also in `meta.ref`).
+    pub drafts: Vec<(String, Draft)>,
+    /// Lines of a type memlog does not know (or without a type).
+    pub skipped: usize,
+    /// Lines of a known type that carry nothing to record.
+    pub ignored: usize,
+    /// Lines that are not JSON objects, or user/assistant lines without a
+    /// readable message.
+    pub malformed: usize,
+}
 
 /// A tool's answer, found in a user line.
 pub(super) struct ToolResult {

@@ -1,39 +1,27 @@
-//! # memlog-hooks
-//!
-//! The coding agents' side of memlog, one adapter per [`Agent`]: what an
-//! agent tells its hooks, and what it writes to its session files, turned
-//! into memlog [`Draft`](memlog_format::Draft)s; and the JSON a hook prints
-//! to inject context into the conversation. Claude Code's is described
-//! below; Codex CLI speaks the same hook protocol and has its session files
-//! read by [`codex`]; Gemini CLI's hooks and saved chats are translated by
-//! [`gemini`].
-//!
-//! This is a pure library. It reads no stdin, prints nothing and never
-//! exits; it does not apply privacy filtering or output truncation either —
-//! memlog-store's `Recorder` does both for every draft before any byte is
-//! written. The CLI drives it:
+//! The hook protocol every agent is read as: Claude Code's, which Codex
+//! CLI speaks as is and Gemini CLI is translated into ([`crate::gemini`]).
+//! An agent reads its stdin into a [`Payload`] ([`crate::Agent::read_payload`]);
+//! [`drafts`] turns it into memlog drafts, and [`hook_output`] is what the
+//! hook prints to inject context.
 //!
 //! ```text
-//! stdin ─ parse_payload(event, bytes) ─ drafts(&payload, &context, &options) ─ Recorder::record
-//!                                   └─ (SessionStart, UserPromptSubmit) hook_output(event, Some(context)) ─ stdout
+//! stdin ─ agent.read_payload(event, bytes) ─ drafts(&payload, &context, &options) ─ ops records them
+//!                                        └─ (SessionStart, UserPromptSubmit) agent.hook_output(event, Some(context)) ─ stdout
 //! ```
 //!
-//! and imports past sessions with [`transcript::read`] /
-//! [`transcript::read_with_subagents`].
-//!
-//! ## Hook events and what they record
+//! # Hook events and what they record
 //!
 //! Every draft is in the payload's `session_id` (subagents' events too),
 //! at the current time, with `meta`: `cwd`, `branch`, `head` (from
-//! [`CodeContext`]), `client: "claude-code"`, `hook` (the event's name),
+//! [`crate::CodeContext`]), `client` (the agent's, [`crate::Agent::client`]), `hook` (the event's name),
 //! and `agent_id` / `agent_type` / `sidechain: true` for a subagent's events.
 //!
 //! | event | records |
 //! | --- | --- |
 //! | SessionStart | `session_start` {`source`, `model`} |
 //! | UserPromptSubmit | `user_prompt` {`text`: the prompt}; nothing for a blank prompt |
-//! | PreToolUse | nothing, unless [`HookOptions::record_pre_tool_use`]: then a `tool_observation` without output, `meta.pre_tool_use` |
-//! | PostToolUse | `tool_observation` {`tool`, `input`, `output`, `success`, `error`, `metadata`, `tool_use_id`}; TodoWrite: task events instead (below); nothing for [`HookOptions::excluded_tools`] |
+//! | PreToolUse | nothing, unless [`crate::HookOptions::record_pre_tool_use`]: then a `tool_observation` without output, `meta.pre_tool_use` |
+//! | PostToolUse | `tool_observation` {`tool`, `input`, `output`, `success`, `error`, `metadata`, `tool_use_id`}; TodoWrite: task events instead (below); nothing for [`crate::HookOptions::excluded_tools`] |
 //! | PostToolUseFailure | `tool_observation` with `success: false` and the `error` |
 //! | Stop, SubagentStop | `agent_response` {`text`} (below) |
 //! | PreCompact | `user_prompt` `/compact <instructions>` when the user gave instructions, else nothing (below) |
@@ -44,9 +32,9 @@
 //! UserPromptSubmit without `prompt`, a tool event without `tool_name`) —
 //! is not an error and is not dropped: it becomes a `note` marked
 //! `meta.unknown_hook = true` whose `body.payload` is the payload as it came.
-//! Only input that is not JSON at all is an error ([`Error::MalformedPayload`]).
+//! Only input that is not JSON at all is an error ([`crate::Error::MalformedPayload`]).
 //!
-//! ### Tool observations
+//! # Tool observations
 //!
 //! `output` is the readable part of `tool_response`: a string as it is;
 //! for built-in tools the useful text — Bash stdout and stderr, the file
@@ -64,7 +52,7 @@
 //! (`success: false`, a non-empty `error`, a non-zero exit code, an
 //! interruption, a transcript's `is_error`), with a one-line `error`.
 //!
-//! ### TodoWrite: task events instead of an observation
+//! # TodoWrite: task events instead of an observation
 //!
 //! A TodoWrite call carries the agent's whole todo list, which is what
 //! memlog's tasks are made of; its observation would only repeat it. So a
@@ -89,18 +77,20 @@
 //! by `key` and read a repeated `task_created` as an update of the task it
 //! names, not as a second task.
 //!
-//! ### Stop and SubagentStop
+//! # Stop and SubagentStop
 //!
-//! The answer is `last_assistant_message` when Claude Code sends it. Older
-//! versions do not; then memlog reads the last 256 KB of the transcript
-//! ([`transcript::last_assistant_text`]) and takes the text of the last
-//! assistant message of the current turn (`meta.from_transcript = true`):
-//! the main conversation for Stop; for SubagentStop the subagent's own
-//! `agent_transcript_path`, else the sidechain lines of `transcript_path`.
-//! A turn without text, or a transcript that is missing or unreadable,
-//! records nothing and is not an error.
+//! The answer is `last_assistant_message` when the agent sends it. When it
+//! does not, the agent reads it from its own files
+//! ([`crate::Agent::answer_from_files`], `meta.from_transcript = true`):
+//! older Claude Code versions, from the last 256 KB of the transcript
+//! ([`crate::claude_code::transcript::last_assistant_text`]), the text of
+//! the last assistant message of the current turn — the main conversation
+//! for Stop; for SubagentStop the subagent's own `agent_transcript_path`,
+//! else the sidechain lines of `transcript_path`. A turn without text, or
+//! a transcript that is missing or unreadable, records nothing and is not
+//! an error.
 //!
-//! ### PreCompact
+//! # PreCompact
 //!
 //! Compaction itself needs no event: the SessionStart that follows it has
 //! `source: "compact"`, and the summary Claude Code writes is imported from
@@ -110,30 +100,13 @@
 //! `meta.slash_command = "/compact"` and `meta.compact_trigger`. An
 //! automatic or instruction-less compaction records nothing.
 //!
-//! ## Transcripts
-//!
-//! See [`transcript`]: user prompts, answers, tool calls (with their
-//! results), TodoWrite task events, summaries and compaction continuations,
-//! each with the line's time and a stable `meta.ref`, so that importing the
-//! same transcript twice adds nothing.
 
-mod agent;
-pub mod codex;
-mod error;
+mod drafts;
 mod event;
-pub mod gemini;
-mod hook;
-mod options;
+mod output;
 mod payload;
-mod todo;
-mod tool;
-pub mod transcript;
 
-pub use agent::Agent;
-pub use error::{Error, Result};
+pub use drafts::{drafts, drafts_at};
 pub use event::HookEvent;
-pub use hook::{drafts, drafts_at, hook_output, stop_block_output};
-pub use options::{CLIENT, CodeContext, HookOptions, UNKNOWN_SESSION};
+pub use output::{hook_output, stop_block_output};
 pub use payload::{Payload, parse_payload};
-pub use todo::TODO_TOOL;
-pub use transcript::Transcript;

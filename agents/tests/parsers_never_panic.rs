@@ -13,8 +13,8 @@ mod mutation;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use memlog_hooks::transcript;
-use memlog_hooks::{CodeContext, HookEvent, HookOptions, drafts_at, hook_output, parse_payload};
+use memlog_agents::claude_code::transcript;
+use memlog_agents::{CodeContext, HookEvent, HookOptions, drafts_at, hook_output, parse_payload};
 use mutation::{edits, json_value, mutate, replace_node};
 use proptest::prelude::*;
 use serde_json::Value;

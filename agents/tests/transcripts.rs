@@ -7,9 +7,9 @@ mod common;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
+use memlog_agents::HookOptions;
+use memlog_agents::claude_code::transcript::{self, SidechainScope, Transcript};
 use memlog_format::{Draft, Kind};
-use memlog_hooks::HookOptions;
-use memlog_hooks::transcript::{self, SidechainScope, Transcript};
 use serde_json::Value;
 
 /// What a transcript holds, counted from its raw lines.

@@ -50,31 +50,12 @@ mod tail;
 
 use std::path::{Path, PathBuf};
 
-use memlog_format::Draft;
-
+pub use convert::{CLIENT, Transcript, UNKNOWN_SESSION};
 pub use tail::{SidechainScope, TAIL_BYTES, last_assistant_text};
 
 use self::convert::convert;
 use self::lines::parse_lines;
-use crate::options::{HookOptions, UNKNOWN_SESSION};
-use crate::{Error, Result};
-
-/// A transcript converted to drafts.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Transcript {
-    /// The session: the first `sessionId` in the file, else the file name.
-    pub session_id: String,
-    /// The drafts in file order, each with its stable external reference
-    /// (also in `meta.ref`).
-    pub drafts: Vec<(String, Draft)>,
-    /// Lines of a type memlog does not know (or without a type).
-    pub skipped: usize,
-    /// Lines of a known type that carry nothing to record.
-    pub ignored: usize,
-    /// Lines that are not JSON objects, or user/assistant lines without a
-    /// readable message.
-    pub malformed: usize,
-}
+use crate::{Error, HookOptions, Result};
 
 /// Reads one transcript file.
 pub fn read(path: impl AsRef<Path>, options: &HookOptions) -> Result<Transcript> {

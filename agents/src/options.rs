@@ -1,15 +1,8 @@
-//! What every Claude Code adapter path shares: the client name and the
-//! session of payloads without one, where the user's code was, and the
-//! options that decide what becomes a draft (hooks and transcript import
-//! alike).
+//! What every agent's paths to drafts share: where the user's code was,
+//! and the options that decide what becomes a draft (hooks and session
+//! import alike).
 
 use crate::Agent;
-
-/// The client name memlog records in `meta.client` for Claude Code.
-pub const CLIENT: &str = "claude-code";
-
-/// The session a payload without a `session_id` is recorded in.
-pub const UNKNOWN_SESSION: &str = "claude-code-unknown";
 
 /// Where the user's code was when the hook ran. The CLI fills it from the
 /// git repository the hook runs in; every draft carries it in `meta`.
@@ -23,8 +16,8 @@ pub struct CodeContext {
     pub head: Option<String>,
 }
 
-/// How an agent's data becomes drafts (hooks and transcript import alike).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// How an agent's data becomes drafts (hooks and session import alike).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HookOptions {
     /// The project drafts belong to; also the namespace of task keys.
     pub project: String,
@@ -37,9 +30,23 @@ pub struct HookOptions {
     /// same input and the output.
     pub record_pre_tool_use: bool,
     /// The agent whose data this is (`meta.client`).
-    pub agent: Agent,
+    pub agent: &'static dyn Agent,
     /// The agent's version, when known (`meta.agent_version`).
     pub agent_version: Option<String>,
+}
+
+impl Default for HookOptions {
+    /// The first agent's data (Claude Code's), for no project, nothing
+    /// excluded.
+    fn default() -> HookOptions {
+        HookOptions {
+            project: String::new(),
+            excluded_tools: Vec::new(),
+            record_pre_tool_use: false,
+            agent: crate::AGENTS[0],
+            agent_version: None,
+        }
+    }
 }
 
 impl HookOptions {

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::{Error, HookEvent, Result};
+use super::event::HookEvent;
+use crate::{Error, Result};
 
 /// A hook payload: the fields memlog uses, read tolerantly (a field of an
 /// unexpected type counts as absent), plus the whole payload as it came.

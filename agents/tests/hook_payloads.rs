@@ -6,8 +6,8 @@ mod common;
 
 use std::path::Path;
 
+use memlog_agents::{CodeContext, HookEvent, HookOptions, drafts_at, parse_payload};
 use memlog_format::{Draft, Kind};
-use memlog_hooks::{CodeContext, HookEvent, HookOptions, drafts_at, parse_payload};
 use serde_json::Value;
 
 const TS: &str = "2026-03-04T10:15:00.000Z";

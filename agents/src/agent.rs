@@ -1,0 +1,191 @@
+//! The one interface every coding agent implements, in its own folder.
+//!
+//! memlog asks an agent seven things: how to read its hook payloads
+//! ([`Agent::read_payload`], then [`crate::drafts`] maps the shared
+//! protocol to drafts), how to answer its hooks with context
+//! ([`Agent::hook_output`]), what its Stop hook may answer
+//! ([`Agent::stop_contract`]), its version ([`Agent::version`]), what
+//! `memlog install <agent>` writes ([`Agent::hook_settings`],
+//! [`Agent::settings_file`]), where its sessions live
+//! ([`Agent::default_session_paths`], [`Agent::session_files`]) and how
+//! to read one ([`Agent::read_session`]). The defaults are the shared hook
+//! protocol ([`crate::protocol`]), which Claude Code defined and Codex CLI
+//! speaks as is; an agent with its own shapes (Gemini CLI) translates them
+//! into it.
+//!
+//! Operations (memlog-ops) and front-ends never name an agent: they find
+//! one in [`crate::AGENTS`] by name ([`crate::agent_named`]) and ask it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::protocol::{self, HookEvent, Payload};
+use crate::settings::HookSettings;
+use crate::{HookOptions, Result, SessionFile};
+
+/// A coding agent memlog captures: what it sends and writes, and how memlog
+/// is connected to it. Implemented by a unit struct per agent folder
+/// (`claude_code/`, `codex/`, `gemini/`) and listed in [`crate::AGENTS`].
+pub trait Agent: Sync {
+    /// The short name the command line takes (`memlog hook --agent NAME`,
+    /// `memlog install NAME`): `claude`, `codex`, `gemini`.
+    fn name(&self) -> &'static str;
+
+    /// The name recorded in `meta.client` and accepted by filters.
+    fn client(&self) -> &'static str;
+
+    /// Further names filters accept for it (any case).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The agent's name for people: `Claude Code`, `Codex CLI`.
+    fn title(&self) -> &'static str;
+
+    /// The session payloads without a `session_id` are recorded in.
+    fn unknown_session(&self) -> String {
+        format!("{}-unknown", self.client())
+    }
+
+    /// Reads a hook payload for the event it was installed for
+    /// (`event_name`, the agent's own name for it) as the shared protocol's
+    /// [`Payload`].
+    fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
+        protocol::parse_payload(event_name, bytes)
+    }
+
+    /// What the hook prints to inject `context` at `event`, in this
+    /// agent's form; `None` when the event takes no context.
+    fn hook_output(&self, event: HookEvent, context: Option<&str>) -> Option<String> {
+        protocol::hook_output(event, context)
+    }
+
+    /// The answer of a Stop or SubagentStop payload that does not carry
+    /// it, read from the agent's own files; `None` when it cannot be.
+    fn answer_from_files(&self, payload: &Payload) -> Option<String> {
+        let _ = payload;
+        None
+    }
+
+    /// What the agent's Stop hook may answer.
+    fn stop_contract(&self) -> StopContract {
+        StopContract::RecordOnly
+    }
+
+    /// The agent's version, where its payload leads to it.
+    fn version(&self, payload: &Payload) -> Option<String> {
+        let _ = payload;
+        None
+    }
+
+    /// The hook commands `memlog install <agent>` writes, and in what form.
+    fn hook_settings(&self) -> &'static HookSettings;
+
+    /// The user's settings file, for every project.
+    fn user_settings_file(&self) -> Result<PathBuf>;
+
+    /// The settings file holding the hooks at `scope`. `work_tree` is the
+    /// repository's root, which the project scopes are in; without one,
+    /// every scope is the user's.
+    fn settings_file(&self, scope: Scope, work_tree: Option<&Path>) -> Result<PathBuf> {
+        let settings = self.hook_settings();
+        match (scope, work_tree) {
+            (Scope::User, _) | (_, None) => self.user_settings_file(),
+            (Scope::Project, Some(root)) => Ok(root.join(settings.project_file)),
+            (Scope::Local, Some(root)) => match settings.local_file {
+                Some(file) => Ok(root.join(file)),
+                None => Err(crate::Error::NoScope {
+                    agent: self.title(),
+                    scope: "local",
+                }),
+            },
+        }
+    }
+
+    /// What the user must still do for installed hooks to run, if anything.
+    fn install_note(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// What its session files are called in messages: `transcript`,
+    /// `session`, `chat`.
+    fn session_noun(&self) -> &'static str;
+
+    /// Where the sessions of the project at `work_tree` are, when no path
+    /// is given: folders (or files) for [`Agent::session_files`].
+    fn default_session_paths(&self, work_tree: &Path) -> Result<Vec<PathBuf>>;
+
+    /// Whether `session`, read from the default locations, ran in the
+    /// project at `work_tree`. By default every one does: the locations
+    /// are the project's own.
+    fn ran_in(&self, session: &SessionFile, work_tree: &Path) -> bool {
+        let _ = (session, work_tree);
+        true
+    }
+
+    /// The session files in folder `dir`, in path order.
+    fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>>;
+
+    /// Reads one session file, its drafts numbered by their place in it
+    /// (the same numbers on every import).
+    fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile>;
+}
+
+/// What an agent's Stop hook may answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopContract {
+    /// The hook may keep the agent going with an instruction the agent
+    /// reads: `{"decision":"block","reason":"…"}` (Claude Code).
+    Block,
+    /// The hook's answer is ignored: it only records.
+    RecordOnly,
+}
+
+impl StopContract {
+    /// Whether memlog may ask the agent for something at Stop.
+    pub fn may_ask(self) -> bool {
+        self == StopContract::Block
+    }
+
+    /// What the Stop hook prints to keep the agent going with `reason` as
+    /// its next instruction, when the agent allows it.
+    pub fn output(self, reason: &str) -> Option<String> {
+        match self {
+            StopContract::Block => Some(protocol::stop_block_output(reason)),
+            StopContract::RecordOnly => None,
+        }
+    }
+}
+
+/// Which of an agent's settings files `memlog install` writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// The project's shared settings (committed with it).
+    #[default]
+    Project,
+    /// The project's own, uncommitted settings (Claude Code's
+    /// `settings.local.json`).
+    Local,
+    /// The user's settings, for every project.
+    User,
+}
+
+impl fmt::Debug for dyn Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.client())
+    }
+}
+
+impl fmt::Display for dyn Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.client())
+    }
+}
+
+impl PartialEq for dyn Agent {
+    fn eq(&self, other: &Self) -> bool {
+        self.client() == other.client()
+    }
+}
+
+impl Eq for dyn Agent {}

@@ -1,0 +1,202 @@
+//! Anthropic's Claude Code (checked against 2.1.328): the agent whose hook
+//! protocol the others share ([`crate::protocol`]).
+//!
+//! - Hooks: the shared protocol as is; a Stop hook may keep the agent
+//!   going (`{"decision":"block","reason"}`), and a Stop payload without
+//!   `last_assistant_message` (older versions) is answered from the
+//!   transcript's end ([`transcript::last_assistant_text`]).
+//! - Settings: `.claude/settings.json` (project), `.claude/settings.local.json`
+//!   (local, not committed), `~/.claude/settings.json` (user); timeouts in
+//!   seconds, tool matcher `*`.
+//! - Sessions: [`transcript`]s in `~/.claude/projects/<project path with
+//!   every character but letters and digits as ->/<session>.jsonl`, with
+//!   their subagents' beside them.
+
+pub mod transcript;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use memlog_format::Draft;
+
+use self::transcript::SidechainScope;
+use crate::protocol::{HookEvent, Payload};
+use crate::sessions::{home, jsonl_files};
+use crate::settings::HookSettings;
+use crate::{Agent, Error, HookOptions, Result, SessionFile, StopContract};
+
+pub use transcript::{CLIENT, UNKNOWN_SESSION};
+
+/// Claude Code.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClaudeCode;
+
+/// Hook events memlog listens to, with whether they take a tool matcher.
+/// Seconds Claude Code waits for a hook before killing it: memlog keeps to
+/// its own budget far below this.
+const SETTINGS: HookSettings = HookSettings {
+    project_file: ".claude/settings.json",
+    local_file: Some(".claude/settings.local.json"),
+    events: &[
+        ("SessionStart", false),
+        ("UserPromptSubmit", false),
+        ("PostToolUse", true),
+        ("PostToolUseFailure", true),
+        ("Stop", false),
+        ("SubagentStop", false),
+        ("PreCompact", false),
+        ("SessionEnd", false),
+    ],
+    agent_flag: "",
+    suffix: "",
+    timeout: 10,
+    any_tool: "*",
+};
+
+impl Agent for ClaudeCode {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn client(&self) -> &'static str {
+        CLIENT
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["claudecode"]
+    }
+
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    fn answer_from_files(&self, payload: &Payload) -> Option<String> {
+        match (payload.event, &payload.agent_transcript_path) {
+            (Some(HookEvent::SubagentStop), Some(own)) => {
+                transcript::last_assistant_text(own, SidechainScope::Any)
+            }
+            (Some(HookEvent::SubagentStop), None) => payload
+                .transcript_path
+                .as_deref()
+                .and_then(|p| transcript::last_assistant_text(p, SidechainScope::SidechainOnly)),
+            _ => payload
+                .transcript_path
+                .as_deref()
+                .and_then(|p| transcript::last_assistant_text(p, SidechainScope::MainOnly)),
+        }
+    }
+
+    fn stop_contract(&self) -> StopContract {
+        StopContract::Block
+    }
+
+    fn hook_settings(&self) -> &'static HookSettings {
+        &SETTINGS
+    }
+
+    fn user_settings_file(&self) -> Result<PathBuf> {
+        Ok(home()?.join(".claude/settings.json"))
+    }
+
+    fn session_noun(&self) -> &'static str {
+        "transcript"
+    }
+
+    fn default_session_paths(&self, work_tree: &Path) -> Result<Vec<PathBuf>> {
+        let home = home()?;
+        let dir = project_dir(&home, work_tree);
+        if !dir.exists() {
+            return Err(Error::NoSessions {
+                what: "Claude Code transcripts for this project",
+                path: dir,
+                noun: self.session_noun(),
+            });
+        }
+        Ok(vec![dir])
+    }
+
+    /// The folder's `*.jsonl` (not its sub-folders: subagents are read
+    /// with their session).
+    fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        jsonl_files(dir, "", false)
+    }
+
+    fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile> {
+        let t = transcript::read_with_subagents(file, options)?;
+        let mut positions = HashMap::new();
+        let drafts = t
+            .drafts
+            .into_iter()
+            .map(|(_, d)| (transcript_seq(&d, &mut positions), d))
+            .collect();
+        Ok(SessionFile {
+            session_id: t.session_id,
+            cwd: None,
+            drafts,
+            malformed: t.malformed,
+            skipped: Some(t.skipped),
+        })
+    }
+}
+
+/// Claude Code's folder for a project: `~/.claude/projects/` and the
+/// project's path with every character that is not a letter or digit
+/// replaced by `-`.
+fn project_dir(home: &Path, work_tree: &Path) -> PathBuf {
+    let escaped: String = work_tree
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    home.join(".claude/projects").join(escaped)
+}
+
+/// `seq` of a transcript draft: its position in its stream (the main
+/// transcript, or one subagent's file), subagent streams placed apart by a
+/// hash of their agent id, so each stream can grow without renumbering the
+/// others.
+fn transcript_seq(draft: &Draft, positions: &mut HashMap<String, u64>) -> u64 {
+    let stream = draft
+        .meta
+        .get("agent_id")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    let position = positions.entry(stream.clone()).or_insert(0);
+    let seq = *position;
+    *position += 1;
+    if stream.is_empty() {
+        return seq;
+    }
+    // FNV-1a: stable across versions and platforms
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in stream.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (((h % (1 << 20)) + 1) << 32) | seq
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scope;
+
+    #[test]
+    fn settings_files_by_scope() {
+        let root = Path::new("/repo");
+        let at = |scope| ClaudeCode.settings_file(scope, Some(root)).unwrap();
+        assert_eq!(at(Scope::Project), Path::new("/repo/.claude/settings.json"));
+        assert_eq!(
+            at(Scope::Local),
+            Path::new("/repo/.claude/settings.local.json")
+        );
+    }
+
+    #[test]
+    fn project_folders_escape_the_path() {
+        assert_eq!(
+            project_dir(Path::new("/h"), Path::new("/work/my repo.x")),
+            Path::new("/h/.claude/projects/-work-my-repo-x")
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! OpenAI's Codex CLI (checked against 0.169.0).
+//!
+//! - Hooks: the shared protocol as is (the same event names, payload
+//!   fields and injection output as Claude Code's); its Stop hook only
+//!   records. The version is the `cli_version` of the session file's first
+//!   line (`session_meta`), which the payload's `transcript_path` names.
+//! - Settings: `.codex/hooks.json` (project), `$CODEX_HOME/hooks.json`,
+//!   else `~/.codex/hooks.json` (user); timeouts in seconds, tool matcher
+//!   `*`. Codex runs a new or changed hook only once the user trusts it.
+//! - Sessions: [`rollout`]s in `$CODEX_HOME/sessions` (else
+//!   `~/.codex/sessions`), `YYYY/MM/DD/rollout-<time>-<id>.jsonl`; the
+//!   default import keeps those that ran inside the repository.
+
+pub mod rollout;
+
+use std::path::{Path, PathBuf};
+
+use crate::protocol::Payload;
+use crate::sessions::{home, jsonl_files};
+use crate::settings::HookSettings;
+use crate::{Agent, Error, HookOptions, Result, SessionFile};
+
+pub use rollout::{Rollout, parse, read, session_meta};
+
+/// Codex CLI.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Codex;
+
+/// Codex hook events memlog listens to, with whether they take a tool
+/// matcher (Codex CLI 0.169.0); seconds, like Claude Code.
+const SETTINGS: HookSettings = HookSettings {
+    project_file: ".codex/hooks.json",
+    local_file: None,
+    events: &[
+        ("SessionStart", false),
+        ("UserPromptSubmit", false),
+        ("PostToolUse", true),
+        ("Stop", false),
+        ("PreCompact", false),
+        ("SessionEnd", false),
+    ],
+    agent_flag: "--agent codex ",
+    suffix: "",
+    timeout: 10,
+    any_tool: "*",
+};
+
+/// Where Codex keeps its files: `$CODEX_HOME`, else `~/.codex`.
+fn codex_home() -> Result<PathBuf> {
+    if let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+        return Ok(PathBuf::from(home));
+    }
+    Ok(home()?.join(".codex"))
+}
+
+impl Agent for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn client(&self) -> &'static str {
+        rollout::CLIENT
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["codex-cli"]
+    }
+
+    fn title(&self) -> &'static str {
+        "Codex CLI"
+    }
+
+    /// The session file starts with its `session_meta` (`cli_version`).
+    fn version(&self, payload: &Payload) -> Option<String> {
+        use std::io::{BufRead, Read};
+        /// The first line holds Codex's base instructions: tens of KB.
+        const MAX_FIRST_LINE: u64 = 1 << 20;
+        let file = std::fs::File::open(payload.transcript_path.as_ref()?).ok()?;
+        let mut line = String::new();
+        std::io::BufReader::new(file.take(MAX_FIRST_LINE))
+            .read_line(&mut line)
+            .ok()?;
+        let meta = session_meta(&line)?;
+        meta.get("cli_version")?.as_str().map(str::to_string)
+    }
+
+    fn hook_settings(&self) -> &'static HookSettings {
+        &SETTINGS
+    }
+
+    fn user_settings_file(&self) -> Result<PathBuf> {
+        Ok(codex_home()?.join("hooks.json"))
+    }
+
+    fn install_note(&self) -> Option<&'static str> {
+        Some("Codex runs them once you trust them (/hooks in Codex)")
+    }
+
+    fn session_noun(&self) -> &'static str {
+        "session"
+    }
+
+    fn default_session_paths(&self, _work_tree: &Path) -> Result<Vec<PathBuf>> {
+        let dir = codex_home()?.join("sessions");
+        if !dir.exists() {
+            return Err(Error::NoSessions {
+                what: "Codex sessions",
+                path: dir,
+                noun: self.session_noun(),
+            });
+        }
+        Ok(vec![dir])
+    }
+
+    /// The default folder holds every project's sessions: those whose
+    /// `cwd` is inside the repository.
+    fn ran_in(&self, session: &SessionFile, work_tree: &Path) -> bool {
+        session
+            .cwd
+            .as_deref()
+            .is_some_and(|cwd| Path::new(cwd).starts_with(work_tree))
+    }
+
+    /// Every `rollout-*.jsonl` under the folder.
+    fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        jsonl_files(dir, "rollout-", true)
+    }
+
+    fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile> {
+        let rollout = read(file, options)?;
+        Ok(SessionFile {
+            session_id: rollout.session_id,
+            cwd: rollout.cwd,
+            drafts: SessionFile::numbered(rollout.drafts),
+            malformed: rollout.malformed,
+            skipped: None,
+        })
+    }
+}

@@ -1,0 +1,134 @@
+//! Google's Gemini CLI (checked against 0.61.0).
+//!
+//! - Hooks: its own event names and two payload shapes of its own,
+//!   translated into the shared protocol by [`hooks`]; injection under its
+//!   event names; its Stop hook (AfterAgent) only records.
+//! - Settings: `.gemini/settings.json` (project), `~/.gemini/settings.json`
+//!   (user); timeouts in milliseconds, tool matchers are regular
+//!   expressions, and the command ends in `2>/dev/null || true` (Gemini
+//!   reads a hook that exits non-zero with stderr as a block). Gemini runs
+//!   project hooks only in a trusted folder.
+//! - Sessions: saved [`chat`]s in `~/.gemini/tmp/<project>/chats/session-*.jsonl`,
+//!   the project's folder naming its root in `.project_root`.
+
+pub mod chat;
+pub mod hooks;
+
+use std::path::{Path, PathBuf};
+
+use crate::protocol::{HookEvent, Payload};
+use crate::sessions::{home, jsonl_files};
+use crate::settings::HookSettings;
+use crate::{Agent, Error, HookOptions, Result, SessionFile};
+
+pub use chat::{Chat, parse_chat, read_chat};
+pub use hooks::{common_event, event_name, rename_output, strip_hook_context, to_common};
+
+/// Gemini CLI.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Gemini;
+
+/// Gemini hook events memlog listens to, with whether they take a tool
+/// matcher (Gemini CLI 0.61.0); milliseconds; matchers are regular
+/// expressions; a failing command must not read as a block.
+const SETTINGS: HookSettings = HookSettings {
+    project_file: ".gemini/settings.json",
+    local_file: None,
+    events: &[
+        ("SessionStart", false),
+        ("BeforeAgent", false),
+        ("AfterTool", true),
+        ("AfterAgent", false),
+        ("PreCompress", false),
+        ("SessionEnd", false),
+    ],
+    agent_flag: "--agent gemini ",
+    suffix: " 2>/dev/null || true",
+    timeout: 10_000,
+    any_tool: ".*",
+};
+
+impl Agent for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn client(&self) -> &'static str {
+        chat::CLIENT
+    }
+
+    fn title(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
+    fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
+        let raw: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|source| Error::MalformedPayload {
+                event: event_name.to_string(),
+                source,
+            })?;
+        let (name, common) = to_common(event_name, raw);
+        Ok(Payload::from_value(&name, common))
+    }
+
+    fn hook_output(&self, event: HookEvent, context: Option<&str>) -> Option<String> {
+        let output = crate::protocol::hook_output(event, context)?;
+        Some(rename_output(output, event))
+    }
+
+    fn hook_settings(&self) -> &'static HookSettings {
+        &SETTINGS
+    }
+
+    fn user_settings_file(&self) -> Result<PathBuf> {
+        Ok(home()?.join(".gemini/settings.json"))
+    }
+
+    fn session_noun(&self) -> &'static str {
+        "chat"
+    }
+
+    /// The chat folders of Gemini CLI projects inside `work_tree`:
+    /// `~/.gemini/tmp/<slug>/chats` whose `<slug>/.project_root` names a
+    /// folder inside it.
+    fn default_session_paths(&self, work_tree: &Path) -> Result<Vec<PathBuf>> {
+        let tmp = home()?.join(".gemini/tmp");
+        if !tmp.exists() {
+            return Err(Error::NoSessions {
+                what: "Gemini CLI chats",
+                path: tmp,
+                noun: self.session_noun(),
+            });
+        }
+        let mut dirs = Vec::new();
+        for entry in std::fs::read_dir(&tmp).map_err(|e| Error::io(&tmp, e))? {
+            let project = entry.map_err(|e| Error::io(&tmp, e))?.path();
+            let Ok(project_root) = std::fs::read_to_string(project.join(".project_root")) else {
+                continue;
+            };
+            if Path::new(project_root.trim()).starts_with(work_tree)
+                && project.join("chats").is_dir()
+            {
+                dirs.push(project.join("chats"));
+            }
+        }
+        dirs.sort();
+        Ok(dirs)
+    }
+
+    /// Every `session-*.jsonl` under the folder.
+    fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        jsonl_files(dir, "session-", true)
+    }
+
+    fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile> {
+        let chat = read_chat(file, options)?;
+        Ok(SessionFile {
+            session_id: chat.session_id,
+            cwd: None,
+            drafts: SessionFile::numbered(chat.drafts),
+            malformed: chat.malformed,
+            skipped: None,
+        })
+    }
+}

@@ -1,0 +1,189 @@
+//! memlog's hook commands in an agent's JSON settings: the shape Claude
+//! Code's `settings.json`, Codex CLI's `hooks.json` and Gemini CLI's
+//! `settings.json` share (`hooks.<Event>[].hooks[]` of `{"type":
+//! "command", "command", "timeout"}`, with a tool `matcher` for tool
+//! events). Each agent says which events and in what form
+//! ([`HookSettings`]); reading and writing the file is the caller's.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+/// The hook commands `memlog install <agent>` writes, and their form.
+#[derive(Clone, Copy, Debug)]
+pub struct HookSettings {
+    /// The project's settings file, in its working tree.
+    pub project_file: &'static str,
+    /// The project's own settings file, not committed, if the agent has one.
+    pub local_file: Option<&'static str>,
+    /// The agent's events memlog listens to, each with whether it takes a
+    /// tool matcher.
+    pub events: &'static [(&'static str, bool)],
+    /// Between `hook` and the event (`--agent codex `).
+    pub agent_flag: &'static str,
+    /// After the event (Gemini: a failing command must not block).
+    pub suffix: &'static str,
+    /// The `timeout` value, in the agent's unit.
+    pub timeout: u64,
+    /// The matcher for every tool.
+    pub any_tool: &'static str,
+}
+
+/// Whether a hook command is one of memlog's (`… memlog hook <Event>`).
+pub fn is_memlog_command(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    let Some(program) = words.next() else {
+        return false;
+    };
+    let program = program.trim_matches(['"', '\'']);
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    (name == "memlog" || name == "memlog.exe") && words.next() == Some("hook")
+}
+
+/// Replaces memlog's hook commands in the settings object `root` by those
+/// of `settings`, run as `exe` (with `install` false, only removes them),
+/// keeping everything else; an emptied `hooks` object is removed. Returns
+/// how many earlier memlog commands were removed.
+pub fn apply(
+    root: &mut Map<String, Value>,
+    exe: &Path,
+    settings: &HookSettings,
+    install: bool,
+) -> usize {
+    let removed = remove_memlog_hooks(root);
+    if install {
+        add_memlog_hooks(root, exe, settings);
+    }
+    if let Some(Value::Object(h)) = root.get("hooks")
+        && h.is_empty()
+    {
+        root.remove("hooks");
+    }
+    removed
+}
+
+/// Removes memlog's hook commands (and groups or events left empty);
+/// returns how many were removed.
+fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
+    let Some(Value::Object(events)) = root.get_mut("hooks") else {
+        return 0;
+    };
+    let mut removed = 0;
+    for groups in events.values_mut() {
+        let Value::Array(groups) = groups else {
+            continue;
+        };
+        for group in groups.iter_mut() {
+            if let Some(Value::Array(hooks)) = group.get_mut("hooks") {
+                let before = hooks.len();
+                hooks.retain(|h| {
+                    !h.get("command")
+                        .and_then(Value::as_str)
+                        .is_some_and(is_memlog_command)
+                });
+                removed += before - hooks.len();
+            }
+        }
+        groups.retain(|g| {
+            g.get("hooks")
+                .and_then(Value::as_array)
+                .is_none_or(|h| !h.is_empty())
+        });
+    }
+    events.retain(|_, groups| groups.as_array().is_none_or(|g| !g.is_empty()));
+    removed
+}
+
+/// Adds `<exe> hook <agent_flag><Event><suffix>` for each of the events
+/// under `root.hooks`.
+fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path, settings: &HookSettings) {
+    let program = exe.display().to_string();
+    let program = if program.contains(' ') {
+        format!("\"{program}\"")
+    } else {
+        program
+    };
+    let events = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !events.is_object() {
+        *events = Value::Object(Map::new());
+    }
+    let Value::Object(events) = events else {
+        return;
+    };
+    for &(event, takes_matcher) in settings.events {
+        let mut group = Map::new();
+        if takes_matcher {
+            group.insert("matcher".into(), Value::String(settings.any_tool.into()));
+        }
+        group.insert(
+            "hooks".into(),
+            json!([{
+                "type": "command",
+                "command": format!("{program} hook {}{event}{}", settings.agent_flag, settings.suffix),
+                "timeout": settings.timeout,
+            }]),
+        );
+        let list = events
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(list) = list {
+            list.push(Value::Object(group));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SETTINGS: HookSettings = HookSettings {
+        project_file: ".codex/hooks.json",
+        local_file: None,
+        events: &[("SessionStart", false), ("PostToolUse", true)],
+        agent_flag: "--agent codex ",
+        suffix: "",
+        timeout: 10,
+        any_tool: "*",
+    };
+
+    #[test]
+    fn memlog_entries_are_replaced_and_others_kept() {
+        let mut root = json!({"model": "x", "hooks": {"Stop": [{"hooks": [
+            {"type": "command", "command": "other-tool"},
+            {"type": "command", "command": "/old/memlog hook Stop"}]}]}});
+        let Value::Object(root) = &mut root else {
+            unreachable!()
+        };
+        assert_eq!(apply(root, Path::new("/bin/memlog"), &SETTINGS, true), 1);
+        assert_eq!(root["model"], "x");
+        assert_eq!(
+            root["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "other-tool"
+        );
+        assert_eq!(
+            root["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+            "/bin/memlog hook --agent codex PostToolUse"
+        );
+        assert_eq!(root["hooks"]["PostToolUse"][0]["matcher"], "*");
+        assert_eq!(apply(root, Path::new("/bin/memlog"), &SETTINGS, false), 2);
+        assert_eq!(
+            root["hooks"],
+            json!({"Stop": [{"hooks": [{"type": "command", "command": "other-tool"}]}]})
+        );
+    }
+
+    #[test]
+    fn memlog_commands_are_recognised() {
+        assert!(is_memlog_command("\"/usr/bin/memlog\" hook Stop"));
+        assert!(is_memlog_command(
+            "memlog.exe hook --agent gemini AfterTool"
+        ));
+        assert!(!is_memlog_command("memlog search x"));
+        assert!(!is_memlog_command(""));
+    }
+}

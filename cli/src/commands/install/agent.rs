@@ -1,0 +1,39 @@
+//! What `memlog install|uninstall <agent>` does for every agent: memlog's
+//! hooks written into the agent's settings (`memlog_ops::install`), and
+//! what was done said.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use memlog_agents::{Agent, Scope};
+
+/// Installs (or removes) `agent`'s hooks at `scope` and says what was done.
+pub(super) fn hooks(
+    dir: &Path,
+    agent: &'static dyn Agent,
+    scope: Scope,
+    install: bool,
+    dry_run: bool,
+) -> anyhow::Result<ExitCode> {
+    let done = memlog_ops::install::hooks(dir, agent, scope, install, dry_run)?;
+    if let Some(text) = &done.dry_run {
+        print!("{text}");
+    } else if install {
+        let note = agent
+            .install_note()
+            .map(|n| format!("; {n}"))
+            .unwrap_or_default();
+        println!(
+            "memlog hooks installed in {} ({} events){note}",
+            done.path.display(),
+            done.events
+        );
+    } else {
+        println!(
+            "removed {} memlog hook(s) from {}",
+            done.removed,
+            done.path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,184 @@
+//! Importing sessions from elsewhere: a file in memlog's neutral format
+//! ([`neutral()`]), or an agent's own session files ([`agent_sessions`]:
+//! where they live and how they read is the agent's knowledge, in
+//! memlog-agents). Imports are sealed directly, one commit per session, and
+//! are idempotent: events the log holds already (same content, same id)
+//! are skipped, and so are prompts, answers and tool calls a session holds
+//! from another path (its hooks).
+
+use std::io::BufRead;
+use std::path::PathBuf;
+
+use memlog_agents::{Agent, Error as AgentError, HookOptions};
+use memlog_format::Draft;
+use memlog_format::neutral;
+use memlog_format::privacy::Report;
+use memlog_store::seal::Sealed;
+use memlog_store::{Recorder, Repo};
+use serde::Serialize;
+
+use crate::bail;
+use crate::diag;
+use crate::error::{Context, Error, Result};
+
+/// What an import added, over all its sessions.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    /// Sessions imported.
+    pub sessions: usize,
+    /// Commits made (a session with nothing new makes none).
+    pub commits: usize,
+    /// Events added.
+    pub added: usize,
+    /// Events the log held already.
+    pub duplicates: usize,
+}
+
+impl Totals {
+    /// Adds up the outcome of sealing, and reports the privacy filter's
+    /// warnings (unclosed private tags) on stderr.
+    fn of(sealed: &[Sealed], report: &Report) -> Totals {
+        for w in &report.warnings {
+            diag::warning(w);
+        }
+        Totals {
+            sessions: sealed.len(),
+            commits: sealed.iter().filter(|s| s.commit.is_some()).count(),
+            added: sealed.iter().map(|s| s.added).sum(),
+            duplicates: sealed.iter().map(|s| s.duplicates).sum(),
+        }
+    }
+}
+
+/// A neutral-format file imported.
+#[derive(Clone, Debug, Serialize)]
+pub struct NeutralImport {
+    /// Lines read.
+    pub lines: usize,
+    /// Sessions in the file.
+    pub sessions: usize,
+    /// What was added.
+    pub totals: Totals,
+    /// Lines left out (`skip_invalid`): line number and why.
+    pub skipped: Vec<(usize, String)>,
+}
+
+/// Imports a neutral-format file read from `input` (named `origin` in
+/// messages): the whole file is checked first, and an invalid line stops
+/// the import and names the line, unless `skip_invalid` leaves it out.
+pub fn neutral(
+    repo: &Repo,
+    input: impl BufRead,
+    origin: &str,
+    skip_invalid: bool,
+) -> Result<NeutralImport> {
+    let batch = neutral::read(input, origin, &repo.project(), skip_invalid)?;
+    let sessions = batch.sessions.len();
+    let recorder = Recorder::new(repo)?;
+    let (sealed, report) = recorder.import(batch.sessions)?;
+    Ok(NeutralImport {
+        lines: batch.lines,
+        sessions,
+        totals: Totals::of(&sealed, &report),
+        skipped: batch.skipped,
+    })
+}
+
+/// One session file read.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileRead {
+    /// The file.
+    pub path: String,
+    /// The session it belongs to.
+    pub session: String,
+    /// Events read from it.
+    pub events: usize,
+    /// Lines of a kind memlog does not know, when the agent counts them.
+    #[serde(rename = "skipped_lines", skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<usize>,
+    /// Lines that could not be read.
+    #[serde(rename = "malformed_lines")]
+    pub malformed: usize,
+}
+
+/// An agent's session files imported.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionsImport {
+    /// Each file read, in order.
+    pub files: Vec<FileRead>,
+    /// What was added.
+    pub totals: Totals,
+}
+
+/// Imports `agent`'s session files at `paths` (files, or folders of them),
+/// or when none are given, those of this repository where the agent keeps
+/// them.
+pub fn agent_sessions(
+    repo: &Repo,
+    agent: &'static dyn Agent,
+    paths: &[PathBuf],
+) -> Result<SessionsImport> {
+    let noun = agent.session_noun();
+    // By default, the sessions that ran in this repository.
+    let work_tree = if paths.is_empty() {
+        Some(repo.work_tree.clone().context(format_args!(
+            "this repository has no working tree; give {noun} paths"
+        ))?)
+    } else {
+        None
+    };
+    let roots = match &work_tree {
+        Some(root) => agent.default_session_paths(root).map_err(|e| match e {
+            AgentError::NoHome => Error::Invalid(format!("HOME is not set; give {noun} paths")),
+            other => other.into(),
+        })?,
+        None => paths.to_vec(),
+    };
+    let mut files = Vec::new();
+    for p in &roots {
+        if p.is_dir() {
+            files.extend(agent.session_files(p)?);
+        } else if p.is_file() {
+            files.push(p.clone());
+        } else {
+            bail!("{}: no such file or folder", p.display());
+        }
+    }
+    let options = HookOptions {
+        project: repo.project(),
+        excluded_tools: repo.config.tools.exclude.clone(),
+        agent,
+        ..HookOptions::default()
+    };
+    // A session spread over several files continues in the first one's
+    // place.
+    let mut sessions: Vec<(String, Vec<(u64, Draft)>)> = Vec::new();
+    let mut read = Vec::new();
+    for file in &files {
+        let session = agent
+            .read_session(file, &options)
+            .context(format_args!("reading {}", file.display()))?;
+        if let Some(root) = &work_tree
+            && !agent.ran_in(&session, root)
+        {
+            continue;
+        }
+        read.push(FileRead {
+            path: file.display().to_string(),
+            session: session.session_id.clone(),
+            events: session.drafts.len(),
+            skipped: session.skipped,
+            malformed: session.malformed,
+        });
+        match sessions.iter_mut().find(|(s, _)| *s == session.session_id) {
+            Some((_, existing)) => existing.extend(session.drafts),
+            None => sessions.push((session.session_id, session.drafts)),
+        }
+    }
+    let recorder = Recorder::new(repo)?;
+    let (sealed, report) = recorder.import_numbered(sessions)?;
+    Ok(SessionsImport {
+        files: read,
+        totals: Totals::of(&sealed, &report),
+    })
+}
