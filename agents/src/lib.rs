@@ -19,6 +19,7 @@
 //! | [`codex`] | Codex CLI | the shared protocol | [`codex::rollout`] |
 //! | [`gemini`] | Gemini CLI | translated ([`gemini::hooks`]) | [`gemini::chat`] |
 //! | [`copilot`] | GitHub Copilot CLI | translated ([`copilot::hooks`]) | [`copilot::events`] |
+//! | [`antigravity`] | Antigravity CLI | translated ([`antigravity::hooks`]) | [`antigravity::transcript`] |
 //!
 //! What tool calls become is shared by hooks and session files alike
 //! (`tool.rs`: observation bodies; `todo.rs`: TodoWrite lists as task
@@ -35,6 +36,7 @@
 //! written. memlog-ops drives it: the hook driver, import and install.
 
 mod agent;
+pub mod antigravity;
 pub mod claude_code;
 pub mod codex;
 pub mod copilot;
@@ -57,11 +59,12 @@ pub use todo::TODO_TOOL;
 /// Every agent memlog knows, in the order help texts list them. The first,
 /// Claude Code, is the one whose hook protocol the others share, and the
 /// default of `memlog hook`.
-pub static AGENTS: [&dyn Agent; 4] = [
+pub static AGENTS: [&dyn Agent; 5] = [
     &claude_code::ClaudeCode,
     &codex::Codex,
     &gemini::Gemini,
     &copilot::Copilot,
+    &antigravity::Antigravity,
 ];
 
 /// The agent named `name`: its short name (`claude`), client name
@@ -108,6 +111,6 @@ mod tests {
         );
         assert_eq!(agent_named("vim"), None);
         assert_eq!(AGENTS[0].unknown_session(), claude_code::UNKNOWN_SESSION);
-        assert_eq!(agent_names(), "claude, codex, gemini, copilot");
+        assert_eq!(agent_names(), "claude, codex, gemini, copilot, antigravity");
     }
 }
