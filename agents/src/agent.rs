@@ -60,6 +60,13 @@ pub trait Agent: Sync {
         protocol::hook_output(event, context)
     }
 
+    /// Whether the agent reads context from this hook's output: by default
+    /// at SessionStart and UserPromptSubmit ([`HookEvent::injects_context`]).
+    /// memlog assembles context (and records what it cited) only for these.
+    fn takes_context(&self, event: HookEvent) -> bool {
+        event.injects_context()
+    }
+
     /// The answer of a Stop or SubagentStop payload that does not carry
     /// it, read from the agent's own files; `None` when it cannot be.
     fn answer_from_files(&self, payload: &Payload) -> Option<String> {

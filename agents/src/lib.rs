@@ -20,6 +20,7 @@
 //! | [`gemini`] | Gemini CLI | translated ([`gemini::hooks`]) | [`gemini::chat`] |
 //! | [`copilot`] | GitHub Copilot CLI | translated ([`copilot::hooks`]) | [`copilot::events`] |
 //! | [`antigravity`] | Antigravity CLI | translated ([`antigravity::hooks`]) | [`antigravity::transcript`] |
+//! | [`cursor`] | Cursor | translated ([`cursor::hooks`]) | [`cursor::transcript`] |
 //!
 //! What tool calls become is shared by hooks and session files alike
 //! (`tool.rs`: observation bodies; `todo.rs`: TodoWrite lists as task
@@ -40,6 +41,7 @@ pub mod antigravity;
 pub mod claude_code;
 pub mod codex;
 pub mod copilot;
+pub mod cursor;
 mod error;
 pub mod gemini;
 mod options;
@@ -59,12 +61,13 @@ pub use todo::TODO_TOOL;
 /// Every agent memlog knows, in the order help texts list them. The first,
 /// Claude Code, is the one whose hook protocol the others share, and the
 /// default of `memlog hook`.
-pub static AGENTS: [&dyn Agent; 5] = [
+pub static AGENTS: [&dyn Agent; 6] = [
     &claude_code::ClaudeCode,
     &codex::Codex,
     &gemini::Gemini,
     &copilot::Copilot,
     &antigravity::Antigravity,
+    &cursor::Cursor,
 ];
 
 /// The agent named `name`: its short name (`claude`), client name
@@ -111,6 +114,9 @@ mod tests {
         );
         assert_eq!(agent_named("vim"), None);
         assert_eq!(AGENTS[0].unknown_session(), claude_code::UNKNOWN_SESSION);
-        assert_eq!(agent_names(), "claude, codex, gemini, copilot, antigravity");
+        assert_eq!(
+            agent_names(),
+            "claude, codex, gemini, copilot, antigravity, cursor"
+        );
     }
 }
