@@ -21,6 +21,7 @@
 //! | [`copilot`] | GitHub Copilot CLI | translated ([`copilot::hooks`]) | [`copilot::events`] |
 //! | [`antigravity`] | Antigravity CLI | translated ([`antigravity::hooks`]) | [`antigravity::transcript`] |
 //! | [`cursor`] | Cursor | translated ([`cursor::hooks`]) | [`cursor::transcript`] |
+//! | [`opencode`] | OpenCode | the shared protocol, from memlog's plugin | [`opencode::export`] |
 //!
 //! What tool calls become is shared by hooks and session files alike
 //! (`tool.rs`: observation bodies; `todo.rs`: TodoWrite lists as task
@@ -44,6 +45,7 @@ pub mod copilot;
 pub mod cursor;
 mod error;
 pub mod gemini;
+pub mod opencode;
 mod options;
 pub mod protocol;
 mod sessions;
@@ -61,13 +63,14 @@ pub use todo::TODO_TOOL;
 /// Every agent memlog knows, in the order help texts list them. The first,
 /// Claude Code, is the one whose hook protocol the others share, and the
 /// default of `memlog hook`.
-pub static AGENTS: [&dyn Agent; 6] = [
+pub static AGENTS: [&dyn Agent; 7] = [
     &claude_code::ClaudeCode,
     &codex::Codex,
     &gemini::Gemini,
     &copilot::Copilot,
     &antigravity::Antigravity,
     &cursor::Cursor,
+    &opencode::OpenCode,
 ];
 
 /// The agent named `name`: its short name (`claude`), client name
@@ -116,7 +119,7 @@ mod tests {
         assert_eq!(AGENTS[0].unknown_session(), claude_code::UNKNOWN_SESSION);
         assert_eq!(
             agent_names(),
-            "claude, codex, gemini, copilot, antigravity, cursor"
+            "claude, codex, gemini, copilot, antigravity, cursor, opencode"
         );
     }
 }
