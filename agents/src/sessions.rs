@@ -25,6 +25,13 @@ pub struct SessionFile {
 }
 
 impl SessionFile {
+    /// Whether the session's `cwd` is inside `work_tree`.
+    pub fn ran_inside(&self, work_tree: &Path) -> bool {
+        self.cwd
+            .as_deref()
+            .is_some_and(|cwd| Path::new(cwd).starts_with(work_tree))
+    }
+
     /// A file's drafts numbered by their place in it.
     pub fn numbered(drafts: Vec<Draft>) -> Vec<(u64, Draft)> {
         drafts

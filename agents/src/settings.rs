@@ -131,6 +131,37 @@ pub fn apply_flat(
     removed
 }
 
+/// memlog's hooks in a `{"version": 1, "hooks": {"<event>": [entry]}}`
+/// file (Cursor's, Copilot CLI's): one entry per event of `settings`,
+/// made by `entry` from the command running it.
+pub fn edit_flat(
+    path: &Path,
+    current: Option<&str>,
+    exe: &Path,
+    settings: &HookSettings,
+    install: bool,
+    entry: fn(String, &HookSettings) -> Value,
+) -> Result<SettingsEdit> {
+    let mut root = parse_object(path, current)?;
+    let entries: Vec<(&str, Value)> = settings
+        .events
+        .iter()
+        .map(|(event, _)| {
+            let args = format!("hook {}{event}", settings.agent_flag);
+            (*event, entry(command_line(exe, &args), settings))
+        })
+        .collect();
+    let removed = apply_flat(&mut root, &entries, install);
+    if install {
+        root.insert("version".into(), json!(1));
+    }
+    Ok(SettingsEdit {
+        text: Some(pretty(root)),
+        events: if install { entries.len() } else { 0 },
+        removed,
+    })
+}
+
 /// Whether a hook entry runs memlog: one of its string fields is a memlog
 /// hook command.
 fn is_memlog_entry(entry: &Value) -> bool {

@@ -147,10 +147,7 @@ impl Agent for Antigravity {
     /// The brain folder holds every project's conversations: those whose
     /// tools worked inside the repository.
     fn ran_in(&self, session: &SessionFile, work_tree: &Path) -> bool {
-        session
-            .cwd
-            .as_deref()
-            .is_some_and(|cwd| Path::new(cwd).starts_with(work_tree))
+        session.ran_inside(work_tree)
     }
 
     /// Every conversation's `transcript_full.jsonl` under the folder (its

@@ -136,28 +136,14 @@ impl Agent for Copilot {
         exe: &Path,
         install: bool,
     ) -> Result<SettingsEdit> {
-        let mut root = settings::parse_object(path, current)?;
-        let entries: Vec<(&str, Value)> = SETTINGS
-            .events
-            .iter()
-            .map(|(event, _)| {
-                let command =
-                    settings::command_line(exe, &format!("hook {}{event}", SETTINGS.agent_flag));
-                (
-                    *event,
-                    json!({"type": "command", "bash": command, "timeoutSec": SETTINGS.timeout}),
-                )
-            })
-            .collect();
-        let removed = settings::apply_flat(&mut root, &entries, install);
-        if install {
-            root.insert("version".into(), json!(1));
-        }
-        Ok(SettingsEdit {
-            text: Some(settings::pretty(root)),
-            events: if install { entries.len() } else { 0 },
-            removed,
-        })
+        settings::edit_flat(
+            path,
+            current,
+            exe,
+            &SETTINGS,
+            install,
+            |command, settings| json!({"type": "command", "bash": command, "timeoutSec": settings.timeout}),
+        )
     }
 
     fn install_note(&self) -> Option<&'static str> {
@@ -183,10 +169,7 @@ impl Agent for Copilot {
     /// The default folder holds every project's sessions: those whose
     /// `cwd` is inside the repository.
     fn ran_in(&self, session: &SessionFile, work_tree: &Path) -> bool {
-        session
-            .cwd
-            .as_deref()
-            .is_some_and(|cwd| Path::new(cwd).starts_with(work_tree))
+        session.ran_inside(work_tree)
     }
 
     /// Every `<session>/events.jsonl` in the folder.

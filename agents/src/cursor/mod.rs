@@ -101,27 +101,14 @@ impl Agent for Cursor {
         exe: &Path,
         install: bool,
     ) -> Result<SettingsEdit> {
-        let mut root = settings::parse_object(path, current)?;
-        let entries: Vec<(&str, Value)> = SETTINGS
-            .events
-            .iter()
-            .map(|(event, _)| {
-                let args = format!("hook {}{event}", SETTINGS.agent_flag);
-                (
-                    *event,
-                    json!({ "command": settings::command_line(exe, &args) }),
-                )
-            })
-            .collect();
-        let removed = settings::apply_flat(&mut root, &entries, install);
-        if install {
-            root.insert("version".into(), json!(1));
-        }
-        Ok(SettingsEdit {
-            text: Some(settings::pretty(root)),
-            events: if install { entries.len() } else { 0 },
-            removed,
-        })
+        settings::edit_flat(
+            path,
+            current,
+            exe,
+            &SETTINGS,
+            install,
+            |command, _| json!({ "command": command }),
+        )
     }
 
     fn session_noun(&self) -> &'static str {
