@@ -20,7 +20,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::{self, HookEvent, Payload};
-use crate::settings::HookSettings;
+use crate::settings::{self, HookSettings, SettingsEdit};
 use crate::{HookOptions, Result, SessionFile};
 
 /// A coding agent memlog captures: what it sends and writes, and how memlog
@@ -60,6 +60,13 @@ pub trait Agent: Sync {
         protocol::hook_output(event, context)
     }
 
+    /// Whether the agent reads context from this hook's output: by default
+    /// at SessionStart and UserPromptSubmit ([`HookEvent::injects_context`]).
+    /// memlog assembles context (and records what it cited) only for these.
+    fn takes_context(&self, event: HookEvent) -> bool {
+        event.injects_context()
+    }
+
     /// The answer of a Stop or SubagentStop payload that does not carry
     /// it, read from the agent's own files; `None` when it cannot be.
     fn answer_from_files(&self, payload: &Payload) -> Option<String> {
@@ -80,6 +87,21 @@ pub trait Agent: Sync {
 
     /// The hook commands `memlog install <agent>` writes, and in what form.
     fn hook_settings(&self) -> &'static HookSettings;
+
+    /// What `memlog install <agent>` makes of the settings file `path`,
+    /// whose text is `current` (`None`: no file yet), to run memlog's hooks
+    /// as `exe`; with `install` false, what removing them leaves. By
+    /// default memlog's commands in the shared JSON shape
+    /// ([`settings::edit_json`]).
+    fn edit_settings(
+        &self,
+        path: &Path,
+        current: Option<&str>,
+        exe: &Path,
+        install: bool,
+    ) -> Result<SettingsEdit> {
+        settings::edit_json(path, current, exe, self.hook_settings(), install)
+    }
 
     /// The user's settings file, for every project.
     fn user_settings_file(&self) -> Result<PathBuf>;

@@ -48,6 +48,16 @@ pub enum Error {
         scope: &'static str,
     },
 
+    /// An agent's settings file memlog cannot edit without losing what is
+    /// in it.
+    #[error("{} {why}", path.display())]
+    BadSettings {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+
     /// A file or folder (a transcript, a session folder) could not be read.
     #[error("{path}: {source}")]
     Io {

@@ -25,6 +25,13 @@ pub struct SessionFile {
 }
 
 impl SessionFile {
+    /// Whether the session's `cwd` is inside `work_tree`.
+    pub fn ran_inside(&self, work_tree: &Path) -> bool {
+        self.cwd
+            .as_deref()
+            .is_some_and(|cwd| Path::new(cwd).starts_with(work_tree))
+    }
+
     /// A file's drafts numbered by their place in it.
     pub fn numbered(drafts: Vec<Draft>) -> Vec<(u64, Draft)> {
         drafts
@@ -84,4 +91,41 @@ pub(crate) fn home() -> Result<PathBuf> {
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .ok_or(Error::NoHome)
+}
+
+/// A draft read from an agent's session file: `kind` with `body` at `ts`
+/// in `session`, its `meta.client` the agent's and `meta.ref` its place in
+/// the file (the item's own id, or its line), as every importer records.
+pub(crate) fn session_draft(
+    session: &str,
+    ts: &str,
+    kind: memlog_format::Kind,
+    body: serde_json::Map<String, serde_json::Value>,
+    options: &crate::HookOptions,
+    reference: &str,
+) -> Draft {
+    use serde_json::Value;
+    let mut draft = Draft::new(session, ts, kind, options.project.clone(), body);
+    draft.meta.insert(
+        "client".into(),
+        Value::String(options.agent.client().to_string()),
+    );
+    draft
+        .meta
+        .insert("ref".into(), Value::String(reference.to_string()));
+    draft
+}
+
+/// A session file's time as memlog writes times, if it is one.
+pub(crate) fn normalized_time(value: Option<&serde_json::Value>) -> Option<String> {
+    value
+        .and_then(serde_json::Value::as_str)
+        .and_then(|t| memlog_format::time::normalize(t).ok())
+}
+
+/// A text body (`{"text": …}`), for prompts and answers.
+pub(crate) fn text_body(text: &str) -> serde_json::Map<String, serde_json::Value> {
+    let mut body = serde_json::Map::new();
+    body.insert("text".into(), serde_json::Value::String(text.to_string()));
+    body
 }

@@ -89,7 +89,7 @@ pub fn run(
     // payload (and waits for its fsync): the two overlap.
     let job = match event {
         Some(e @ (HookEvent::SessionStart | HookEvent::UserPromptSubmit))
-            if repo.config.hooks.inject =>
+            if repo.config.hooks.inject && agent.takes_context(e) =>
         {
             Some(ContextJob::start(&repo, e, &payload, started, budget))
         }

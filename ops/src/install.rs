@@ -1,13 +1,11 @@
 //! Connecting memlog to a coding agent: memlog's hook commands merged into
-//! the agent's JSON settings (which file, which events and in what form is
-//! the agent's knowledge, [`memlog_agents::settings`]), and removed again.
+//! the agent's settings (which file, which events and in what form is the
+//! agent's knowledge, [`Agent::edit_settings`]), and removed again.
 
 use std::path::{Path, PathBuf};
 
-use memlog_agents::{Agent, Scope, settings};
-use serde_json::{Value, json};
+use memlog_agents::{Agent, Scope};
 
-use crate::bail;
 use crate::error::{Context, Result};
 use crate::workspace;
 
@@ -45,44 +43,42 @@ pub fn hooks(
         ),
     };
     let path = agent.settings_file(scope, work_tree.as_deref())?;
-    let mut settings: Value = match std::fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text).context(
-            format_args!("{} is not valid JSON; fix it first", path.display()),
-        )?,
-        Ok(_) => json!({}),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+    let current = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).context(format_args!("reading {}", path.display())),
     };
-    let Value::Object(root) = &mut settings else {
-        bail!("{} is not a JSON object", path.display());
-    };
     let exe = std::env::current_exe().context("locating the memlog binary")?;
-    let hook_settings = agent.hook_settings();
-    let removed = settings::apply(root, &exe, hook_settings, install);
-    let text = serde_json::to_string_pretty(&settings)? + "\n";
-    let events = if install {
-        hook_settings.events.len()
-    } else {
-        0
-    };
+    let edit = agent.edit_settings(&path, current.as_deref(), &exe, install)?;
     if dry_run {
         return Ok(HooksInstalled {
             path,
-            events,
-            removed,
-            dry_run: Some(text),
+            events: edit.events,
+            removed: edit.removed,
+            dry_run: Some(edit.text.unwrap_or_default()),
         });
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).context(format_args!("creating {}", parent.display()))?;
+    match &edit.text {
+        Some(text) => {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .context(format_args!("creating {}", parent.display()))?;
+            }
+            let mut tmp = path.clone().into_os_string();
+            tmp.push(".memlog-tmp");
+            let tmp = PathBuf::from(tmp);
+            std::fs::write(&tmp, text).context(format_args!("writing {}", tmp.display()))?;
+            std::fs::rename(&tmp, &path).context(format_args!("writing {}", path.display()))?;
+        }
+        None if current.is_some() => {
+            std::fs::remove_file(&path).context(format_args!("removing {}", path.display()))?;
+        }
+        None => {}
     }
-    let tmp = path.with_extension("json.memlog-tmp");
-    std::fs::write(&tmp, &text).context(format_args!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).context(format_args!("writing {}", path.display()))?;
     Ok(HooksInstalled {
         path,
-        events,
-        removed,
+        events: edit.events,
+        removed: edit.removed,
         dry_run: None,
     })
 }

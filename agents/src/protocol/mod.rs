@@ -109,4 +109,4 @@ mod payload;
 pub use drafts::{drafts, drafts_at};
 pub use event::HookEvent;
 pub use output::{hook_output, stop_block_output};
-pub use payload::{Payload, parse_payload};
+pub use payload::{Payload, parse_payload, parse_translated};

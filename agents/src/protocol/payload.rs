@@ -80,6 +80,22 @@ pub fn parse_payload(event_name: &str, bytes: &[u8]) -> Result<Payload> {
     Ok(Payload::from_value(event_name, raw))
 }
 
+/// Parses a hook's stdin for an agent with its own payload shapes:
+/// `translate` turns the event it was installed for and the JSON into the
+/// shared protocol's event name and payload.
+pub fn parse_translated(
+    event_name: &str,
+    bytes: &[u8],
+    translate: fn(&str, Value) -> (String, Value),
+) -> Result<Payload> {
+    let raw: Value = serde_json::from_slice(bytes).map_err(|source| Error::MalformedPayload {
+        event: event_name.to_string(),
+        source,
+    })?;
+    let (name, common) = translate(event_name, raw);
+    Ok(Payload::from_value(&name, common))
+}
+
 impl Payload {
     /// Reads the known fields of an already parsed payload.
     pub fn from_value(event_name: &str, raw: Value) -> Payload {

@@ -1,0 +1,316 @@
+//! Copilot CLI session files (`session-state/<id>/events.jsonl`, checked
+//! against 1.0.102) as memlog drafts.
+//!
+//! One JSON object per line, `{"type", "data", "id", "timestamp",
+//! "parentId"}`. The lines memlog reads:
+//!
+//! - `session.start`: the session's `sessionId`, `copilotVersion` and
+//!   `context.cwd`;
+//! - `user.message`: `data.content`, what the user typed (the model got
+//!   `transformedContent`, with Copilot's additions), a `user_prompt`;
+//! - `assistant.message`: `data.content`, an `agent_response` when not
+//!   empty; its `toolRequests` name each call's tool and arguments;
+//! - `tool.execution_complete`: a call's outcome (`success`,
+//!   `result.content`, `shellExecution.exitCode`), a `tool_observation`
+//!   with the tool and arguments of its request.
+//!
+//! Hook events (`hook.start`), usage records and other lines are not read.
+//! A tool observation carries no `tool_use_id` — Copilot's hooks have none,
+//! and the capture identity of a call is then its tool and input — but the
+//! call id is its `meta.ref`. Every other draft's `meta.ref` is its line's
+//! `id`, and its `ts` the line's `timestamp`.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use memlog_format::Kind;
+use serde_json::{Map, Value};
+
+use crate::sessions::{normalized_time, read_text, session_draft, text_body};
+use crate::tool::{ToolCall, observation_body};
+use crate::{HookOptions, Result, SessionFile};
+
+/// Reads one `events.jsonl`.
+pub fn read(path: &Path, options: &HookOptions) -> Result<SessionFile> {
+    let (text, _) = read_text(path)?;
+    // The file is `<session id>/events.jsonl`: the folder names the session.
+    let fallback = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    Ok(parse(&text, fallback, options))
+}
+
+/// Converts an `events.jsonl`'s text; `fallback_session` names the session
+/// when it has no `session.start`.
+pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> SessionFile {
+    let mut file = SessionFile {
+        session_id: fallback_session.to_string(),
+        ..SessionFile::default()
+    };
+    let mut lines = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(map)) => lines.push(map),
+            _ => file.malformed += 1,
+        }
+    }
+    let mut version = None;
+    if let Some(start) = lines
+        .iter()
+        .find(|l| type_of(l) == Some("session.start"))
+        .and_then(|l| l.get("data"))
+    {
+        if let Some(id) = start.get("sessionId").and_then(Value::as_str) {
+            file.session_id = id.to_string();
+        }
+        file.cwd = start
+            .pointer("/context/cwd")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        version = start.get("copilotVersion").and_then(Value::as_str);
+    }
+    if file.session_id.is_empty() {
+        file.session_id = options.agent.unknown_session();
+    }
+    // Each call's tool and arguments, by call id.
+    let mut requests: HashMap<&str, (&str, &Value)> = HashMap::new();
+    let mut drafts = Vec::new();
+    let mut skipped = 0;
+    for (n, line) in lines.iter().enumerate() {
+        let data = line.get("data").unwrap_or(&Value::Null);
+        let Some(ts) = normalized_time(line.get("timestamp")) else {
+            skipped += 1;
+            continue;
+        };
+        let line_ref = line
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("line:{n}"));
+        let (kind, body, reference) = match type_of(line) {
+            Some("user.message") => match non_empty(data.get("content")) {
+                Some(text) => (Kind::UserPrompt, text_body(text), line_ref),
+                None => continue,
+            },
+            Some("assistant.message") => {
+                for request in data
+                    .get("toolRequests")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let (Some(id), Some(name)) = (
+                        request.get("toolCallId").and_then(Value::as_str),
+                        request.get("name").and_then(Value::as_str),
+                    ) {
+                        let arguments = request.get("arguments").unwrap_or(&Value::Null);
+                        requests.insert(id, (name, arguments));
+                    }
+                }
+                match non_empty(data.get("content")) {
+                    Some(text) => (Kind::AgentResponse, text_body(text), line_ref),
+                    None => continue,
+                }
+            }
+            Some("tool.execution_start") => {
+                if let (Some(id), Some(name)) = (
+                    data.get("toolCallId").and_then(Value::as_str),
+                    data.get("toolName").and_then(Value::as_str),
+                ) {
+                    let arguments = data.get("arguments").unwrap_or(&Value::Null);
+                    requests.entry(id).or_insert((name, arguments));
+                }
+                continue;
+            }
+            Some("tool.execution_complete") => {
+                let Some(id) = data.get("toolCallId").and_then(Value::as_str) else {
+                    continue;
+                };
+                let Some(&(tool, arguments)) = requests.get(id) else {
+                    continue;
+                };
+                if options.excludes(tool) {
+                    continue;
+                }
+                (
+                    Kind::ToolObservation,
+                    tool_body(tool, arguments, data),
+                    id.to_string(),
+                )
+            }
+            Some(_) => continue,
+            None => {
+                skipped += 1;
+                continue;
+            }
+        };
+        let mut draft = session_draft(&file.session_id, &ts, kind, body, options, &reference);
+        if let Some(cwd) = &file.cwd {
+            draft.meta.insert("cwd".into(), Value::String(cwd.clone()));
+        }
+        if let Some(v) = version {
+            draft
+                .meta
+                .insert("agent_version".into(), Value::String(v.to_string()));
+        }
+        drafts.push(draft);
+    }
+    file.drafts = SessionFile::numbered(drafts);
+    file.skipped = Some(skipped);
+    file
+}
+
+/// A completed call's observation: the tool's output as the model saw it,
+/// its outcome and, for a shell command, its exit code.
+fn tool_body(tool: &str, arguments: &Value, data: &Value) -> Map<String, Value> {
+    let output = data
+        .pointer("/result/content")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            data.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+    let failed = data.get("success").and_then(Value::as_bool) == Some(false);
+    let mut body = observation_body(&ToolCall {
+        tool,
+        input: Some(arguments),
+        result_text: output,
+        is_error: Some(failed),
+        ..ToolCall::default()
+    });
+    if let Some(code) = data
+        .pointer("/shellExecution/exitCode")
+        .filter(|c| c.is_i64())
+    {
+        let metadata = body
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(m) = metadata {
+            m.insert("exit_code".into(), code.clone());
+        }
+    }
+    body
+}
+
+fn type_of(line: &Map<String, Value>) -> Option<&str> {
+    line.get("type").and_then(Value::as_str)
+}
+
+fn non_empty(value: Option<&Value>) -> Option<&str> {
+    value
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
+/// The last message the agent wrote after the user's last prompt, from the
+/// end of an `events.jsonl` (the Stop hook's answer); `None` when the file
+/// is missing or the turn has no text.
+pub fn last_answer(path: &Path) -> Option<String> {
+    let text = tail(path, 1 << 20)?;
+    let mut answer = None;
+    for line in text.lines() {
+        let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        match type_of(&line) {
+            Some("user.message") => answer = None,
+            Some("assistant.message") => {
+                if let Some(text) = non_empty(line.get("data").and_then(|d| d.get("content"))) {
+                    answer = Some(text.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    answer
+}
+
+/// `copilotVersion` of an `events.jsonl`'s `session.start`.
+pub fn version(path: &Path) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(file.take(1 << 20))
+        .read_line(&mut line)
+        .ok()?;
+    let value: Value = serde_json::from_str(&line).ok()?;
+    value
+        .pointer("/data/copilotVersion")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// The last `max` bytes of a file, from its first whole line.
+fn tail(path: &Path, max: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let start = len.saturating_sub(max);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Some(match (start > 0, text.find('\n')) {
+        (true, Some(i)) => text[i + 1..].to_string(),
+        _ => text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVENTS: &str = include_str!("../../../fixtures/copilot/events.jsonl");
+
+    fn options() -> HookOptions {
+        HookOptions {
+            agent: &crate::copilot::Copilot,
+            ..HookOptions::new("shop")
+        }
+    }
+
+    #[test]
+    fn prompts_calls_and_answers() {
+        let f = parse(EVENTS, "x", &options());
+        assert_eq!(f.session_id, "5c1e2b7a-8d3f-4e0a-9b61-2f4d7c9e1a30");
+        assert_eq!(f.cwd.as_deref(), Some("/work/shop"));
+        let kinds: Vec<&str> = f.drafts.iter().map(|(_, d)| d.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "user_prompt",
+                "agent_response",
+                "tool_observation",
+                "tool_observation",
+                "agent_response"
+            ]
+        );
+        let tool = &f.drafts[2].1;
+        assert_eq!(tool.body["tool"], "bash");
+        assert_eq!(tool.body["input"]["command"], "cat notes.txt");
+        assert!(
+            tool.body["output"]
+                .as_str()
+                .unwrap()
+                .starts_with("freeze: Wednesday")
+        );
+        assert!(tool.body.get("tool_use_id").is_none());
+        assert_eq!(tool.meta["ref"], "toolu_c01");
+        assert_eq!(tool.meta["agent_version"], "1.0.102");
+        let failed = &f.drafts[3].1;
+        assert_eq!(failed.body["success"], false);
+        assert_eq!(failed.body["metadata"]["exit_code"], 1);
+        assert!(
+            f.drafts
+                .iter()
+                .all(|(_, d)| d.meta["client"] == "copilot-cli")
+        );
+        // the same file, the same drafts
+        assert_eq!(parse(EVENTS, "x", &options()), f);
+    }
+}
