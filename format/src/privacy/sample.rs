@@ -27,6 +27,26 @@ pub struct Sample {
     pub text: String,
     /// The secret inside it (between `«` and `»`, else the whole text).
     pub secret: String,
+    /// The runs of the secret that were drawn at random (a leak check
+    /// looks for these: the literal parts, such as `https://` or a
+    /// prefix, are everywhere).
+    pub random: Vec<String>,
+}
+
+impl Sample {
+    /// Whether `haystack` holds a piece of this secret's random part long
+    /// enough to mean something: 8 bytes of a run (a shorter run whole,
+    /// from 6 bytes). Markers are the caller's to remove first: they name
+    /// the rule, which may be the token's prefix.
+    pub fn leaks_into(&self, haystack: &[u8]) -> bool {
+        self.random.iter().filter(|r| r.len() >= 6).any(|run| {
+            let n = run.len().min(8);
+            (0..=run.len() - n).any(|i| {
+                let piece = &run.as_bytes()[i..i + n];
+                haystack.windows(n).any(|w| w == piece)
+            })
+        })
+    }
 }
 
 /// A small deterministic generator (SplitMix64): samples are reproducible
@@ -177,12 +197,15 @@ fn render(
 ) -> Sample {
     let mut text = String::new();
     let mut secret_range: Option<(usize, Option<usize>)> = None;
+    let mut runs: Vec<(usize, usize)> = Vec::new();
     for piece in pieces(template) {
+        let start = text.len();
         match piece {
             Piece::Literal(s) => text.push_str(s),
             Piece::Class(alphabet, min, max) => {
                 let n = count(min, max.max(min));
                 fill(alphabet, n, &mut text);
+                runs.push((start, text.len()));
             }
             Piece::Uuid => {
                 let hex = b"0123456789abcdef";
@@ -192,6 +215,7 @@ fn render(
                     }
                     fill(hex, n, &mut text);
                 }
+                runs.push((start, text.len()));
             }
             Piece::SecretStart => secret_range = Some((text.len(), None)),
             Piece::SecretEnd => {
@@ -201,11 +225,21 @@ fn render(
             }
         }
     }
-    let secret = match secret_range {
-        Some((start, end)) => text[start..end.unwrap_or(text.len())].to_string(),
-        None => text.clone(),
+    let (start, end) = match secret_range {
+        Some((start, end)) => (start, end.unwrap_or(text.len())),
+        None => (0, text.len()),
     };
-    Sample { text, secret }
+    let random = runs
+        .into_iter()
+        .map(|(s, e)| (s.max(start), e.min(end)))
+        .filter(|(s, e)| s < e)
+        .map(|(s, e)| text[s..e].to_string())
+        .collect();
+    Sample {
+        secret: text[start..end].to_string(),
+        text,
+        random,
+    }
 }
 
 #[cfg(test)]
@@ -222,6 +256,7 @@ mod tests {
         let s = expand("TOKEN=«{h:32}»", &mut rng);
         assert_eq!(s.secret.len(), 32);
         assert_eq!(s.text, format!("TOKEN={}", s.secret));
+        assert_eq!(s.random, std::slice::from_ref(&s.secret));
         let s = expand("{\"a\": \"«{uuid}»\"}", &mut rng);
         assert_eq!(s.secret.len(), 36);
         assert!(s.text.starts_with("{\"a\": \""));
