@@ -18,11 +18,13 @@ pub struct Recorder<'r> {
 }
 
 impl<'r> Recorder<'r> {
-    /// A recorder for `repo`, with its configured privacy patterns compiled.
+    /// A recorder for `repo`, with its configured privacy patterns and the
+    /// repository's marker key (made on first use).
     pub fn new(repo: &'r Repo) -> Result<Recorder<'r>> {
+        let key = crate::privacy_key::load_or_create(&repo.layout())?;
         Ok(Recorder {
             repo,
-            filter: PrivacyFilter::new(&repo.config.privacy.patterns)?,
+            filter: PrivacyFilter::new(&repo.config.privacy.patterns)?.keyed(&key),
         })
     }
 
