@@ -431,6 +431,16 @@ impl PrivacyFilter {
     }
 }
 
+/// A message about to be printed or logged (an error echoing what a user
+/// typed, a hook's log line) with every secret the built-in rules find
+/// redacted. Its markers carry no hash: a message is not the log.
+pub fn redact_message(text: &str) -> String {
+    match PrivacyFilter::new(&[]) {
+        Ok(f) => f.filter_text(text).0,
+        Err(_) => text.to_string(),
+    }
+}
+
 /// Records a finding over `range`, widened to whole characters.
 fn push(
     found: &mut Vec<Finding>,
