@@ -70,6 +70,7 @@ static CUSTOM: Rule = Rule {
     detect: Detect::Token {
         pattern: "",
         mixed: false,
+        context: true,
     },
     sample: "",
 };
@@ -181,7 +182,7 @@ impl PrivacyFilter {
         for p in extra_patterns {
             regex::Regex::new(p)
                 .map_err(|e| Error::invalid(format!("privacy pattern {p:?}"), e.to_string()))?;
-            extra.push(LazyRegex::new(p, false));
+            extra.push(LazyRegex::new(p));
         }
         let mut generic = [None; 7];
         for (i, rule) in rules.iter().enumerate() {
@@ -190,7 +191,7 @@ impl PrivacyFilter {
             }
         }
         Ok(PrivacyFilter {
-            spans: PrivateSpans::new(),
+            spans: PrivateSpans,
             compiled: rules.iter().map(|_| OnceLock::new()).collect(),
             rules,
             generic,

@@ -221,14 +221,30 @@ const KEY_QUALIFIERS: &[&str] = &[
     "publishable",
 ];
 
+/// Longest key name considered, and most words.
+const MAX_KEY: usize = 128;
+const MAX_WORDS: usize = 16;
+
 /// The class of secret `key` names, if it names one.
 pub(super) fn classify(key: &str) -> Option<NameClass> {
-    let words = words(key);
-    let (first, last) = (words.first()?, words.last()?);
-    if DESCRIBING.contains(&last.as_str()) || QUALIFYING_FIRST.contains(&first.as_str()) {
+    if key.len() > MAX_KEY {
         return None;
     }
-    if words.iter().any(|w| w == "public" || w == "pub") {
+    let lower = key.to_ascii_lowercase();
+    let mut spans = [(0, 0); MAX_WORDS];
+    let mut n = 0;
+    split(key, |s, e| {
+        if n < MAX_WORDS {
+            spans[n] = (s, e);
+            n += 1;
+        }
+    });
+    let words: Vec<&str> = spans[..n].iter().map(|&(s, e)| &lower[s..e]).collect();
+    let (first, last) = (*words.first()?, *words.last()?);
+    if DESCRIBING.contains(&last) || QUALIFYING_FIRST.contains(&first) {
+        return None;
+    }
+    if words.iter().any(|w| *w == "public" || *w == "pub") {
         return None;
     }
     let mut best: Option<NameClass> = None;
@@ -237,8 +253,7 @@ pub(super) fn classify(key: &str) -> Option<NameClass> {
             best = Some(class);
         }
     };
-    for (i, w) in words.iter().enumerate() {
-        let w = w.as_str();
+    for (i, &w) in words.iter().enumerate() {
         if w.contains("password")
             || w.contains("passwd")
             || w.contains("passphrase")
@@ -255,7 +270,7 @@ pub(super) fn classify(key: &str) -> Option<NameClass> {
             consider(NameClass::Auth);
         } else if let Some(prefix) = w.strip_suffix("keys").or_else(|| w.strip_suffix("key")) {
             let qualifier = if prefix.is_empty() {
-                i.checked_sub(1).map(|p| words[p].as_str())
+                i.checked_sub(1).map(|p| words[p])
             } else {
                 Some(prefix)
             };
@@ -287,30 +302,36 @@ fn is_upper_snake(key: &str) -> bool {
     key.contains('_') && !key.bytes().any(|b| b.is_ascii_lowercase())
 }
 
-/// The lower-case words of a key name: split on `_ - . :`, spaces and
-/// camelCase boundaries (`APIKey` gives `api`, `key`).
-pub(super) fn words(key: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    for part in key.split(['_', '-', '.', ':', ' ', '/', '$']) {
-        let chars: Vec<char> = part.chars().collect();
-        let mut current = String::new();
-        for (i, &c) in chars.iter().enumerate() {
-            let boundary = i > 0
-                && c.is_ascii_uppercase()
-                && (chars[i - 1].is_ascii_lowercase()
-                    || chars[i - 1].is_ascii_digit()
-                    || (chars[i - 1].is_ascii_uppercase()
-                        && chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase())));
-            if boundary && !current.is_empty() {
-                words.push(std::mem::take(&mut current));
+/// Calls `word` with the byte range of each word of a key name: split on
+/// `_ - . : / $`, spaces and camelCase boundaries (`APIKey` gives `API`,
+/// `Key`).
+fn split(key: &str, mut word: impl FnMut(usize, usize)) {
+    let b = key.as_bytes();
+    let mut start = 0;
+    for i in 0..=b.len() {
+        let separator = i == b.len() || b"_-.:/$ ".contains(&b[i]);
+        let boundary = !separator
+            && i > start
+            && b[i].is_ascii_uppercase()
+            && (b[i - 1].is_ascii_lowercase()
+                || b[i - 1].is_ascii_digit()
+                || (b[i - 1].is_ascii_uppercase()
+                    && b.get(i + 1).is_some_and(u8::is_ascii_lowercase)));
+        if separator || boundary {
+            if i > start {
+                word(start, i);
             }
-            current.push(c.to_ascii_lowercase());
-        }
-        if !current.is_empty() {
-            words.push(current);
+            start = if separator { i + 1 } else { i };
         }
     }
-    words
+}
+
+/// The lower-case words of a key name ([`split`]).
+#[cfg(test)]
+fn words(key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    split(key, |s, e| out.push(key[s..e].to_ascii_lowercase()));
+    out
 }
 
 #[cfg(test)]

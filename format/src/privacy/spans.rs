@@ -13,93 +13,92 @@ use regex::{Regex, RegexBuilder};
 use super::PRIVATE_MARKER;
 
 /// A regular expression compiled on first use (`None`: it does not
-/// compile, which the tests rule out for the built-in ones).
+/// compile, which [`super::PrivacyFilter::new`] rules out).
 pub(super) struct LazyRegex {
     pattern: String,
-    case_insensitive: bool,
     compiled: OnceLock<Option<Regex>>,
 }
 
 impl LazyRegex {
-    pub(super) fn new(pattern: &str, case_insensitive: bool) -> LazyRegex {
+    pub(super) fn new(pattern: &str) -> LazyRegex {
         LazyRegex {
             pattern: pattern.to_string(),
-            case_insensitive,
             compiled: OnceLock::new(),
         }
     }
 
     pub(super) fn get(&self) -> Option<&Regex> {
         self.compiled
-            .get_or_init(|| {
-                RegexBuilder::new(&self.pattern)
-                    .case_insensitive(self.case_insensitive)
-                    .build()
-                    .ok()
-            })
+            .get_or_init(|| RegexBuilder::new(&self.pattern).build().ok())
             .as_ref()
     }
 }
 
-/// One tag form: its opening and closing token patterns.
-struct TagForm {
-    open: LazyRegex,
-    close: LazyRegex,
-}
+/// A tag token: where it is, its form (0 `<…>`, 1 `[…]`, 2 `<!-- … -->`)
+/// and whether it opens a span.
+type Tag = (usize, usize, usize, bool);
 
-/// The three tag forms.
-pub(super) struct PrivateSpans {
-    forms: Vec<TagForm>,
-}
-
-impl PrivateSpans {
-    pub(super) fn new() -> PrivateSpans {
-        let form = |open: &str, close: &str| TagForm {
-            open: LazyRegex::new(open, true),
-            close: LazyRegex::new(close, true),
-        };
-        PrivateSpans {
-            forms: vec![
-                form(r"<private>", r"</private>"),
-                form(r"\[private\]", r"\[/private\]"),
-                form(r"<!--\s*private\s*-->", r"<!--\s*/private\s*-->"),
-            ],
+/// The tag tokens around each `private` (any case) in `b`, found by hand:
+/// compiling expressions for them cost a hook more than the rest of the
+/// filter.
+fn tags(b: &[u8]) -> Vec<Tag> {
+    const WORD: &[u8] = b"private";
+    let mut out = Vec::new();
+    for i in memchr::memchr2_iter(b'p', b'P', b) {
+        if !b
+            .get(i..i + WORD.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(WORD))
+        {
+            continue;
+        }
+        let (start, end) = (i, i + WORD.len());
+        let before = |n: usize| start.checked_sub(n).map(|s| &b[s..start]);
+        let after = b.get(end).copied();
+        // <private>, </private>, [private], [/private]
+        for (form, open, close) in [(0, b'<', b'>'), (1, b'[', b']')] {
+            if after != Some(close) {
+                continue;
+            }
+            if before(1) == Some(&[open][..]) {
+                out.push((start - 1, end + 1, form, true));
+            } else if before(2) == Some(&[open, b'/'][..]) {
+                out.push((start - 2, end + 1, form, false));
+            }
+        }
+        // <!-- private -->, <!-- /private -->
+        let mut s = start;
+        let closing = s > 0 && b[s - 1] == b'/';
+        if closing {
+            s -= 1;
+        }
+        while s > 0 && b[s - 1].is_ascii_whitespace() {
+            s -= 1;
+        }
+        let mut e = end;
+        while e < b.len() && b[e].is_ascii_whitespace() {
+            e += 1;
+        }
+        if s >= 4 && &b[s - 4..s] == b"<!--" && b[e..].starts_with(b"-->") {
+            out.push((s - 4, e + 3, 2, !closing));
         }
     }
+    out
+}
 
-    /// Whether every tag pattern compiles.
-    #[cfg(test)]
-    pub(super) fn compile_all(&self) -> bool {
-        self.forms
-            .iter()
-            .all(|f| f.open.get().is_some() && f.close.get().is_some())
-    }
+/// Private spans of the three tag forms.
+pub(super) struct PrivateSpans;
 
+impl PrivateSpans {
     /// One pass over the tag tokens of all forms, outside code blocks. A
     /// span opened by one form is closed only by the same form; tokens of
     /// other forms inside it are content. Returns the text, the spans
     /// replaced and a warning for an unclosed span.
     pub(super) fn remove(&self, text: &str) -> (String, usize, Option<String>) {
-        if (!text.contains('<') && !text.contains('['))
-            || !text.to_ascii_lowercase().contains("private")
-        {
+        let mut tokens = tags(text.as_bytes());
+        if tokens.is_empty() {
             return (text.to_string(), 0, None);
         }
         let fences = fenced_blocks(text);
-        // (start, end, form, is_open)
-        let mut tokens: Vec<(usize, usize, usize, bool)> = Vec::new();
-        for (i, form) in self.forms.iter().enumerate() {
-            if let Some(open) = form.open.get() {
-                tokens.extend(open.find_iter(text).map(|m| (m.start(), m.end(), i, true)));
-            }
-            if let Some(close) = form.close.get() {
-                tokens.extend(
-                    close
-                        .find_iter(text)
-                        .map(|m| (m.start(), m.end(), i, false)),
-                );
-            }
-        }
         tokens.retain(|(s, _, _, _)| !inside(&fences, *s));
         if tokens.is_empty() {
             return (text.to_string(), 0, None);

@@ -1,7 +1,7 @@
 //! Cloud and hosting providers.
 
 use super::Family::Cloud as F;
-use super::{Rule, assigned, mixed_token, token};
+use super::{Rule, assigned, context_token, mixed_token, token};
 
 pub(super) const RULES: &[Rule] = &[
     token(
@@ -81,7 +81,7 @@ pub(super) const RULES: &[Rule] = &[
         "[A-Za-z0-9+/]{86}==",
         "DefaultEndpointsProtocol=https;AccountName=prodassets;AccountKey=«{b:86}==»;EndpointSuffix=core.windows.net",
     ),
-    token(
+    context_token(
         "azure-sas-signature",
         F,
         &["sig="],
@@ -228,7 +228,7 @@ pub(super) const RULES: &[Rule] = &[
         r"(sha256~[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
         "sha256~{w:43}",
     ),
-    token(
+    context_token(
         "hashicorp-tf-api-token",
         F,
         &["atlasv1"],

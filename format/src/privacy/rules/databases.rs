@@ -1,10 +1,10 @@
 //! Databases and data platforms.
 
 use super::Family::Databases as F;
-use super::{Rule, assigned, token};
+use super::{Rule, assigned, context_token, token};
 
 pub(super) const RULES: &[Rule] = &[
-    token(
+    context_token(
         "database-url-password",
         F,
         &[
@@ -83,14 +83,14 @@ pub(super) const RULES: &[Rule] = &[
         "[A-Za-z0-9]{16}",
         "CONFLUENT_CLOUD_API_KEY=«{u:16}»",
     ),
-    token(
+    context_token(
         "redis-requirepass",
         F,
         &["requirepass"],
         r"\brequirepass\s+['\x22]?([^\s'\x22]{4,})",
         "requirepass «{a:24}»",
     ),
-    token(
+    context_token(
         "mysql-cli-password",
         F,
         &["mysql"],

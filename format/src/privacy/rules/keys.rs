@@ -3,19 +3,19 @@
 use std::ops::Range;
 
 use super::Family::Keys as F;
-use super::{Detect, Rule, token};
+use super::{Detect, Rule, context_token, token};
 
 pub(super) const RULES: &[Rule] = &[
     // A block without its END line (a cut output) is redacted as far as
     // its base64 goes.
-    token(
+    context_token(
         "private-key",
         F,
         &["private key"],
         r"(?s)(-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:, \t\r\n-]|\\[nr])*))",
         "-----BEGIN RSA PRIVATE KEY-----\n{b:64}\n{b:64}\n{b:64}\n{b:20}==\n-----END RSA PRIVATE KEY-----",
     ),
-    token(
+    context_token(
         "putty-private-key",
         F,
         &["PuTTY-User-Key-File"],

@@ -1,7 +1,7 @@
 //! Chat, email and SMS.
 
 use super::Family::Messaging as F;
-use super::{Rule, assigned, mixed_token, token};
+use super::{Rule, assigned, context_token, mixed_token, token};
 
 pub(super) const RULES: &[Rule] = &[
     token(
@@ -60,14 +60,14 @@ pub(super) const RULES: &[Rule] = &[
         r"\b(xox[ar]-(?:[0-9]-)?[0-9A-Za-z]{8,48})\b",
         "xoxa-2-{a:40}",
     ),
-    token(
+    context_token(
         "slack-webhook-url",
         F,
         &["hooks.slack.com"],
         r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/]{43,56})",
         "https://hooks.slack.com/services/«T{u:10}/B{u:10}/{a:24}»",
     ),
-    token(
+    context_token(
         "discord-webhook-url",
         F,
         &["discord.com/api/webhooks", "discordapp.com/api/webhooks"],
@@ -95,7 +95,7 @@ pub(super) const RULES: &[Rule] = &[
         "[0-9]{18}",
         "DISCORD_CLIENT_ID=«{d:18}»",
     ),
-    token(
+    context_token(
         "microsoft-teams-webhook",
         F,
         &["webhook.office.com"],

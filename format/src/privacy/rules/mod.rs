@@ -144,13 +144,18 @@ pub enum NameClass {
 pub enum Detect {
     /// A regular expression (bytes, ASCII); capture group 1, when there is
     /// one, is the secret, else the whole match. `mixed`: the secret must
-    /// hold an upper-case letter, a lower-case letter and a digit (a guard
-    /// for formats loose enough to meet words).
+    /// look random (a guard for formats loose enough to meet words).
+    /// Unless `context`, the keyword is part of the token, and a keyword
+    /// whose run of token characters is too short to hold one (`pat` in
+    /// `path`) does not run the rule.
     Token {
         /// The expression.
         pattern: &'static str,
-        /// Whether the secret must mix cases and digits.
+        /// Whether the secret must look random.
         mixed: bool,
+        /// Whether the keyword is context around the secret (`curl`,
+        /// `://`, `private key`) rather than part of it.
+        context: bool,
     },
     /// A value assigned to a key whose name holds one of the keywords
     /// (`a+b`: both), matching `value` whole (ASCII, case-insensitive).
@@ -196,12 +201,34 @@ pub(crate) const fn token(
         detect: Detect::Token {
             pattern,
             mixed: false,
+            context: false,
         },
         sample,
     }
 }
 
-/// A token rule whose secret must mix upper case, lower case and digits.
+/// A rule whose keyword is context around the secret, not part of it.
+pub(crate) const fn context_token(
+    id: &'static str,
+    family: Family,
+    keywords: &'static [&'static str],
+    pattern: &'static str,
+    sample: &'static str,
+) -> Rule {
+    Rule {
+        id,
+        family,
+        keywords,
+        detect: Detect::Token {
+            pattern,
+            mixed: false,
+            context: true,
+        },
+        sample,
+    }
+}
+
+/// A token rule whose secret must look random.
 pub(crate) const fn mixed_token(
     id: &'static str,
     family: Family,
@@ -216,6 +243,7 @@ pub(crate) const fn mixed_token(
         detect: Detect::Token {
             pattern,
             mixed: true,
+            context: false,
         },
         sample,
     }

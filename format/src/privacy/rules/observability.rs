@@ -1,7 +1,7 @@
 //! Monitoring, logging and error tracking.
 
 use super::Family::Observability as F;
-use super::{Rule, assigned, token};
+use super::{Rule, assigned, context_token, token};
 
 pub(super) const RULES: &[Rule] = &[
     assigned(
@@ -109,7 +109,7 @@ pub(super) const RULES: &[Rule] = &[
         "[a-f0-9]{64}",
         "SENTRY_AUTH_TOKEN=«{h:64}»",
     ),
-    token(
+    context_token(
         "sentry-dsn",
         F,
         &["sentry.io"],

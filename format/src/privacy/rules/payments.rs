@@ -1,7 +1,7 @@
 //! Payments, commerce and finance.
 
 use super::Family::Payments as F;
-use super::{Rule, assigned, token};
+use super::{Rule, assigned, context_token, token};
 
 pub(super) const RULES: &[Rule] = &[
     token(
@@ -69,7 +69,7 @@ pub(super) const RULES: &[Rule] = &[
         r"\b(shpss_[a-fA-F0-9]{32})\b",
         "shpss_{h:32}",
     ),
-    token(
+    context_token(
         "braintree-access-token",
         F,
         &["access_token$"],
@@ -252,7 +252,7 @@ pub(super) const RULES: &[Rule] = &[
         r"\b((?:test|live)_pub_[a-f0-9]{31})\b",
         "live_pub_{h:31}",
     ),
-    token(
+    context_token(
         "freemius-secret-key",
         F,
         &["secret_key"],

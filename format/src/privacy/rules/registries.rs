@@ -1,7 +1,7 @@
 //! Package and artifact registries.
 
 use super::Family::Registries as F;
-use super::{Rule, assigned, mixed_token, token};
+use super::{Rule, assigned, context_token, mixed_token, token};
 
 pub(super) const RULES: &[Rule] = &[
     token(
@@ -95,7 +95,7 @@ pub(super) const RULES: &[Rule] = &[
         "[a-f0-9]{8}:[a-f0-9]{8}",
         "BUNDLE_ENTERPRISE__CONTRIBSYS__COM=«{h:8}:{h:8}»",
     ),
-    token(
+    context_token(
         "sidekiq-sensitive-url",
         F,
         &["contribsys.com"],
