@@ -1,13 +1,16 @@
 //! Databases and data platforms.
 
 use super::Family::Databases as F;
-use super::{Rule, assigned, context_token, token};
+use std::ops::Range;
+
+use super::urls::{DATABASE_SCHEMES, url_passwords};
+use super::{Detect, Rule, assigned, context_token, token};
 
 pub(super) const RULES: &[Rule] = &[
-    context_token(
-        "database-url-password",
-        F,
-        &[
+    Rule {
+        id: "database-url-password",
+        family: F,
+        keywords: &[
             "postgres",
             "mysql",
             "mariadb",
@@ -24,9 +27,9 @@ pub(super) const RULES: &[Rule] = &[
             "memcached",
             "snowflake",
         ],
-        r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|clickhouse|cockroachdb|couchdb|neo4j(?:\+s)?|cassandra|memcached|snowflake)://[^\s:/@'\x22`]{0,100}:([^\s/'\x22`]{1,200})@[A-Za-z0-9\[.-]",
-        "postgres://app_user:«{a:20}»@db.internal:5432/app",
-    ),
+        detect: Detect::Scan(database_url_passwords),
+        sample: "postgres://app_user:«{a:20}»@db.internal:5432/app",
+    },
     token(
         "planetscale-api-token",
         F,
@@ -98,3 +101,8 @@ pub(super) const RULES: &[Rule] = &[
         "mysql -h db.internal -u root -p«{a:16}» app",
     ),
 ];
+
+/// [`url_passwords`] of database schemes.
+fn database_url_passwords(text: &str, out: &mut Vec<Range<usize>>) {
+    url_passwords(text, |s| DATABASE_SCHEMES.contains(&s), out);
+}
