@@ -70,7 +70,7 @@ pub(super) fn at(text: &str, hit: usize) -> Option<Assignment> {
         return None;
     }
     let before = outer.checked_sub(1).map(|i| b[i]);
-    let key_quote: Option<&[u8]> = match before {
+    let mut key_quote: Option<&[u8]> = match before {
         Some(q @ (b'"' | b'\'' | b'`')) => {
             if outer >= 2 && b[outer - 2] == b'\\' {
                 Some(if q == b'"' { b"\\\"" } else { b"\\'" })
@@ -82,15 +82,18 @@ pub(super) fn at(text: &str, hit: usize) -> Option<Assignment> {
     };
     let key = start..end;
     let mut p = end;
-    if let Some(q) = key_quote {
-        if !b[p..].starts_with(q) {
-            return None;
+    match key_quote {
+        Some(q) if b[p..].starts_with(q) => {
+            p += q.len();
+            // `$_ENV['TOKEN'] = …`, `ENV["TOKEN"] = …`
+            if b.get(p) == Some(&b']') {
+                p += 1;
+            }
         }
-        p += q.len();
-        // `$_ENV['TOKEN'] = …`, `ENV["TOKEN"] = …`
-        if b.get(p) == Some(&b']') {
-            p += 1;
-        }
+        // a quote opening a string that holds `KEY=value` (`"Env":
+        // ["TOKEN=x"]`): the key is the string's start
+        Some(_) => key_quote = None,
+        None => {}
     }
     let gap = skip_blanks(b, &mut p);
     let rest = &b[p..];
@@ -309,6 +312,12 @@ mod tests {
             ),
             ("secret_key = b\"pw14\"", "secret", "secret_key", "pw14"),
             ("ENV['TOKEN'] = 'pw15'", "TOKEN", "TOKEN", "pw15"),
+            (
+                "\"Env\": [\"DB_PASSWORD=pw16\"]",
+                "PASSWORD",
+                "DB_PASSWORD",
+                "pw16",
+            ),
             ("the password is hunter2.", "password", "", ""),
         ] {
             let got = found(text, word);

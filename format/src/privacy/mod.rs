@@ -276,7 +276,7 @@ impl PrivacyFilter {
                         let mut ranges = Vec::new();
                         scan(text, &mut ranges);
                         for r in ranges {
-                            if !text.get(r.clone()).is_some_and(allow::is_placeholder_token) {
+                            if !text.get(r.clone()).is_some_and(placeholder) {
                                 push(&mut found, text, r, rule, BY_TOKEN, i);
                             }
                         }
@@ -324,8 +324,7 @@ impl PrivacyFilter {
                 continue;
             };
             if s.is_empty()
-                || allow::is_placeholder_token(s)
-                || (s.len() <= MAX_TYPED && allow::is_placeholder(s))
+                || placeholder(s)
                 || allow::is_public(s)
                 || (mixed && !value::is_mixed(s))
             {
@@ -346,21 +345,20 @@ impl PrivacyFilter {
         quoted: bool,
         contextual: &[usize],
     ) -> Option<(usize, u8)> {
-        if value.len() <= MAX_PLACEHOLDER && allow::is_placeholder(value) {
-            return None;
-        }
-        let key_lower = key.to_ascii_lowercase();
-        for &i in contextual {
-            let names_provider = self.rules[i].keywords.iter().any(|k| {
-                k.split('+')
-                    .all(|part| key_lower.contains(&part.to_ascii_lowercase()))
-            });
-            if names_provider
-                && self
-                    .regex(i)
-                    .is_some_and(|re| re.is_match(value.as_bytes()))
-            {
-                return Some((i, BY_PROVIDER_KEY));
+        if !contextual.is_empty() && !allow::is_placeholder_token(value) {
+            let key_lower = key.to_ascii_lowercase();
+            for &i in contextual {
+                let names_provider = self.rules[i].keywords.iter().any(|k| {
+                    k.split('+')
+                        .all(|part| starts_a_word(key, &key_lower, &part.to_ascii_lowercase()))
+                });
+                if names_provider
+                    && self
+                        .regex(i)
+                        .is_some_and(|re| re.is_match(value.as_bytes()))
+                {
+                    return Some((i, BY_PROVIDER_KEY));
+                }
             }
         }
         let class = names::classify(key)?;
@@ -430,6 +428,24 @@ impl PrivacyFilter {
         out.push_str(&value[secret.end..]);
         Some((out, rule.id))
     }
+}
+
+/// Whether `part` starts a word of `key` (`TWILIO_AUTH_TOKEN`,
+/// `twilioAuthToken`, `X-Twilio-Key`; not `global` for `lob`).
+fn starts_a_word(key: &str, key_lower: &str, part: &str) -> bool {
+    let b = key.as_bytes();
+    key_lower.match_indices(part).any(|(i, _)| {
+        i == 0
+            || !b[i - 1].is_ascii_alphanumeric()
+            || (b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase())
+    })
+}
+
+/// Whether a secret a token or scan rule found is a placeholder instead:
+/// one in the token's format (`ghp_xxxx…`), or, for a short one a person
+/// may have typed (a URL's password), any placeholder word.
+fn placeholder(s: &str) -> bool {
+    allow::is_placeholder_token(s) || (s.len() <= MAX_TYPED && allow::is_placeholder(s))
 }
 
 /// A message about to be printed or logged (an error echoing what a user

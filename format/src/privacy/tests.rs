@@ -320,3 +320,21 @@ fn ordinary_code_comes_through() {
         .collect();
     assert!(altered.len() <= 1, "{}", altered.join("\n---\n"));
 }
+
+#[test]
+fn a_provider_is_named_by_a_word_of_the_key() {
+    for (key, part, starts) in [
+        ("TWILIO_AUTH_TOKEN", "twilio", true),
+        ("twilioAuthToken", "auth", true),
+        ("X-Twilio-Key", "twilio", true),
+        ("GLOBAL_TOKEN", "lob", false),
+        ("globalToken", "lob", false),
+    ] {
+        let lower = key.to_ascii_lowercase();
+        assert_eq!(
+            super::starts_a_word(key, &lower, part),
+            starts,
+            "{key} {part}"
+        );
+    }
+}

@@ -74,7 +74,7 @@ pub(super) fn entropy(counts: &[usize; 256], len: usize) -> f64 {
 pub(super) fn is_secret(value: &str, class: NameClass, quoted: bool) -> bool {
     if value.len() < 3
         || value.len() > 4096
-        || allow::is_placeholder(value)
+        || (value.len() <= super::MAX_PLACEHOLDER && allow::is_placeholder(value))
         || allow::is_public(value)
         || value.bytes().any(|b| b.is_ascii_whitespace())
         || (!quoted && allow::is_code(value))
@@ -124,7 +124,9 @@ fn random_case(v: &str) -> bool {
         .filter(|w| w[0].is_ascii_uppercase() != w[1].is_ascii_uppercase())
         .count();
     let share = upper as f64 / letters.len().max(1) as f64;
-    letters.len() >= 12 && (0.15..=0.85).contains(&share) && switches * 4 >= letters.len()
+    letters.len() >= 12
+        && (0.15..=0.85).contains(&share)
+        && (switches * 4 >= letters.len() || (letters.len() >= 24 && switches * 6 >= letters.len()))
 }
 
 /// Whether a token found by a rule looks random: both cases, and a digit
