@@ -34,18 +34,33 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// Whether `haystack` holds a piece of this secret's random part long
-    /// enough to mean something: 8 bytes of a run (a shorter run whole,
-    /// from 6 bytes). Markers are the caller's to remove first: they name
-    /// the rule, which may be the token's prefix.
+    /// What a leak check looks for: the secret whole (from 10 bytes), and
+    /// every piece of its random part long enough to mean something: 8
+    /// bytes of a run (12 of a run of hex digits or digits, which hashes and
+    /// times in any file would meet by chance).
+    pub fn pieces(&self) -> Vec<&[u8]> {
+        let mut pieces = Vec::new();
+        if self.secret.len() >= 10 {
+            pieces.push(self.secret.as_bytes());
+        }
+        for run in &self.random {
+            let plain = run.bytes().all(|b| b.is_ascii_hexdigit());
+            let (window, shortest) = if plain { (12, 12) } else { (8, 6) };
+            if run.len() >= shortest {
+                let n = run.len().min(window);
+                pieces.extend((0..=run.len() - n).map(|i| &run.as_bytes()[i..i + n]));
+            }
+        }
+        pieces
+    }
+
+    /// Whether `haystack` holds one of the [`Sample::pieces`]. Markers are
+    /// the caller's to remove first: they name the rule, which may be the
+    /// token's prefix.
     pub fn leaks_into(&self, haystack: &[u8]) -> bool {
-        self.random.iter().filter(|r| r.len() >= 6).any(|run| {
-            let n = run.len().min(8);
-            (0..=run.len() - n).any(|i| {
-                let piece = &run.as_bytes()[i..i + n];
-                haystack.windows(n).any(|w| w == piece)
-            })
-        })
+        self.pieces()
+            .into_iter()
+            .any(|piece| haystack.windows(piece.len()).any(|w| w == piece))
     }
 }
 
