@@ -6,7 +6,7 @@
 //! ref: refs/heads/memlog      # where sealed sessions are committed
 //! project: my-service         # default: the repository's directory name
 //! privacy:
-//!   patterns: ["ACME-[0-9]{6}"]  # extra secret regexes, masked as [REDACTED]
+//!   patterns: ["ACME-[0-9]{6}"]  # extra secret regexes, masked as [REDACTED:custom-pattern:…]
 //! tools:
 //!   exclude: [TodoRead]       # tool calls that are not recorded
 //!   max_output_bytes: 10000   # tool outputs are cut to this many bytes…
@@ -295,7 +295,8 @@ impl Default for ContextConfig {
 #[serde(default, deny_unknown_fields)]
 /// Privacy settings beyond the built-in rules (docs/DESIGN.md §3).
 pub struct PrivacyConfig {
-    /// Extra secret patterns (regular expressions), masked as `[REDACTED]`.
+    /// Extra secret patterns (regular expressions), masked as
+    /// `[REDACTED:custom-pattern:…]`.
     pub patterns: Vec<String>,
 }
 
