@@ -115,8 +115,8 @@ pub(super) fn at(text: &str, hit: usize) -> Option<Assignment> {
         // define('DB_PASSWORD', 'x'), setdefault("TOKEN", "x")
         p += 1;
         Mode::Argument
-    } else if key_quote.is_some() && names_attribute(b, outer - 1) {
-        // <add key="ApiKey" value="x" />
+    } else if key_quote.is_some_and(|q| names_attribute(b, outer - q.len())) {
+        // <add key="ApiKey" value="x" />, in a JSON string too
         p = value_attribute(b, p)?;
         Mode::Operator
     } else if flag && gap > 0 && !rest.starts_with(b"-") {
@@ -317,6 +317,12 @@ mod tests {
                 "PASSWORD",
                 "DB_PASSWORD",
                 "pw16",
+            ),
+            (
+                r#""<add key=\"ClearTextPassword\" value=\"pw17\" />""#,
+                "Password",
+                "ClearTextPassword",
+                "pw17",
             ),
             ("the password is hunter2.", "password", "", ""),
         ] {
