@@ -123,6 +123,11 @@ struct Args {
     #[arg(long)]
     secrets: bool,
 
+    /// With --secrets: an older memlog binary, whose PostToolUse hook with
+    /// a 64 KB tool output is timed against this one's (alternating runs).
+    #[arg(long, value_name = "BIN")]
+    baseline: Option<PathBuf>,
+
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
@@ -150,7 +155,7 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     if args.secrets {
-        secrets::bench(&bin, args.seed, &mut rows)?;
+        secrets::bench(&bin, args.seed, args.baseline.as_deref(), &mut rows)?;
         print_table(rows);
         return Ok(());
     }
@@ -250,7 +255,7 @@ fn memlog_bin() -> anyhow::Result<PathBuf> {
     Ok(bin)
 }
 
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     let status = Command::new("git").current_dir(dir).args(args).status()?;
     if !status.success() {
         bail!("git {args:?} failed");

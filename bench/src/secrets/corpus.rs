@@ -19,7 +19,7 @@ pub enum Channel {
     FileRead,
     /// `memlog hook Stop`, the last answer
     Answer,
-    /// `memlog record --kind note`
+    /// `memlog note` and `memlog record --kind note`, in turn
     Note,
     /// `memlog import jsonl`
     ImportJsonl,
@@ -47,7 +47,7 @@ impl Channel {
             Channel::BashOutput => "hook: Bash output",
             Channel::FileRead => "hook: Read of a config file",
             Channel::Answer => "hook: answer (Stop)",
-            Channel::Note => "record: note",
+            Channel::Note => "note, record",
             Channel::ImportJsonl => "import jsonl",
             Channel::ImportTranscript => "import claude-code",
             Channel::Mcp => "mcp: memory_remember",
@@ -57,9 +57,11 @@ impl Channel {
 
 /// One secret in its event.
 pub struct Secret {
-    /// Its number, which the event carries as `case-NNNN` so that the
-    /// bench can see it arrived.
-    pub case: usize,
+    /// What the event carries beside the secret, `case-NNNN-` and ten
+    /// random letters: the bench checks it arrived, and that the search of
+    /// the bytes on disk finds it (a control: what is not a secret is
+    /// found).
+    pub nonce: String,
     pub rule: &'static Rule,
     pub sample: Sample,
     pub channel: Channel,
@@ -67,12 +69,6 @@ pub struct Secret {
     pub text: String,
     /// The file read or the command run, for tool events.
     pub path: String,
-}
-
-impl Secret {
-    pub fn nonce(&self) -> String {
-        format!("case-{:04}", self.case)
-    }
 }
 
 /// `per_rule` secrets of every built-in rule, channels taken in turn.
@@ -85,10 +81,13 @@ pub fn build(seed: u64, per_rule: usize) -> Vec<Secret> {
             let sample = expand(rule.sample, &mut rng);
             let channel = Channel::ALL[case % Channel::ALL.len()];
             let style = rng.below(1 << 16);
-            let nonce = format!("case-{case:04}");
+            let letters: String = (0..10)
+                .map(|_| char::from(b'a' + rng.below(26) as u8))
+                .collect();
+            let nonce = format!("case-{case:04}-{letters}");
             let (text, path) = place(channel, &sample.text, &nonce, style);
             out.push(Secret {
-                case,
+                nonce,
                 rule,
                 sample,
                 channel,
@@ -112,10 +111,12 @@ fn place(channel: Channel, secret: &str, nonce: &str, style: usize) -> (String, 
                 "the deploy fails after I set this, any idea?",
                 "here is what I have in my config:",
             ];
-            (
-                format!("[{nonce}] {}\n{secret}\n", asks[style % asks.len()]),
-                String::new(),
-            )
+            // the first prompt of a session is its commit's subject line
+            let text = match style % 4 {
+                3 => format!("why does {secret} give me a 401? [{nonce}]\n"),
+                n => format!("[{nonce}] {}\n{secret}\n", asks[n]),
+            };
+            (text, String::new())
         }
         Channel::BashOutput => {
             let (command, output) = match style % 3 {

@@ -1,6 +1,6 @@
 //! Feeding the corpus through the real binary, every way in: the hooks
-//! with Claude Code's payloads, `memlog record`, `memlog import jsonl` and
-//! `claude-code`, and the MCP server.
+//! with Claude Code's payloads, `memlog note` and `memlog record`, `memlog
+//! import jsonl` and `claude-code`, and the MCP server.
 
 use std::path::Path;
 use std::process::Command;
@@ -30,20 +30,14 @@ pub fn all(bin: &Path, dir: &Path, corpus: &[Secret]) -> anyhow::Result<()> {
         })
         .collect();
     hooks(bin, dir, &hooked)?;
-    for s in of(Channel::Note) {
-        let text = format!("--text={}", s.text);
-        run(
-            bin,
-            dir,
-            &[
-                "record",
-                "--session",
-                "bench-notes",
-                "--kind",
-                "note",
-                &text,
-            ],
-        )?;
+    for (i, s) in of(Channel::Note).into_iter().enumerate() {
+        if i % 2 == 0 {
+            run(bin, dir, &["note", "--", &s.text])?;
+        } else {
+            let text = format!("--text={}", s.text);
+            let args = ["record", "--session", "bench-notes", "--kind", "note"];
+            run(bin, dir, &[&args[..], &[text.as_str()]].concat())?;
+        }
     }
     import_jsonl(bin, dir, &of(Channel::ImportJsonl))?;
     import_transcript(bin, dir, &of(Channel::ImportTranscript))?;
@@ -184,4 +178,25 @@ fn mcp(bin: &Path, dir: &Path, secrets: &[&Secret]) -> anyhow::Result<()> {
         anyhow::bail!("memlog mcp exited with {status}");
     }
     Ok(())
+}
+
+/// Hook payloads that fail with an error quoting the secret (a session id
+/// holding it among words), which the hook writes to `hooks.log`: every
+/// single-line sample of `secrets`. Returns the secrets sent.
+pub fn failing_hooks<'c>(
+    bin: &Path,
+    dir: &Path,
+    secrets: &'c [Secret],
+) -> anyhow::Result<Vec<&'c Secret>> {
+    let cwd = dir.display().to_string();
+    let sent: Vec<&Secret> = secrets
+        .iter()
+        .filter(|s| !s.sample.text.contains('\n'))
+        .collect();
+    for s in &sent {
+        let payload = json!({"session_id": format!("session with {} in it", s.sample.text), "cwd": cwd,
+                             "hook_event_name": "UserPromptSubmit", "prompt": "hello"});
+        time_hook(bin, dir, "UserPromptSubmit", &payload)?;
+    }
+    Ok(sent)
 }

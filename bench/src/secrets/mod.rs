@@ -7,11 +7,13 @@
 //! every byte under `.git` ([`disk`]) is searched for each secret. The
 //! ordinary texts of `fixtures/privacy/ordinary/` are recorded as notes
 //! and read back, to count those altered. [`throughput`] times the filter
-//! itself against the number of rules.
+//! itself against the number of rules, and [`hook`] the PostToolUse hook
+//! with a 64 KB output against an older binary (`--baseline`).
 
 mod corpus;
 mod deliver;
 mod disk;
+mod hook;
 mod throughput;
 
 use std::collections::BTreeMap;
@@ -20,17 +22,35 @@ use std::process::Command;
 
 use corpus::Channel;
 
-use crate::{Row, fresh_repo, run};
+use crate::{Row, fresh_repo, git, run};
 
 /// Secrets drawn from each rule.
 const PER_RULE: usize = 2;
 
-pub fn bench(bin: &Path, seed: u64, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+/// Mixed into the seed of the samples sent in failing hooks.
+const ECHOES: u64 = 0xEC40;
+
+pub fn bench(
+    bin: &Path,
+    seed: u64,
+    baseline: Option<&Path>,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
     let corpus = corpus::build(seed, PER_RULE);
     let repo = fresh_repo()?;
     deliver::all(bin, repo.path(), &corpus)?;
+    // other samples of every rule, for the errors
+    let echoes = corpus::build(seed ^ ECHOES, 1);
+    let failed = deliver::failing_hooks(bin, repo.path(), &echoes)?;
     run(bin, repo.path(), &["seal", "--all"])?;
     run(bin, repo.path(), &["index"])?;
+    let remote = tempfile::Builder::new()
+        .prefix("memlog-bench-remote-")
+        .tempdir()?;
+    git(remote.path(), &["init", "-q", "--bare"])?;
+    let url = remote.path().display().to_string();
+    git(repo.path(), &["remote", "add", "origin", &url])?;
+    run(bin, repo.path(), &["sync", "origin"])?;
     let stored = Command::new(bin)
         .args(["cat"])
         .current_dir(repo.path())
@@ -39,8 +59,8 @@ pub fn bench(bin: &Path, seed: u64, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     let stored = String::from_utf8_lossy(&stored);
     let missing: Vec<String> = corpus
         .iter()
-        .filter(|s| !stored.contains(&s.nonce()))
-        .map(|s| format!("{} ({})", s.nonce(), s.channel.as_str()))
+        .filter(|s| !stored.contains(&s.nonce))
+        .map(|s| format!("{} ({})", s.nonce, s.channel.as_str()))
         .collect();
     if !missing.is_empty() {
         anyhow::bail!(
@@ -49,13 +69,16 @@ pub fn bench(bin: &Path, seed: u64, rows: &mut Vec<Row>) -> anyhow::Result<()> {
             missing.join(", ")
         );
     }
-    let disk = disk::read(repo.path())?;
+    let local = disk::read(&repo.path().join(".git"))?;
+    let shared = disk::read(remote.path())?;
+    let samples: Vec<_> = corpus.iter().map(|s| &s.sample).collect();
+    let in_local = disk::leaked(&local, &samples)?;
+    let in_shared = disk::leaked(&shared, &samples)?;
     let mut by_family: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut by_channel: BTreeMap<Channel, (usize, usize)> = BTreeMap::new();
     let mut leaks = Vec::new();
-    let samples: Vec<_> = corpus.iter().map(|s| &s.sample).collect();
-    let found = disk::leaked(&disk, &samples)?;
-    for (s, leaked) in corpus.iter().zip(found) {
+    for ((s, local), shared) in corpus.iter().zip(in_local).zip(in_shared) {
+        let leaked = local || shared;
         for entry in [
             by_family.entry(s.rule.family.as_str()).or_default(),
             by_channel.entry(s.channel).or_default(),
@@ -79,7 +102,7 @@ pub fn bench(bin: &Path, seed: u64, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     let total = corpus.len();
     rows.push(Row {
         name: format!(
-            "secrets reaching any byte under .git ({total} secrets of {} rules, through hooks, record, import jsonl, import claude-code and MCP; sealed and indexed)",
+            "secrets reaching any byte under .git or on the remote ({total} secrets of {} rules, through hooks, note, record, import jsonl, import claude-code and MCP; sealed, indexed, synced to a bare remote)",
             rules.len()
         ),
         value: format!(
@@ -103,9 +126,39 @@ pub fn bench(bin: &Path, seed: u64, rows: &mut Vec<Row>) -> anyhow::Result<()> {
             target: String::new(),
         });
     }
+    let nonces: Vec<&str> = corpus.iter().map(|s| s.nonce.as_str()).collect();
+    let seen = |disk: &disk::Disk| -> anyhow::Result<usize> {
+        Ok(disk::found(disk, &nonces)?
+            .into_iter()
+            .filter(|f| *f)
+            .count())
+    };
+    rows.push(Row {
+        name: "control: the random word beside each secret, found by the same search (local .git, remote)".into(),
+        value: format!("{} and {} of {total}", seen(&local)?, seen(&shared)?),
+        target: format!("{total} and {total}"),
+    });
+    let failed_samples: Vec<_> = failed.iter().map(|s| &s.sample).collect();
+    let log = disk::read_file(&repo.path().join(".git/memlog/hooks.log"))?;
+    let logged = disk::leaked(&log, &failed_samples)?;
+    for (s, _) in failed.iter().zip(&logged).filter(|(_, l)| **l) {
+        eprintln!("logged: {} {:?}", s.rule.id, s.sample.text);
+    }
+    rows.push(Row {
+        name: format!(
+            "hook errors quoting a secret ({} payloads whose session id holds one), secrets in hooks.log",
+            failed.len()
+        ),
+        value: format!("{}", logged.iter().filter(|l| **l).count()),
+        target: "0".into(),
+    });
     rows.push(usage_error_echo(bin, repo.path(), &corpus)?);
     rows.push(ordinary_texts(bin)?);
-    throughput::bench(seed, rows)
+    throughput::bench(seed, rows)?;
+    if let Some(baseline) = baseline {
+        rows.push(hook::ab(bin, baseline, seed)?);
+    }
+    Ok(())
 }
 
 /// A usage error echoing a private key typed as `--text KEY` (which clap

@@ -10,7 +10,7 @@ use memlog_format::privacy::{PrivacyFilter, rules};
 use crate::Row;
 
 /// A 64 KB tool output: source, logs and JSON, with a few secrets.
-fn tool_output(seed: u64) -> String {
+pub fn tool_output(seed: u64) -> String {
     let mut rng = SplitMix::new(seed);
     let all = rules::builtin();
     let lines = [
