@@ -7,9 +7,9 @@
 //!    sibling forms become `[PRIVATE]`.
 //! 2. **Secrets**, everywhere, code blocks included, become
 //!    `[REDACTED:<rule>:<4 hex>]` ([`marker`]):
-//!    - a keyword prefilter ([`prefilter`], one Aho-Corasick pass) picks
-//!      the [`rules`] whose keywords the text holds; only those run, and
-//!      their expressions are compiled on first use;
+//!    - a keyword prefilter ([`prefilter`], one pass over the text's byte
+//!      pairs) picks the [`rules`] whose keywords the text holds; only
+//!      those run, and their expressions are compiled on first use;
 //!    - provider rules find self-naming tokens (`ghp_…`, `xoxb-…`) and
 //!      values assigned to keys naming a provider (`TWILIO_AUTH_TOKEN=…`);
 //!    - generic rules find a key named like a secret ([`names`]) with a
@@ -346,11 +346,13 @@ impl PrivacyFilter {
         contextual: &[usize],
     ) -> Option<(usize, u8)> {
         if !contextual.is_empty() && !allow::is_placeholder_token(value) {
-            let key_lower = key.to_ascii_lowercase();
+            // `new.relic.user.id` names `new_relic` as `NEW_RELIC_USER_ID` does
+            let plain = |s: &str| s.to_ascii_lowercase().replace(prefilter::SEPARATORS, "_");
+            let key_plain = plain(key);
             for &i in contextual {
                 let names_provider = self.rules[i].keywords.iter().any(|k| {
                     k.split('+')
-                        .all(|part| starts_a_word(key, &key_lower, &part.to_ascii_lowercase()))
+                        .all(|part| starts_a_word(key, &key_plain, &plain(part)))
                 });
                 if names_provider
                     && self
@@ -431,10 +433,11 @@ impl PrivacyFilter {
 }
 
 /// Whether `part` starts a word of `key` (`TWILIO_AUTH_TOKEN`,
-/// `twilioAuthToken`, `X-Twilio-Key`; not `global` for `lob`).
-fn starts_a_word(key: &str, key_lower: &str, part: &str) -> bool {
+/// `twilioAuthToken`, `X-Twilio-Key`; not `global` for `lob`); `key_plain`
+/// is `key` lower-cased with its separators made `_`, as `part` is.
+fn starts_a_word(key: &str, key_plain: &str, part: &str) -> bool {
     let b = key.as_bytes();
-    key_lower.match_indices(part).any(|(i, _)| {
+    key_plain.match_indices(part).any(|(i, _)| {
         i == 0
             || !b[i - 1].is_ascii_alphanumeric()
             || (b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase())

@@ -108,7 +108,7 @@ impl Bits {
 /// written with an upper-case letter) or ignoring ASCII case (one written
 /// in lower case), where its anchor pair is, and its rule.
 struct Keyword {
-    bytes: &'static [u8],
+    bytes: Box<[u8]>,
     exact: bool,
     anchor: usize,
     rule: usize,
@@ -166,15 +166,17 @@ fn in_token(b: u8) -> bool {
 
 /// Whether the keyword at `b[start..end]` lies in a run of token
 /// characters that could hold a token: long enough, and random-looking (a
-/// digit, `+` or `=`, or both cases without a slash), which words, paths
-/// and identifiers rarely are (`pat` in `src/path/to` is not).
+/// digit, `+` or `=`; both cases without a slash; or one case without a
+/// slash or a word separator), which words, paths and identifiers rarely
+/// are (`pat` in `src/path/to` is not).
 fn could_be_token(b: &[u8], start: usize, end: usize) -> bool {
     const REACH: usize = 32;
-    let (mut upper, mut lower, mut slash, mut random) = (0, 0, false, false);
+    let (mut upper, mut lower, mut slash, mut joined, mut random) = (0, 0, false, false, false);
     let mut count = |c: u8| {
         upper += usize::from(c.is_ascii_uppercase());
         lower += usize::from(c.is_ascii_lowercase());
         slash |= c == b'/';
+        joined |= c == b'_' || c == b'-';
         random |= c.is_ascii_digit() || c == b'+' || c == b'=';
     };
     b[start..end].iter().for_each(|&c| count(c));
@@ -188,8 +190,38 @@ fn could_be_token(b: &[u8], start: usize, end: usize) -> bool {
         count(b[e]);
         e += 1;
     }
-    e - s >= MIN_RUN && (random || (upper >= 3 && lower >= 3 && !slash))
+    let one_case = upper == 0 || lower == 0;
+    e - s >= MIN_RUN
+        && (random
+            || (upper >= 3 && lower >= 3 && !slash)
+            // `AKIAQRBFIPSLYEQDQPQQ`: base32 without a digit, which no
+            // word nor constant name (`MAX_RETRIES`) is
+            || (one_case && !slash && !joined && upper + lower >= MIN_RUN))
 }
+
+/// A key's keyword as it is and, when it holds a separator
+/// (`new_relic`, `dd-api`), with each of `_`, `-` and `.` in its place: a
+/// properties file writes `new.relic.license.key`, an environment
+/// `NEW_RELIC_…`.
+fn spellings(keyword: &str) -> Vec<Box<[u8]>> {
+    let mut out: Vec<Box<[u8]>> = vec![keyword.as_bytes().into()];
+    if keyword.contains(SEPARATORS) {
+        for sep in SEPARATORS {
+            let variant: Box<[u8]> = keyword
+                .replace(SEPARATORS, &sep.to_string())
+                .into_bytes()
+                .into();
+            if !out.contains(&variant) {
+                out.push(variant);
+            }
+        }
+    }
+    out
+}
+
+/// Separators between the words of a key name, any of which a provider's
+/// keyword may be spelt with.
+pub(super) const SEPARATORS: [char; 3] = ['_', '-', '.'];
 
 /// What the prefilter found in a text.
 pub(super) struct Hits {
@@ -205,19 +237,29 @@ impl Prefilter {
         for (i, rule) in rules.iter().enumerate() {
             for keyword in rule.keywords {
                 // `a+b` needs both in the key: the text is searched for `a`
-                let bytes = keyword.split('+').next().unwrap_or(keyword).as_bytes();
-                if bytes.len() < 2 {
+                let first = keyword.split('+').next().unwrap_or(keyword);
+                if first.len() < 2 {
                     continue;
                 }
-                let anchor = (0..bytes.len() - 1)
-                    .min_by_key(|&o| pair_frequency(fold(bytes[o]), fold(bytes[o + 1])))
-                    .unwrap_or(0);
-                keywords.push(Keyword {
-                    bytes,
-                    exact: bytes.iter().any(u8::is_ascii_uppercase),
-                    anchor,
-                    rule: i,
-                });
+                // a key's words may be joined by any separator; a token's
+                // prefix is spelt one way
+                let names_key = matches!(rule.detect, Detect::Assigned { .. });
+                let spelt = if names_key {
+                    spellings(first)
+                } else {
+                    vec![first.as_bytes().into()]
+                };
+                for bytes in spelt {
+                    let anchor = (0..bytes.len() - 1)
+                        .min_by_key(|&o| pair_frequency(fold(bytes[o]), fold(bytes[o + 1])))
+                        .unwrap_or(0);
+                    keywords.push(Keyword {
+                        exact: bytes.iter().any(u8::is_ascii_uppercase),
+                        bytes,
+                        anchor,
+                        rule: i,
+                    });
+                }
             }
         }
         let key = |k: &Keyword| pair(k.bytes[k.anchor], k.bytes[k.anchor + 1]);
@@ -292,9 +334,9 @@ impl Prefilter {
                     continue;
                 };
                 let matches = if k.exact {
-                    found == k.bytes
+                    found == &*k.bytes
                 } else {
-                    found.eq_ignore_ascii_case(k.bytes)
+                    found.eq_ignore_ascii_case(&k.bytes)
                 };
                 if !matches
                     || (self.gated[k.rule] && !could_be_token(b, start, start + k.bytes.len()))
