@@ -7,6 +7,9 @@
 //! project: my-service         # default: the repository's directory name
 //! privacy:
 //!   patterns: ["ACME-[0-9]{6}"]  # extra secret regexes, masked as [REDACTED:custom-pattern:…]
+//!   allow: ["^sk_test_", "support@acme\\.io"]  # kept when one matches what a rule found
+//!   pii: true                 # emails, phone numbers and IP addresses too (default false)
+//!   names: ["Jane Doe", "김민수"]  # always redacted, ignoring case
 //! tools:
 //!   exclude: [TodoRead]       # tool calls that are not recorded
 //!   max_output_bytes: 10000   # tool outputs are cut to this many bytes…
@@ -69,7 +72,7 @@ pub struct Config {
     pub ref_name: String,
     /// Project name recorded in events; default: the repository's name.
     pub project: Option<String>,
-    /// Extra secret patterns.
+    /// Extra secret patterns, personal data, names.
     pub privacy: PrivacyConfig,
     /// Which tool calls are recorded, and how much of their output.
     pub tools: ToolsConfig,
@@ -298,6 +301,16 @@ pub struct PrivacyConfig {
     /// Extra secret patterns (regular expressions), masked as
     /// `[REDACTED:custom-pattern:…]`.
     pub patterns: Vec<String>,
+    /// Allow-list: regular expressions; what a rule would redact is kept
+    /// when one of them matches it (a test fixture's fake key, a team's
+    /// public support address).
+    pub allow: Vec<String>,
+    /// Whether personal data is redacted too: email addresses, phone
+    /// numbers and IP addresses (off by default).
+    pub pii: bool,
+    /// Names of people (or anything else) redacted wherever they appear,
+    /// ignoring case, as `[REDACTED:name:…]`.
+    pub names: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -4,7 +4,8 @@
 //! filter's rules over every stored event (sealed segments and journals,
 //! forgotten events included: their bytes stay in git history until
 //! `memlog purge`) and reports, by rule, which events hold what, never the
-//! secret itself. [`flagged_ids`] names the events for
+//! secret itself (with `privacy.pii: true`, personal data too; what the
+//! allow-list keeps is not reported). [`flagged_ids`] names the events for
 //! `memlog forget --secrets`.
 
 use std::collections::BTreeMap;
@@ -78,7 +79,9 @@ pub fn scan(repo: &Repo) -> Result<ScanReport> {
     sealed.extend(journal);
     let events = sealed;
     let forgets = Forgets::from_events(events.iter());
-    let filter = PrivacyFilter::new(&repo.config.privacy.patterns)?;
+    // what the filter of `.memlog.yaml` would redact today: its patterns
+    // and allow-list, and personal data when it opts in
+    let filter = PrivacyFilter::configured(&repo.config.privacy)?;
     let mut report = ScanReport {
         events_scanned: events.len(),
         ..ScanReport::default()

@@ -24,7 +24,7 @@ impl<'r> Recorder<'r> {
         let key = crate::privacy_key::load_or_create(&repo.layout())?;
         Ok(Recorder {
             repo,
-            filter: PrivacyFilter::new(&repo.config.privacy.patterns)?.keyed(&key),
+            filter: PrivacyFilter::configured(&repo.config.privacy)?.keyed(&key),
         })
     }
 

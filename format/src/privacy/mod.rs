@@ -17,6 +17,8 @@
 //!    - allow-lists ([`allow`]) keep placeholders, references, digests,
 //!      public keys, UUIDs, paths and plain URLs;
 //!    - in JSON, a string under a secret-named key is judged whole.
+//!    - with `privacy.pii: true`, personal data too: emails, phone
+//!      numbers, IP addresses ([`rules::pii`]), and the configured names.
 //! 3. **Truncation** of tool outputs ([`truncate_output`]), after
 //!    filtering so that it can never cut a closing tag away.
 
@@ -43,6 +45,7 @@ use serde_json::Value;
 pub use rules::{Detect, Family, NameClass, Rule};
 pub use truncate::{TRUNCATION_MARKER, truncate_output};
 
+use crate::config::PrivacyConfig;
 use crate::{Error, Result};
 use marker::{MarkerKey, marker};
 use prefilter::Prefilter;
@@ -55,6 +58,9 @@ pub const REDACTED_PREFIX: &str = "[REDACTED";
 
 /// Texts shorter than this hold no secret any rule finds.
 const MIN_TEXT: usize = 8;
+/// Configured names shorter than this are ignored (one letter would mask
+/// every word it is).
+const MIN_NAME: usize = 2;
 /// Placeholder words inside a longer value (a key block, a JWT) are
 /// chance, not placeholders.
 const MAX_PLACEHOLDER: usize = 100;
@@ -66,6 +72,19 @@ const MAX_TYPED: usize = 32;
 static CUSTOM: Rule = Rule {
     id: "custom-pattern",
     family: Family::Custom,
+    keywords: &[],
+    detect: Detect::Token {
+        pattern: "",
+        mixed: false,
+        context: true,
+    },
+    sample: "",
+};
+
+/// The rule of the names configured in `.memlog.yaml` (`privacy.names`).
+static NAME: Rule = Rule {
+    id: "name",
+    family: Family::Pii,
     keywords: &[],
     detect: Detect::Token {
         pattern: "",
@@ -152,6 +171,10 @@ pub struct PrivacyFilter {
     generic: [Option<usize>; 7],
     prefilter: OnceLock<Prefilter>,
     extra: Vec<LazyRegex>,
+    /// The configured allow-list (`privacy.allow`).
+    allow: Vec<LazyRegex>,
+    /// Configured names, lower-cased (ASCII).
+    names: Vec<String>,
     key: Option<MarkerKey>,
 }
 
@@ -175,15 +198,29 @@ impl PrivacyFilter {
         Self::with_rules(rules::builtin(), extra_patterns)
     }
 
+    /// The filter `.memlog.yaml` asks for: the built-in rules, its
+    /// patterns, and with `pii: true` the personal-data rules; its names
+    /// (`privacy.names`) are redacted whenever listed.
+    pub fn configured(config: &PrivacyConfig) -> Result<Self> {
+        let mut rules = rules::builtin();
+        if config.pii {
+            rules.extend(rules::pii());
+        }
+        let mut filter = Self::with_rules(rules, &config.patterns)?;
+        filter.allow = compile_checked(&config.allow, "privacy allow pattern")?;
+        filter.names = config
+            .names
+            .iter()
+            .map(|n| n.trim().to_ascii_lowercase())
+            .filter(|n| n.len() >= MIN_NAME)
+            .collect();
+        Ok(filter)
+    }
+
     /// A filter of the given rules only (the bench measures cost against
     /// the number of rules).
     pub fn with_rules(rules: Vec<&'static Rule>, extra_patterns: &[String]) -> Result<Self> {
-        let mut extra = Vec::with_capacity(extra_patterns.len());
-        for p in extra_patterns {
-            regex::Regex::new(p)
-                .map_err(|e| Error::invalid(format!("privacy pattern {p:?}"), e.to_string()))?;
-            extra.push(LazyRegex::new(p));
-        }
+        let extra = compile_checked(extra_patterns, "privacy pattern")?;
         let mut generic = [None; 7];
         for (i, rule) in rules.iter().enumerate() {
             if let Detect::Generic(class) = rule.detect {
@@ -197,6 +234,8 @@ impl PrivacyFilter {
             generic,
             prefilter: OnceLock::new(),
             extra,
+            allow: Vec::new(),
+            names: Vec::new(),
             key: None,
         })
     }
@@ -267,7 +306,8 @@ impl PrivacyFilter {
             let hits = self.prefilter().scan(text);
             let mut contextual = Vec::new();
             for (i, rule) in self.rules.iter().enumerate() {
-                if !hits.rules[i] {
+                // a rule without keywords (personal data) always runs
+                if !hits.rules[i] && !rule.keywords.is_empty() {
                     continue;
                 }
                 match rule.detect {
@@ -307,7 +347,38 @@ impl PrivacyFilter {
                 }
             }
         }
+        self.names_in(text, &mut found);
+        if !self.allow.is_empty() {
+            found.retain(|f| !self.allowed(&text[f.range()]));
+        }
         merge(found)
+    }
+
+    /// Whether the configured allow-list keeps `secret`.
+    fn allowed(&self, secret: &str) -> bool {
+        self.allow
+            .iter()
+            .any(|a| a.get().is_some_and(|re| re.is_match(secret)))
+    }
+
+    /// The configured names in `text`, ignoring ASCII case, as whole
+    /// words: not beside an ASCII letter, digit or `_` (`Ann` is not in
+    /// `Annual`; a name in another script may carry a particle, `김민수가`).
+    fn names_in(&self, text: &str, found: &mut Vec<Finding>) {
+        if self.names.is_empty() {
+            return;
+        }
+        let lower = text.to_ascii_lowercase();
+        let b = text.as_bytes();
+        let word = |i: usize| b[i].is_ascii_alphanumeric() || b[i] == b'_';
+        for name in &self.names {
+            for at in memchr::memmem::find_iter(lower.as_bytes(), name.as_bytes()) {
+                let end = at + name.len();
+                if (at == 0 || !word(at - 1)) && (end == b.len() || !word(end)) {
+                    push(found, text, at..end, &NAME, BY_TOKEN, usize::MAX);
+                }
+            }
+        }
     }
 
     /// The matches of token rule `i`.
@@ -430,6 +501,19 @@ impl PrivacyFilter {
         out.push_str(&value[secret.end..]);
         Some((out, rule.id))
     }
+}
+
+/// `patterns` ready to compile on first use, each checked now: an invalid
+/// one is an error naming it (`what` says which list it is in).
+fn compile_checked(patterns: &[String], what: &str) -> Result<Vec<LazyRegex>> {
+    patterns
+        .iter()
+        .map(|p| {
+            regex::Regex::new(p)
+                .map_err(|e| Error::invalid(format!("{what} {p:?}"), e.to_string()))?;
+            Ok(LazyRegex::new(p))
+        })
+        .collect()
 }
 
 /// Whether `part` starts a word of `key` (`TWILIO_AUTH_TOKEN`,

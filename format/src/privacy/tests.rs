@@ -365,3 +365,94 @@ fn spellings_the_bench_found() {
         assert_eq!(filter(text).0, text);
     }
 }
+
+fn with_pii(names: &[&str]) -> PrivacyFilter {
+    let config = crate::config::PrivacyConfig {
+        pii: true,
+        names: names.iter().map(|n| n.to_string()).collect(),
+        ..Default::default()
+    };
+    PrivacyFilter::configured(&config).unwrap()
+}
+
+/// Personal data is masked only when asked, and ordinary text that looks
+/// a little like it (versions, dates, times, ids, paths) is kept.
+#[test]
+fn pii_is_masked_when_asked_and_ordinary_text_kept() {
+    let text = "Ping jane.doe@acme-corp.io or +1 415 555 0123 (office 010-1234-5678); \
+                the VM is 10.20.0.7, the proxy 2001:db8::8a2e:370:7334. Jane Doe and 김민수가 agreed.";
+    assert_eq!(filter(text).0, text, "personal data is kept unless asked");
+    let (out, report) = with_pii(&["Jane Doe", "김민수"]).filter_text(text);
+    assert_eq!(
+        out.replace("[REDACTED:", "[R:"),
+        "Ping [R:email] or [R:phone-number] (office [R:phone-number]); \
+         the VM is [R:ip-address], the proxy [R:ip-address]. [R:name] and [R:name]가 agreed."
+    );
+    assert_eq!(report.redactions, 7);
+    // names ignore case, and match whole words only
+    let f = with_pii(&["Ann", "x"]);
+    assert_eq!(
+        f.filter_text("ANN said: Annual report, by ann_b and Ann.")
+            .0,
+        "[REDACTED:name] said: Annual report, by ann_b and [REDACTED:name]."
+    );
+    for ordinary in [
+        "version 1.22.3, build 10.0.19041.1, tag v1.2.3.4, semver ^4.17.21",
+        "2026-03-04T10:15:00Z, 04-03-2026, 2026.03.04, took 1.234s at 10:15:00",
+        "id 550e8400-e29b-41d4-a716-446655440000, commit 8bb2aab9f1c3, issue #1234",
+        "listening on 0.0.0.0:8080 and 127.0.0.1:3000, ::1, netmask 255.255.255.0",
+        "npm i lodash@4.17.21 @types/node; @app.route('/'); y = x@w.transpose()",
+        "std::fmt::Display, Vec::<u8>::new(), mac 00:1a:2b:3c:4d:5e",
+        "git clone git@github.com:org/repo.git; see admin@example.com",
+        "ports 8080-9090, rows 123 456 7890, serial 1234-5678-9012",
+        "test result: ok. 73 passed; 0 failed; finished in 1.38s",
+    ] {
+        assert_eq!(with_pii(&[]).filter_text(ordinary).0, ordinary);
+    }
+}
+
+/// The ordinary fixtures with personal data on: only the one holding an
+/// email (a `git log`) changes, and only there.
+#[test]
+fn ordinary_code_comes_through_with_pii() {
+    let f = with_pii(&[]);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/privacy/ordinary");
+    let mut altered = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (out, report) = f.filter_text(&text);
+        if out != text {
+            assert_eq!(report.rules, ["email"], "{}:\n{out}", path.display());
+            altered.push(path);
+        }
+    }
+    assert!(altered.len() <= 1, "{altered:?}");
+}
+
+/// The configured allow-list keeps what a rule would redact, and nothing
+/// else changes; an invalid pattern is named.
+#[test]
+fn the_allow_list_keeps_what_it_matches() {
+    let config = crate::config::PrivacyConfig {
+        allow: vec!["^sk_test_".into(), r"^support@acme\.io$".into()],
+        pii: true,
+        ..Default::default()
+    };
+    let f = PrivacyFilter::configured(&config).unwrap();
+    let text = "STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc, live sk_live_4eC39HqLyjWDarjtT1zdp7dcXyZ, \
+                mail support@acme.io or jane@acme.io";
+    let (out, report) = f.filter_text(text);
+    assert_eq!(
+        out.replace("[REDACTED:", "[R:"),
+        "STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc, live [R:stripe-access-token], \
+         mail support@acme.io or [R:email]"
+    );
+    assert_eq!(report.rules, ["stripe-access-token", "email"]);
+    let bad = crate::config::PrivacyConfig {
+        allow: vec!["(".into()],
+        ..Default::default()
+    };
+    let err = PrivacyFilter::configured(&bad).err().unwrap().to_string();
+    assert!(err.contains("privacy allow pattern \"(\""), "{err}");
+}

@@ -34,6 +34,7 @@ mod keys;
 mod messaging;
 mod observability;
 mod payments;
+mod pii;
 mod registries;
 mod saas;
 mod urls;
@@ -75,6 +76,9 @@ pub enum Family {
     Generic,
     /// Patterns configured in `.memlog.yaml`.
     Custom,
+    /// Personal data (emails, phone numbers, IP addresses, configured
+    /// names), when `.memlog.yaml` opts in.
+    Pii,
 }
 
 impl Family {
@@ -96,6 +100,7 @@ impl Family {
             Family::Urls => "urls",
             Family::Generic => "generic",
             Family::Custom => "custom",
+            Family::Pii => "pii",
         }
     }
 
@@ -288,4 +293,11 @@ pub fn builtin() -> Vec<&'static Rule> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// The personal-data rules (emails, phone numbers, IP addresses), which
+/// run only when `.memlog.yaml` opts in; they have no keywords, so every
+/// text is scanned for them.
+pub fn pii() -> Vec<&'static Rule> {
+    pii::RULES.iter().collect()
 }
