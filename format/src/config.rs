@@ -43,6 +43,7 @@
 //!   seal_idle_minutes: 120    # orphaned journals sealed at SessionStart
 //!   briefing_sessions: 5
 //!   warm_watcher_idle_minutes: 0  # >0: SessionStart starts `memlog watch --idle-exit N`
+//!   max_text_bytes: 65536     # longer texts keep head and tail, cut marked; 0: no cap
 //! sync:
 //!   remotes: [origin]         # where `memlog sync` may push memory
 //! learn:                      # memory that learns (docs/DESIGN.md §12)
@@ -174,7 +175,17 @@ pub struct HooksConfig {
     /// loaded, so prompts are ranked by their own embedding (the warm path),
     /// and exits after N minutes without a request or a change.
     pub warm_watcher_idle_minutes: u64,
+    /// Longest text stored, in bytes (a prompt, an answer, a tool's input;
+    /// 0: no cap): a longer one keeps its head and tail halves, cut as tool
+    /// outputs are, with `\n...[TRUNCATED]...\n` in between, and its event
+    /// gets `body.truncated: true`. Every write applies it (hooks, record,
+    /// note, imports), after the privacy filter.
+    pub max_text_bytes: usize,
 }
+
+/// Default of [`HooksConfig::max_text_bytes`]: 64 KB, what MCP accepts as
+/// one memory.
+pub const DEFAULT_MAX_TEXT_BYTES: usize = 64 * 1024;
 
 impl Default for HooksConfig {
     fn default() -> Self {
@@ -185,6 +196,7 @@ impl Default for HooksConfig {
             seal_idle_minutes: 120,
             briefing_sessions: 5,
             warm_watcher_idle_minutes: 0,
+            max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
         }
     }
 }

@@ -2,10 +2,13 @@
 //! `privacy.pii: true`, emails, phone numbers, IP addresses and the
 //! configured names never reach a byte under `.git` (hooks, notes,
 //! records; sealed and indexed), while ordinary text comes through as it
-//! was; without it they are kept.
+//! was; without it they are kept. A hook's text is capped (64 KB by
+//! default, configurable): a 10 MB prompt is stored as its head and tail
+//! with the cut marked.
 #![allow(clippy::unwrap_used)] // a test fails loudly
 
 use memlog_e2e::{TestRepo, git_command, run};
+use memlog_format::privacy::TRUNCATION_MARKER;
 use serde_json::{Value, json};
 
 /// Runs `memlog hook EVENT` with `payload` (its `cwd`, `session_id` and
@@ -133,4 +136,41 @@ fn personal_data_is_kept_by_default() {
     for p in [PERSONAL[0], PERSONAL[1], PERSONAL[3], PERSONAL[7]] {
         assert!(all.contains(p), "{p} was altered");
     }
+}
+
+#[test]
+fn a_10_mb_prompt_is_stored_capped() {
+    let repo = with_config("embedding:\n  enabled: false\n");
+    let head = "Why does the build fail? Here is the whole log:\n";
+    let tail = "\nerror: could not compile `app` (bin) due to 1 previous error";
+    let prompt = format!(
+        "{head}{}{tail}",
+        "warning: unused variable `x`\n".repeat(360_000)
+    );
+    assert!(prompt.len() > 10_000_000);
+    hook(&repo, "UserPromptSubmit", "big", json!({"prompt": prompt}));
+    let events = repo.session_events("big");
+    let text = events[0]["body"]["text"].as_str().unwrap();
+    assert!(
+        text.len() <= 64 * 1024 + TRUNCATION_MARKER.len(),
+        "{}",
+        text.len()
+    );
+    assert!(text.starts_with(head) && text.ends_with(tail));
+    assert!(text.contains(TRUNCATION_MARKER));
+    assert_eq!(events[0]["body"]["truncated"], true);
+    let journal = repo.path().join(".git/memlog/journal/big.jsonl");
+    assert!(std::fs::metadata(journal).unwrap().len() < 80 * 1024);
+
+    // the cap is configurable, and applies to record too; short texts are
+    // not marked
+    let repo = with_config("hooks:\n  max_text_bytes: 1000\nembedding:\n  enabled: false\n");
+    repo.record("s", "note", &"é".repeat(5000));
+    repo.record("s", "note", "short");
+    let events = repo.session_events("s");
+    let text = events[0]["body"]["text"].as_str().unwrap();
+    assert!(text.len() <= 1000 + TRUNCATION_MARKER.len() && text.contains(TRUNCATION_MARKER));
+    assert_eq!(events[0]["body"]["truncated"], true);
+    assert_eq!(events[1]["body"]["text"], "short");
+    assert!(events[1]["body"].get("truncated").is_none());
 }

@@ -43,7 +43,7 @@ use regex::bytes::{Regex as BytesRegex, RegexBuilder as BytesRegexBuilder};
 use serde_json::Value;
 
 pub use rules::{Detect, Family, NameClass, Rule};
-pub use truncate::{TRUNCATION_MARKER, truncate_output};
+pub use truncate::{TRUNCATION_MARKER, cap_strings, truncate_output};
 
 use crate::config::PrivacyConfig;
 use crate::{Error, Result};
