@@ -69,30 +69,10 @@ const MAX_PLACEHOLDER: usize = 100;
 const MAX_TYPED: usize = 32;
 
 /// The rule of patterns configured in `.memlog.yaml`.
-static CUSTOM: Rule = Rule {
-    id: "custom-pattern",
-    family: Family::Custom,
-    keywords: &[],
-    detect: Detect::Token {
-        pattern: "",
-        mixed: false,
-        context: true,
-    },
-    sample: "",
-};
+static CUSTOM: Rule = rules::token("custom-pattern", Family::Custom, &[], "", "").context();
 
 /// The rule of the names configured in `.memlog.yaml` (`privacy.names`).
-static NAME: Rule = Rule {
-    id: "name",
-    family: Family::Pii,
-    keywords: &[],
-    detect: Detect::Token {
-        pattern: "",
-        mixed: false,
-        context: true,
-    },
-    sample: "",
-};
+static NAME: Rule = rules::token("name", Family::Pii, &[], "", "").context();
 
 /// What filtering did to a text.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -167,8 +147,8 @@ pub struct PrivacyFilter {
     spans: PrivateSpans,
     rules: Vec<&'static Rule>,
     compiled: Vec<OnceLock<Option<BytesRegex>>>,
-    /// The rule of each generic name class, by [`class_slot`].
-    generic: [Option<usize>; 7],
+    /// The rule of each generic name class, by [`NameClass::rank`].
+    generic: [Option<usize>; NameClass::COUNT],
     prefilter: OnceLock<Prefilter>,
     extra: Vec<LazyRegex>,
     /// The configured allow-list (`privacy.allow`).
@@ -176,18 +156,6 @@ pub struct PrivacyFilter {
     /// Configured names, lower-cased (ASCII).
     names: Vec<String>,
     key: Option<MarkerKey>,
-}
-
-fn class_slot(class: NameClass) -> usize {
-    match class {
-        NameClass::Password => 0,
-        NameClass::Secret => 1,
-        NameClass::Token => 2,
-        NameClass::ApiKey => 3,
-        NameClass::Auth => 4,
-        NameClass::Credential => 5,
-        NameClass::Key => 6,
-    }
 }
 
 impl PrivacyFilter {
@@ -221,10 +189,10 @@ impl PrivacyFilter {
     /// the number of rules).
     pub fn with_rules(rules: Vec<&'static Rule>, extra_patterns: &[String]) -> Result<Self> {
         let extra = compile_checked(extra_patterns, "privacy pattern")?;
-        let mut generic = [None; 7];
+        let mut generic = [None; NameClass::COUNT];
         for (i, rule) in rules.iter().enumerate() {
             if let Detect::Generic(class) = rule.detect {
-                generic[class_slot(class)].get_or_insert(i);
+                generic[class.rank()].get_or_insert(i);
             }
         }
         Ok(PrivacyFilter {
@@ -435,7 +403,7 @@ impl PrivacyFilter {
             }
         }
         let class = names::classify(key)?;
-        let i = self.generic[class_slot(class)]?;
+        let i = self.generic[class.rank()]?;
         value::is_secret(value, class, quoted).then_some((i, BY_NAME))
     }
 

@@ -249,7 +249,7 @@ pub(super) fn classify(key: &str) -> Option<NameClass> {
     }
     let mut best: Option<NameClass> = None;
     let mut consider = |class: NameClass| {
-        if best.is_none_or(|b| rank(class) < rank(b)) {
+        if best.is_none_or(|b| class.rank() < b.rank()) {
             best = Some(class);
         }
     };
@@ -282,19 +282,6 @@ pub(super) fn classify(key: &str) -> Option<NameClass> {
         }
     }
     best
-}
-
-/// Lower is stronger: a name with both `password` and `key` is a password.
-fn rank(class: NameClass) -> u8 {
-    match class {
-        NameClass::Password => 0,
-        NameClass::Secret => 1,
-        NameClass::Token => 2,
-        NameClass::ApiKey => 3,
-        NameClass::Auth => 4,
-        NameClass::Credential => 5,
-        NameClass::Key => 6,
-    }
 }
 
 /// `STRIPE_KEY`, `ACME_API_TOKEN`: an environment variable's style.

@@ -1,7 +1,7 @@
 //! AI APIs.
 
 use super::Family::Ai as F;
-use super::{Rule, assigned, mixed_token, token};
+use super::{Rule, assigned, token};
 
 pub(super) const RULES: &[Rule] = &[
     token(
@@ -18,13 +18,14 @@ pub(super) const RULES: &[Rule] = &[
         r"\b(sk-ant-[a-z]{2,8}[0-9]{0,2}-[A-Za-z0-9_-]{8,})",
         "sk-ant-api03-{w:93}AA",
     ),
-    mixed_token(
+    token(
         "openai-api-key",
         F,
         &["sk-"],
         r"\b(sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,})",
         "sk-proj-{w:74}T3BlbkFJ{w:74}",
-    ),
+    )
+    .mixed(),
     token(
         "deepseek-api-key",
         F,
@@ -39,20 +40,22 @@ pub(super) const RULES: &[Rule] = &[
         "[A-Za-z0-9]{40}",
         "COHERE_API_KEY=«{a:40}»",
     ),
-    mixed_token(
+    token(
         "huggingface-access-token",
         F,
         &["hf_"],
         r"\b(hf_[A-Za-z]{34})\b",
         "hf_{L:34}",
-    ),
-    mixed_token(
+    )
+    .mixed(),
+    token(
         "huggingface-organization-api-token",
         F,
         &["api_org_"],
         r"\b(api_org_[A-Za-z]{34})\b",
         "api_org_{L:34}",
-    ),
+    )
+    .mixed(),
     token(
         "perplexity-api-key",
         F,

@@ -1,7 +1,7 @@
 //! Cloud and hosting providers.
 
 use super::Family::Cloud as F;
-use super::{Rule, assigned, context_token, mixed_token, token};
+use super::{Rule, assigned, token};
 
 pub(super) const RULES: &[Rule] = &[
     token(
@@ -81,13 +81,13 @@ pub(super) const RULES: &[Rule] = &[
         "[A-Za-z0-9+/]{86}==",
         "DefaultEndpointsProtocol=https;AccountName=prodassets;AccountKey=«{b:86}==»;EndpointSuffix=core.windows.net",
     ),
-    context_token(
+    token(
         "azure-sas-signature",
         F,
         &["sig="],
         r"[?&]sig=([A-Za-z0-9%+/]{40,}=*)",
         "https://prodassets.blob.core.windows.net/exports/report.csv?sv=2022-11-02&sr=b&sp=r&se=2026-12-31T00:00:00Z&sig=«{b:43}%3D»",
-    ),
+    ).context(),
     assigned(
         "azure-devops-pat",
         F,
@@ -228,13 +228,13 @@ pub(super) const RULES: &[Rule] = &[
         r"(sha256~[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
         "sha256~{w:43}",
     ),
-    context_token(
+    token(
         "hashicorp-tf-api-token",
         F,
         &["atlasv1"],
         r"\b([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})(?:[^A-Za-z0-9_=-]|$)",
         "{a:14}.atlasv1.{w:67}",
-    ),
+    ).context(),
     assigned(
         "hashicorp-tf-password",
         F,
@@ -277,13 +277,13 @@ pub(super) const RULES: &[Rule] = &[
         r"\b(pul-[a-f0-9]{40})\b",
         "pul-{h:40}",
     ),
-    mixed_token(
+    token(
         "infracost-api-token",
         F,
         &["ico-"],
         r"\b(ico-[A-Za-z0-9]{32})\b",
         "ico-{a:32}",
-    ),
+    ).mixed(),
     token(
         "defined-networking-api-token",
         F,

@@ -4,7 +4,7 @@ use super::Family::Databases as F;
 use std::ops::Range;
 
 use super::urls::{DATABASE_SCHEMES, url_passwords};
-use super::{Detect, Rule, assigned, context_token, token};
+use super::{Detect, Rule, assigned, token};
 
 pub(super) const RULES: &[Rule] = &[
     Rule {
@@ -86,20 +86,22 @@ pub(super) const RULES: &[Rule] = &[
         "[A-Za-z0-9]{16}",
         "CONFLUENT_CLOUD_API_KEY=«{u:16}»",
     ),
-    context_token(
+    token(
         "redis-requirepass",
         F,
         &["requirepass"],
         r"\brequirepass\s+['\x22]?([^\s'\x22]{4,})",
         "requirepass «{a:24}»",
-    ),
-    context_token(
+    )
+    .context(),
+    token(
         "mysql-cli-password",
         F,
         &["mysql"],
         r"\bmysql(?:dump|admin|sh)?\b[^\n]*?\s-p([^\s'\x22-][^\s'\x22]{3,})",
         "mysql -h db.internal -u root -p«{a:16}» app",
-    ),
+    )
+    .context(),
 ];
 
 /// [`url_passwords`] of database schemes.

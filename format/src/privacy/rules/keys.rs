@@ -3,25 +3,25 @@
 use std::ops::Range;
 
 use super::Family::Keys as F;
-use super::{Detect, Rule, context_token, token};
+use super::{Detect, Rule, token};
 
 pub(super) const RULES: &[Rule] = &[
     // A block without its END line (a cut output) is redacted as far as
     // its base64 goes.
-    context_token(
+    token(
         "private-key",
         F,
         &["private key"],
         r"(?s)(-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:, \t\r\n-]|\\[nr])*))",
         "-----BEGIN RSA PRIVATE KEY-----\n{b:64}\n{b:64}\n{b:64}\n{b:20}==\n-----END RSA PRIVATE KEY-----",
-    ),
-    context_token(
+    ).context(),
+    token(
         "putty-private-key",
         F,
         &["PuTTY-User-Key-File"],
         r"(?s)(PuTTY-User-Key-File-[0-9]:.*?Private-MAC:\s*[0-9a-f]+)",
         "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2\n{b:64}\n{b:4}\nPrivate-Lines: 1\n{b:44}\nPrivate-MAC: {h:64}",
-    ),
+    ).context(),
     token(
         "jwt",
         F,

@@ -1,7 +1,7 @@
 //! Chat, email and SMS.
 
 use super::Family::Messaging as F;
-use super::{Rule, assigned, context_token, mixed_token, token};
+use super::{Rule, assigned, token};
 
 pub(super) const RULES: &[Rule] = &[
     token(
@@ -60,20 +60,20 @@ pub(super) const RULES: &[Rule] = &[
         r"\b(xox[ar]-(?:[0-9]-)?[0-9A-Za-z]{8,48})\b",
         "xoxa-2-{a:40}",
     ),
-    context_token(
+    token(
         "slack-webhook-url",
         F,
         &["hooks.slack.com"],
         r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/]{43,56})",
         "https://hooks.slack.com/services/«T{u:10}/B{u:10}/{a:24}»",
-    ),
-    context_token(
+    ).context(),
+    token(
         "discord-webhook-url",
         F,
         &["discord.com/api/webhooks", "discordapp.com/api/webhooks"],
         r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/([A-Za-z0-9_-]{60,68})",
         "https://discord.com/api/webhooks/{d:19}/«{w:68}»",
-    ),
+    ).context(),
     assigned(
         "discord-client-secret",
         F,
@@ -95,13 +95,13 @@ pub(super) const RULES: &[Rule] = &[
         "[0-9]{18}",
         "DISCORD_CLIENT_ID=«{d:18}»",
     ),
-    context_token(
+    token(
         "microsoft-teams-webhook",
         F,
         &["webhook.office.com"],
         r"(https://[a-z0-9-]+\.webhook\.office\.com/webhookb2/[a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12}@[a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12})",
         "https://contoso.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}",
-    ),
+    ).context(),
     assigned(
         "mattermost-access-token",
         F,
@@ -165,13 +165,13 @@ pub(super) const RULES: &[Rule] = &[
         "[a-z0-9]{40}",
         "ZENDESK_API_TOKEN=«{l:40}»",
     ),
-    mixed_token(
+    token(
         "twilio-api-key",
         F,
         &["SK"],
         r"\b(SK[0-9a-fA-F]{32})\b",
         "SK{h:32}",
-    ),
+    ).mixed(),
     assigned(
         "twilio-auth-token",
         F,

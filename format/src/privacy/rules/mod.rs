@@ -144,6 +144,25 @@ pub enum NameClass {
     Key,
 }
 
+impl NameClass {
+    /// How many classes there are.
+    pub(crate) const COUNT: usize = 7;
+
+    /// Its place in order of strength, strongest first: a name with both
+    /// `password` and `key` is a password.
+    pub(crate) const fn rank(self) -> usize {
+        match self {
+            NameClass::Password => 0,
+            NameClass::Secret => 1,
+            NameClass::Token => 2,
+            NameClass::ApiKey => 3,
+            NameClass::Auth => 4,
+            NameClass::Credential => 5,
+            NameClass::Key => 6,
+        }
+    }
+}
+
 /// How a rule finds its secrets.
 #[derive(Clone, Copy)]
 pub enum Detect {
@@ -212,45 +231,22 @@ pub(crate) const fn token(
     }
 }
 
-/// A rule whose keyword is context around the secret, not part of it.
-pub(crate) const fn context_token(
-    id: &'static str,
-    family: Family,
-    keywords: &'static [&'static str],
-    pattern: &'static str,
-    sample: &'static str,
-) -> Rule {
-    Rule {
-        id,
-        family,
-        keywords,
-        detect: Detect::Token {
-            pattern,
-            mixed: false,
-            context: true,
-        },
-        sample,
+impl Rule {
+    /// This token rule with its keyword as context around the secret, not
+    /// part of it (`curl`, `://`, `private key`).
+    pub(crate) const fn context(mut self) -> Rule {
+        if let Detect::Token { context, .. } = &mut self.detect {
+            *context = true;
+        }
+        self
     }
-}
 
-/// A token rule whose secret must look random.
-pub(crate) const fn mixed_token(
-    id: &'static str,
-    family: Family,
-    keywords: &'static [&'static str],
-    pattern: &'static str,
-    sample: &'static str,
-) -> Rule {
-    Rule {
-        id,
-        family,
-        keywords,
-        detect: Detect::Token {
-            pattern,
-            mixed: true,
-            context: false,
-        },
-        sample,
+    /// This token rule with a secret that must look random.
+    pub(crate) const fn mixed(mut self) -> Rule {
+        if let Detect::Token { mixed, .. } = &mut self.detect {
+            *mixed = true;
+        }
+        self
     }
 }
 
@@ -263,11 +259,8 @@ pub(crate) const fn assigned(
     sample: &'static str,
 ) -> Rule {
     Rule {
-        id,
-        family,
-        keywords,
         detect: Detect::Assigned { value },
-        sample,
+        ..token(id, family, keywords, "", sample)
     }
 }
 

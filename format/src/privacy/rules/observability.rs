@@ -1,7 +1,7 @@
 //! Monitoring, logging and error tracking.
 
 use super::Family::Observability as F;
-use super::{Rule, assigned, context_token, token};
+use super::{Rule, assigned, token};
 
 pub(super) const RULES: &[Rule] = &[
     assigned(
@@ -109,13 +109,14 @@ pub(super) const RULES: &[Rule] = &[
         "[a-f0-9]{64}",
         "SENTRY_AUTH_TOKEN=«{h:64}»",
     ),
-    context_token(
+    token(
         "sentry-dsn",
         F,
         &["sentry.io"],
         r"https?://([a-f0-9]{32})(?::[a-f0-9]{32})?@[a-z0-9.-]*sentry\.io",
         "https://«{h:32}»@o{d:6}.ingest.sentry.io/{d:7}",
-    ),
+    )
+    .context(),
     assigned(
         "honeycomb-api-key",
         F,

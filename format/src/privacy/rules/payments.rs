@@ -1,7 +1,7 @@
 //! Payments, commerce and finance.
 
 use super::Family::Payments as F;
-use super::{Rule, assigned, context_token, token};
+use super::{Rule, assigned, token};
 
 pub(super) const RULES: &[Rule] = &[
     token(
@@ -69,13 +69,14 @@ pub(super) const RULES: &[Rule] = &[
         r"\b(shpss_[a-fA-F0-9]{32})\b",
         "shpss_{h:32}",
     ),
-    context_token(
+    token(
         "braintree-access-token",
         F,
         &["access_token$"],
         r"(access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})",
         "access_token$production${l:16}${h:32}",
-    ),
+    )
+    .context(),
     assigned(
         "paypal-client-secret",
         F,
@@ -252,11 +253,12 @@ pub(super) const RULES: &[Rule] = &[
         r"\b((?:test|live)_pub_[a-f0-9]{31})\b",
         "live_pub_{h:31}",
     ),
-    context_token(
+    token(
         "freemius-secret-key",
         F,
         &["secret_key"],
         r#"["']secret_key["']\s*=>\s*["'](sk_[A-Za-z0-9<>!#$%&()*+,./:;=?@^_{|}~-]{29})["']"#,
         "'secret_key' => '«sk_{a:29}»'",
-    ),
+    )
+    .context(),
 ];

@@ -1,7 +1,7 @@
 //! Package and artifact registries.
 
 use super::Family::Registries as F;
-use super::{Rule, assigned, context_token, mixed_token, token};
+use super::{Rule, assigned, token};
 
 pub(super) const RULES: &[Rule] = &[
     token(
@@ -81,13 +81,14 @@ pub(super) const RULES: &[Rule] = &[
         "[A-Za-z0-9]{64}",
         "ARTIFACTORY_IDENTITY_TOKEN=«{a:64}»",
     ),
-    mixed_token(
+    token(
         "crates-io-api-token",
         F,
         &["cio"],
         r"\b(cio[A-Za-z0-9]{32})\b",
         "cio{a:32}",
-    ),
+    )
+    .mixed(),
     assigned(
         "sidekiq-secret",
         F,
@@ -95,13 +96,14 @@ pub(super) const RULES: &[Rule] = &[
         "[a-f0-9]{8}:[a-f0-9]{8}",
         "BUNDLE_ENTERPRISE__CONTRIBSYS__COM=«{h:8}:{h:8}»",
     ),
-    context_token(
+    token(
         "sidekiq-sensitive-url",
         F,
         &["contribsys.com"],
         r"https?://([a-f0-9]{8}:[a-f0-9]{8})@(?:gems|enterprise)\.contribsys\.com",
         "https://«{h:8}:{h:8}»@gems.contribsys.com/",
-    ),
+    )
+    .context(),
     token(
         "npmrc-auth-token",
         F,

@@ -1,16 +1,17 @@
 //! Other SaaS APIs: productivity, social, maps, media.
 
 use super::Family::Saas as F;
-use super::{Rule, assigned, mixed_token, token};
+use super::{Rule, assigned, token};
 
 pub(super) const RULES: &[Rule] = &[
-    mixed_token(
+    token(
         "adafruit-io-key",
         F,
         &["aio_"],
         r"\b(aio_[A-Za-z0-9]{28})\b",
         "aio_{a:28}",
-    ),
+    )
+    .mixed(),
     assigned(
         "adafruit-api-key",
         F,
@@ -109,13 +110,14 @@ pub(super) const RULES: &[Rule] = &[
         "[a-z0-9]{24}",
         "ETSY_API_KEY=«{l:24}»",
     ),
-    mixed_token(
+    token(
         "facebook-page-access-token",
         F,
         &["EAAM", "EAAC"],
         r"\b(EAA[MC][A-Za-z0-9]{100,})\b",
         "EAAM{a:160}",
-    ),
+    )
+    .mixed(),
     assigned(
         "facebook-access-token",
         F,
@@ -242,13 +244,14 @@ pub(super) const RULES: &[Rule] = &[
         r"\b(ntn_[0-9]{11}[A-Za-z0-9]{35})\b",
         "ntn_{d:11}{a:35}",
     ),
-    mixed_token(
+    token(
         "notion-integration-secret",
         F,
         &["secret_"],
         r"\b(secret_[A-Za-z0-9]{43})\b",
         "secret_{a:43}",
-    ),
+    )
+    .mixed(),
     assigned(
         "nytimes-access-token",
         F,
