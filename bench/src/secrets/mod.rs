@@ -153,8 +153,9 @@ pub fn bench(
         target: "0".into(),
     });
     rows.push(usage_error_echo(bin, repo.path(), &corpus)?);
-    rows.push(ordinary_texts(bin)?);
-    throughput::bench(seed, rows)?;
+    let ordinary = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/privacy/ordinary");
+    rows.push(ordinary_texts(bin, &ordinary)?);
+    throughput::bench(seed, &ordinary, rows)?;
     if let Some(baseline) = baseline {
         rows.push(hook::ab(bin, baseline, seed)?);
     }
@@ -197,10 +198,9 @@ fn usage_error_echo(bin: &Path, dir: &Path, corpus: &[corpus::Secret]) -> anyhow
 }
 
 /// The ordinary texts recorded as notes and read back: how many changed.
-fn ordinary_texts(bin: &Path) -> anyhow::Result<Row> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/privacy/ordinary");
+fn ordinary_texts(bin: &Path, dir: &Path) -> anyhow::Result<Row> {
     let repo = fresh_repo()?;
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)?
+    let mut paths: Vec<_> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     paths.sort();
