@@ -6,27 +6,9 @@
 use serde_json::json;
 
 /// SplitMix64: tiny, fast, and stable forever (unlike a library RNG whose
-/// stream may change between versions).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
+/// stream may change between versions); the privacy filter's samples use
+/// the same one.
+pub use memlog_format::privacy::sample::SplitMix as Rng;
 
 const MODULES: &[&str] = &[
     "auth",
@@ -91,7 +73,7 @@ fn path(r: &mut Rng) -> String {
     format!(
         "src/{}/{}.{}",
         r.pick(MODULES),
-        snake(r.pick(NOUNS)),
+        snake(*r.pick(NOUNS)),
         r.pick(EXTS)
     )
 }

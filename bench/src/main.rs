@@ -10,6 +10,7 @@ mod kills;
 mod lean;
 mod locomo;
 mod search;
+mod secrets;
 mod serve;
 mod vectors;
 mod watch;
@@ -115,6 +116,18 @@ struct Args {
     #[arg(long, value_name = "N")]
     kills: Option<usize>,
 
+    /// The privacy filter instead: secrets of every rule's format sent in
+    /// every way (hooks, record, imports, MCP) and searched for in every
+    /// byte under .git, ordinary texts altered, usage errors echoing
+    /// secrets, and redaction throughput against the number of rules.
+    #[arg(long)]
+    secrets: bool,
+
+    /// With --secrets: an older memlog binary, whose PostToolUse hook with
+    /// a 64 KB tool output is timed against this one's (alternating runs).
+    #[arg(long, value_name = "BIN")]
+    baseline: Option<PathBuf>,
+
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
@@ -138,6 +151,11 @@ fn main() -> anyhow::Result<()> {
     let mut rows = Vec::new();
     if let Some(kills) = args.kills {
         rows.extend(kills::bench(&bin, args.seed, kills)?);
+        print_table(rows);
+        return Ok(());
+    }
+    if args.secrets {
+        secrets::bench(&bin, args.seed, args.baseline.as_deref(), &mut rows)?;
         print_table(rows);
         return Ok(());
     }
@@ -237,7 +255,7 @@ fn memlog_bin() -> anyhow::Result<PathBuf> {
     Ok(bin)
 }
 
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     let status = Command::new("git").current_dir(dir).args(args).status()?;
     if !status.success() {
         bail!("git {args:?} failed");

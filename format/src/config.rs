@@ -6,7 +6,10 @@
 //! ref: refs/heads/memlog      # where sealed sessions are committed
 //! project: my-service         # default: the repository's directory name
 //! privacy:
-//!   patterns: ["ACME-[0-9]{6}"]  # extra secret regexes, masked as [REDACTED]
+//!   patterns: ["ACME-[0-9]{6}"]  # extra secret regexes, masked as [REDACTED:custom-pattern:…]
+//!   allow: ["^sk_test_", "support@acme\\.io"]  # kept when one matches what a rule found
+//!   pii: true                 # emails, phone numbers and IP addresses too (default false)
+//!   names: ["Jane Doe", "김민수"]  # always redacted, ignoring case
 //! tools:
 //!   exclude: [TodoRead]       # tool calls that are not recorded
 //!   max_output_bytes: 10000   # tool outputs are cut to this many bytes…
@@ -40,6 +43,7 @@
 //!   seal_idle_minutes: 120    # orphaned journals sealed at SessionStart
 //!   briefing_sessions: 5
 //!   warm_watcher_idle_minutes: 0  # >0: SessionStart starts `memlog watch --idle-exit N`
+//!   max_text_bytes: 65536     # longer texts keep head and tail, cut marked; 0: no cap
 //! sync:
 //!   remotes: [origin]         # where `memlog sync` may push memory
 //! learn:                      # memory that learns (docs/DESIGN.md §12)
@@ -69,7 +73,7 @@ pub struct Config {
     pub ref_name: String,
     /// Project name recorded in events; default: the repository's name.
     pub project: Option<String>,
-    /// Extra secret patterns.
+    /// Extra secret patterns, personal data, names.
     pub privacy: PrivacyConfig,
     /// Which tool calls are recorded, and how much of their output.
     pub tools: ToolsConfig,
@@ -171,7 +175,17 @@ pub struct HooksConfig {
     /// loaded, so prompts are ranked by their own embedding (the warm path),
     /// and exits after N minutes without a request or a change.
     pub warm_watcher_idle_minutes: u64,
+    /// Longest text stored, in bytes (a prompt, an answer, a tool's input;
+    /// 0: no cap): a longer one keeps its head and tail halves, cut as tool
+    /// outputs are, with `\n...[TRUNCATED]...\n` in between, and its event
+    /// gets `body.truncated: true`. Every write applies it (hooks, record,
+    /// note, imports), after the privacy filter.
+    pub max_text_bytes: usize,
 }
+
+/// Default of [`HooksConfig::max_text_bytes`]: 64 KB, what MCP accepts as
+/// one memory.
+pub const DEFAULT_MAX_TEXT_BYTES: usize = 64 * 1024;
 
 impl Default for HooksConfig {
     fn default() -> Self {
@@ -182,6 +196,7 @@ impl Default for HooksConfig {
             seal_idle_minutes: 120,
             briefing_sessions: 5,
             warm_watcher_idle_minutes: 0,
+            max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
         }
     }
 }
@@ -295,8 +310,19 @@ impl Default for ContextConfig {
 #[serde(default, deny_unknown_fields)]
 /// Privacy settings beyond the built-in rules (docs/DESIGN.md §3).
 pub struct PrivacyConfig {
-    /// Extra secret patterns (regular expressions), masked as `[REDACTED]`.
+    /// Extra secret patterns (regular expressions), masked as
+    /// `[REDACTED:custom-pattern:…]`.
     pub patterns: Vec<String>,
+    /// Allow-list: regular expressions; what a rule would redact is kept
+    /// when one of them matches it (a test fixture's fake key, a team's
+    /// public support address).
+    pub allow: Vec<String>,
+    /// Whether personal data is redacted too: email addresses, phone
+    /// numbers and IP addresses (off by default).
+    pub pii: bool,
+    /// Names of people (or anything else) redacted wherever they appear,
+    /// ignoring case, as `[REDACTED:name:…]`.
+    pub names: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

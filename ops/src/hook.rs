@@ -354,6 +354,8 @@ pub fn log_error(layout: Option<&Layout>, event: &str, message: &str, started: I
         .append(true)
         .open(&path)
     {
+        // An error may quote the payload: no secret goes to disk this way.
+        let message = memlog_format::privacy::redact_message(message);
         let _ = writeln!(
             f,
             "{} {} {}ms {}",

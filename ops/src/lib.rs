@@ -15,6 +15,7 @@
 //!   verification of facts, for `extract` and MCP), [`tasks`] (task
 //!   changes), [`import`] (neutral files and agents' session files),
 //!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
+//! - [`scan`]: secret-shaped content already in the log;
 //! - [`show`], [`forget`] (and reinforce), [`stats`], [`sessions`] (session
 //!   listings and timeline pages), [`diff`] ([`memory_diff`]: what changed
 //!   between two states of the log);
@@ -49,6 +50,7 @@ pub mod install;
 pub mod memory_diff;
 pub mod record;
 pub mod rules;
+pub mod scan;
 pub mod search;
 pub mod semantic;
 pub mod sessions;

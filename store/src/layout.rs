@@ -16,6 +16,7 @@
 //!   purged-commits               commits a purge replaced (sync refuses them)
 //!   warm.sock                    `memlog watch`'s warm server
 //!   hooks.log, hooks.log.1       what hooks could not do (they never fail the agent)
+//!   privacy.key                  32 random bytes keying redaction markers (never shared)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -100,6 +101,12 @@ impl Layout {
     /// `hooks.log`: errors of hooks, which never fail the agent.
     pub fn hooks_log(&self) -> PathBuf {
         self.dir.join("hooks.log")
+    }
+
+    /// `privacy.key`: the key of this repository's redaction markers
+    /// ([`crate::privacy_key`]).
+    pub fn privacy_key(&self) -> PathBuf {
+        self.dir.join("privacy.key")
     }
 
     /// `hooks.log.1`: the log before its last rotation.

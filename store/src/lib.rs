@@ -7,7 +7,8 @@
 //!   files, for the commands that need no more;
 //! - [`journal`]: the per-session, locked, fsynced append file a live session
 //!   writes to; [`record`]: the [`Recorder`] that filters drafts through the
-//!   privacy rules into a journal;
+//!   privacy rules into a journal, its markers keyed by the repository's
+//!   [`privacy_key`];
 //! - [`log`] and [`seal`]: the git ref (`refs/heads/memlog` by default) that
 //!   holds one commit per sealed session, read and written with gix without
 //!   ever touching HEAD, the index or the working tree; [`sessions`]: which
@@ -27,6 +28,7 @@ pub mod layout;
 pub mod locate;
 pub mod log;
 mod objects;
+pub mod privacy_key;
 pub mod purge;
 pub mod record;
 pub mod remote;

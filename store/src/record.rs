@@ -2,7 +2,7 @@
 //! which applies the privacy filter and output truncation *before* the event
 //! becomes bytes anywhere.
 
-use memlog_format::privacy::{PrivacyFilter, Report, truncate_output};
+use memlog_format::privacy::{PrivacyFilter, Report, cap_strings, truncate_output};
 use memlog_format::{Draft, Event, Kind};
 use serde_json::Value;
 
@@ -18,11 +18,13 @@ pub struct Recorder<'r> {
 }
 
 impl<'r> Recorder<'r> {
-    /// A recorder for `repo`, with its configured privacy patterns compiled.
+    /// A recorder for `repo`, with its configured privacy patterns and the
+    /// repository's marker key (made on first use).
     pub fn new(repo: &'r Repo) -> Result<Recorder<'r>> {
+        let key = crate::privacy_key::load_or_create(&repo.layout())?;
         Ok(Recorder {
             repo,
-            filter: PrivacyFilter::new(&repo.config.privacy.patterns)?,
+            filter: PrivacyFilter::configured(&repo.config.privacy)?.keyed(&key),
         })
     }
 
@@ -31,24 +33,31 @@ impl<'r> Recorder<'r> {
         self.repo
     }
 
-    /// Applies privacy (body and meta) and, for tool observations, cuts
-    /// `body.output` to the configured size (marking `body.truncated`).
+    /// Applies privacy (body and meta); for tool observations, cuts
+    /// `body.output` to the configured size; then caps every text at
+    /// `hooks.max_text_bytes` (either cut marks `body.truncated`).
     pub fn prepare(&self, mut draft: Draft) -> (Draft, Report) {
         let mut body = Value::Object(std::mem::take(&mut draft.body));
         let mut report = self.filter.filter_value(&mut body);
         let mut meta = Value::Object(std::mem::take(&mut draft.meta));
         report.absorb(self.filter.filter_value(&mut meta));
+        let mut truncated = false;
+        if draft.kind == Kind::ToolObservation
+            && let Some(Value::String(out)) = body.get_mut("output")
+        {
+            let tools = &self.repo.config.tools;
+            let (cut, was_cut) =
+                truncate_output(out, tools.max_output_bytes, tools.max_output_lines);
+            if was_cut {
+                *out = cut;
+                truncated = true;
+            }
+        }
+        let cap = self.repo.config.hooks.max_text_bytes;
+        truncated |= cap_strings(&mut body, cap) | cap_strings(&mut meta, cap);
         if let (Value::Object(mut b), Value::Object(m)) = (body, meta) {
-            if draft.kind == Kind::ToolObservation
-                && let Some(Value::String(out)) = b.get("output")
-            {
-                let tools = &self.repo.config.tools;
-                let (cut, was_cut) =
-                    truncate_output(out, tools.max_output_bytes, tools.max_output_lines);
-                if was_cut {
-                    b.insert("output".into(), Value::String(cut));
-                    b.insert("truncated".into(), Value::Bool(true));
-                }
+            if truncated {
+                b.insert("truncated".into(), Value::Bool(true));
             }
             draft.body = b;
             draft.meta = m;

@@ -334,8 +334,15 @@ pub struct McpProcess {
 impl McpProcess {
     /// Starts the server and completes the MCP handshake.
     pub fn start(dir: &Path) -> McpProcess {
-        let mut child = memlog_command(dir)
-            .arg("mcp")
+        let mut command = memlog_command(dir);
+        command.arg("mcp");
+        McpProcess::spawn(command)
+    }
+
+    /// Starts `command` (a `memlog mcp` of any binary) and completes the
+    /// MCP handshake.
+    pub fn spawn(mut command: Command) -> McpProcess {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -372,7 +372,7 @@ fn private_tags_and_secrets_never_reach_git_objects_or_journals() {
         .output
         .stdout;
     let objects = String::from_utf8_lossy(&objects);
-    assert!(objects.contains("[PRIVATE]") && objects.contains("[REDACTED]"));
+    assert!(objects.contains("[PRIVATE]") && objects.contains("[REDACTED:"));
     for needle in ["Zq9xSECRETvalue", "hunter2"] {
         assert!(!objects.contains(needle), "{needle} found in git objects");
         let grep = git_command(repo.path())

@@ -346,7 +346,7 @@ fn the_python_mcp_client_sees_what_the_cli_sees() {
         .expect("the fact is in the log");
     let text = fact["body"]["text"].as_str().unwrap();
     assert!(
-        text.contains("[REDACTED]") && text.contains("[PRIVATE]"),
+        text.contains("[REDACTED:") && text.contains("[PRIVATE]"),
         "{text}"
     );
     assert!(!text.contains("sk-test") && !text.contains("internal note"));

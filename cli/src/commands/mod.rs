@@ -33,6 +33,7 @@ mod record;
 mod reflect;
 mod reinforce;
 mod rules;
+mod scan;
 mod seal;
 pub mod search;
 mod serve;
@@ -84,6 +85,7 @@ pub enum Command {
     Diff(diff::DiffArgs),
     Doctor(doctor::DoctorArgs),
     Purge(purge::PurgeArgs),
+    Scan(scan::ScanArgs),
     #[command(hide = true)]
     Textconv(textconv::TextconvArgs),
     Mcp(mcp::McpArgs),
@@ -128,6 +130,7 @@ impl Command {
                 | Command::Rebuild(_)
                 | Command::Sync(_)
                 | Command::Purge(_)
+                | Command::Scan(_)
                 | Command::Fsck(_)
                 | Command::Watch(_)
                 | Command::Serve(_)
@@ -170,6 +173,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Diff(args) => diff::cmd_diff(dir, args),
         Command::Doctor(args) => doctor::cmd_doctor(dir, args),
         Command::Purge(args) => purge::cmd_purge(dir, args),
+        Command::Scan(args) => scan::cmd_scan(dir, args),
         Command::Textconv(args) => textconv::cmd_textconv(args),
         Command::Mcp(args) => mcp::cmd_mcp(dir, args),
         Command::Install(args) => install::cmd_install(dir, args),
