@@ -1,4 +1,5 @@
-//! OpenAI's Codex CLI (checked against 0.169.0).
+//! OpenAI's Codex CLI (hooks checked against 0.169.0; session files of
+//! every version since 0.60).
 //!
 //! - Hooks: the shared protocol as is (the same event names, payload
 //!   fields and injection output as Claude Code's); its Stop hook only
@@ -8,9 +9,11 @@
 //!   else `~/.codex/hooks.json` (user); timeouts in seconds, tool matcher
 //!   `*`. Codex runs a new or changed hook only once the user trusts it.
 //! - Sessions: [`rollout`]s in `$CODEX_HOME/sessions` (else
-//!   `~/.codex/sessions`), `YYYY/MM/DD/rollout-<time>-<id>.jsonl`; the
+//!   `~/.codex/sessions`), `YYYY/MM/DD/rollout-<time>-<id>.jsonl`, every
+//!   format since 0.60; a subagent's is read into its parent's session. The
 //!   default import keeps those that ran inside the repository.
 
+pub mod patch;
 pub mod rollout;
 
 use std::path::{Path, PathBuf};
@@ -20,7 +23,7 @@ use crate::sessions::{home, jsonl_files};
 use crate::settings::HookSettings;
 use crate::{Agent, Error, HookOptions, Result, SessionFile};
 
-pub use rollout::{Rollout, parse, read, session_meta};
+pub use rollout::{Rollout, Subagent, parse, read, session_meta};
 
 /// Codex CLI.
 #[derive(Clone, Copy, Debug, Default)]
