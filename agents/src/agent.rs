@@ -67,6 +67,15 @@ pub trait Agent: Sync {
         None
     }
 
+    /// Tool calls of the turn a Stop payload ends that the agent ran
+    /// without a PostToolUse hook, read from its own files: each as the
+    /// PostToolUse payload it would have sent, with the call's time
+    /// (memlog form). Codex CLI's edits through the shell are such calls.
+    fn unreported_calls(&self, payload: &Payload) -> Vec<(String, Payload)> {
+        let _ = payload;
+        Vec::new()
+    }
+
     /// What the agent's Stop hook may answer.
     fn stop_contract(&self) -> StopContract {
         StopContract::RecordOnly

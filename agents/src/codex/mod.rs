@@ -1,10 +1,13 @@
-//! OpenAI's Codex CLI (hooks checked against 0.169.0; session files of
-//! every version since 0.60).
+//! OpenAI's Codex CLI (checked against 0.60.1, 0.104.0, 0.149.0 and
+//! 0.169.0; hooks since 0.11x, checked against 0.169.0).
 //!
-//! - Hooks: the shared protocol as is (the same event names, payload
-//!   fields and injection output as Claude Code's); its Stop hook only
-//!   records. The version is the `cli_version` of the session file's first
-//!   line (`session_meta`), which the payload's `transcript_path` names.
+//! - Hooks: the shared protocol (the same event names, payload fields and
+//!   injection output as Claude Code's), completed from the rollout the
+//!   payload names ([`hooks`]): a command's real exit code, an edit's files
+//!   and changes, and at Stop the edits made through the shell, which no
+//!   PostToolUse reports. Its Stop hook only records. A subagent's hooks
+//!   name its parent's session and its own `agent_id`. The version is the
+//!   `cli_version` of the session file's first line (`session_meta`).
 //! - Settings: `.codex/hooks.json` (project), `$CODEX_HOME/hooks.json`,
 //!   else `~/.codex/hooks.json` (user); timeouts in seconds, tool matcher
 //!   `*`. Codex runs a new or changed hook only once the user trusts it.
@@ -13,6 +16,7 @@
 //!   format since 0.60; a subagent's is read into its parent's session. The
 //!   default import keeps those that ran inside the repository.
 
+pub mod hooks;
 pub mod patch;
 pub mod rollout;
 
@@ -73,6 +77,27 @@ impl Agent for Codex {
         "Codex CLI"
     }
 
+    /// The payload, completed from the rollout (see [`hooks`]).
+    fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
+        let mut raw: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|source| Error::MalformedPayload {
+                event: event_name.to_string(),
+                source,
+            })?;
+        if raw.is_object() {
+            if raw.get("hook_event_name").is_none() {
+                raw["hook_event_name"] = serde_json::Value::String(event_name.to_string());
+            }
+            hooks::complete_post_tool_use(&mut raw);
+        }
+        Ok(Payload::from_value(event_name, raw))
+    }
+
+    /// The turn's edits made through the shell.
+    fn unreported_calls(&self, payload: &Payload) -> Vec<(String, Payload)> {
+        hooks::unreported_edits(payload)
+    }
+
     /// The session file starts with its `session_meta` (`cli_version`).
     fn version(&self, payload: &Payload) -> Option<String> {
         use std::io::{BufRead, Read};
@@ -96,7 +121,9 @@ impl Agent for Codex {
     }
 
     fn install_note(&self) -> Option<&'static str> {
-        Some("Codex runs them once you trust them (/hooks in Codex)")
+        Some(
+            "Codex runs them only once you trust them: open Codex in the project and trust them in /hooks",
+        )
     }
 
     fn session_noun(&self) -> &'static str {
