@@ -113,3 +113,15 @@ fn a_broken_hooks_file_is_named_and_left_alone() {
     assert!(out.stderr().contains("hooks.json"), "{}", out.stderr());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ not json");
 }
+
+#[test]
+fn codex_session_end_gets_the_3_seconds_codex_allows() {
+    let repo = TestRepo::new();
+    repo.memlog(&["install", "codex"]).ok();
+    let config = read(&repo.path().join(".codex/hooks.json"));
+    for (event, groups) in config["hooks"].as_object().unwrap() {
+        let timeout = &groups[0]["hooks"][0]["timeout"];
+        let expected = if event == "SessionEnd" { 3 } else { 10 };
+        assert_eq!(timeout, expected, "{event}: {config:#}");
+    }
+}

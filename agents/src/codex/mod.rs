@@ -34,7 +34,9 @@ pub use rollout::{Rollout, Subagent, parse, read, session_meta};
 pub struct Codex;
 
 /// Codex hook events memlog listens to, with whether they take a tool
-/// matcher (Codex CLI 0.169.0); seconds, like Claude Code.
+/// matcher (Codex CLI 0.169.0); seconds, like Claude Code. Codex clamps
+/// SessionEnd to 3 s (and warns on every run when asked for more): sealing
+/// a session fits it.
 const SETTINGS: HookSettings = HookSettings {
     project_file: ".codex/hooks.json",
     local_file: None,
@@ -49,6 +51,7 @@ const SETTINGS: HookSettings = HookSettings {
     agent_flag: "--agent codex ",
     suffix: "",
     timeout: 10,
+    short_timeouts: &[("SessionEnd", 3)],
     any_tool: "*",
 };
 

@@ -45,6 +45,7 @@ const SETTINGS: HookSettings = HookSettings {
     agent_flag: "--agent gemini ",
     suffix: " 2>/dev/null || true",
     timeout: 10_000,
+    short_timeouts: &[],
     any_tool: ".*",
 };
 
