@@ -9,8 +9,10 @@
 //!   name its parent's session and its own `agent_id`. The version is the
 //!   `cli_version` of the session file's first line (`session_meta`).
 //! - Settings: `.codex/hooks.json` (project), `$CODEX_HOME/hooks.json`,
-//!   else `~/.codex/hooks.json` (user); timeouts in seconds, tool matcher
-//!   `*`. Codex runs a new or changed hook only once the user trusts it.
+//!   else `~/.codex/hooks.json` (user); timeouts in seconds (SessionEnd's
+//!   3, the most Codex allows it), tool matcher `*`. Codex runs a new or
+//!   changed hook only once the user trusts it, and a project's only in a
+//!   trusted project ([`trust`]).
 //! - Sessions: [`rollout`]s in `$CODEX_HOME/sessions` (else
 //!   `~/.codex/sessions`), `YYYY/MM/DD/rollout-<time>-<id>.jsonl`, every
 //!   format since 0.60; a subagent's is read into its parent's session. The
@@ -19,13 +21,14 @@
 pub mod hooks;
 pub mod patch;
 pub mod rollout;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 
 use crate::protocol::Payload;
 use crate::sessions::{home, jsonl_files};
 use crate::settings::HookSettings;
-use crate::{Agent, Error, HookOptions, Result, SessionFile};
+use crate::{Agent, Error, HookOptions, HookTrust, Result, SessionFile};
 
 pub use rollout::{Rollout, Subagent, parse, read, session_meta};
 
@@ -126,6 +129,14 @@ impl Agent for Codex {
     fn install_note(&self) -> Option<&'static str> {
         Some(
             "Codex runs them only once you trust them: open Codex in the project and trust them in /hooks",
+        )
+    }
+
+    fn hook_trust(&self, settings_file: &Path, work_tree: Option<&Path>) -> Option<HookTrust> {
+        trust::hook_trust(
+            settings_file,
+            work_tree,
+            &trust::config_file(&codex_home().ok()?),
         )
     }
 
