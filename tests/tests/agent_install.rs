@@ -74,6 +74,7 @@ fn codex_hooks_json_keeps_other_hooks() {
             "UserPromptSubmit",
             "PostToolUse",
             "Stop",
+            "SubagentStop",
             "PreCompact",
             "SessionEnd",
         ],

@@ -119,14 +119,19 @@ pub fn complete_post_tool_use(raw: &mut Value) {
     }
 }
 
-/// The edits of the turn a Stop payload ends that Codex made through the
+/// The edits of the turn a Stop (or SubagentStop) payload ends that Codex
+/// made through the
 /// shell, which no PostToolUse reported: each as a PostToolUse payload of
 /// tool `apply_patch`, with the time of its call.
 pub fn unreported_edits(payload: &Payload) -> Vec<(String, Payload)> {
-    let (Some(path), Some(turn)) = (
-        payload.transcript_path.as_deref(),
-        payload.raw.get("turn_id").and_then(Value::as_str),
-    ) else {
+    // A subagent's own rollout is its `agent_transcript_path` (SubagentStop
+    // names its parent's in `transcript_path`).
+    let path = payload
+        .agent_transcript_path
+        .as_deref()
+        .or(payload.transcript_path.as_deref());
+    let (Some(path), Some(turn)) = (path, payload.raw.get("turn_id").and_then(Value::as_str))
+    else {
         return Vec::new();
     };
     // Lines of the turn (those naming it, and calls and their outcomes,

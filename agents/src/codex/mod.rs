@@ -6,7 +6,8 @@
 //!   payload names ([`hooks`]): a command's real exit code, an edit's files
 //!   and changes, and at Stop the edits made through the shell, which no
 //!   PostToolUse reports. Its Stop hook only records. A subagent's hooks
-//!   name its parent's session and its own `agent_id`. The version is the
+//!   name its parent's session and its own `agent_id`; its answer comes
+//!   with SubagentStop. The version is the
 //!   `cli_version` of the session file's first line (`session_meta`).
 //! - Settings: `.codex/hooks.json` (project), `$CODEX_HOME/hooks.json`,
 //!   else `~/.codex/hooks.json` (user); timeouts in seconds (SessionEnd's
@@ -48,6 +49,7 @@ const SETTINGS: HookSettings = HookSettings {
         ("UserPromptSubmit", false),
         ("PostToolUse", true),
         ("Stop", false),
+        ("SubagentStop", false),
         ("PreCompact", false),
         ("SessionEnd", false),
     ],

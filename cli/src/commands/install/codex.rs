@@ -13,8 +13,8 @@ use super::agent::hooks;
 /// Codex CLI: memlog's hooks in Codex's hooks.json.
 ///
 /// Merges `memlog hook --agent codex <Event>` commands for SessionStart,
-/// UserPromptSubmit, PostToolUse, Stop, PreCompact and SessionEnd (3 s,
-/// the most Codex gives it) into the project's
+/// UserPromptSubmit, PostToolUse, Stop, SubagentStop, PreCompact and
+/// SessionEnd (3 s, the most Codex gives it) into the project's
 /// `.codex/hooks.json` (or, with --user, `$CODEX_HOME/hooks.json`, else
 /// `~/.codex/hooks.json`), keeping every other hook. Installing again
 /// replaces memlog's entries; `memlog uninstall codex` removes them.
