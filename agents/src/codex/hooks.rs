@@ -187,3 +187,100 @@ pub fn unreported_edits(payload: &Payload) -> Vec<(String, Payload)> {
     }
     edits
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROLLOUT: &str = include_str!("../../../fixtures/codex/rollout-0.149.jsonl");
+    const TURN: &str = "01a0b3da-5c0f-7ee0-9149-5c0ffee0b001";
+
+    /// The fixture's rollout in a file, as a hook finds it.
+    fn rollout_file() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout-x.jsonl");
+        std::fs::write(&path, ROLLOUT).unwrap();
+        (dir, path.display().to_string())
+    }
+
+    fn post_tool_use(path: &str, tool: &str, command: &str, id: &str, response: &str) -> Value {
+        let mut raw = json!({
+            "session_id": "s", "turn_id": TURN, "transcript_path": path,
+            "hook_event_name": "PostToolUse", "tool_name": tool,
+            "tool_input": {"command": command}, "tool_response": response, "tool_use_id": id,
+        });
+        complete_post_tool_use(&mut raw);
+        raw
+    }
+
+    #[test]
+    fn a_command_gets_its_exit_code() {
+        let (_dir, path) = rollout_file();
+        let raw = post_tool_use(
+            &path,
+            "Bash",
+            "npm test",
+            "call_test",
+            "1 failing: cart total\n",
+        );
+        assert_eq!(raw["tool_name"], "Bash");
+        assert_eq!(
+            raw["tool_response"],
+            json!({"stdout": "1 failing: cart total\n", "exit_code": 1})
+        );
+        // A call the rollout does not hold keeps what the hook said.
+        let raw = post_tool_use(&path, "Bash", "ls", "call_unknown", "a\n");
+        assert_eq!(raw["tool_response"], json!({"stdout": "a\n"}));
+        // Without a readable rollout, nothing changes but the shape.
+        let raw = post_tool_use("/nonexistent", "Bash", "ls", "call_test", "a\n");
+        assert_eq!(raw["tool_response"], json!({"stdout": "a\n"}));
+    }
+
+    #[test]
+    fn an_edit_gets_its_changes() {
+        let (_dir, path) = rollout_file();
+        let patch = "*** Begin Patch\n*** Update File: src/cart.js\n@@\n-const TAX = 0.07;\n+const TAX = 0.08;\n*** End Patch\n";
+        let raw = post_tool_use(
+            &path,
+            "apply_patch",
+            patch,
+            "call_patch",
+            "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess.\n",
+        );
+        assert_eq!(raw["tool_name"], "apply_patch");
+        assert_eq!(raw["tool_input"]["command"], patch);
+        let response = &raw["tool_response"];
+        assert_eq!(response["success"], true);
+        assert!(
+            response["changes"]["/home/dev/acme-shop/src/cart.js"].is_object(),
+            "{response}"
+        );
+    }
+
+    #[test]
+    fn the_turns_edits_through_the_shell_are_found_at_stop() {
+        let (_dir, path) = rollout_file();
+        let stop = Payload::from_value(
+            "Stop",
+            json!({"session_id": "s", "turn_id": TURN, "transcript_path": path,
+                   "hook_event_name": "Stop", "cwd": "/home/dev/acme-shop"}),
+        );
+        let edits = unreported_edits(&stop);
+        // The freeform edit had its PostToolUse; the shell one did not.
+        assert_eq!(edits.len(), 1, "{edits:?}");
+        let (ts, call) = &edits[0];
+        assert_eq!(ts, "2026-03-02T09:00:09.500Z");
+        assert_eq!(call.event, Some(HookEvent::PostToolUse));
+        assert_eq!(call.tool_name.as_deref(), Some("apply_patch"));
+        assert_eq!(call.tool_use_id.as_deref(), Some("call_shell_patch"));
+        assert_eq!(call.session_id.as_deref(), Some("s"));
+        let response = call.tool_response.as_ref().unwrap();
+        assert_eq!(response["success"], true);
+        // Another turn has none.
+        let other = Payload::from_value(
+            "Stop",
+            json!({"session_id": "s", "turn_id": "another", "transcript_path": path}),
+        );
+        assert!(unreported_edits(&other).is_empty());
+    }
+}

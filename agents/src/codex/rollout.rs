@@ -865,6 +865,174 @@ mod tests {
         assert_eq!(parse(ROLLOUT, "x", &HookOptions::new("shop")), r);
     }
 
+    /// The same session in the shapes of 0.60, 0.104 and 0.149: a prompt,
+    /// a command and a failing one, an edit with the tool, a failed one,
+    /// one through the shell, and an answer.
+    #[test]
+    fn every_version_reads_as_the_same_session() {
+        for (file, text) in [
+            (
+                "0.60",
+                include_str!("../../../fixtures/codex/rollout-0.60.jsonl"),
+            ),
+            (
+                "0.104",
+                include_str!("../../../fixtures/codex/rollout-0.104.jsonl"),
+            ),
+            (
+                "0.149",
+                include_str!("../../../fixtures/codex/rollout-0.149.jsonl"),
+            ),
+        ] {
+            let r = parse(text, "x", &HookOptions::new("shop"));
+            assert_eq!(r.malformed, 0, "{file}");
+            assert_eq!(r.cwd.as_deref(), Some("/home/dev/acme-shop"), "{file}");
+            let prompts: Vec<&Value> = r
+                .drafts
+                .iter()
+                .filter(|d| d.kind == Kind::UserPrompt)
+                .map(|d| &d.body["text"])
+                .collect();
+            assert_eq!(prompts[0], "Raise the tax rate to 8 %", "{file}");
+            let call = |id: &str| {
+                r.drafts
+                    .iter()
+                    .find(|d| d.body.get("tool_use_id").and_then(Value::as_str) == Some(id))
+                    .unwrap_or_else(|| panic!("{file}: no {id}"))
+            };
+            let grep = call("call_grep");
+            assert_eq!(grep.body["tool"], "Bash", "{file}");
+            assert_eq!(grep.body["input"]["command"], "grep -rn TAX src", "{file}");
+            assert_eq!(
+                grep.body["output"], "src/cart.js:1:const TAX = 0.07;\n",
+                "{file}"
+            );
+            assert_eq!(grep.body["metadata"]["exit_code"], 0, "{file}");
+            let test = call("call_test");
+            assert_eq!(test.body["success"], false, "{file}");
+            assert_eq!(test.body["metadata"]["exit_code"], 1, "{file}");
+            let patch = call("call_patch");
+            assert_eq!(patch.body["tool"], "apply_patch", "{file}");
+            assert_eq!(patch.body["success"], true, "{file}");
+            assert!(
+                patch.body["metadata"]["file_path"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("src/cart.js"),
+                "{file}: {:?}",
+                patch.body
+            );
+            assert!(
+                patch.body["output"]
+                    .as_str()
+                    .unwrap()
+                    .contains("+const TAX = 0.08;"),
+                "{file}"
+            );
+            let shell = call("call_shell_patch");
+            assert_eq!(shell.body["tool"], "apply_patch", "{file}");
+            assert_eq!(
+                shell.body["metadata"]["changes"][0]["kind"], "add",
+                "{file}"
+            );
+            assert!(
+                shell.body["input"]["command"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("apply_patch <<")
+            );
+            let answers: Vec<&Value> = r
+                .drafts
+                .iter()
+                .filter(|d| d.kind == Kind::AgentResponse)
+                .map(|d| &d.body["text"])
+                .collect();
+            assert!(
+                answers.contains(&&Value::from(
+                    "The rate is 8 % now; one cart test still fails."
+                )),
+                "{file}: {answers:?}"
+            );
+            // Only what the user typed is a prompt.
+            assert!(
+                prompts.iter().all(|p| !p.as_str().unwrap().contains('<')),
+                "{file}"
+            );
+            assert_eq!(parse(text, "x", &HookOptions::new("shop")), r, "{file}");
+        }
+        let legacy = parse(
+            include_str!("../../../fixtures/codex/rollout-0.104.jsonl"),
+            "x",
+            &HookOptions::new("shop"),
+        );
+        let failed = legacy
+            .drafts
+            .iter()
+            .find(|d| d.body.get("tool_use_id").and_then(Value::as_str) == Some("call_bad_patch"))
+            .unwrap();
+        assert_eq!(failed.body["success"], false);
+        assert!(
+            failed.body["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("apply_patch verification failed")
+        );
+        let kinds: Vec<&str> = legacy.drafts.iter().map(|d| d.kind.as_str()).collect();
+        assert!(kinds.contains(&"session_summary"), "{kinds:?}");
+        let mcp = legacy
+            .drafts
+            .iter()
+            .find(|d| d.body.get("tool_use_id").and_then(Value::as_str) == Some("call_mcp"))
+            .unwrap();
+        assert_eq!(mcp.body["tool"], "mcp__docs__search");
+        assert_eq!(mcp.body["metadata"]["mcp_server"], "docs");
+        assert!(
+            legacy
+                .drafts
+                .iter()
+                .any(|d| d.body.get("tool") == Some(&Value::from("web_search")))
+        );
+    }
+
+    #[test]
+    fn a_subagent_is_read_into_its_parents_session_without_its_history() {
+        let r = parse(
+            include_str!("../../../fixtures/codex/rollout-0.169-subagent.jsonl"),
+            "x",
+            &HookOptions::new("shop"),
+        );
+        let parent = "01a20e67-babc-7132-9f93-f028d80d9d92";
+        assert_eq!(r.session_id, parent);
+        let sub = r.subagent.as_ref().unwrap();
+        assert_eq!(sub.agent_type, "explorer");
+        let texts: Vec<String> = r
+            .drafts
+            .iter()
+            .map(|d| {
+                d.body
+                    .get("text")
+                    .or_else(|| d.body.get("tool_use_id"))
+                    .map(Value::to_string)
+                    .unwrap_or_default()
+            })
+            .collect();
+        // The parent's prompt and call, repeated, are not read again.
+        assert_eq!(
+            texts,
+            [
+                "\"Find who moved the freeze\"",
+                "\"call_sub_01\"",
+                "\"Dana moved it.\""
+            ]
+        );
+        for d in &r.drafts {
+            assert_eq!(d.session, parent);
+            assert_eq!(d.meta["agent_id"], sub.thread_id.as_str());
+            assert_eq!(d.meta["agent_type"], "explorer");
+            assert_eq!(d.meta["sidechain"], true);
+        }
+    }
+
     #[test]
     fn broken_lines_are_counted_not_fatal() {
         let r = parse(
