@@ -42,6 +42,7 @@ mod options;
 pub mod protocol;
 mod sessions;
 pub mod settings;
+mod sha256;
 mod todo;
 mod tool;
 

@@ -259,22 +259,15 @@ fn hooks_codex_does_not_trust_are_named_until_trusted() {
     }
     let codex = codex.with_config(&trusted);
     let ran = codex.run_trusted_only("When is the release freeze?", &script);
-    let kinds: Vec<String> = repo
-        .session_events(&ran.session_id)
-        .iter()
-        .map(|e| e["kind"].as_str().unwrap().to_string())
-        .collect();
-    for kind in [
-        "session_start",
-        "user_prompt",
-        "tool_observation",
-        "agent_response",
-        "session_end",
-    ] {
-        assert!(
-            kinds.iter().any(|k| k == kind),
-            "{kind} missing from {kinds:?}"
-        );
-    }
+    memlog_e2e::assert_kinds(
+        &repo.session_events(&ran.session_id),
+        &[
+            "session_start",
+            "user_prompt",
+            "tool_observation",
+            "agent_response",
+            "session_end",
+        ],
+    );
     assert_eq!(codex_hooks(&repo, &codex)["trusted"], true);
 }

@@ -185,10 +185,11 @@ fn a_subagent_is_recorded_in_its_parents_session() {
         sub.iter()
             .all(|e| e["meta"]["agent_id"] == agent_id.as_str())
     );
-    let kinds: Vec<&str> = sub.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    for kind in ["user_prompt", "tool_observation", "agent_response"] {
-        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
-    }
+    let sub_events: Vec<Value> = sub.iter().map(|e| (*e).clone()).collect();
+    memlog_e2e::assert_kinds(
+        &sub_events,
+        &["user_prompt", "tool_observation", "agent_response"],
+    );
     let answer = sub.iter().find(|e| e["kind"] == "agent_response").unwrap();
     assert_eq!(answer["body"]["text"], "notes.txt has one line.");
     assert_eq!(answer["meta"]["hook"], "SubagentStop");

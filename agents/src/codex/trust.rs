@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 
 use memlog_format::canonical;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::HookTrust;
 use crate::settings::is_memlog_command;
@@ -141,9 +140,10 @@ fn identity_hash(label: &str, group: &Value, handler: &Value) -> String {
     {
         identity["matcher"] = matcher.clone();
     }
-    let digest = Sha256::digest(canonical::to_string(&identity).as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!(
+        "sha256:{}",
+        crate::sha256::hex(canonical::to_string(&identity).as_bytes())
+    )
 }
 
 /// The key-value pairs of a TOML file by table, read only as far as
@@ -316,32 +316,18 @@ mod tests {
         // hash in config.toml ran the hook (tests/tests/codex_cli.rs).
         let group = json!({"matcher": "*", "hooks": [{"type": "command", "command": "memlog hook --agent codex PostToolUse", "timeout": 10}]});
         let hash = identity_hash("post_tool_use", &group, &group["hooks"][0]);
-        let expected = {
-            let text = r#"{"event_name":"post_tool_use","hooks":[{"async":false,"command":"memlog hook --agent codex PostToolUse","timeout":10,"type":"command"}],"matcher":"*"}"#;
-            let digest = Sha256::digest(text.as_bytes());
-            format!(
-                "sha256:{}",
-                digest
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<String>()
-            )
-        };
-        assert_eq!(hash, expected);
+        let text = r#"{"event_name":"post_tool_use","hooks":[{"async":false,"command":"memlog hook --agent codex PostToolUse","timeout":10,"type":"command"}],"matcher":"*"}"#;
+        assert_eq!(
+            hash,
+            format!("sha256:{}", crate::sha256::hex(text.as_bytes()))
+        );
         // No matcher for user_prompt_submit and stop.
         let stop =
             json!({"matcher": "*", "hooks": [{"type": "command", "command": "c", "timeout": 3}]});
         let text = r#"{"event_name":"stop","hooks":[{"async":false,"command":"c","timeout":3,"type":"command"}]}"#;
-        let digest = Sha256::digest(text.as_bytes());
         assert_eq!(
             identity_hash("stop", &stop, &stop["hooks"][0]),
-            format!(
-                "sha256:{}",
-                digest
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<String>()
-            )
+            format!("sha256:{}", crate::sha256::hex(text.as_bytes()))
         );
         assert_eq!(snake_case("UserPromptSubmit"), "user_prompt_submit");
     }

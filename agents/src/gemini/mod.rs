@@ -105,14 +105,7 @@ impl Agent for Gemini {
         }
         // Before `.project_root` (0.2x), a project's folder was named by the
         // SHA-256 of its root.
-        let hashed = {
-            use sha2::{Digest, Sha256};
-            let digest = Sha256::digest(work_tree.display().to_string().as_bytes());
-            digest
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        };
+        let hashed = crate::sha256::hex(work_tree.display().to_string().as_bytes());
         let mut dirs = Vec::new();
         for entry in std::fs::read_dir(&tmp).map_err(|e| Error::io(&tmp, e))? {
             let project = entry.map_err(|e| Error::io(&tmp, e))?.path();
