@@ -74,6 +74,15 @@ pub trait Agent: Sync {
         None
     }
 
+    /// Tool calls of the turn a Stop payload ends that the agent ran
+    /// without a PostToolUse hook, read from its own files: each as the
+    /// PostToolUse payload it would have sent, with the call's time
+    /// (memlog form). Codex CLI's edits through the shell are such calls.
+    fn unreported_calls(&self, payload: &Payload) -> Vec<(String, Payload)> {
+        let _ = payload;
+        Vec::new()
+    }
+
     /// What the agent's Stop hook may answer.
     fn stop_contract(&self) -> StopContract {
         StopContract::RecordOnly
@@ -129,6 +138,15 @@ pub trait Agent: Sync {
         None
     }
 
+    /// For an agent that runs hooks only once the user trusts them: whether
+    /// it would run the memlog hooks in `settings_file` (of the project at
+    /// `work_tree`, if any). `None` when the agent asks no trust, or the
+    /// file holds no memlog hook.
+    fn hook_trust(&self, settings_file: &Path, work_tree: Option<&Path>) -> Option<HookTrust> {
+        let _ = (settings_file, work_tree);
+        None
+    }
+
     /// What its session files are called in messages: `transcript`,
     /// `session`, `chat`.
     fn session_noun(&self) -> &'static str;
@@ -151,6 +169,30 @@ pub trait Agent: Sync {
     /// Reads one session file, its drafts numbered by their place in it
     /// (the same numbers on every import).
     fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile>;
+}
+
+/// Whether an agent would run the memlog hooks installed in a settings
+/// file ([`Agent::hook_trust`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HookTrust {
+    /// memlog's hook commands in the file.
+    pub hooks: usize,
+    /// Those the agent would not run (their events), and anything else
+    /// it waits for (`project`: the folder itself is not trusted).
+    pub untrusted: Vec<String>,
+    /// Where the agent keeps what the user trusted.
+    pub store: PathBuf,
+    /// What the user does to trust them.
+    pub how: String,
+    /// Each memlog hook's entry in `store`, and the value that trusts it.
+    pub entries: Vec<(String, String)>,
+}
+
+impl HookTrust {
+    /// Whether the agent runs every memlog hook of the file.
+    pub fn trusted(&self) -> bool {
+        self.untrusted.is_empty()
+    }
 }
 
 /// What an agent's Stop hook may answer.

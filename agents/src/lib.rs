@@ -50,10 +50,11 @@ mod options;
 pub mod protocol;
 mod sessions;
 pub mod settings;
+mod sha256;
 mod todo;
 mod tool;
 
-pub use agent::{Agent, Scope, StopContract};
+pub use agent::{Agent, HookTrust, Scope, StopContract};
 pub use error::{Error, Result};
 pub use options::{CodeContext, HookOptions};
 pub use protocol::{HookEvent, Payload, drafts, drafts_at, hook_output, parse_payload};

@@ -45,27 +45,44 @@ impl SessionFile {
 /// The files in `dir` whose names start with `prefix` and end in `.jsonl`,
 /// in path order; with `recursive`, in its sub-folders too.
 pub fn jsonl_files(dir: &Path, prefix: &str, recursive: bool) -> Result<Vec<PathBuf>> {
+    files_ending(dir, prefix, &[".jsonl"], recursive)
+}
+
+/// The files in `dir` whose names start with `prefix` and end in one of
+/// `endings`, in path order; with `recursive`, in its sub-folders too.
+pub fn files_ending(
+    dir: &Path,
+    prefix: &str,
+    endings: &[&str],
+    recursive: bool,
+) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    collect(dir, prefix, recursive, &mut out)?;
+    collect(dir, &(prefix, endings), recursive, &mut out)?;
     Ok(out)
 }
 
-fn collect(dir: &Path, prefix: &str, recursive: bool, out: &mut Vec<PathBuf>) -> Result<()> {
+fn collect(
+    dir: &Path,
+    name: &(&str, &[&str]),
+    recursive: bool,
+    out: &mut Vec<PathBuf>,
+) -> Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     entries.sort();
     for path in entries {
+        let (prefix, endings) = name;
         if path.is_dir() {
             if recursive {
-                collect(&path, prefix, recursive, out)?;
+                collect(&path, name, recursive, out)?;
             }
         } else if path.is_file()
             && path
                 .file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".jsonl"))
+                .is_some_and(|n| n.starts_with(prefix) && endings.iter().any(|e| n.ends_with(e)))
         {
             out.push(path);
         }

@@ -186,8 +186,22 @@ pub struct HookSettings {
     pub suffix: &'static str,
     /// The `timeout` value, in the agent's unit.
     pub timeout: u64,
+    /// Events the agent gives less time than `timeout`, with theirs
+    /// (Codex CLI clamps SessionEnd to 3 s, and warns on every run when a
+    /// hook asks for more).
+    pub short_timeouts: &'static [(&'static str, u64)],
     /// The matcher for every tool.
     pub any_tool: &'static str,
+}
+
+impl HookSettings {
+    /// The `timeout` memlog's hook for `event` gets.
+    pub fn timeout_of(&self, event: &str) -> u64 {
+        self.short_timeouts
+            .iter()
+            .find(|(e, _)| *e == event)
+            .map_or(self.timeout, |(_, t)| *t)
+    }
 }
 
 /// Whether a hook command is one of memlog's (`… memlog hook <Event>`).
@@ -202,6 +216,26 @@ pub fn is_memlog_command(command: &str) -> bool {
         .and_then(|n| n.to_str())
         .unwrap_or("");
     (name == "memlog" || name == "memlog.exe") && words.next() == Some("hook")
+}
+
+/// How many of memlog's hook commands the settings object `settings`
+/// holds.
+pub fn memlog_commands(settings: &Value) -> usize {
+    settings
+        .get("hooks")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|events| events.values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|group| group.get("hooks").and_then(Value::as_array))
+        .flatten()
+        .filter(|h| {
+            h.get("command")
+                .and_then(Value::as_str)
+                .is_some_and(is_memlog_command)
+        })
+        .count()
 }
 
 /// Replaces memlog's hook commands in the settings object `root` by those
@@ -280,7 +314,7 @@ fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path, settings: &HookSe
             json!([{
                 "type": "command",
                 "command": command_line(exe, &format!("hook {}{event}{}", settings.agent_flag, settings.suffix)),
-                "timeout": settings.timeout,
+                "timeout": settings.timeout_of(event),
             }]),
         );
         let list = events
@@ -303,6 +337,7 @@ mod tests {
         agent_flag: "--agent codex ",
         suffix: "",
         timeout: 10,
+        short_timeouts: &[],
         any_tool: "*",
     };
 

@@ -36,6 +36,11 @@ use crate::warm::{self, ContextRequest};
 /// hooks.log is rotated past this size.
 const MAX_LOG: u64 = 1 << 20;
 
+/// How long a SessionEnd hook (from its start) seals the session before
+/// leaving it to a background `memlog seal`: within the 3 s Codex CLI
+/// gives SessionEnd, the least of the agents.
+const SESSION_END_SEAL: Duration = Duration::from_secs(2);
+
 /// Handles one hook of `agent`: `event_name` with its JSON payload `input`,
 /// for the repository of the payload's `cwd` (else `dir`). Returns what the
 /// hook prints (its JSON output), if anything. `layout` is set to the memlog
@@ -110,7 +115,7 @@ pub fn run(
     match event {
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {
-                seal_journals(&repo, &JournalSelection::Session(s.clone()))?;
+                seal_session(&repo, s, started)?;
                 // so that the next session's prompts find this one
                 index_in_background(&repo)?;
             }
@@ -286,6 +291,29 @@ fn start_warm_watcher(repo: &Repo) {
         return;
     }
     spawn_detached(repo, &["watch", "--idle-exit", &minutes.to_string()]);
+}
+
+/// Seals `session`'s journal, in a worker the hook waits for until
+/// [`SESSION_END_SEAL`]; past it (a ref contended by other sealers), a
+/// background `memlog seal --session` takes over, and the worker dies with
+/// the hook, which loses nothing: the ref moves by compare-and-swap, and
+/// the journal, whose lock the background seal waits for, is removed only
+/// once sealed.
+fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<()> {
+    let (tx, rx) = mpsc::channel();
+    let place = repo.place();
+    let which = JournalSelection::Session(session.to_string());
+    std::thread::spawn(move || {
+        let repo = place.into_repo();
+        let _ = tx.send(seal_journals(&repo, &which).map(|_| ()));
+    });
+    match rx.recv_timeout(SESSION_END_SEAL.saturating_sub(started.elapsed())) {
+        Ok(sealed) => Ok(sealed?),
+        Err(_) => {
+            spawn_detached(repo, &["seal", "--session", session]);
+            Ok(())
+        }
+    }
 }
 
 /// Starts `memlog index` in the background unless a writer runs already:

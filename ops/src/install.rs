@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use memlog_agents::{Agent, Scope};
+use memlog_agents::{AGENTS, Agent, HookTrust, Scope, settings};
+use serde_json::Value;
 
 use crate::error::{Context, Result};
 use crate::workspace;
@@ -20,6 +21,9 @@ pub struct HooksInstalled {
     pub removed: usize,
     /// With `dry_run`: the file as it would be written, which was not.
     pub dry_run: Option<String>,
+    /// For an agent that runs hooks only once trusted: whether it runs
+    /// the ones just installed.
+    pub trust: Option<HookTrust>,
 }
 
 /// Installs `agent`'s memlog hooks at `scope` (or with `install` false only
@@ -56,6 +60,7 @@ pub fn hooks(
             events: edit.events,
             removed: edit.removed,
             dry_run: Some(edit.text.unwrap_or_default()),
+            trust: None,
         });
     }
     match &edit.text {
@@ -75,10 +80,66 @@ pub fn hooks(
         }
         None => {}
     }
+    let trust = agent.hook_trust(&path, work_tree.as_deref());
     Ok(HooksInstalled {
         path,
         events: edit.events,
         removed: edit.removed,
         dry_run: None,
+        trust,
     })
+}
+
+/// memlog's hooks in one of an agent's settings files.
+#[derive(Debug)]
+pub struct InstalledHooks {
+    /// The agent.
+    pub agent: &'static dyn Agent,
+    /// Which of its settings files.
+    pub scope: Scope,
+    /// The file.
+    pub path: PathBuf,
+    /// memlog's hook commands in it.
+    pub hooks: usize,
+    /// Whether the agent runs them, for an agent that asks trust first.
+    pub trust: Option<HookTrust>,
+}
+
+/// Where memlog's hooks are installed for the repository containing `dir`
+/// (every agent's project, local and user settings), and whether each
+/// agent runs them. Unreadable settings files are left out.
+pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
+    let work_tree = workspace::open(dir)?.work_tree;
+    let mut found = Vec::new();
+    for agent in AGENTS {
+        let mut seen = Vec::new();
+        for scope in [Scope::Project, Scope::Local, Scope::User] {
+            let Ok(path) = agent.settings_file(scope, work_tree.as_deref()) else {
+                continue;
+            };
+            if seen.contains(&path) {
+                continue;
+            }
+            seen.push(path.clone());
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Ok(settings) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            let hooks = settings::memlog_commands(&settings);
+            if hooks == 0 {
+                continue;
+            }
+            let project = work_tree.as_deref().filter(|_| scope != Scope::User);
+            found.push(InstalledHooks {
+                agent,
+                scope,
+                trust: agent.hook_trust(&path, project),
+                path,
+                hooks,
+            });
+        }
+    }
+    Ok(found)
 }

@@ -442,6 +442,12 @@ fn run_bounded(command: &mut Command, scratch: &Path) -> Run {
 /// `.codex/hooks.json`.
 pub struct CodexCli {
     found: Found,
+    /// The model Codex asks for, which decides its tools: `gpt-5` (unknown
+    /// to Codex: its fallback tools, subagents included), `gpt-5.5` (its
+    /// freeform `apply_patch`).
+    model: String,
+    /// More of config.toml (what `/hooks` writes when the user trusts).
+    config: String,
 }
 
 impl AgentCli for CodexCli {
@@ -452,7 +458,11 @@ impl AgentCli for CodexCli {
         "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex";
 
     fn from_found(found: Found) -> Self {
-        CodexCli { found }
+        CodexCli {
+            found,
+            model: "gpt-5".into(),
+            config: String::new(),
+        }
     }
 
     fn found(&self) -> &Found {
@@ -478,7 +488,7 @@ impl AgentCli for CodexCli {
     /// repository trusted.
     fn isolate(&self, command: &mut Command, api: &ScriptedApi) {
         let config = format!(
-            r#"model = "gpt-5"
+            r#"model = "{model}"
 model_provider = "scripted"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -499,9 +509,11 @@ plugins = false
 
 [projects."{repo}"]
 trust_level = "trusted"
-"#,
+{more}"#,
+            model = self.model,
             base = api.base_url(),
-            repo = self.found.repo.display()
+            repo = self.found.repo.display(),
+            more = self.config,
         );
         std::fs::write(self.codex_home().join("config.toml"), config).expect("write config.toml");
         command
@@ -537,9 +549,45 @@ trust_level = "trusted"
 }
 
 impl CodexCli {
+    /// The same agent asking for `model`.
+    pub fn with_model(mut self, model: &str) -> Self {
+        self.model = model.to_string();
+        self
+    }
+
+    /// The same agent with `toml` added to its config.toml.
+    pub fn with_config(mut self, toml: &str) -> Self {
+        self.config.push_str(toml);
+        self
+    }
+
+    /// One run on `prompt` that runs only the hooks the user trusted
+    /// (without `--dangerously-bypass-hook-trust`).
+    pub fn run_trusted_only(&self, prompt: &str, script: &Value) -> AgentRun {
+        self.run_args(&["exec", "--json", prompt], script)
+    }
+
     /// CODEX_HOME.
     pub fn codex_home(&self) -> PathBuf {
         self.found.home.path().join(".codex")
+    }
+
+    /// Every session file Codex wrote (a subagent's too), in path order.
+    pub fn rollouts(&self) -> Vec<PathBuf> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|x| x == "jsonl") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.codex_home().join("sessions"), &mut out);
+        out.sort();
+        out
     }
 
     /// The session file Codex wrote for `session_id`

@@ -228,6 +228,15 @@ impl TestRepo {
     }
 }
 
+/// Asserts that `events` hold an event of each of `kinds`, naming the
+/// missing one and what there is.
+pub fn assert_kinds(events: &[serde_json::Value], kinds: &[&str]) {
+    let have: Vec<&str> = events.iter().filter_map(|e| e["kind"].as_str()).collect();
+    for kind in kinds {
+        assert!(have.contains(kind), "{kind} missing from {have:?}");
+    }
+}
+
 /// A git command isolated from the user's configuration.
 pub fn git_command(dir: &Path) -> Command {
     let mut c = Command::new("git");

@@ -47,6 +47,7 @@ const SETTINGS: HookSettings = HookSettings {
     agent_flag: "--agent antigravity ",
     suffix: "",
     timeout: 10,
+    short_timeouts: &[],
     any_tool: "*",
 };
 

@@ -50,6 +50,7 @@ const SETTINGS: HookSettings = HookSettings {
     agent_flag: "",
     suffix: "",
     timeout: 10,
+    short_timeouts: &[],
     any_tool: "*",
 };
 

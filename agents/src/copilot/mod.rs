@@ -49,6 +49,7 @@ const SETTINGS: HookSettings = HookSettings {
     agent_flag: "--agent copilot ",
     suffix: "",
     timeout: 10,
+    short_timeouts: &[],
     any_tool: "",
 };
 

@@ -45,6 +45,7 @@ const SETTINGS: HookSettings = HookSettings {
     agent_flag: "--agent cursor ",
     suffix: "",
     timeout: 10,
+    short_timeouts: &[],
     any_tool: "",
 };
 

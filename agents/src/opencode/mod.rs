@@ -48,6 +48,7 @@ const SETTINGS: HookSettings = HookSettings {
     agent_flag: "--agent opencode ",
     suffix: "",
     timeout: 10,
+    short_timeouts: &[],
     any_tool: "",
 };
 

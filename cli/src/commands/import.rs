@@ -212,11 +212,15 @@ fn import_sessions(
 ) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let imported = import::agent_sessions(&repo, agent, paths)?;
-    print_import(as_json, &imported)
+    print_import(as_json, agent, &imported)
 }
 
 /// Prints an import's outcome, per file and in total.
-fn print_import(as_json: bool, imported: &SessionsImport) -> anyhow::Result<ExitCode> {
+fn print_import(
+    as_json: bool,
+    agent: &dyn Agent,
+    imported: &SessionsImport,
+) -> anyhow::Result<ExitCode> {
     let totals = &imported.totals;
     if as_json {
         output::print_json(&json!({
@@ -228,7 +232,23 @@ fn print_import(as_json: bool, imported: &SessionsImport) -> anyhow::Result<Exit
         }))?;
     } else {
         for f in &imported.files {
-            println!("{}: session {} ({} events)", f.path, f.session, f.events);
+            let mut counts = vec![format!("{} events", f.events)];
+            if f.malformed > 0 {
+                counts.push(format!("{} malformed lines left out", f.malformed));
+            }
+            if let Some(n) = f.skipped.filter(|n| *n > 0) {
+                counts.push(format!("{n} lines of kinds memlog does not read"));
+            }
+            println!("{}: session {} ({})", f.path, f.session, counts.join(", "));
+            if f.malformed > 0 && f.events == 0 {
+                eprintln!(
+                    "warning: {}: nothing read: {} lines are not what memlog reads in a {} {}",
+                    f.path,
+                    f.malformed,
+                    agent.title(),
+                    agent.session_noun()
+                );
+            }
         }
         println!(
             "imported {} new events in {} commits ({} already present)",

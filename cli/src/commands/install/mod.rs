@@ -5,7 +5,7 @@
 //! its arguments: what its settings hold is the agent's knowledge
 //! (memlog-agents), written by `memlog_ops::install`.
 
-mod agent;
+pub(crate) mod agent;
 mod claude;
 mod codex;
 mod gemini;
