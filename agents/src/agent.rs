@@ -126,6 +126,15 @@ pub trait Agent: Sync {
     /// The session files in folder `dir`, in path order.
     fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>>;
 
+    /// The memory files the agent keeps itself for the project at
+    /// `work_tree` (its instructions file in the work tree, its own notes
+    /// under the user's home), which memlog indexes read-only. Paths that
+    /// may not exist; none by default.
+    fn memory_files(&self, work_tree: &Path) -> Vec<PathBuf> {
+        let _ = work_tree;
+        Vec::new()
+    }
+
     /// Reads one session file, its drafts numbered by their place in it
     /// (the same numbers on every import).
     fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile>;

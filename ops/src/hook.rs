@@ -139,6 +139,10 @@ pub fn run(
             )?;
             if event == HookEvent::SessionStart {
                 start_warm_watcher(&repo);
+                // CLAUDE.md and the like, re-read off the hook's path
+                if crate::native::changed(&repo) {
+                    spawn_detached(&repo, &["native", "sync"]);
+                }
             }
             if event == HookEvent::SessionStart && started.elapsed() < budget {
                 let idle = Duration::from_secs(repo.config.hooks.seal_idle_minutes * 60);

@@ -15,6 +15,9 @@
 //!   verification of facts, for `extract` and MCP), [`tasks`] (task
 //!   changes), [`import`] (neutral files and agents' session files),
 //!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
+//! - [`native`]: the agents' own memory files (CLAUDE.md, AGENTS.md,
+//!   MEMORY.md), read into the log read-only, and the rules block
+//!   `memlog rules export` owns in them;
 //! - [`show`], [`forget`] (and reinforce), [`stats`], [`sessions`] (session
 //!   listings and timeline pages), [`diff`] ([`memory_diff`]: what changed
 //!   between two states of the log);
@@ -47,6 +50,7 @@ pub mod ids;
 pub mod import;
 pub mod install;
 pub mod memory_diff;
+pub mod native;
 pub mod record;
 pub mod rules;
 pub mod search;

@@ -26,6 +26,7 @@ mod init;
 mod install;
 pub mod log;
 mod mcp;
+mod native;
 mod note;
 mod purge;
 mod rebuild;
@@ -70,6 +71,7 @@ pub enum Command {
     Concepts(concepts::ConceptsArgs),
     Reflect(reflect::ReflectArgs),
     Rules(rules::RulesArgs),
+    Native(native::NativeArgs),
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
     Graph(graph::GraphArgs),
@@ -157,6 +159,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Concepts(args) => concepts::cmd_concepts(dir, args),
         Command::Reflect(args) => reflect::cmd_reflect(dir, args),
         Command::Rules(args) => rules::cmd_rules(dir, args),
+        Command::Native(args) => native::cmd_native(dir, args),
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),
         Command::Graph(args) => graph::cmd_graph(dir, args),
