@@ -46,6 +46,7 @@
 //!   extract_after_events: 20  # Stop asks the agent for facts after this many new events; 0: never
 //!   rule_unused_days: 180     # a rule neither recalled nor reinforced this long is retired
 //!   rule_contradictions: 2    # a rule contradicted this often is retired
+//!   review: false             # agents' facts and rules wait for `memlog review accept`
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -99,6 +100,9 @@ pub struct LearnConfig {
     pub rule_unused_days: u32,
     /// A rule contradicted this many times is retired.
     pub rule_contradictions: u32,
+    /// Facts and rules proposed by agents wait in `memlog review` and are
+    /// not injected until a person accepts them.
+    pub review: bool,
 }
 
 impl Default for LearnConfig {
@@ -107,6 +111,7 @@ impl Default for LearnConfig {
             extract_after_events: 20,
             rule_unused_days: 180,
             rule_contradictions: 2,
+            review: false,
         }
     }
 }

@@ -48,6 +48,7 @@ pub mod memory;
 pub mod overview;
 pub mod projection;
 pub mod reinforce;
+pub mod review;
 #[expect(
     missing_docs,
     reason = "another branch is rewriting this file; its docs land with it"

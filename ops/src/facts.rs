@@ -226,6 +226,9 @@ impl<'a> Verifier<'a> {
             // said by memlog, not by the agent: reviewers should know
             fields.insert("supersedes_detected".into(), json!(true));
         }
+        if *kind == Kind::Fact {
+            crate::review::mark(self.repo, &mut fields);
+        }
         Ok(Verified {
             evidence: evidence.into_iter().map(|e| e.id).collect(),
             quoted,

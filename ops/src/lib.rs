@@ -15,6 +15,8 @@
 //!   verification of facts, for `extract` and MCP), [`tasks`] (task
 //!   changes), [`import`] (neutral files and agents' session files),
 //!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
+//! - [`review`]: the review queue of agents' facts and rules
+//!   (`learn.review`), accept and reject as events;
 //! - [`native`]: the agents' own memory files (CLAUDE.md, AGENTS.md,
 //!   MEMORY.md), read into the log read-only, and the rules block
 //!   `memlog rules export` owns in them;
@@ -52,6 +54,7 @@ pub mod install;
 pub mod memory_diff;
 pub mod native;
 pub mod record;
+pub mod review;
 pub mod rules;
 pub mod search;
 pub mod semantic;

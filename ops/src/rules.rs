@@ -157,12 +157,14 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
         .collect())
 }
 
-/// The active rules (not retired, not superseded), newest first: what
-/// SessionStart injects.
+/// The active rules (not retired, not superseded, not waiting for review
+/// nor rejected), newest first: what SessionStart injects.
 pub fn active(p: &Projections) -> Result<Vec<Rule>> {
+    // a rule waiting for review, or rejected, is not in use
+    let withheld = memlog_indexer::review::withheld(p)?;
     let mut rules: Vec<Rule> = list_of(p, false)?
         .into_iter()
-        .filter(|r| r.status == "active" && r.superseded_by.is_none())
+        .filter(|r| r.status == "active" && r.superseded_by.is_none() && !withheld.contains(&r.id))
         .collect();
     rules.reverse();
     Ok(rules)
@@ -226,6 +228,7 @@ pub fn add(repo: &Repo, promotion: &Promotion) -> Result<Added> {
             body.insert(field.into(), json!(resolve_ids(repo, names)?));
         }
     }
+    crate::review::mark(repo, &mut body);
     let (id, commit) = crate::forget::record_sealed(repo, Kind::Rule, body)?;
     Ok(Added {
         id,

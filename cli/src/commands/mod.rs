@@ -33,6 +33,7 @@ mod rebuild;
 mod record;
 mod reflect;
 mod reinforce;
+mod review;
 mod rules;
 mod seal;
 pub mod search;
@@ -72,6 +73,7 @@ pub enum Command {
     Reflect(reflect::ReflectArgs),
     Rules(rules::RulesArgs),
     Native(native::NativeArgs),
+    Review(review::ReviewArgs),
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
     Graph(graph::GraphArgs),
@@ -160,6 +162,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Reflect(args) => reflect::cmd_reflect(dir, args),
         Command::Rules(args) => rules::cmd_rules(dir, args),
         Command::Native(args) => native::cmd_native(dir, args),
+        Command::Review(args) => review::cmd_review(dir, args),
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),
         Command::Graph(args) => graph::cmd_graph(dir, args),

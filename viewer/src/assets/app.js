@@ -79,6 +79,7 @@ const routes = [
   [/^\/search$/, searchPage],
   [/^\/tasks$/, tasksPage],
   [/^\/learned$/, learnedPage],
+  [/^\/queue$/, queuePage],
   [/^\/entity\/(.+)$/, entityPage],
   [/^\/review$/, reviewPage],
   [/^\/stats$/, statsPage],
@@ -353,6 +354,32 @@ async function learnedPage() {
       h("div", {}, "sessions: ", ...c.sessions.map((s) => [sessionLink(s), " "])),
       c.facts.length ? h("div", {}, "facts: ", ...c.facts.map((f) => [eventLink(f), " "])) : null))));
   state.refresh = learnedPage;
+}
+
+// --- the review queue (learn.review) ----------------------------------------
+
+async function queuePage() {
+  const data = await api("queue");
+  const pending = data.items.filter((i) => i.status === "pending");
+  page("Review queue",
+    h("p", { class: "muted" }, data.review
+      ? "Facts and rules agents propose wait here and are not injected until accepted."
+      : "Reviewing is off: `learn.review: true` in .memlog.yaml makes agents' facts and rules wait here."),
+    h("h2", {}, `Waiting (${pending.length})`),
+    pending.length ? null : h("p", { class: "empty" }, "nothing waits for review"),
+    h("div", { id: "queue" }, data.items.map((i) => h("div", { class: "card review-item" + (i.status === "pending" ? "" : " muted") },
+      h("div", { class: "event-head" },
+        h("span", { class: "badge" }, i.kind),
+        h("span", { class: "badge" }, i.status),
+        eventLink(i.id),
+        h("span", { class: "muted" }, when(i.ts)),
+        i.client ? h("span", { class: "muted" }, i.client) : null),
+      h("div", {}, i.text),
+      i.evidence.length ? h("div", { class: "muted" }, "evidence ", ...i.evidence.map((e) => [eventLink(e), " "])) : null,
+      i.status === "pending"
+        ? h("div", { class: "mono" }, `memlog review accept ${shortId(i.id)}  ·  memlog review reject ${shortId(i.id)}`)
+        : (i.decided_by ? h("div", { class: "muted" }, "decided by ", eventLink(i.decided_by)) : null)))));
+  state.refresh = queuePage;
 }
 
 // --- tasks board -----------------------------------------------------------
