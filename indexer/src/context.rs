@@ -334,12 +334,15 @@ pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assemble
         let mut block_ids = Vec::new();
         for h in items {
             let text = memlog_format::event::one_line(&h.text, ITEM_CHARS);
-            let superseded = h.superseded_by.as_ref().map_or(String::new(), |next| {
+            let mut superseded = h.superseded_by.as_ref().map_or(String::new(), |next| {
                 format!(
                     " (superseded by [{}])",
                     &next[..CITATION_LEN.min(next.len())]
                 )
             });
+            if let Some(caveat) = &h.caveat {
+                superseded.push_str(&format!(" ({caveat})"));
+            }
             let line = format!(
                 "- [{}] {}{superseded}: {}\n",
                 &h.id[..CITATION_LEN.min(h.id.len())],

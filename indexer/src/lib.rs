@@ -29,6 +29,7 @@
 //! This is the only crate that speaks SQL; nothing here knows about Claude
 //! Code or the command line.
 
+pub mod anchors;
 pub mod context;
 pub mod derive;
 pub mod embed;

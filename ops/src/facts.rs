@@ -228,6 +228,10 @@ impl<'a> Verifier<'a> {
         }
         if *kind == Kind::Fact {
             crate::review::mark(self.repo, &mut fields);
+            let quote = proposal.quote.unwrap_or_default();
+            if let Some(anchor) = crate::anchor::anchor(self.repo, &[proposal.text, quote]) {
+                fields.insert("anchor".into(), anchor);
+            }
         }
         Ok(Verified {
             evidence: evidence.into_iter().map(|e| e.id).collect(),

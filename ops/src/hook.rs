@@ -143,6 +143,10 @@ pub fn run(
                 if crate::native::changed(&repo) {
                     spawn_detached(&repo, &["native", "sync"]);
                 }
+                // the code moved: memories anchored to it are checked again
+                if crate::anchor::due(&repo) {
+                    spawn_detached(&repo, &["verify"]);
+                }
             }
             if event == HookEvent::SessionStart && started.elapsed() < budget {
                 let idle = Duration::from_secs(repo.config.hooks.seal_idle_minutes * 60);

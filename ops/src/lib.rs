@@ -15,6 +15,8 @@
 //!   verification of facts, for `extract` and MCP), [`tasks`] (task
 //!   changes), [`import`] (neutral files and agents' session files),
 //!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
+//! - [`anchor`]: facts and rules anchored to the code they cite, and
+//!   `memlog verify`, which checks them against the current tree;
 //! - [`review`]: the review queue of agents' facts and rules
 //!   (`learn.review`), accept and reject as events;
 //! - [`native`]: the agents' own memory files (CLAUDE.md, AGENTS.md,
@@ -38,6 +40,7 @@
 //! stdout; notes and warnings go to stderr through [`diag`]. Only the
 //! indexer speaks SQL.
 
+pub mod anchor;
 pub mod concepts;
 pub mod context;
 pub mod diag;

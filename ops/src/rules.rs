@@ -229,6 +229,9 @@ pub fn add(repo: &Repo, promotion: &Promotion) -> Result<Added> {
         }
     }
     crate::review::mark(repo, &mut body);
+    if let Some(anchor) = crate::anchor::anchor(repo, &[text]) {
+        body.insert("anchor".into(), anchor);
+    }
     let (id, commit) = crate::forget::record_sealed(repo, Kind::Rule, body)?;
     Ok(Added {
         id,

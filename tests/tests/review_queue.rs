@@ -125,7 +125,10 @@ fn an_agents_fact_is_not_injected_until_it_is_accepted() {
     );
     let all = repo.memlog(&["review", "--all", "--json"]).ok().json();
     assert_eq!(all["items"][1]["status"], "rejected");
-    assert!(!briefing(&repo).contains(&rule[..12]), "a rejected rule is not briefed");
+    assert!(
+        !briefing(&repo).contains(&rule[..12]),
+        "a rejected rule is not briefed"
+    );
     // the decisions are events in the log, for review like code
     let decisions: Vec<Value> = repo
         .cat()

@@ -44,6 +44,7 @@ pub mod stats;
 mod sync;
 mod task;
 mod textconv;
+mod verify;
 mod watch;
 
 /// Each subcommand's arguments are built only when it runs (`defer`; see
@@ -74,6 +75,7 @@ pub enum Command {
     Rules(rules::RulesArgs),
     Native(native::NativeArgs),
     Review(review::ReviewArgs),
+    Verify(verify::VerifyArgs),
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
     Graph(graph::GraphArgs),
@@ -163,6 +165,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Rules(args) => rules::cmd_rules(dir, args),
         Command::Native(args) => native::cmd_native(dir, args),
         Command::Review(args) => review::cmd_review(dir, args),
+        Command::Verify(args) => verify::cmd_verify(dir, args),
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),
         Command::Graph(args) => graph::cmd_graph(dir, args),
