@@ -37,6 +37,7 @@ pub mod embed_cache;
 pub mod entities;
 mod error;
 pub mod event_keys;
+pub mod file_recall;
 #[expect(
     missing_docs,
     reason = "another branch is rewriting this file; its docs land with it"

@@ -110,6 +110,7 @@ pub fn run(
     match event {
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {
+                crate::file_recall::forget_seen(&repo, s);
                 seal_journals(&repo, &JournalSelection::Session(s.clone()))?;
                 // so that the next session's prompts find this one
                 index_in_background(&repo)?;
@@ -153,6 +154,20 @@ pub fn run(
                 seal_journals(&repo, &JournalSelection::IdleFor(idle))?;
             }
             Ok(output)
+        }
+        HookEvent::PreToolUse if agent.injects_before_tool() && repo.config.hooks.inject => {
+            // file-aware recall: the projections as they are (a hook never
+            // indexes in the foreground), no vectors, no model
+            let (Some(session), Some(target)) =
+                (payload.session_id.as_deref(), agent.tool_target(&payload))
+            else {
+                return Ok(None);
+            };
+            let Ok(p) = Projections::open(&repo) else {
+                return Ok(None);
+            };
+            let known = crate::file_recall::before_tool(&repo, &p, session, &target)?;
+            inject(agent, &repo, &recorder, event, &payload, (known, "local"))
         }
         _ => Ok(None),
     }

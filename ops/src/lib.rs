@@ -26,7 +26,9 @@
 //!   listings and timeline pages), [`diff`] ([`memory_diff`]: what changed
 //!   between two states of the log);
 //! - [`context`]: the SessionStart briefing and the one renderer of a
-//!   prompt's memories; [`hook`]: the hook driver; [`warm`]: the client of
+//!   prompt's memories; [`file_recall`]: what memory knows about a file
+//!   or command an agent is about to use (PreToolUse); [`hook`]: the hook
+//!   driver; [`warm`]: the client of
 //!   `memlog watch`'s warm server and its protocol; [`stop`]: what the Stop
 //!   hook does (credit cited memories, ask for facts with [`extraction`]'s
 //!   instruction).
@@ -49,6 +51,7 @@ pub mod diff;
 pub mod error;
 pub mod extraction;
 pub mod facts;
+pub mod file_recall;
 pub mod forget;
 pub mod hook;
 pub mod ids;

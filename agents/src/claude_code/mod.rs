@@ -40,6 +40,8 @@ const SETTINGS: HookSettings = HookSettings {
     events: &[
         ("SessionStart", false),
         ("UserPromptSubmit", false),
+        // file-aware recall before Read, Edit, Write and Bash
+        ("PreToolUse", true),
         ("PostToolUse", true),
         ("PostToolUseFailure", true),
         ("Stop", false),
@@ -113,6 +115,12 @@ impl Agent for ClaudeCode {
             });
         }
         Ok(vec![dir])
+    }
+
+    /// Claude Code adds a PreToolUse hook's `additionalContext` to the
+    /// conversation (verified in its 2.x binary).
+    fn injects_before_tool(&self) -> bool {
+        true
     }
 
     /// `CLAUDE.md` at the root of the work tree, and Claude Code's auto
