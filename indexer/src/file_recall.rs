@@ -209,8 +209,16 @@ pub fn about_file(
             known.push(m);
         } else if failed(&e) {
             let fix = fix_of(p, &e, Some(path))?;
-            // a failure nobody fixed is only a warning, and a noisy one
-            if !fix.is_empty() {
+            // a failure nobody fixed is only a warning, and a noisy one; a
+            // failure that merely names the file (one of many in an error
+            // listing) is about the file only if it failed on it or its
+            // fix edited it
+            let here = touches(&e, path)
+                || fix
+                    .last()
+                    .and_then(|(id, _)| lookup::event(p, id).ok().flatten())
+                    .is_some_and(|s| is_edit(&s.event) && touches(&s.event, path));
+            if here {
                 known.push(Known {
                     id: e.id.clone(),
                     what: "failure",
