@@ -47,6 +47,7 @@
 //!   rule_unused_days: 180     # a rule neither recalled nor reinforced this long is retired
 //!   rule_contradictions: 2    # a rule contradicted this often is retired
 //!   review: false             # agents' facts and rules wait for `memlog review accept`
+//!   reflect_every_minutes: 60 # SessionEnd reflects in the background at most this often
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -103,6 +104,9 @@ pub struct LearnConfig {
     /// Facts and rules proposed by agents wait in `memlog review` and are
     /// not injected until a person accepts them.
     pub review: bool,
+    /// SessionEnd starts `memlog reflect` in the background at most this
+    /// often (minutes; 0: after every session).
+    pub reflect_every_minutes: u64,
 }
 
 impl Default for LearnConfig {
@@ -112,6 +116,7 @@ impl Default for LearnConfig {
             rule_unused_days: 180,
             rule_contradictions: 2,
             review: false,
+            reflect_every_minutes: 60,
         }
     }
 }

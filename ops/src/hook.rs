@@ -112,8 +112,15 @@ pub fn run(
             if let Some(s) = &payload.session_id {
                 crate::file_recall::forget_seen(&repo, s);
                 seal_journals(&repo, &JournalSelection::Session(s.clone()))?;
-                // so that the next session's prompts find this one
-                index_in_background(&repo)?;
+                if crate::reflect::due(&repo) {
+                    // reflection brings the index up to date first (waiting
+                    // for another writer), then keeps its candidates for
+                    // the next briefing
+                    spawn_detached(&repo, &["reflect"]);
+                } else {
+                    // so that the next session's prompts find this one
+                    index_in_background(&repo)?;
+                }
             }
             Ok(None)
         }

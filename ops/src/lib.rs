@@ -17,6 +17,8 @@
 //!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
 //! - [`anchor`]: facts and rules anchored to the code they cite, and
 //!   `memlog verify`, which checks them against the current tree;
+//! - [`reflect`]: reflection run by itself after sessions, its candidates
+//!   offered at SessionStart;
 //! - [`review`]: the review queue of agents' facts and rules
 //!   (`learn.review`), accept and reject as events;
 //! - [`native`]: the agents' own memory files (CLAUDE.md, AGENTS.md,
@@ -60,6 +62,7 @@ pub mod install;
 pub mod memory_diff;
 pub mod native;
 pub mod record;
+pub mod reflect;
 pub mod review;
 pub mod rules;
 pub mod search;

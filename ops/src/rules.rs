@@ -441,8 +441,10 @@ pub fn candidates(p: &Projections) -> Result<Vec<Candidate>> {
                 .insert(path.to_string(), e.id.to_string());
         }
     }
+    // a rule citing any of a candidate's events has promoted it already
+    let promoted = |evidence: &[String]| evidence.iter().any(|e| cited.contains(e.as_str()));
     for (problem, (sessions, evidence)) in problems {
-        if sessions.len() >= 2 {
+        if sessions.len() >= 2 && !promoted(&evidence) {
             out.push(Candidate {
                 rule_kind: "solution",
                 text: format!("recurring problem: {problem}"),
@@ -464,7 +466,10 @@ pub fn candidates(p: &Projections) -> Result<Vec<Candidate>> {
             }
         }
     }
-    let mut together: Vec<_> = pairs.into_iter().filter(|(_, s)| s.len() >= 3).collect();
+    let mut together: Vec<_> = pairs
+        .into_iter()
+        .filter(|(_, s)| s.len() >= 3 && !promoted(s))
+        .collect();
     together.sort_by_key(|t| std::cmp::Reverse(t.1.len()));
     for ((a, b), edits) in together.into_iter().take(10) {
         out.push(Candidate {

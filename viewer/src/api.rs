@@ -409,10 +409,14 @@ fn queue(site: &mut Site) -> Result<Value, ApiError> {
 }
 
 /// `GET /api/learned`: the rules (retired ones included) and concepts,
-/// as `memlog rules --all --json` and `memlog concepts --json` list them.
+/// as `memlog rules --all --json` and `memlog concepts --json` list them,
+/// and the candidates the last (background) reflection kept.
 fn learned(site: &mut Site) -> Result<Value, ApiError> {
+    let (reflected, candidates) = memlog_ops::reflect::kept(&site.repo);
     let p = site.projections()?;
     Ok(json!({
+        "reflected": reflected,
+        "candidates": candidates,
         "rules": memlog_ops::rules::list(p)?,
         "concepts": memlog_ops::concepts::list(p)?,
     }))
