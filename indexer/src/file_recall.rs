@@ -76,6 +76,17 @@ fn touches(e: &Event, path: &str) -> bool {
         .any(|t| t == path || t.ends_with(&format!("/{path}")))
 }
 
+/// A failure and what fixed it.
+fn failure(e: &Event, fix: Vec<(EventId, String)>) -> Known {
+    Known {
+        id: e.id.clone(),
+        what: "failure",
+        text: failure_text(e),
+        ts: e.ts.clone(),
+        fix,
+    }
+}
+
 fn failure_text(e: &Event) -> String {
     let error = e
         .body
@@ -218,14 +229,8 @@ pub fn about_file(
                     .last()
                     .and_then(|(id, _)| lookup::event(p, id).ok().flatten())
                     .is_some_and(|s| is_edit(&s.event) && touches(&s.event, path));
-            if here {
-                known.push(Known {
-                    id: e.id.clone(),
-                    what: "failure",
-                    text: failure_text(&e),
-                    ts: e.ts.clone(),
-                    fix,
-                });
+            if here && !fix.is_empty() {
+                known.push(failure(&e, fix));
             }
         } else if e.kind == Kind::ToolObservation {
             touched.push(e.id.clone());
@@ -259,13 +264,7 @@ pub fn about_command(
         }
         let fix = fix_of(p, &e, None)?;
         if !fix.is_empty() {
-            known.push(Known {
-                id: e.id.clone(),
-                what: "failure",
-                text: failure_text(&e),
-                ts: e.ts.clone(),
-                fix,
-            });
+            known.push(failure(&e, fix));
         }
     }
     ranked(p, known, limit)

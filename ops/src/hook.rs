@@ -153,7 +153,7 @@ pub fn run(
                 }
                 // the code moved: memories anchored to it are checked again
                 if crate::anchor::due(&repo) {
-                    spawn_detached(&repo, &["verify"]);
+                    spawn_detached(&repo, &["verify", "--as-is"]);
                 }
             }
             if event == HookEvent::SessionStart && started.elapsed() < budget {

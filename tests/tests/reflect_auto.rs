@@ -10,13 +10,8 @@ use std::time::{Duration, Instant};
 use memlog_e2e::TestRepo;
 use serde_json::{Value, json};
 
-fn hook(repo: &TestRepo, event: &str, session: &str, mut payload: Value) -> String {
-    payload["cwd"] = json!(repo.path().display().to_string());
-    payload["session_id"] = json!(session);
-    payload["hook_event_name"] = json!(event);
-    let out = repo.memlog_stdin(&["hook", event], &payload.to_string());
-    assert_eq!(out.code(), Some(0), "{}", out.stderr());
-    out.stdout().trim().to_string()
+fn hook(repo: &TestRepo, event: &str, session: &str, payload: Value) -> String {
+    repo.hook(event, session, payload)
 }
 
 /// A session where the export tests fail, an edit fixes them, and they

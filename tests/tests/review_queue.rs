@@ -16,24 +16,16 @@ fn cited(repo: &TestRepo, prompt: &str) -> Vec<String> {
 }
 
 fn briefing(repo: &TestRepo) -> String {
-    let payload = json!({
-        "cwd": repo.path().display().to_string(),
-        "session_id": "brief",
-        "hook_event_name": "SessionStart",
-        "source": "startup",
-    });
-    let out = repo.memlog_stdin(&["hook", "SessionStart"], &payload.to_string());
-    assert_eq!(out.code(), Some(0), "{}", out.stderr());
+    let out = repo.hook("SessionStart", "brief", json!({"source": "startup"}));
     // the hook may have started an index run in the background: let it
     // finish, so that the next command reads what was written
     repo.memlog(&["index"]).ok();
-    out.stdout()
+    out
 }
 
-#[test]
-fn an_agents_fact_is_not_injected_until_it_is_accepted() {
-    let repo = TestRepo::new();
-    std::fs::write(repo.path().join(".memlog.yaml"), "learn:\n  review: true\n").unwrap();
+/// An answer about the export batch size, sealed, and an agent's fact
+/// quoting it: (answer id, fact id).
+fn batch_fact(repo: &TestRepo) -> (String, String) {
     let answer = repo.record(
         "s1",
         "agent_response",
@@ -51,6 +43,14 @@ fn an_agents_fact_is_not_injected_until_it_is_accepted() {
         .ok()
         .json();
     let fact = out["recorded"][0]["id"].as_str().unwrap().to_string();
+    (answer, fact)
+}
+
+#[test]
+fn an_agents_fact_is_not_injected_until_it_is_accepted() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.path().join(".memlog.yaml"), "learn:\n  review: true\n").unwrap();
+    let (answer, fact) = batch_fact(&repo);
     let rule = repo
         .memlog(&[
             "rules",
@@ -145,22 +145,7 @@ fn an_agents_fact_is_not_injected_until_it_is_accepted() {
 #[test]
 fn without_review_facts_are_injected_at_once() {
     let repo = TestRepo::new();
-    let answer = repo.record(
-        "s1",
-        "agent_response",
-        "We measured it: the invoice export batch size is 500 rows per request.",
-    );
-    let out = repo
-        .memlog_stdin(
-            &["extract", "--facts", "-", "--json"],
-            &json!([{"text": "The invoice export batch size is 500 rows per request",
-                     "quote": "the invoice export batch size is 500 rows per request",
-                     "event": answer}])
-            .to_string(),
-        )
-        .ok()
-        .json();
-    let fact = out["recorded"][0]["id"].as_str().unwrap().to_string();
+    let (_, fact) = batch_fact(&repo);
     assert!(cited(&repo, "what is the invoice export batch size?").contains(&fact));
     let text = repo.memlog(&["review"]).ok().stdout();
     assert!(text.contains("nothing waits for review"), "{text}");

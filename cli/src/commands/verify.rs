@@ -21,12 +21,20 @@ pub struct VerifyArgs {
     /// "marker", "files", "missing", …}]}.
     #[arg(long)]
     json: bool,
+
+    /// Read the index as it is, without bringing it up to date (what
+    /// SessionStart runs in the background).
+    #[arg(long, hide = true)]
+    as_is: bool,
 }
 
 pub fn cmd_verify(dir: &Path, args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
-    let projections = workspace::projections(&repo)?;
-    let checks = anchor::verify(&repo, &projections)?;
+    let checks = if args.as_is {
+        anchor::verify_as_is(&repo)?
+    } else {
+        anchor::verify(&repo, &workspace::projections(&repo)?)?
+    };
     if args.json {
         output::print_json(&json!({
             "head": repo.code_position().1,
