@@ -19,7 +19,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::protocol::{self, HookEvent, Payload};
+use crate::protocol::{self, HookEvent, Payload, ToolTarget};
 use crate::settings::{self, HookSettings, SettingsEdit};
 use crate::{HookOptions, Result, SessionFile};
 
@@ -165,6 +165,31 @@ pub trait Agent: Sync {
 
     /// The session files in folder `dir`, in path order.
     fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>>;
+
+    /// What a PreToolUse payload is about to work on — a file it reads or
+    /// edits, or a shell command — for file-aware recall; `None` for other
+    /// tools. By default Claude Code's tools (`Read`, `Edit`, `Write`,
+    /// `MultiEdit`, `NotebookEdit` with `file_path`; `Bash` with
+    /// `command`) and the common input keys of others (`file_path`, `path`,
+    /// `absolute_path`; `command` as a string or argv).
+    fn tool_target(&self, payload: &Payload) -> Option<ToolTarget> {
+        crate::protocol::tool_target(payload)
+    }
+
+    /// Whether the agent reads context injected by a PreToolUse hook (the
+    /// same JSON as a prompt's); file-aware recall stays silent otherwise.
+    fn injects_before_tool(&self) -> bool {
+        false
+    }
+
+    /// The memory files the agent keeps itself for the project at
+    /// `work_tree` (its instructions file in the work tree, its own notes
+    /// under the user's home), which memlog indexes read-only. Paths that
+    /// may not exist; none by default.
+    fn memory_files(&self, work_tree: &Path) -> Vec<PathBuf> {
+        let _ = work_tree;
+        Vec::new()
+    }
 
     /// Reads one session file, its drafts numbered by their place in it
     /// (the same numbers on every import).

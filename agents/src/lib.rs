@@ -57,7 +57,7 @@ mod tool;
 pub use agent::{Agent, HookTrust, Scope, StopContract};
 pub use error::{Error, Result};
 pub use options::{CodeContext, HookOptions};
-pub use protocol::{HookEvent, Payload, drafts, drafts_at, hook_output, parse_payload};
+pub use protocol::{HookEvent, Payload, ToolTarget, drafts, drafts_at, hook_output, parse_payload};
 pub use sessions::{SessionFile, jsonl_files};
 pub use todo::TODO_TOOL;
 

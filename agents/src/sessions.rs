@@ -90,6 +90,27 @@ fn collect(
     Ok(())
 }
 
+/// The `*.md` files in `dir` and its sub-folders, in path order; none when
+/// it does not exist (an agent's memory folder before its first note).
+pub fn markdown_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "md") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// A session file's text (invalid UTF-8 replaced) and its name without
 /// extension, which names the session when the file does not.
 pub(crate) fn read_text(path: &Path) -> Result<(String, String)> {

@@ -4,6 +4,7 @@
 //! Run it with `scripts/bench` (release build). Whole-process figures run
 //! the real `memlog` binary found next to this one.
 
+mod file_recall;
 mod generator;
 mod hooks;
 mod kills;
@@ -128,6 +129,11 @@ struct Args {
     #[arg(long, value_name = "BIN")]
     baseline: Option<PathBuf>,
 
+    /// File-aware recall (PreToolUse) on held-out sessions made here:
+    /// precision, recall and the hook's time.
+    #[arg(long)]
+    file_recall: bool,
+
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
@@ -223,6 +229,9 @@ fn main() -> anyhow::Result<()> {
             }
             None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
         }
+    }
+    if args.file_recall {
+        file_recall::bench(&bin, args.seed, args.quick, &mut rows)?;
     }
     if args.mcp {
         rows.extend(bench_mcp(&bin, args.seed, import_events, args.quick)?);

@@ -50,6 +50,8 @@
 //!   extract_after_events: 20  # Stop asks the agent for facts after this many new events; 0: never
 //!   rule_unused_days: 180     # a rule neither recalled nor reinforced this long is retired
 //!   rule_contradictions: 2    # a rule contradicted this often is retired
+//!   review: false             # agents' facts and rules wait for `memlog review accept`
+//!   reflect_every_minutes: 60 # SessionEnd reflects in the background at most this often
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -103,6 +105,12 @@ pub struct LearnConfig {
     pub rule_unused_days: u32,
     /// A rule contradicted this many times is retired.
     pub rule_contradictions: u32,
+    /// Facts and rules proposed by agents wait in `memlog review` and are
+    /// not injected until a person accepts them.
+    pub review: bool,
+    /// SessionEnd starts `memlog reflect` in the background at most this
+    /// often (minutes; 0: after every session).
+    pub reflect_every_minutes: u64,
 }
 
 impl Default for LearnConfig {
@@ -111,6 +119,8 @@ impl Default for LearnConfig {
             extract_after_events: 20,
             rule_unused_days: 180,
             rule_contradictions: 2,
+            review: false,
+            reflect_every_minutes: 60,
         }
     }
 }

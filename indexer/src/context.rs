@@ -279,8 +279,15 @@ pub fn assemble(
 
 /// The markdown of `hits` (best first) within `budget` tokens: those
 /// scoring at least half the best one, deduplicated, grouped by session,
-/// each cited by id.
+/// each cited by id; memories withheld for review left out
+/// ([`crate::review`]).
 pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assembled> {
+    // memories waiting for review (or rejected) are never injected
+    let withheld = crate::review::withheld(p)?;
+    let hits: Vec<Hit> = hits
+        .into_iter()
+        .filter(|h| !withheld.contains(&h.id))
+        .collect();
     let top = hits.first().map_or(0.0, |h| h.score);
     let relevant: Vec<Hit> = hits
         .into_iter()
@@ -327,12 +334,15 @@ pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assemble
         let mut block_ids = Vec::new();
         for h in items {
             let text = memlog_format::event::one_line(&h.text, ITEM_CHARS);
-            let superseded = h.superseded_by.as_ref().map_or(String::new(), |next| {
+            let mut superseded = h.superseded_by.as_ref().map_or(String::new(), |next| {
                 format!(
                     " (superseded by [{}])",
                     &next[..CITATION_LEN.min(next.len())]
                 )
             });
+            if let Some(caveat) = &h.caveat {
+                superseded.push_str(&format!(" ({caveat})"));
+            }
             let line = format!(
                 "- [{}] {}{superseded}: {}\n",
                 &h.id[..CITATION_LEN.min(h.id.len())],

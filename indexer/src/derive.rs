@@ -37,7 +37,7 @@ impl Derived {
 
 /// Kinds that are bookkeeping rather than memory: kept in the database, not
 /// searchable.
-pub const BOOKKEEPING_KINDS: [Kind; 7] = [
+pub const BOOKKEEPING_KINDS: [Kind; 8] = [
     Kind::SessionStart,
     Kind::SessionEnd,
     Kind::Forget,
@@ -45,6 +45,7 @@ pub const BOOKKEEPING_KINDS: [Kind; 7] = [
     Kind::Recall,
     Kind::ExtractionRequest,
     Kind::RuleRetired,
+    Kind::Review,
 ];
 
 /// Whether events of `kind` go into the full-text index.

@@ -536,36 +536,37 @@ impl Fts {
             clauses.insert(0, (Occur::Must, Box::new(text_query)));
             Box::new(BooleanQuery::new(clauses))
         };
-        let top = searcher
-            .search(query.as_ref(), &TopDocs::with_limit(limit).order_by_score())
-            .map_err(err)?;
-        let mut out = Vec::with_capacity(top.len());
-        let mut columns: Vec<Option<FastColumns>> = Vec::new();
-        columns.resize_with(searcher.segment_readers().len(), || None);
-        for (score, addr) in top {
-            let segment = addr.segment_ord as usize;
-            let cols = match columns.get_mut(segment) {
-                Some(Some(c)) => c,
-                Some(slot) => slot.insert(
-                    FastColumns::open(searcher.segment_reader(addr.segment_ord)).map_err(err)?,
-                ),
-                None => continue,
-            };
-            let (key, kind, ts_ms) = cols.read(addr.doc_id).map_err(err)?;
-            let Some(key) = key else { continue };
-            out.push(Candidate {
-                key,
-                bm25: score,
-                relevance: if ideal > 0.0 {
-                    (score / ideal).min(1.0)
-                } else {
-                    0.0
-                },
-                ts_ms: ts_ms.unwrap_or(0),
-                kind: kind.unwrap_or_default(),
-            });
+        collect(&searcher, query.as_ref(), limit, ideal)
+    }
+
+    /// Up to `limit` events whose files (touched or mentioned) include
+    /// `file`, leaving out `exclude_session`; unranked (relevance 0).
+    pub fn touching(
+        &self,
+        file: &str,
+        exclude_session: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Candidate>> {
+        let f = self.fields;
+        let path = memlog_format::refs::normalize_path(file).to_lowercase();
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
+            Occur::Must,
+            Box::new(TermQuery::new(
+                Term::from_field_text(f.files, &path),
+                IndexRecordOption::Basic,
+            )),
+        )];
+        if let Some(s) = exclude_session {
+            clauses.push((
+                Occur::MustNot,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.session, s),
+                    IndexRecordOption::Basic,
+                )),
+            ));
         }
-        Ok(out)
+        let searcher = self.searcher()?;
+        collect(&searcher, &BooleanQuery::new(clauses), limit, 0.0)
     }
 
     /// How rare each of `words` is among the events: `ln((n + 1) / (df +
@@ -609,6 +610,46 @@ type FastValues = (Option<u64>, Option<String>, Option<i64>);
 /// The fast-field columns a hit is read from, opened once per segment and
 /// search: opening one parses its header, which cost more than reading
 /// the values of every hit.
+/// The `limit` best documents for `query`, as candidates (`ideal`: the
+/// score of an average document holding the whole query, for relevance).
+fn collect(
+    searcher: &Searcher,
+    query: &dyn Query,
+    limit: usize,
+    ideal: f32,
+) -> Result<Vec<Candidate>> {
+    let err = |e| Error::fts(Path::new("full-text index"), e);
+    let top = searcher
+        .search(query, &TopDocs::with_limit(limit).order_by_score())
+        .map_err(err)?;
+    let mut out = Vec::with_capacity(top.len());
+    let mut columns: Vec<Option<FastColumns>> = Vec::new();
+    columns.resize_with(searcher.segment_readers().len(), || None);
+    for (score, addr) in top {
+        let segment = addr.segment_ord as usize;
+        let cols = match columns.get_mut(segment) {
+            Some(Some(c)) => c,
+            Some(slot) => slot
+                .insert(FastColumns::open(searcher.segment_reader(addr.segment_ord)).map_err(err)?),
+            None => continue,
+        };
+        let (key, kind, ts_ms) = cols.read(addr.doc_id).map_err(err)?;
+        let Some(key) = key else { continue };
+        out.push(Candidate {
+            key,
+            bm25: score,
+            relevance: if ideal > 0.0 {
+                (score / ideal).min(1.0)
+            } else {
+                0.0
+            },
+            ts_ms: ts_ms.unwrap_or(0),
+            kind: kind.unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
 struct FastColumns {
     ts: tantivy::columnar::Column<i64>,
     key: tantivy::columnar::Column<u64>,

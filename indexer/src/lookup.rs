@@ -125,6 +125,43 @@ pub fn event(p: &Projections, id: &str) -> Result<Option<Stored>> {
         .map_err(sql)
 }
 
+/// The live event of index key `key` ([`event_key`]).
+pub fn by_key(p: &Projections, key: u64) -> Result<Option<Stored>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM events WHERE key = ?1"))
+        .map_err(sql)?;
+    stmt.query_row(params![key as i64], stored)
+        .optional()
+        .map_err(sql)
+}
+
+/// Up to `limit` events of `session` after (`ts`, `seq`), of `kind`, in
+/// session order.
+pub fn session_after(
+    p: &Projections,
+    session: &str,
+    (ts, seq): (&str, u64),
+    kind: &str,
+    limit: usize,
+) -> Result<Vec<Stored>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM events WHERE session = ?1 AND (ts > ?2 OR (ts = ?2 AND seq > ?3))
+             AND kind = ?4 ORDER BY ts, seq, id LIMIT ?5"
+        ))
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map(params![session, ts, seq as i64, kind, limit as i64], stored)
+        .map_err(sql)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sql)?;
+    Ok(rows)
+}
+
 /// Every live event of a session, in session order (time, then seq, then
 /// id: the order `memlog show` uses).
 pub fn session_events(p: &Projections, session: &str) -> Result<Vec<Stored>> {

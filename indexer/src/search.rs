@@ -110,6 +110,11 @@ pub struct Hit {
     /// ranks below it (crate::supersede).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<EventId>,
+    /// What to know before trusting it, when it ranks lower for it: stale
+    /// against the code ("src/invoice.rs changed in 2 commits since"),
+    /// contradicted, or the source of a memory since replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
 }
 
 impl Hit {
@@ -404,12 +409,14 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                 parts,
                 meta: serde_json::from_str(&row.meta).unwrap_or(Value::Null),
                 superseded_by: None,
+                caveat: None,
             },
         ));
     }
     if links {
         demote_superseded(p, &mut hits)?;
     }
+    demote_stale(p, &mut hits);
     hits.sort_by(|a, b| {
         b.2.score
             .total_cmp(&a.2.score)
@@ -420,28 +427,37 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     Ok(hits.into_iter().map(|(_, _, h)| h).collect())
 }
 
-/// A superseded memory keeps [`SUPERSEDED_FACTOR`] of its score and
-/// always ranks below its successor when both are hits.
 /// Whether search reads `e` besides its hits, on every query: a
 /// reinforcement ([`Reinforcement::load`]) or a fact or rule superseding
-/// another ([`crate::supersede::successors`]). The indexer records whether
+/// or contradicting another ([`crate::supersede::links`]). The indexer records whether
 /// the log holds any ([`crate::graph::RANKING_LINKS`]), so that a memory
 /// without them skips both queries.
 pub(crate) fn read_by_ranking(e: &memlog_format::Event) -> bool {
     use memlog_format::Kind;
     e.kind == Kind::Reinforce
-        || (matches!(e.kind, Kind::Fact | Kind::Rule) && e.body.contains_key("supersedes"))
+        || (matches!(e.kind, Kind::Fact | Kind::Rule)
+            && (e.body.contains_key("supersedes") || e.body.contains_key("contradicts")))
 }
 
+/// A superseded memory keeps [`SUPERSEDED_FACTOR`] of its score and
+/// always ranks below its successor when both are hits. A contradicted
+/// memory, and the sources of a replaced one, keep that share too, with a
+/// caveat saying why.
 fn demote_superseded(p: &Projections, hits: &mut [(i64, u64, Hit)]) -> Result<()> {
-    let successors = crate::supersede::successors(p)?;
-    if successors.is_empty() {
+    let superseding = crate::supersede::links(p, "supersedes")?;
+    let contradicting = crate::supersede::links(p, "contradicts")?;
+    if superseding.is_empty() && contradicting.is_empty() {
         return Ok(());
     }
+    let successors: HashMap<EventId, EventId> = superseding.iter().cloned().collect();
+    let contradicted: HashMap<EventId, EventId> = contradicting.iter().cloned().collect();
+    let replaced: Vec<(EventId, EventId)> = superseding.into_iter().chain(contradicting).collect();
+    let sources = crate::supersede::replaced_sources(p, &replaced)?;
     let scores: HashMap<EventId, f32> = hits
         .iter()
         .map(|(_, _, h)| (h.id.clone(), h.score))
         .collect();
+    let short = |id: &EventId| id.as_str().chars().take(12).collect::<String>();
     for (_, _, h) in hits.iter_mut() {
         if let Some(next) = successors.get(&h.id) {
             h.score *= SUPERSEDED_FACTOR;
@@ -449,9 +465,30 @@ fn demote_superseded(p: &Projections, hits: &mut [(i64, u64, Hit)]) -> Result<()
                 h.score = h.score.min(s * SUPERSEDED_FACTOR);
             }
             h.superseded_by = Some(next.clone());
+        } else if let Some(next) = contradicted.get(&h.id) {
+            h.score *= SUPERSEDED_FACTOR;
+            h.caveat = Some(format!("contradicted by [{}]", short(next)));
+        } else if let Some(old) = sources.get(&h.id) {
+            h.score *= SUPERSEDED_FACTOR;
+            h.caveat = Some(format!("source of [{}], since replaced", short(old)));
         }
     }
     Ok(())
+}
+
+/// A memory `memlog verify` found stale or broken against the code keeps
+/// its share of its score ([`crate::anchors`]) and says why.
+fn demote_stale(p: &Projections, hits: &mut [(i64, u64, Hit)]) {
+    let verified = crate::anchors::load(p);
+    if verified.items.is_empty() {
+        return;
+    }
+    for (_, _, h) in hits.iter_mut() {
+        if let Some(s) = verified.items.get(h.id.as_str()) {
+            h.score *= s.factor();
+            h.caveat = Some(s.marker.clone());
+        }
+    }
 }
 
 /// The normalised mean of `vectors`; `None` when there are none.

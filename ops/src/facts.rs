@@ -226,6 +226,13 @@ impl<'a> Verifier<'a> {
             // said by memlog, not by the agent: reviewers should know
             fields.insert("supersedes_detected".into(), json!(true));
         }
+        if *kind == Kind::Fact {
+            crate::review::mark(self.repo, &mut fields);
+            let quote = proposal.quote.unwrap_or_default();
+            if let Some(anchor) = crate::anchor::anchor(self.repo, &[proposal.text, quote]) {
+                fields.insert("anchor".into(), anchor);
+            }
+        }
         Ok(Verified {
             evidence: evidence.into_iter().map(|e| e.id).collect(),
             quoted,

@@ -115,9 +115,17 @@ pub fn run(
     match event {
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {
+                crate::file_recall::forget_seen(&repo, s);
                 seal_session(&repo, s, started)?;
-                // so that the next session's prompts find this one
-                index_in_background(&repo)?;
+                if crate::reflect::due(&repo) {
+                    // reflection brings the index up to date first (waiting
+                    // for another writer), then keeps its candidates for
+                    // the next briefing
+                    spawn_detached(&repo, &["reflect"]);
+                } else {
+                    // so that the next session's prompts find this one
+                    index_in_background(&repo)?;
+                }
             }
             Ok(None)
         }
@@ -144,12 +152,34 @@ pub fn run(
             )?;
             if event == HookEvent::SessionStart {
                 start_warm_watcher(&repo);
+                // CLAUDE.md and the like, re-read off the hook's path
+                if crate::native::changed(&repo) {
+                    spawn_detached(&repo, &["native", "sync"]);
+                }
+                // the code moved: memories anchored to it are checked again
+                if crate::anchor::due(&repo) {
+                    spawn_detached(&repo, &["verify", "--as-is"]);
+                }
             }
             if event == HookEvent::SessionStart && started.elapsed() < budget {
                 let idle = Duration::from_secs(repo.config.hooks.seal_idle_minutes * 60);
                 seal_journals(&repo, &JournalSelection::IdleFor(idle))?;
             }
             Ok(output)
+        }
+        HookEvent::PreToolUse if agent.injects_before_tool() && repo.config.hooks.inject => {
+            // file-aware recall: the projections as they are (a hook never
+            // indexes in the foreground), no vectors, no model
+            let (Some(session), Some(target)) =
+                (payload.session_id.as_deref(), agent.tool_target(&payload))
+            else {
+                return Ok(None);
+            };
+            let Ok(p) = Projections::open(&repo) else {
+                return Ok(None);
+            };
+            let known = crate::file_recall::before_tool(&repo, &p, session, &target)?;
+            inject(agent, &repo, &recorder, event, &payload, (known, "local"))
         }
         _ => Ok(None),
     }

@@ -15,10 +15,13 @@
 //!   commit seals which session;
 //! - [`sync`] and [`purge`]: sharing the ref with remotes and erasing
 //!   forgotten bytes from its history; [`remote`]: what both know of remotes;
-//! - [`fsck`]: verifying hashes, ids, trailers and journals.
+//! - [`fsck`]: verifying hashes, ids, trailers and journals;
+//! - [`code`]: how the user's code moved since a commit, for memories
+//!   anchored to it (read-only).
 //!
 //! The data model (events, segments, privacy) is `memlog-format`'s.
 
+pub mod code;
 mod error;
 pub mod fsck;
 mod git_command;

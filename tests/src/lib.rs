@@ -206,6 +206,18 @@ impl TestRepo {
         .to_string()
     }
 
+    /// Runs `memlog hook EVENT` as Claude Code would, with `payload` (its
+    /// `cwd`, `session_id` and `hook_event_name` filled in); asserts it
+    /// exits 0 and returns what it printed.
+    pub fn hook(&self, event: &str, session: &str, mut payload: serde_json::Value) -> String {
+        payload["cwd"] = serde_json::json!(self.path().display().to_string());
+        payload["session_id"] = serde_json::json!(session);
+        payload["hook_event_name"] = serde_json::json!(event);
+        let out = self.memlog_stdin(&["hook", event], &payload.to_string());
+        assert_eq!(out.code(), Some(0), "{}", out.stderr());
+        out.stdout().trim().to_string()
+    }
+
     /// Every live event as JSON (`memlog cat`).
     pub fn cat(&self) -> Vec<serde_json::Value> {
         self.memlog(&["cat"]).ok().json_lines()

@@ -159,6 +159,7 @@ pub fn get(site: &mut Site, segments: &[String], query: &Query) -> Result<Value,
         ["search"] => search_hits(site, query),
         ["tasks"] => tasks(site),
         ["learned"] => learned(site),
+        ["queue"] => queue(site),
         ["entities", id] => entity(site, id),
         ["diff"] => review(site, query),
         ["stats"] => Ok(stats::stats(&site.repo)?),
@@ -396,11 +397,26 @@ fn tasks(site: &mut Site) -> Result<Value, ApiError> {
     Ok(json!({ "tasks": board }))
 }
 
-/// `GET /api/learned`: the rules (retired ones included) and concepts,
-/// as `memlog rules --all --json` and `memlog concepts --json` list them.
-fn learned(site: &mut Site) -> Result<Value, ApiError> {
+/// `GET /api/queue`: the review queue, decided memories included, as
+/// `memlog review --all --json` lists it.
+fn queue(site: &mut Site) -> Result<Value, ApiError> {
+    let review = site.repo.config.learn.review;
     let p = site.projections()?;
     Ok(json!({
+        "review": review,
+        "items": memlog_ops::review::queue(p, true)?,
+    }))
+}
+
+/// `GET /api/learned`: the rules (retired ones included) and concepts,
+/// as `memlog rules --all --json` and `memlog concepts --json` list them,
+/// and the candidates the last (background) reflection kept.
+fn learned(site: &mut Site) -> Result<Value, ApiError> {
+    let (reflected, candidates) = memlog_ops::reflect::kept(&site.repo);
+    let p = site.projections()?;
+    Ok(json!({
+        "reflected": reflected,
+        "candidates": candidates,
         "rules": memlog_ops::rules::list(p)?,
         "concepts": memlog_ops::concepts::list(p)?,
     }))

@@ -27,7 +27,7 @@ pub mod trust;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::Payload;
-use crate::sessions::{home, jsonl_files};
+use crate::sessions::{home, jsonl_files, markdown_files};
 use crate::settings::HookSettings;
 use crate::{Agent, Error, HookOptions, HookTrust, Result, SessionFile};
 
@@ -165,6 +165,16 @@ impl Agent for Codex {
             .cwd
             .as_deref()
             .is_some_and(|cwd| Path::new(cwd).starts_with(work_tree))
+    }
+
+    /// `AGENTS.md` at the root of the work tree, and Codex's memories
+    /// (`$CODEX_HOME/memories`).
+    fn memory_files(&self, work_tree: &Path) -> Vec<PathBuf> {
+        let mut files = vec![work_tree.join("AGENTS.md")];
+        if let Ok(home) = codex_home() {
+            files.extend(markdown_files(&home.join("memories")));
+        }
+        files
     }
 
     /// Every `rollout-*.jsonl` under the folder.

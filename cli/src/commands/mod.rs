@@ -26,12 +26,14 @@ mod init;
 mod install;
 pub mod log;
 mod mcp;
+mod native;
 mod note;
 mod purge;
 mod rebuild;
 mod record;
 mod reflect;
 mod reinforce;
+mod review;
 mod rules;
 mod scan;
 mod seal;
@@ -43,6 +45,7 @@ pub mod stats;
 mod sync;
 mod task;
 mod textconv;
+mod verify;
 mod watch;
 
 /// Each subcommand's arguments are built only when it runs (`defer`; see
@@ -71,6 +74,9 @@ pub enum Command {
     Concepts(concepts::ConceptsArgs),
     Reflect(reflect::ReflectArgs),
     Rules(rules::RulesArgs),
+    Native(native::NativeArgs),
+    Review(review::ReviewArgs),
+    Verify(verify::VerifyArgs),
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
     Graph(graph::GraphArgs),
@@ -160,6 +166,9 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Concepts(args) => concepts::cmd_concepts(dir, args),
         Command::Reflect(args) => reflect::cmd_reflect(dir, args),
         Command::Rules(args) => rules::cmd_rules(dir, args),
+        Command::Native(args) => native::cmd_native(dir, args),
+        Command::Review(args) => review::cmd_review(dir, args),
+        Command::Verify(args) => verify::cmd_verify(dir, args),
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),
         Command::Graph(args) => graph::cmd_graph(dir, args),

@@ -79,6 +79,7 @@ const routes = [
   [/^\/search$/, searchPage],
   [/^\/tasks$/, tasksPage],
   [/^\/learned$/, learnedPage],
+  [/^\/queue$/, queuePage],
   [/^\/entity\/(.+)$/, entityPage],
   [/^\/review$/, reviewPage],
   [/^\/stats$/, statsPage],
@@ -346,6 +347,14 @@ async function learnedPage() {
         ` · ${r.recalls} recalls, ${r.successes} successes, ${r.failures} failures`,
         r.contradicted_by.length ? ` · contradicted ${r.contradicted_by.length}×` : "",
         r.superseded_by ? " · superseded" : "")))),
+    h("h2", {}, `Rule candidates (${data.candidates.length})`),
+    data.candidates.length ? null : h("p", { class: "empty" }, "none: reflection runs after sessions end (`memlog reflect`)"),
+    h("div", { id: "candidates" }, data.candidates.map((c) => h("div", { class: "card candidate" },
+      h("div", { class: "event-head" },
+        h("span", { class: "badge" }, c.rule_kind),
+        h("span", { class: "muted" }, `${c.sessions} sessions`)),
+      h("div", {}, c.text),
+      h("div", { class: "mono" }, `memlog rules add --kind ${c.rule_kind} "…" ` + c.evidence.slice(0, 3).map((e) => "--evidence " + shortId(e)).join(" "))))),
     h("h2", {}, `Concepts (${data.concepts.length})`),
     data.concepts.length ? null : h("p", { class: "empty" }, "none yet: the agent files sessions with `memlog concepts add`"),
     h("div", { id: "concepts" }, data.concepts.map((c) => h("div", { class: "card concept" },
@@ -353,6 +362,32 @@ async function learnedPage() {
       h("div", {}, "sessions: ", ...c.sessions.map((s) => [sessionLink(s), " "])),
       c.facts.length ? h("div", {}, "facts: ", ...c.facts.map((f) => [eventLink(f), " "])) : null))));
   state.refresh = learnedPage;
+}
+
+// --- the review queue (learn.review) ----------------------------------------
+
+async function queuePage() {
+  const data = await api("queue");
+  const pending = data.items.filter((i) => i.status === "pending");
+  page("Review queue",
+    h("p", { class: "muted" }, data.review
+      ? "Facts and rules agents propose wait here and are not injected until accepted."
+      : "Reviewing is off: `learn.review: true` in .memlog.yaml makes agents' facts and rules wait here."),
+    h("h2", {}, `Waiting (${pending.length})`),
+    pending.length ? null : h("p", { class: "empty" }, "nothing waits for review"),
+    h("div", { id: "queue" }, data.items.map((i) => h("div", { class: "card review-item" + (i.status === "pending" ? "" : " muted") },
+      h("div", { class: "event-head" },
+        h("span", { class: "badge" }, i.kind),
+        h("span", { class: "badge" }, i.status),
+        eventLink(i.id),
+        h("span", { class: "muted" }, when(i.ts)),
+        i.client ? h("span", { class: "muted" }, i.client) : null),
+      h("div", {}, i.text),
+      i.evidence.length ? h("div", { class: "muted" }, "evidence ", ...i.evidence.map((e) => [eventLink(e), " "])) : null,
+      i.status === "pending"
+        ? h("div", { class: "mono" }, `memlog review accept ${shortId(i.id)}  ·  memlog review reject ${shortId(i.id)}`)
+        : (i.decided_by ? h("div", { class: "muted" }, "decided by ", eventLink(i.decided_by)) : null)))));
+  state.refresh = queuePage;
 }
 
 // --- tasks board -----------------------------------------------------------
