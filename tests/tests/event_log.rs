@@ -235,6 +235,40 @@ fn import_rejects_a_bad_file_without_writing() {
 }
 
 #[test]
+fn import_checks_session_ids_as_every_other_path_does() {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join("evil.jsonl"),
+        "{\"session\":\"fine\",\"ts\":\"2023-05-08T13:56:00Z\",\"kind\":\"note\",\"text\":\"ok\"}\n{\"session\":\"../evil\",\"ts\":\"2023-05-08T13:56:00Z\",\"kind\":\"note\",\"text\":\"x\"}\n",
+    )
+    .unwrap();
+    let out = repo.memlog(&["import", "jsonl", "evil.jsonl"]);
+    assert_eq!(out.code(), Some(1));
+    let err = out.stderr();
+    assert!(
+        err.contains("evil.jsonl, line 2") && err.contains("\"../evil\""),
+        "{err}"
+    );
+    assert!(repo.memlog_commits().is_empty());
+    // the same id is refused by record, as it always was
+    let recorded = repo.memlog(&[
+        "record",
+        "--session",
+        "../evil",
+        "--kind",
+        "note",
+        "--text",
+        "x",
+    ]);
+    assert_eq!(recorded.code(), Some(1));
+    assert!(
+        recorded.stderr().contains("session id"),
+        "{}",
+        recorded.stderr()
+    );
+}
+
+#[test]
 fn record_json_reads_a_neutral_event_from_stdin() {
     let repo = TestRepo::new();
     let out = repo
