@@ -70,6 +70,19 @@ pub enum Error {
         message: String,
     },
 
+    /// A segment whose bytes do not hash to its name: what it holds is not
+    /// what was sealed.
+    #[error(
+        "segment {path}: its bytes hash to {actual}, not to its name; the log is damaged \
+         (run `memlog fsck`)"
+    )]
+    DamagedSegment {
+        /// The segment's path in the tree.
+        path: String,
+        /// What its bytes hash to.
+        actual: String,
+    },
+
     /// The memlog ref kept moving under a compare-and-swap update, or
     /// another process kept its lock.
     #[error("the memlog ref {ref_name} kept moving; gave up after {attempts} attempts{holder}")]

@@ -297,33 +297,37 @@ impl<'r> Log<'r> {
         Ok(b.take_data())
     }
 
-    /// Reads and verifies a segment: its bytes must hash to its name. With
-    /// `verify_ids`, every event's id is recomputed too (slower; fsck does).
+    /// The bytes of a segment, verified: bytes that do not hash to the
+    /// segment's name are [`Error::DamagedSegment`], naming it.
+    pub fn read_segment_bytes(&self, seg: &SegmentRef) -> Result<Vec<u8>> {
+        let bytes = self.read_blob(seg.blob)?;
+        let actual = blake3::hash(&bytes).to_hex();
+        if actual.as_str() != seg.hash {
+            return Err(Error::DamagedSegment {
+                path: segment::path_for(&seg.hash),
+                actual: actual.to_string(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Reads and verifies a segment: its bytes must hash to its name (else
+    /// [`Error::DamagedSegment`]). With `verify_ids`, every event's id is
+    /// recomputed too (slower; fsck does). Lines that do not decode are
+    /// skipped and reported.
     pub fn read_segment(
         &self,
         seg: &SegmentRef,
         verify_ids: bool,
     ) -> Result<(Vec<Event>, Option<SegmentProblem>)> {
-        let bytes = self.read_blob(seg.blob)?;
-        let actual = blake3::hash(&bytes).to_hex().to_string();
-        let path = segment::path_for(&seg.hash);
-        if actual != seg.hash {
-            return Ok((
-                Vec::new(),
-                Some(SegmentProblem {
-                    path,
-                    problem: format!("bytes hash to {actual}, not to the segment's name"),
-                    lines: Vec::new(),
-                }),
-            ));
-        }
+        let bytes = self.read_segment_bytes(seg)?;
         let (events, lines) = if verify_ids {
             segment::decode(&bytes)
         } else {
             segment::decode_trusted(&bytes)
         };
         let problem = (!lines.is_empty()).then(|| SegmentProblem {
-            path,
+            path: segment::path_for(&seg.hash),
             problem: format!("{} bad line(s)", lines.len()),
             lines,
         });
