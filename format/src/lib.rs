@@ -16,6 +16,7 @@
 //!   [`capture`]: when an imported event is one a hook already recorded;
 //! - [`segment`]: content-addressed JSONL files, the unit stored in git;
 //!   [`session_id`]: the one rule session ids follow;
+//! - [`scope`]: personal events, which never leave the machine;
 //! - [`visibility`]: `forget` events and what they hide;
 //! - [`task`]: the task state machine and its invariants (docs/DESIGN.md §5), and
 //!   [`align`]: the evidence aligner for extracted facts (docs/DESIGN.md §6) —
@@ -41,6 +42,7 @@ pub mod neutral;
 pub mod paths;
 pub mod privacy;
 pub mod refs;
+pub mod scope;
 pub mod segment;
 pub mod session_id;
 pub mod task;

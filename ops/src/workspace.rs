@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use memlog_format::{Draft, Event};
 use memlog_indexer::lookup::{self, Stored, TimelineQuery};
 use memlog_indexer::{Error as IndexError, Projections};
-use memlog_store::log::{Log, journal_events, live_events};
+use memlog_store::log::{journal_events, live_events};
 use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::view::View;
 use memlog_store::{Recorder, Repo};
 
 use crate::bail;
@@ -46,7 +47,10 @@ pub fn entity_key(repo: &Repo, key: &str) -> String {
 /// Every live event: sealed ones and, unless `sealed_only`, those still in
 /// journals; forgotten events removed; ordered by time.
 pub fn live(repo: &Repo, sealed_only: bool) -> Result<Vec<Event>> {
-    let (mut events, problems) = Log::new(repo).events().context("reading the memlog ref")?;
+    // The shared log and this machine's personal one.
+    let (mut events, problems) = View::read(repo)
+        .and_then(|view| view.events(repo))
+        .context("reading the memlog ref")?;
     for p in &problems {
         diag::warning(format_args!(
             "segment {}: {} (run `memlog fsck`)",

@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use gix::ObjectId;
+use memlog_format::scope::Scope;
 use memlog_format::segment::{self, LineProblem, SEGMENTS_DIR};
 use memlog_format::visibility::Forgets;
 use memlog_format::{Event, event::sort_events};
@@ -70,20 +71,56 @@ pub struct SegmentProblem {
     pub lines: Vec<LineProblem>,
 }
 
-/// Read access to the log of a repository.
+/// The ref of this machine's personal events (FORMAT.md §9): outside
+/// `refs/heads/`, so that neither `memlog sync`, `git push origin memlog`
+/// nor `git push --all` carries it.
+pub const PERSONAL_REF: &str = "refs/memlog/personal";
+
+/// Read access to one log of a repository: the shared memlog ref, or the
+/// personal one.
 pub struct Log<'r> {
     repo: &'r Repo,
+    ref_name: &'r str,
 }
 
 impl<'r> Log<'r> {
-    /// Reads the memlog ref of `repo`.
+    /// Reads the memlog ref of `repo` (the shared log).
     pub fn new(repo: &'r Repo) -> Log<'r> {
-        Log { repo }
+        Log {
+            repo,
+            ref_name: repo.ref_name(),
+        }
     }
 
-    /// The commit the memlog ref points to, if it exists.
+    /// Reads this machine's personal log ([`PERSONAL_REF`]).
+    pub fn personal(repo: &'r Repo) -> Log<'r> {
+        Log {
+            repo,
+            ref_name: PERSONAL_REF,
+        }
+    }
+
+    /// Reads the log of `scope`.
+    pub fn of(repo: &'r Repo, scope: Scope) -> Log<'r> {
+        match scope {
+            Scope::Shared => Log::new(repo),
+            Scope::Personal => Log::personal(repo),
+        }
+    }
+
+    /// The ref this log reads.
+    pub fn ref_name(&self) -> &'r str {
+        self.ref_name
+    }
+
+    /// The repository.
+    pub fn repo(&self) -> &'r Repo {
+        self.repo
+    }
+
+    /// The commit the ref points to, if it exists.
     pub fn tip(&self) -> Result<Option<ObjectId>> {
-        let name = self.repo.ref_name();
+        let name = self.ref_name;
         let found = self
             .repo
             .git()?
@@ -103,7 +140,7 @@ impl<'r> Log<'r> {
     /// for writing.
     pub fn peek_tip(&self) -> Result<Option<ObjectId>> {
         let repo = self.repo;
-        match crate::locate::reference(repo.git_dir(), &repo.common_dir, repo.ref_name()) {
+        match crate::locate::reference(repo.git_dir(), &repo.common_dir, self.ref_name) {
             Some(None) => Ok(None),
             Some(Some(id)) => match ObjectId::from_hex(id.as_bytes()) {
                 Ok(id) => Ok(Some(id)),

@@ -200,8 +200,8 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     }
     let new_tip = rewritten.get(&tip).copied().unwrap_or(tip);
     let objects = staging.objects.take_object_memory().unwrap_or_default();
-    remove_stale_lock(repo);
-    publish(repo, &objects, Some(tip), new_tip, "memlog: purge")?;
+    remove_stale_lock(repo, repo.ref_name());
+    publish(repo, repo.ref_name(), &objects, Some(tip), new_tip, "memlog: purge")?;
     report.new_tip = Some(new_tip.to_string());
     remember_purged(
         repo,

@@ -300,7 +300,7 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
             std::thread::sleep(backoff(attempt));
         }
         attempt += 1;
-        remove_stale_lock(repo);
+        remove_stale_lock(repo, repo.ref_name());
         let local = log.tip()?;
         let plan = plan_join(&log, local, remote_tip)?;
         report.sessions_received = plan.received_sessions.len();
@@ -321,7 +321,7 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
         };
         let objects = objects.unwrap_or_default();
         let message = format!("memlog: sync with {remote} ({action:?})");
-        match publish(repo, &objects, local, new_tip, &message) {
+        match publish(repo, repo.ref_name(), &objects, local, new_tip, &message) {
             Ok(()) => {
                 if action == SyncAction::Merged {
                     report.merge_commit = Some(new_tip.to_string());

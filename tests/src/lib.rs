@@ -228,6 +228,44 @@ impl TestRepo {
     }
 }
 
+/// A bare repository (`main` holding one commit) and `n` clones of it, as
+/// a team shares one: `(remote dir, clones)`; the remote lives as long as
+/// the returned directory.
+pub fn remote_and_clones(n: usize) -> (tempfile::TempDir, Vec<TestRepo>) {
+    let remote = tempfile::Builder::new()
+        .prefix("memlog-e2e-remote-")
+        .tempdir()
+        .expect("tempdir");
+    run(git_command(remote.path()).args(["init", "-q", "--bare", "-b", "main"])).ok();
+    let seed = TestRepo::new();
+    seed.git(&[
+        "remote",
+        "add",
+        "origin",
+        &remote.path().display().to_string(),
+    ])
+    .ok();
+    seed.git(&["push", "-q", "origin", "main"]).ok();
+    let clones = (0..n).map(|_| TestRepo::clone_of(remote.path())).collect();
+    (remote, clones)
+}
+
+/// Every object of the repository at `dir`, loose or packed, reachable or
+/// not, with its content (`git cat-file --batch-all-objects --batch`).
+pub fn all_objects(dir: &Path) -> Vec<u8> {
+    run(git_command(dir).args(["cat-file", "--batch-all-objects", "--batch"]))
+        .ok()
+        .output
+        .stdout
+}
+
+/// Whether `needle` occurs in `haystack`.
+pub fn holds(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
 /// A git command isolated from the user's configuration.
 pub fn git_command(dir: &Path) -> Command {
     let mut c = Command::new("git");

@@ -6,27 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use memlog_e2e::{TestRepo, git_command, run};
-
-/// A bare repository with one commit on `main`, and `n` clones of it.
-fn remote_and_clones(n: usize) -> (tempfile::TempDir, Vec<TestRepo>) {
-    let remote = tempfile::Builder::new()
-        .prefix("memlog-e2e-remote-")
-        .tempdir()
-        .expect("tempdir");
-    run(git_command(remote.path()).args(["init", "-q", "--bare", "-b", "main"])).ok();
-    let seed = TestRepo::new();
-    seed.git(&[
-        "remote",
-        "add",
-        "origin",
-        &remote.path().display().to_string(),
-    ])
-    .ok();
-    seed.git(&["push", "-q", "origin", "main"]).ok();
-    let clones = (0..n).map(|_| TestRepo::clone_of(remote.path())).collect();
-    (remote, clones)
-}
+use memlog_e2e::{TestRepo, git_command, remote_and_clones, run};
 
 fn memlog_tip(repo: &TestRepo) -> Option<String> {
     let out = repo.git(&["rev-parse", "-q", "--verify", "refs/heads/memlog"]);

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use memlog_store::journal;
-use memlog_store::log::Log;
+use memlog_store::view::View;
 use memlog_store::{IndexLayout, Repo};
 use serde::{Deserialize, Serialize};
 
@@ -212,7 +212,7 @@ impl Projections {
     /// read. Hooks use this: the live session need not be searchable for
     /// injecting memories of earlier ones.
     pub fn has_sealed(&self, repo: &Repo) -> Result<bool> {
-        let tip = Log::new(repo).peek_tip()?.map(|t| t.to_string());
+        let tip = View::peek(repo)?.key();
         Ok(tip == self.graph.get_meta("indexed_commit")?)
     }
 
@@ -236,7 +236,7 @@ impl Projections {
     /// Whether the projections are behind the log: one ref read and a stat
     /// of each journal.
     pub fn is_fresh(&self, repo: &Repo) -> Result<bool> {
-        let tip = Log::new(repo).peek_tip()?.map(|t| t.to_string());
+        let tip = View::peek(repo)?.key();
         if tip != self.graph.get_meta("indexed_commit")? {
             return Ok(false);
         }

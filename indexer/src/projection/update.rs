@@ -9,6 +9,7 @@ use memlog_format::visibility::Forgets;
 use memlog_format::{Event, segment};
 use memlog_store::journal;
 use memlog_store::log::Log;
+use memlog_store::view::{Changes, View};
 use memlog_store::{Layout, Repo};
 use tantivy::IndexWriter;
 
@@ -104,47 +105,30 @@ impl Projections {
     /// index). Returns `NeedsRebuild` when history was rewritten.
     fn apply(&mut self, repo: &Repo, rebuilding: bool) -> Result<Applied> {
         let log = Log::new(repo);
-        let tip = log.tip()?;
+        // The shared log and this machine's personal one, read as one.
+        let view = View::read(repo)?;
         let indexed_commit = self.graph.get_meta("indexed_commit")?;
         let indexed_tree = self.graph.get_meta("indexed_tree")?;
         let mut report = IndexReport {
-            commit: tip.map(|t| t.to_string()),
+            commit: view.key(),
             ..Default::default()
         };
 
         // Which segments are new.
-        let mut segments = Vec::new();
-        let mut tip_tree = None;
-        if let Some(t) = tip {
-            let tree = log.commit(t)?.tree;
-            tip_tree = Some(tree);
-            if indexed_commit.as_deref() != Some(t.to_string().as_str()) {
-                match indexed_tree.as_deref().map(gix_object_id) {
-                    None => segments = log.segments_in_tree(tree)?,
-                    Some(None) => {
-                        return Ok(Applied::NeedsRebuild(
-                            "the index watermark is unreadable".into(),
-                        ));
-                    }
-                    Some(Some(old)) => {
-                        if !log.has_tree(old) {
-                            return Ok(Applied::NeedsRebuild(
-                                "the memlog history was rewritten".into(),
-                            ));
-                        }
-                        let diff = log.diff_trees(old, tree)?;
-                        if !diff.removed.is_empty() {
-                            return Ok(Applied::NeedsRebuild(
-                                "segments were removed from the log (purge)".into(),
-                            ));
-                        }
-                        segments = diff.added;
-                    }
-                }
+        let trees = view.trees(repo)?;
+        let segments = if report.commit.is_none() {
+            if indexed_commit.is_some() {
+                return Ok(Applied::NeedsRebuild("the memlog ref was deleted".into()));
             }
-        } else if indexed_commit.is_some() {
-            return Ok(Applied::NeedsRebuild("the memlog ref was deleted".into()));
-        }
+            Vec::new()
+        } else if indexed_commit != report.commit {
+            match trees.changes_since(repo, indexed_tree.as_deref())? {
+                Changes::Added(segments) => segments,
+                Changes::Rewritten(reason) => return Ok(Applied::NeedsRebuild(reason)),
+            }
+        } else {
+            Vec::new()
+        };
         report.segments = segments.len();
 
         // A rebuild learns every forget first, so that nothing is indexed and
@@ -315,11 +299,7 @@ impl Projections {
             "indexed_commit",
             report.commit.as_deref().unwrap_or(""),
         )?;
-        Graph::set_meta(
-            &tx,
-            "indexed_tree",
-            &tip_tree.map(|t| t.to_string()).unwrap_or_default(),
-        )?;
+        Graph::set_meta(&tx, "indexed_tree", &trees.watermark())?;
         Graph::set_meta(
             &tx,
             "journals",
@@ -449,8 +429,4 @@ fn merge_all(fts: &Fts, writer: &mut IndexWriter) -> Result<()> {
 
 fn memchr_forget(bytes: &[u8]) -> bool {
     memchr::memmem::find(bytes, br#""kind":"forget""#).is_some()
-}
-
-fn gix_object_id(hex: &str) -> Option<memlog_store::ObjectId> {
-    memlog_store::ObjectId::from_hex(hex.as_bytes()).ok()
 }
