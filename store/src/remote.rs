@@ -1,6 +1,7 @@
 //! What `memlog sync` and `memlog purge` both know about remotes: where a
-//! remote's memlog ref is tracked, and which commits a purge replaced (so
-//! that a sync refuses to merge them back).
+//! remote's memlog ref is tracked, and which commits purges made before
+//! purges were recorded in the log replaced (a sync refuses to merge them
+//! back).
 
 use std::collections::HashSet;
 
@@ -16,23 +17,8 @@ pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
     format!("refs/remotes/{remote}/{short}")
 }
 
-/// Adds the commits a purge replaced to the record (`Layout::purged_commits`)
-/// that `memlog sync` checks remotes against.
-pub(crate) fn remember_purged(repo: &Repo, old: impl Iterator<Item = ObjectId>) -> Result<()> {
-    use std::io::Write;
-    let path = repo.layout().purged_commits();
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
-    let text: String = old.map(|id| format!("{id}\n")).collect();
-    file.write_all(text.as_bytes())
-        .and_then(|_| file.sync_all())
-        .map_err(|e| Error::io(&path, e))
-}
-
-/// Commits replaced by earlier purges of this repository.
+/// Commits replaced by purges of this repository made before purges were
+/// recorded in the log (`Layout::purged_commits`, no longer written).
 pub fn purged_commits(repo: &Repo) -> Result<HashSet<ObjectId>> {
     let path = repo.layout().purged_commits();
     let text = match std::fs::read_to_string(&path) {

@@ -102,4 +102,18 @@ fn personal_memory_is_found_here_and_never_leaves() {
     for marker in [NOTE, FLAG, TAG, RULE] {
         assert!(!theirs.contains(marker), "{marker} reached a teammate");
     }
+
+    // Forgetting and purging reach personal memory too.
+    let id = me
+        .memlog(&["search", NOTE, "--mode", "fts", "--json"])
+        .ok()
+        .json()["hits"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    me.memlog(&["forget", &id]).ok();
+    let purged = me.memlog(&["purge", "--json"]).ok().json();
+    assert_eq!(purged["personal_events_purged"], 1, "{purged}");
+    assert!(!holds(&all_objects(me.path()), NOTE));
+    assert!(holds(&all_objects(me.path()), FLAG));
 }
