@@ -1,7 +1,7 @@
 //! What `memlog sync` and `memlog purge` both know about remotes: where a
-//! remote's memlog ref is tracked, and which commits purges made before
-//! purges were recorded in the log replaced (a sync refuses to merge them
-//! back).
+//! remote's memlog ref is tracked (a remote's name, or a URL listed in
+//! `sync.remotes`), and which commits purges made before purges were
+//! recorded in the log replaced (a sync refuses to merge them back).
 
 use std::collections::HashSet;
 
@@ -10,11 +10,23 @@ use gix::ObjectId;
 use crate::{Error, Repo, Result, git_command};
 
 /// The remote-tracking ref that holds a remote's memlog ref:
-/// `refs/remotes/<remote>/<branch>` (`refs/remotes/origin/memlog`).
+/// `refs/remotes/<remote>/<branch>` (`refs/remotes/origin/memlog`). A URL
+/// (a repository for memory only, listed in `sync.remotes`) is tracked as
+/// `refs/remotes/memlog-<12 hex digits of its hash>/<branch>`.
 pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
     let name = repo.ref_name();
     let short = name.strip_prefix("refs/heads/").unwrap_or(name);
+    if is_url(remote) {
+        let hash = blake3::hash(remote.as_bytes()).to_hex();
+        return format!("refs/remotes/memlog-{}/{short}", &hash[..12]);
+    }
     format!("refs/remotes/{remote}/{short}")
+}
+
+/// Whether `remote` is a URL (`https://…`, `git@host:path`) or a path
+/// (`/srv/memory.git`, `../memory.git`) rather than a remote's name.
+pub fn is_url(remote: &str) -> bool {
+    remote.contains(':') || remote.starts_with('/') || remote.starts_with('.')
 }
 
 /// Commits replaced by purges of this repository made before purges were

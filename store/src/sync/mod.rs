@@ -1,9 +1,11 @@
 //! Sync: exchanging the log with a git remote.
 //!
 //! `sync(repo, remote)` fetches the remote's memlog ref into its
-//! remote-tracking ref (`refs/remotes/<remote>/memlog`), applies the
-//! purges either side recorded and the other has not ([`purges`]), joins
-//! it with the local ref, and pushes the result back:
+//! remote-tracking ref (`refs/remotes/<remote>/memlog`), checks that it is
+//! a memlog log ([`check`]: a code branch of the same name is refused,
+//! untouched), applies the purges either side recorded and the other has
+//! not ([`purges`]), joins it with the local ref, and pushes the result
+//! back:
 //!
 //! - no local ref: the local ref takes the remote's tip;
 //! - one side contains the other: fast-forward (no merge commit);
@@ -16,12 +18,15 @@
 //! for transports this build of gix lacks, such as http); push runs the
 //! `git` command, as gix has no push. A remote whose old history a purge
 //! replaced gets the rewritten one with `--force-with-lease`, so nothing
-//! pushed there meanwhile is lost (the next round merges it).
+//! pushed there meanwhile is lost (the next round merges it). Only the
+//! memlog ref is pushed, never the personal one, and a push that would
+//! carry a personal event is refused ([`check::nothing_personal`]).
 //!
 //! Memory can hold private context, so a remote is used only when the user
-//! named it or listed it in `.memlog.yaml` (`sync.remotes`): see
-//! [`remotes_to_sync`].
+//! named it or listed it in `.memlog.yaml` (`sync.remotes`, where a URL of
+//! a repository kept for memory may stand): see [`remotes_to_sync`].
 
+mod check;
 mod purges;
 
 use std::collections::{HashMap, HashSet};
@@ -34,7 +39,7 @@ use serde::Serialize;
 
 use crate::log::{CommitInfo, Log};
 use crate::purge_record::PURGES_DIR;
-use crate::remote::{purged_commits, tracking_ref, tracking_refs};
+use crate::remote::{is_url, purged_commits, tracking_ref, tracking_refs};
 use crate::seal::{backoff, identity, publish, remove_stale_lock, signature};
 use crate::sessions::SessionCommits;
 use crate::{Error, Repo, Result, git_command};
@@ -156,6 +161,7 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
         let needs_push = local.is_some() && (local != remote_tip);
         let pushed = match local {
             Some(local) if needs_push => {
+                check::nothing_personal(&log, remote, local, joined)?;
                 push(repo, remote, local, remote_tip, rewritten)
             }
             _ => Ok(false),
@@ -215,9 +221,16 @@ fn push(
     Ok(true)
 }
 
-/// Checks a fetched remote tip: none of the old history an earlier,
-/// unrecorded purge replaced here.
-fn accept(repo: &Repo, _log: &Log, remote: &str, tip: ObjectId) -> Result<()> {
+/// Checks a fetched remote tip: a memlog log, and none of the old history
+/// an earlier, unrecorded purge replaced here.
+fn accept(repo: &Repo, log: &Log, remote: &str, tip: ObjectId) -> Result<()> {
+    let known = match log.tip()? {
+        Some(local) => Some(SessionCommits::at(repo, log, local)?),
+        None => None,
+    };
+    check::memlog_log(log, remote, tip, &|id| {
+        known.as_ref().is_some_and(|k| k.contains(id))
+    })?;
     refuse_purged_history(repo, remote, tip)
 }
 
@@ -296,9 +309,13 @@ fn refuse_purged_history(repo: &Repo, remote: &str, remote_tip: ObjectId) -> Res
     Ok(())
 }
 
-/// A remote must be one of the repository's git remotes: a URL or path
-/// given by mistake (a fork, a public mirror) is not pushed to.
+/// A remote must be one of the repository's git remotes, or a URL listed
+/// in `sync.remotes` (a repository kept for memory): a URL or path typed on
+/// the command line by mistake (a fork, a public mirror) is not pushed to.
 fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
+    if is_url(remote) && repo.config.sync.remotes.iter().any(|r| r == remote) {
+        return Ok(());
+    }
     let valid_name = !remote.is_empty()
         && !remote.starts_with('-')
         && gix::validate::reference::name(format!("refs/remotes/{remote}/x").as_str().into())
@@ -308,7 +325,8 @@ fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
         return Err(Error::Sync {
             remote: remote.to_string(),
             message: "not a remote of this repository (see `git remote -v`; add it with \
-                      `git remote add NAME URL`)"
+                      `git remote add NAME URL`, or list a URL kept for memory in \
+                      .memlog.yaml as `sync: { remotes: [URL] }`)"
                 .into(),
         });
     }
@@ -327,14 +345,18 @@ fn fetch(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
 
 fn fetch_with_gix(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
     use gix::remote::Direction;
-    let configured = repo.git()?.find_remote(remote).map_err(Error::git)?;
-    let url = configured
-        .url(Direction::Fetch)
-        .cloned()
-        .ok_or_else(|| Error::Sync {
-            remote: remote.to_string(),
-            message: "the remote has no fetch URL".into(),
-        })?;
+    let url = if is_url(remote) {
+        gix::url::parse(gix::bstr::BStr::new(remote)).map_err(Error::git)?
+    } else {
+        let configured = repo.git()?.find_remote(remote).map_err(Error::git)?;
+        configured
+            .url(Direction::Fetch)
+            .cloned()
+            .ok_or_else(|| Error::Sync {
+                remote: remote.to_string(),
+                message: "the remote has no fetch URL".into(),
+            })?
+    };
     let tracking = tracking_ref(repo, remote);
     let refspec = format!("+{}:{tracking}", repo.ref_name());
     // Only this refspec: the remote's configured ones would fetch every branch.
