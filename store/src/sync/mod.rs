@@ -123,6 +123,9 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
     let before = log.tip()?;
     let tracking = tracking_ref(repo, remote);
     let mut last_error = None;
+    // What earlier rounds applied, should their push have failed.
+    let mut records: Vec<String> = Vec::new();
+    let mut purged = Vec::new();
     for round in 0..MAX_ROUNDS {
         if round > 0 {
             std::thread::sleep(backoff(round));
@@ -150,11 +153,15 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
             purges::Applied::default()
         };
         let joined = applied.remote.or(remote_tip);
+        for r in &applied.records {
+            if !records.contains(r) {
+                records.push(r.clone());
+            }
+        }
+        purged.extend(applied.purged);
         let mut report = join(repo, remote, joined)?;
         report.before = before.map(|b| b.to_string());
         report.remote_tip = remote_tip.map(|t| t.to_string());
-        report.purges_applied = applied.records.clone();
-        report.purged = applied.purged;
         let local = log.tip()?;
         report.after = local.map(|t| t.to_string());
         let rewritten = applied.remote.is_some();
@@ -175,7 +182,7 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
                 report.pushed = pushed;
                 report.created_on_remote = pushed && remote_tip.is_none();
                 report.rewrote_remote = pushed && rewritten;
-                if !applied.records.is_empty() {
+                if !records.is_empty() {
                     if let Some(local) = local {
                         let _ =
                             git_command::run(repo, &["update-ref", &tracking, &local.to_string()]);
@@ -183,11 +190,18 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
                     drop_old_tracking_refs(repo, &log, remote)?;
                     crate::purge::prune(repo)?;
                 }
+                report.purges_applied = records;
+                report.purged = purged;
                 return Ok(report);
             }
             // Someone pushed meanwhile: fetch and join again.
             Err(e) => last_error = Some(e),
         }
+    }
+    if !records.is_empty() {
+        // The purge holds here even though the remote could not be updated.
+        let _history = crate::history_lock::exclusive(repo)?;
+        crate::purge::prune(repo)?;
     }
     Err(Error::Sync {
         remote: remote.to_string(),
