@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::{Row, generator, ms, percentile, run};
 
-fn time_hook(
+pub(crate) fn time_hook(
     bin: &Path,
     dir: &Path,
     event: &str,
