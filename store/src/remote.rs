@@ -55,9 +55,21 @@ pub(crate) fn tracking_refs(repo: &Repo) -> Result<Vec<(String, String)>> {
         .strip_prefix("refs/heads/")
         .unwrap_or(repo.ref_name())
         .to_string();
+    // A URL's tracking ref is named by its hash: name it by the URL.
+    let urls: Vec<(String, &String)> = repo
+        .config
+        .sync
+        .remotes
+        .iter()
+        .filter(|r| is_url(r))
+        .map(|u| (tracking_ref(repo, u), u))
+        .collect();
     Ok(listed
         .lines()
         .filter_map(|r| {
+            if let Some((_, url)) = urls.iter().find(|(t, _)| t == r) {
+                return Some((url.to_string(), r.to_string()));
+            }
             let rest = r.strip_prefix("refs/remotes/")?;
             let remote = rest.strip_suffix(&format!("/{short}"))?;
             (tracking_ref(repo, remote) == r).then(|| (remote.to_string(), r.to_string()))

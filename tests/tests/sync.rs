@@ -366,6 +366,18 @@ fn memory_can_live_in_a_private_repository_of_its_own() {
     // The code's remote never saw memory; the memory repository has it.
     assert!(!remote_has_memlog(code_remote.path()));
     assert!(remote_has_memlog(memory.path()));
+    // A purge names the memory repository to sync by its URL, once (its
+    // tracking ref is named by the URL's hash, which is no remote's name).
+    let secret = a.record("from-a-2", "note", "a secret for the memory repository");
+    a.memlog(&["seal", "--session", "from-a-2"]).ok();
+    a.memlog(&["sync"]).ok();
+    a.memlog(&["forget", &secret]).ok();
+    let purged = a.memlog(&["purge", "--json"]).ok().json();
+    assert_eq!(
+        purged["remotes_to_sync"],
+        serde_json::json!([url]),
+        "{purged}"
+    );
     // Named on the command line without being configured, a URL is refused.
     let other = TestRepo::clone_of(code_remote.path());
     let out = other.memlog(&["sync", &url]);
