@@ -123,7 +123,54 @@ pub fn recent_sessions(p: &Projections, exclude: &str, limit: usize) -> Result<V
     let rows = stmt
         .query_map(params![exclude, limit as i64], session_row)
         .map_err(sql)?;
-    rows.collect::<rusqlite::Result<_>>().map_err(sql)
+    visible_sessions(p, rows.collect::<rusqlite::Result<_>>().map_err(sql)?)
+}
+
+/// One session's row, if it has live events.
+pub fn session(p: &Projections, session: &str) -> Result<Option<SessionRow>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
+             FROM sessions WHERE session = ?1",
+        )
+        .map_err(sql)?;
+    let row = stmt
+        .query_row([session], session_row)
+        .optional()
+        .map_err(sql)?;
+    Ok(visible_sessions(p, row.into_iter().collect())?.pop())
+}
+
+/// Session rows as a forget the index has not applied yet leaves them
+/// ([`crate::projection::Unindexed`]): a forgotten session is left out,
+/// and a forgotten first prompt is not shown.
+fn visible_sessions(p: &Projections, mut rows: Vec<SessionRow>) -> Result<Vec<SessionRow>> {
+    let unindexed = p.unindexed();
+    if !unindexed.hides_any() {
+        return Ok(rows);
+    }
+    rows.retain(|r| !unindexed.hides_session(&r.session));
+    let mut first = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT id FROM events WHERE session = ?1 AND kind = 'user_prompt' ORDER BY ts, seq LIMIT 1",
+        )
+        .map_err(sql)?;
+    for r in &mut rows {
+        let id: Option<String> = first
+            .query_row([&r.session], |row| row.get(0))
+            .optional()
+            .map_err(sql)?;
+        if let Some(id) = id
+            && crate::lookup::event(p, &id)?.is_none()
+        {
+            r.first_prompt = None;
+        }
+    }
+    Ok(rows)
 }
 
 /// A page of the timeline: sessions by first event, newest first, those
@@ -147,7 +194,7 @@ pub fn sessions_page(
     let rows = stmt
         .query_map(params![ts, session, limit as i64], session_row)
         .map_err(sql)?;
-    rows.collect::<rusqlite::Result<_>>().map_err(sql)
+    visible_sessions(p, rows.collect::<rusqlite::Result<_>>().map_err(sql)?)
 }
 
 fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
@@ -164,6 +211,16 @@ fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
 
 /// Whether any live event belongs to `session`.
 pub fn session_exists(p: &Projections, session: &str) -> Result<bool> {
+    if p.unindexed().hides_session(session) {
+        return Ok(false);
+    }
+    if p.unindexed()
+        .events()
+        .iter()
+        .any(|e| e.event.session == session)
+    {
+        return Ok(true);
+    }
     let n: i64 = p
         .graph
         .conn

@@ -189,6 +189,33 @@ impl TestRepo {
         }
     }
 
+    /// Runs `memlog hook EVENT` with `payload` (its `cwd`, `session_id` and
+    /// `hook_event_name` filled in); returns what it printed, after
+    /// checking that it exited 0 (a hook never fails the agent).
+    pub fn hook(&self, event: &str, session: &str, mut payload: serde_json::Value) -> String {
+        payload["cwd"] = serde_json::json!(self.path().display().to_string());
+        payload["session_id"] = serde_json::json!(session);
+        payload["hook_event_name"] = serde_json::json!(event);
+        let out = self.memlog_stdin(&["hook", event], &payload.to_string());
+        assert_eq!(out.code(), Some(0), "{}", out.stderr());
+        out.stdout().trim().to_string()
+    }
+
+    /// Takes the index's writer lock, as a running `memlog index` or
+    /// `memlog watch` holds it, until the file returned is dropped: no
+    /// other process can bring the index up to date meanwhile.
+    pub fn hold_index_lock(&self) -> std::fs::File {
+        let path = self.path().join(".git/memlog/index.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .expect("open index.lock");
+        file.lock().expect("take the index's writer lock");
+        file
+    }
+
     /// Records one text event and returns its id.
     pub fn record(&self, session: &str, kind: &str, text: &str) -> String {
         self.memlog(&[

@@ -19,8 +19,8 @@ use crate::{Error, Result};
 
 use super::batch::{Batch, Source, refresh_sessions};
 use super::{
-    IndexReport, JournalMark, MAX_UNMERGED_SEGMENTS, Projections, REBUILD_BUDGET,
-    WAL_CHECKPOINT_BYTES, WRITER_BUDGET, WriterLock, file_id, index_dir,
+    IndexReport, JournalMark, JournalTail, MAX_UNMERGED_SEGMENTS, Projections, REBUILD_BUDGET,
+    WAL_CHECKPOINT_BYTES, WRITER_BUDGET, WriterLock, index_dir,
 };
 
 impl Projections {
@@ -137,7 +137,7 @@ impl Projections {
         if rebuilding {
             for seg in &segments {
                 let bytes = log.read_blob(seg.blob)?;
-                if memchr_forget(&bytes) {
+                if super::unindexed::memchr_forget(&bytes) {
                     for e in segment::decode_trusted(&bytes).0 {
                         forgets.add(&e);
                     }
@@ -204,42 +204,22 @@ impl Projections {
             batch.drop_unsealed(&session)?;
         }
         for f in &files {
-            let id = file_id(&f.path);
-            let start = match marks.get(&f.session) {
-                Some(m) if m.id == id && m.offset <= f.bytes => m.offset,
-                _ => 0,
-            };
-            if start == f.bytes {
+            let Some(tail) = JournalTail::read(f, marks.get(&f.session))? else {
                 continue;
-            }
-            let bytes = match std::fs::read(&f.path) {
-                Ok(b) => b,
-                // sealed meanwhile: its events arrive with the segments
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io(&f.path, e)),
             };
-            let start = (start as usize).min(bytes.len());
-            let tail = &bytes[start..];
-            let complete = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-            let (events, problems) = segment::decode(&tail[..complete]);
-            for p in problems {
+            for p in tail.problems {
                 batch.report.warnings.push(format!(
-                    "{}, line after byte {start}: {}",
+                    "{}, line after byte {}: {}",
                     f.path.display(),
+                    tail.start,
                     p.message
                 ));
             }
-            for e in &events {
+            for e in &tail.events {
                 batch.index(e, Source::Journal)?;
                 batch.report.journal_events += 1;
             }
-            marks.insert(
-                f.session.clone(),
-                JournalMark {
-                    id,
-                    offset: (start + complete) as u64,
-                },
-            );
+            marks.insert(f.session.clone(), tail.mark);
         }
         let sessions: Vec<String> = batch.sessions.drain().collect();
         let deleted = batch.deleted;
@@ -319,7 +299,8 @@ impl Projections {
         Ok(Applied::Done(report))
     }
 
-    fn load_forgets(&self) -> Result<Forgets> {
+    /// Every forget the index has applied.
+    pub(super) fn load_forgets(&self) -> Result<Forgets> {
         let mut stmt = self
             .graph
             .conn
@@ -425,8 +406,4 @@ fn merge_all(fts: &Fts, writer: &mut IndexWriter) -> Result<()> {
         let _ = writer.merge(&ids).wait();
     }
     Ok(())
-}
-
-fn memchr_forget(bytes: &[u8]) -> bool {
-    memchr::memmem::find(bytes, br#""kind":"forget""#).is_some()
 }
