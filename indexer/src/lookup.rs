@@ -237,6 +237,98 @@ pub fn session_events(p: &Projections, session: &str) -> Result<Vec<Stored>> {
     Ok(rows)
 }
 
+/// A place in a session's order (time, seq, id): where a page of its
+/// events starts or ends.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SessionCursor {
+    /// The event's time.
+    pub ts: String,
+    /// Its place among events of the same time.
+    pub seq: u64,
+    /// Its id.
+    pub id: String,
+}
+
+impl SessionCursor {
+    /// The place of `event`.
+    pub fn of(event: &Event) -> SessionCursor {
+        SessionCursor {
+            ts: event.ts.clone(),
+            seq: event.seq,
+            id: event.id.to_string(),
+        }
+    }
+}
+
+/// Which events of a session a page holds.
+#[derive(Clone, Copy, Debug)]
+pub enum SessionPage<'a> {
+    /// The first `n` after this place (from the start with `None`).
+    After(Option<&'a SessionCursor>, usize),
+    /// The last `n` before this place (up to the end with `None`).
+    Before(Option<&'a SessionCursor>, usize),
+}
+
+/// A page of a session's live events, in session order: one indexed query
+/// whatever the session's size (a long session is read a page at a time).
+pub fn session_page(p: &Projections, session: &str, page: SessionPage) -> Result<Vec<Stored>> {
+    let (cursor, n, backward) = match page {
+        SessionPage::After(c, n) => (c, n, false),
+        SessionPage::Before(c, n) => (c, n, true),
+    };
+    let (compare, order) = if backward {
+        ("<", "DESC")
+    } else {
+        (">", "ASC")
+    };
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM events WHERE session = ?1
+               AND (?2 IS NULL OR (ts, seq, id) {compare} (?2, ?3, ?4))
+             ORDER BY ts {order}, seq {order}, id {order} LIMIT ?5"
+        ))
+        .map_err(sql)?;
+    let mut rows = stmt
+        .query_map(
+            params![
+                session,
+                cursor.map(|c| c.ts.as_str()),
+                cursor.map(|c| c.seq as i64),
+                cursor.map(|c| c.id.as_str()),
+                n as i64
+            ],
+            stored,
+        )
+        .map_err(sql)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sql)?;
+    if backward {
+        rows.reverse();
+    }
+    let (mut rows, joined) = with_unindexed(
+        p,
+        rows,
+        |e| {
+            e.event.session == session
+                && cursor.is_none_or(|c| {
+                    let at = SessionCursor::of(&e.event);
+                    if backward { at < *c } else { at > *c }
+                })
+        },
+        SessionCursor::of,
+    );
+    if joined && rows.len() > n {
+        if backward {
+            rows.drain(..rows.len() - n);
+        } else {
+            rows.truncate(n);
+        }
+    }
+    Ok(rows)
+}
+
 /// What a timeline asks for.
 pub struct TimelineQuery<'a> {
     /// Only this session.

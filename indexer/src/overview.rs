@@ -96,6 +96,8 @@ pub struct SessionRow {
     pub session: String,
     /// Time of its first event.
     pub first_ts: String,
+    /// Time of its last event.
+    pub last_ts: String,
     /// Its live events.
     pub events: u64,
     /// Its prompts.
@@ -115,7 +117,7 @@ pub fn recent_sessions(p: &Projections, exclude: &str, limit: usize) -> Result<V
         .graph
         .conn
         .prepare_cached(
-            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
+            "SELECT session, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch
              FROM sessions
              WHERE session != ?1 AND prompts > 0 ORDER BY last_ts DESC LIMIT ?2",
         )
@@ -132,7 +134,7 @@ pub fn session(p: &Projections, session: &str) -> Result<Option<SessionRow>> {
         .graph
         .conn
         .prepare_cached(
-            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
+            "SELECT session, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch
              FROM sessions WHERE session = ?1",
         )
         .map_err(sql)?;
@@ -184,7 +186,7 @@ pub fn sessions_page(
         .graph
         .conn
         .prepare_cached(
-            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
+            "SELECT session, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch
              FROM sessions
              WHERE ?1 IS NULL OR (first_ts, session) < (?1, ?2)
              ORDER BY first_ts DESC, session DESC LIMIT ?3",
@@ -201,11 +203,12 @@ fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
         session: r.get(0)?,
         first_ts: r.get(1)?,
-        events: count(r.get(2)?),
-        prompts: count(r.get(3)?),
-        tool_calls: count(r.get(4)?),
-        first_prompt: r.get(5)?,
-        branch: r.get(6)?,
+        last_ts: r.get(2)?,
+        events: count(r.get(3)?),
+        prompts: count(r.get(4)?),
+        tool_calls: count(r.get(5)?),
+        first_prompt: r.get(6)?,
+        branch: r.get(7)?,
     })
 }
 
