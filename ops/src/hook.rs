@@ -48,7 +48,15 @@ pub fn run(
     started: Instant,
     layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
-    let payload = agent.read_payload(event_name, input)?;
+    let payload = match agent.read_payload(event_name, input) {
+        Ok(p) => p,
+        Err(e) => {
+            // Without a payload there is no `cwd`: the error is logged in
+            // the repository the hook runs in, if it runs in one.
+            *layout = Repo::discover_lenient(dir).ok().map(|(r, _)| r.layout());
+            return Err(e.into());
+        }
+    };
     let start = payload
         .cwd
         .as_deref()
