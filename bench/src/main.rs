@@ -13,6 +13,7 @@ mod locomo;
 mod search;
 mod secrets;
 mod serve;
+mod team_year;
 mod vectors;
 mod watch;
 
@@ -134,6 +135,14 @@ struct Args {
     #[arg(long)]
     file_recall: bool,
 
+    /// A team's year instead: 50 engineers × 250 days × 4 sessions (2.5M
+    /// events, one commit per session) shared through a bare remote; a
+    /// day's sync at each quarter, a newcomer's clone and first index,
+    /// search, the prompt hook and disk (with --quick: 10 engineers × 20
+    /// days). Takes a long while: run it by hand, not in CI.
+    #[arg(long)]
+    team_year: bool,
+
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
@@ -162,6 +171,16 @@ fn main() -> anyhow::Result<()> {
     }
     if args.secrets {
         secrets::bench(&bin, args.seed, args.baseline.as_deref(), &mut rows)?;
+        print_table(rows);
+        return Ok(());
+    }
+    if args.team_year {
+        let team = if args.quick {
+            team_year::Team::quick()
+        } else {
+            team_year::Team::year()
+        };
+        team_year::bench(&bin, args.seed, &team, &mut rows)?;
         print_table(rows);
         return Ok(());
     }

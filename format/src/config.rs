@@ -45,7 +45,12 @@
 //!   warm_watcher_idle_minutes: 0  # >0: SessionStart starts `memlog watch --idle-exit N`
 //!   max_text_bytes: 65536     # longer texts keep head and tail, cut marked; 0: no cap
 //! sync:
-//!   remotes: [origin]         # where `memlog sync` may push memory
+//!   remotes: [origin]         # where `memlog sync` may push memory: remote
+//!                             # names, or URLs of a private memory repository
+//! personal:                   # events that never leave this machine
+//!   sessions: [diary, "me-*"] # these sessions (a trailing * matches a prefix)
+//!   agents: [gemini-cli]      # sessions of these agents (meta.client)
+//!   tag: true                 # a <personal> tag in a text (default on)
 //! learn:                      # memory that learns (docs/DESIGN.md §12)
 //!   extract_after_events: 20  # Stop asks the agent for facts after this many new events; 0: never
 //!   rule_unused_days: 180     # a rule neither recalled nor reinforced this long is retired
@@ -87,6 +92,8 @@ pub struct Config {
     pub hooks: HooksConfig,
     /// The remotes `memlog sync` may use.
     pub sync: SyncConfig,
+    /// Which events stay on this machine (FORMAT.md §9).
+    pub personal: PersonalConfig,
     /// The embedding model of semantic search.
     pub embedding: EmbeddingConfig,
     /// When the agent is asked for facts, and when rules retire.
@@ -217,8 +224,36 @@ impl Default for HooksConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SyncConfig {
-    /// Names of git remotes (or URLs) `memlog sync` uses when given none.
+    /// Names of git remotes, or URLs (a private repository for memory
+    /// only), that `memlog sync` uses when given none. A URL must be listed
+    /// here to be used: one typed on the command line may be a mistake.
     pub remotes: Vec<String>,
+}
+
+/// Personal scope (FORMAT.md §9): the rules that keep events on this
+/// machine, besides a writer's explicit mark. A session that recorded one
+/// personal event keeps the rest personal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PersonalConfig {
+    /// Session ids whose events are personal; an entry ending in `*`
+    /// matches every id with that prefix.
+    pub sessions: Vec<String>,
+    /// Agents (`meta.client`: `claude-code`, `codex`, `gemini-cli`…) whose
+    /// sessions are personal.
+    pub agents: Vec<String>,
+    /// A `<personal>` tag in an event's text makes it personal.
+    pub tag: bool,
+}
+
+impl Default for PersonalConfig {
+    fn default() -> Self {
+        PersonalConfig {
+            sessions: Vec::new(),
+            agents: Vec::new(),
+            tag: true,
+        }
+    }
 }
 
 /// Weights of the ranking signals (each normalised to [0, 1]); when a signal
@@ -358,6 +393,7 @@ impl Default for Config {
             context: ContextConfig::default(),
             hooks: HooksConfig::default(),
             sync: SyncConfig::default(),
+            personal: PersonalConfig::default(),
             embedding: EmbeddingConfig::default(),
             learn: LearnConfig::default(),
         }
@@ -486,6 +522,9 @@ mod tests {
         assert_eq!(c.tools.max_output_bytes, 10_000);
         let c = Config::parse("sync:\n  remotes: [origin, backup]\n", p).unwrap();
         assert_eq!(c.sync.remotes, ["origin", "backup"]);
+        let c = Config::parse("personal:\n  sessions: [diary]\n  tag: false\n", p).unwrap();
+        assert_eq!(c.personal.sessions, ["diary"]);
+        assert!(!c.personal.tag && Config::default().personal.tag);
         let typo = Config::parse("sync:\n  remote: [origin]\n", p).unwrap_err();
         assert!(typo.to_string().contains("remote"), "{typo}");
     }

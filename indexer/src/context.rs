@@ -11,9 +11,9 @@ use std::collections::{HashMap, HashSet};
 use memlog_format::{Config, EventId};
 use serde::{Deserialize, Serialize};
 
+use crate::Result;
 use crate::projection::Projections;
 use crate::search::{Hit, SearchRequest, search};
-use crate::{Error, Result};
 
 /// Approximate token count of `text`.
 pub fn approx_tokens(text: &str) -> usize {
@@ -375,22 +375,9 @@ pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assemble
     })
 }
 
+/// The first line of a session's first prompt (unless a forget hides it).
 fn session_title(p: &Projections, session: &str) -> Result<Option<String>> {
-    let title: Option<Option<String>> = p
-        .graph
-        .conn
-        .query_row(
-            "SELECT first_prompt FROM sessions WHERE session = ?1",
-            [session],
-            |r| r.get(0),
-        )
-        .map(Some)
-        .or_else(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => Ok(None),
-            e => Err(e),
-        })
-        .map_err(|e| Error::sql(&p.dir, e))?;
-    Ok(title
-        .flatten()
+    Ok(crate::overview::session(p, session)?
+        .and_then(|r| r.first_prompt)
         .map(|t| memlog_format::event::truncate_chars(t.lines().next().unwrap_or(""), 80)))
 }

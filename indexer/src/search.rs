@@ -221,6 +221,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     // index was read: it is left out.
     let keys: Vec<u64> = candidates.keys().copied().collect();
     let mut rows = event_rows(p, &keys)?;
+    drop_hidden(p, &mut rows)?;
     // (the vector search does not filter by excluded session: see
     // `allowed_keys`)
     candidates.retain(|k, _| {
@@ -231,6 +232,9 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                 .is_none_or(|s| *s != r.session)
         })
     });
+    if use_fts {
+        add_unindexed(p, req, &mut candidates, &mut rows)?;
+    }
 
     // Spreading activation (seed 003), depth 1 along the session: the
     // events just before and after a candidate share in its relevance (the
@@ -274,7 +278,9 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         // listing every allowed key instead (a search that excludes the
         // current session allows nearly all) cost a scan of the table on
         // every prompt's injection.
-        for (n, r) in event_rows(p, &joining)? {
+        let mut joined = event_rows(p, &joining)?;
+        drop_hidden(p, &mut joined)?;
+        for (n, r) in joined {
             if passes(p, &r, &req.filters)? {
                 rows.insert(n, r);
                 candidates.insert(n, Candidate::default());
@@ -489,6 +495,105 @@ fn demote_stale(p: &Projections, hits: &mut [(i64, u64, Hit)]) {
             h.caveat = Some(s.marker.clone());
         }
     }
+}
+
+/// Drops the rows that a forget the index has not applied yet hides
+/// ([`crate::projection::Unindexed`]); nothing to do, and no query, when
+/// every forget is applied.
+fn drop_hidden(p: &Projections, rows: &mut KeyMap<Row>) -> Result<()> {
+    if !p.unindexed().hides_any() {
+        return Ok(());
+    }
+    let mut hidden = Vec::new();
+    for (key, row) in rows.iter() {
+        if crate::lookup::event(p, &row.id)?.is_none() {
+            hidden.push(*key);
+        }
+    }
+    for key in hidden {
+        rows.remove(&key);
+    }
+    Ok(())
+}
+
+/// Events the log holds and the index does not yet join the full-text
+/// candidates, scored as the index will score them
+/// ([`crate::fts::Fts::relevance_of`]); they have no vector yet, and the
+/// full-text ranks are taken again over both.
+fn add_unindexed(
+    p: &Projections,
+    req: &SearchRequest,
+    candidates: &mut KeyMap<Candidate>,
+    rows: &mut KeyMap<Row>,
+) -> Result<()> {
+    let f = &req.filters;
+    let fresh: Vec<&crate::projection::UnindexedEvent> = p
+        .unindexed()
+        .events()
+        .iter()
+        .filter(|u| {
+            let e = &u.event;
+            !u.derived.text.is_empty()
+                && (f.kinds.is_empty() || f.kinds.iter().any(|k| k == e.kind.as_str()))
+                && f.session.as_ref().is_none_or(|s| *s == e.session)
+                && f.exclude_session.as_ref().is_none_or(|s| *s != e.session)
+                && f.since_ms.is_none_or(|ms| u.ts_ms >= ms)
+                && f.until_ms.is_none_or(|ms| u.ts_ms < ms)
+                && f.file
+                    .as_ref()
+                    .is_none_or(|file| p.fts.names_file(&u.derived.files(), file))
+        })
+        .collect();
+    if fresh.is_empty() {
+        return Ok(());
+    }
+    let texts: Vec<&str> = fresh.iter().map(|u| u.derived.text.as_str()).collect();
+    let relevance = p.fts.relevance_of(&req.query, &texts)?;
+    let mut added = false;
+    for (u, r) in fresh.into_iter().zip(relevance) {
+        if r <= 0.0 {
+            continue;
+        }
+        let e = &u.event;
+        let key = crate::fts::event_key(&e.id);
+        let mut meta = String::new();
+        memlog_format::canonical::write_map(&mut meta, &e.meta);
+        rows.insert(
+            key,
+            Row {
+                id: e.id.clone(),
+                session: e.session.clone(),
+                seq: e.seq as i64,
+                kind: e.kind.as_str().to_string(),
+                ts: e.ts.clone(),
+                ts_ms: u.ts_ms,
+                text: u.derived.text.clone(),
+                meta,
+                memory: None,
+            },
+        );
+        candidates.insert(
+            key,
+            Candidate {
+                fts: Some(r),
+                ..Candidate::default()
+            },
+        );
+        added = true;
+    }
+    if added {
+        let mut ranked: Vec<(f32, usize, u64)> = candidates
+            .iter()
+            .filter_map(|(k, c)| Some((c.fts?, c.fts_rank.unwrap_or(usize::MAX), *k)))
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (rank, (_, _, key)) in ranked.into_iter().enumerate() {
+            if let Some(c) = candidates.get_mut(&key) {
+                c.fts_rank = Some(rank);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The normalised mean of `vectors`; `None` when there are none.

@@ -21,7 +21,7 @@ use memlog_agents::{Agent, CodeContext, HookEvent, HookOptions, Payload};
 use memlog_format::{Draft, Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
-use memlog_indexer::projection::WriterLock;
+use memlog_indexer::projection::{Reach, WriterLock};
 use memlog_indexer::vectors::VectorAccess;
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Layout, Recorder, Repo};
@@ -53,7 +53,15 @@ pub fn run(
     started: Instant,
     layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
-    let payload = agent.read_payload(event_name, input)?;
+    let payload = match agent.read_payload(event_name, input) {
+        Ok(p) => p,
+        Err(e) => {
+            // Without a payload there is no `cwd`: the error is logged in
+            // the repository the hook runs in, if it runs in one.
+            *layout = Repo::discover_lenient(dir).ok().map(|(r, _)| r.layout());
+            return Err(e.into());
+        }
+    };
     let start = payload
         .cwd
         .as_deref()
@@ -378,18 +386,23 @@ fn spawn_detached(repo: &Repo, args: &[&str]) {
     let _ = command.spawn();
 }
 
-/// The projections as they are; when sealed sessions are missing from
-/// them, a background `memlog index` is started (unless one runs already):
-/// a hook never indexes in the foreground.
+/// The projections as they are, with the sealed sessions they lack read
+/// beside them (a forget acknowledged before this prompt holds even when
+/// the index has not applied it); when sealed sessions are missing, a
+/// background `memlog index` is started (unless one runs already): a hook
+/// never indexes in the foreground.
 fn projections_for_hook(repo: &Repo) -> Result<Option<Projections>> {
     // The vectors are opened for reading a few rows (the best full-text
     // hits' vectors make the query vector): no graph, no key map.
-    let opened = Projections::open(repo).ok().map(|mut p| {
+    let mut opened = Projections::open(repo).ok().map(|mut p| {
         p.load_vectors_as(VectorAccess::Scan);
         p
     });
-    let stale = match &opened {
-        Some(p) => !p.has_sealed(repo)?,
+    let stale = match &mut opened {
+        Some(p) => {
+            p.read_unindexed(repo, Reach::Sealed)?;
+            p.unindexed().is_behind()
+        }
         None => true,
     };
     if stale {

@@ -11,8 +11,9 @@
 //!   [`privacy_key`];
 //! - [`log`] and [`seal`]: the git ref (`refs/heads/memlog` by default) that
 //!   holds one commit per sealed session, read and written with gix without
-//!   ever touching HEAD, the index or the working tree; [`sessions`]: which
-//!   commit seals which session;
+//!   ever touching HEAD, the index or the working tree, and the personal
+//!   ref beside it that never leaves the machine; [`sessions`]: which
+//!   commit seals which session; [`view`]: both logs as readers see them;
 //! - [`sync`] and [`purge`]: sharing the ref with remotes and erasing
 //!   forgotten bytes from its history; [`remote`]: what both know of remotes;
 //! - [`fsck`]: verifying hashes, ids, trailers and journals;
@@ -33,12 +34,15 @@ pub mod log;
 mod objects;
 pub mod privacy_key;
 pub mod purge;
+pub mod purge_record;
 pub mod record;
 pub mod remote;
 pub mod repo;
+mod rewrite;
 pub mod seal;
 pub mod sessions;
 pub mod sync;
+pub mod view;
 
 pub use error::{Error, Result};
 pub use gix::ObjectId;

@@ -189,6 +189,33 @@ impl TestRepo {
         }
     }
 
+    /// Runs `memlog hook EVENT` with `payload` (its `cwd`, `session_id` and
+    /// `hook_event_name` filled in); returns what it printed, after
+    /// checking that it exited 0 (a hook never fails the agent).
+    pub fn hook(&self, event: &str, session: &str, mut payload: serde_json::Value) -> String {
+        payload["cwd"] = serde_json::json!(self.path().display().to_string());
+        payload["session_id"] = serde_json::json!(session);
+        payload["hook_event_name"] = serde_json::json!(event);
+        let out = self.memlog_stdin(&["hook", event], &payload.to_string());
+        assert_eq!(out.code(), Some(0), "{}", out.stderr());
+        out.stdout().trim().to_string()
+    }
+
+    /// Takes the index's writer lock, as a running `memlog index` or
+    /// `memlog watch` holds it, until the file returned is dropped: no
+    /// other process can bring the index up to date meanwhile.
+    pub fn hold_index_lock(&self) -> std::fs::File {
+        let path = self.path().join(".git/memlog/index.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .expect("open index.lock");
+        file.lock().expect("take the index's writer lock");
+        file
+    }
+
     /// Records one text event and returns its id.
     pub fn record(&self, session: &str, kind: &str, text: &str) -> String {
         self.memlog(&[
@@ -204,18 +231,6 @@ impl TestRepo {
         .stdout()
         .trim()
         .to_string()
-    }
-
-    /// Runs `memlog hook EVENT` as Claude Code would, with `payload` (its
-    /// `cwd`, `session_id` and `hook_event_name` filled in); asserts it
-    /// exits 0 and returns what it printed.
-    pub fn hook(&self, event: &str, session: &str, mut payload: serde_json::Value) -> String {
-        payload["cwd"] = serde_json::json!(self.path().display().to_string());
-        payload["session_id"] = serde_json::json!(session);
-        payload["hook_event_name"] = serde_json::json!(event);
-        let out = self.memlog_stdin(&["hook", event], &payload.to_string());
-        assert_eq!(out.code(), Some(0), "{}", out.stderr());
-        out.stdout().trim().to_string()
     }
 
     /// Every live event as JSON (`memlog cat`).
@@ -247,6 +262,44 @@ pub fn assert_kinds(events: &[serde_json::Value], kinds: &[&str]) {
     for kind in kinds {
         assert!(have.contains(kind), "{kind} missing from {have:?}");
     }
+}
+
+/// A bare repository (`main` holding one commit) and `n` clones of it, as
+/// a team shares one: `(remote dir, clones)`; the remote lives as long as
+/// the returned directory.
+pub fn remote_and_clones(n: usize) -> (tempfile::TempDir, Vec<TestRepo>) {
+    let remote = tempfile::Builder::new()
+        .prefix("memlog-e2e-remote-")
+        .tempdir()
+        .expect("tempdir");
+    run(git_command(remote.path()).args(["init", "-q", "--bare", "-b", "main"])).ok();
+    let seed = TestRepo::new();
+    seed.git(&[
+        "remote",
+        "add",
+        "origin",
+        &remote.path().display().to_string(),
+    ])
+    .ok();
+    seed.git(&["push", "-q", "origin", "main"]).ok();
+    let clones = (0..n).map(|_| TestRepo::clone_of(remote.path())).collect();
+    (remote, clones)
+}
+
+/// Every object of the repository at `dir`, loose or packed, reachable or
+/// not, with its content (`git cat-file --batch-all-objects --batch`).
+pub fn all_objects(dir: &Path) -> Vec<u8> {
+    run(git_command(dir).args(["cat-file", "--batch-all-objects", "--batch"]))
+        .ok()
+        .output
+        .stdout
+}
+
+/// Whether `needle` occurs in `haystack`.
+pub fn holds(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
 }
 
 /// A git command isolated from the user's configuration.

@@ -69,11 +69,8 @@ impl Agent for Antigravity {
     }
 
     fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
-        let raw: Value =
-            serde_json::from_slice(bytes).map_err(|source| Error::MalformedPayload {
-                event: event_name.to_string(),
-                source,
-            })?;
+        let raw: Value = serde_json::from_slice(bytes)
+            .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
         let (name, common) = hooks::to_common(event_name, raw);
         Ok(Payload::from_value(&name, common))
     }

@@ -87,11 +87,8 @@ impl Agent for Codex {
 
     /// The payload, completed from the rollout (see [`hooks`]).
     fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
-        let mut raw: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|source| Error::MalformedPayload {
-                event: event_name.to_string(),
-                source,
-            })?;
+        let mut raw: serde_json::Value = serde_json::from_slice(bytes)
+            .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
         if raw.is_object() {
             if raw.get("hook_event_name").is_none() {
                 raw["hook_event_name"] = serde_json::Value::String(event_name.to_string());

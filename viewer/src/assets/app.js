@@ -206,14 +206,32 @@ function eventCard(e, target) {
 
 async function sessionPage(id) {
   const data = await api("sessions/" + enc(id));
-  const prompts = data.events.filter((e) => e.kind === "user_prompt").length;
-  const tools = data.events.filter((e) => e.kind === "tool_observation").length;
+  // The counts and span of the whole session (a page holds a part of a
+  // long one); until the index has the session, those of this page.
+  const sum = data.summary || {
+    events: data.events.length,
+    prompts: data.events.filter((e) => e.kind === "user_prompt").length,
+    tool_calls: data.events.filter((e) => e.kind === "tool_observation").length,
+    first_ts: data.events.length ? data.events[0].ts : null,
+    last_ts: data.events.length ? data.events[data.events.length - 1].ts : null,
+  };
   const seen = new Set();
   const entities = data.entities.filter((x) => !seen.has(x.rel + x.other) && seen.add(x.rel + x.other));
+  const events = h("div", { id: "events" }, data.events.map((e) => eventCard(e, false)));
+  // Later pages are fetched when asked for: a session of thousands of
+  // events is never one answer.
+  const more = h("button", { id: "more-events", hidden: !data.next }, "More events");
+  let next = data.next;
+  more.onclick = async () => {
+    const got = await api("sessions/" + enc(id) + "?after=" + enc(next));
+    got.events.forEach((e) => events.append(eventCard(e, false)));
+    next = got.next;
+    more.hidden = !next;
+  };
   page("Session " + id,
     h("dl", { class: "meta" },
-      h("dt", {}, "events"), h("dd", {}, `${data.events.length} (${prompts} prompts, ${tools} tool calls)`),
-      h("dt", {}, "span"), h("dd", {}, data.events.length ? `${when(data.events[0].ts)} – ${when(data.events[data.events.length - 1].ts)}` : "—"),
+      h("dt", {}, "events"), h("dd", {}, `${sum.events} (${sum.prompts} prompts, ${sum.tool_calls} tool calls)`),
+      h("dt", {}, "span"), h("dd", {}, sum.first_ts ? `${when(sum.first_ts)} – ${when(sum.last_ts)}` : "—"),
       h("dt", {}, "sealed in"), h("dd", { class: "mono" }, data.commit ? h("a", { href: "#/review?revs=" + enc(data.commit) }, data.commit) : "not sealed yet (live)"),
       h("dt", {}, "graph"), h("dd", {}, entityLink("session:" + id, "session entity"))),
     data.tasks.length ? h("h2", {}, "Tasks touched") : null,
@@ -221,7 +239,8 @@ async function sessionPage(id) {
     entities.length ? h("h2", {}, "Files and artifacts") : null,
     entities.length ? h("ul", {}, entities.map((x) => h("li", {}, h("span", { class: "muted" }, x.rel + " "), entityLink(x.other, x.other_title)))) : null,
     h("h2", {}, "Events"),
-    h("div", { id: "events" }, data.events.map((e) => eventCard(e, false))));
+    events,
+    more);
   state.refresh = () => sessionPage(id);
 }
 
