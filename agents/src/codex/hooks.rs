@@ -28,20 +28,24 @@ use crate::protocol::{HookEvent, Payload};
 /// long its outputs (Codex cuts them), fit well within it.
 const TAIL: u64 = 4 << 20;
 
-/// The JSON lines of the last [`TAIL`] bytes of `path` containing any of
+/// What PostToolUse reads first: the call's outcome was written just
+/// before the hook ran, so it is among the last lines.
+const SHORT_TAIL: u64 = 256 << 10;
+
+/// The JSON lines of the last `max` bytes of `path` containing any of
 /// `needles` (the first line, cut, left out); empty when the file cannot
 /// be read.
-fn tail_lines(path: &Path, needles: &[&str]) -> Vec<Value> {
+fn tail_lines(path: &Path, max: u64, needles: &[&str]) -> Vec<Value> {
     let Ok(mut file) = std::fs::File::open(path) else {
         return Vec::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = len.saturating_sub(TAIL);
+    let start = len.saturating_sub(max);
     if file.seek(SeekFrom::Start(start)).is_err() {
         return Vec::new();
     }
     let mut bytes = Vec::new();
-    if file.take(TAIL).read_to_end(&mut bytes).is_err() {
+    if file.take(max).read_to_end(&mut bytes).is_err() {
         return Vec::new();
     }
     let text = String::from_utf8_lossy(&bytes);
@@ -77,7 +81,10 @@ pub fn complete_post_tool_use(raw: &mut Value) {
         .and_then(Value::as_str)
         .map(str::to_string);
     let quoted = format!("\"{id}\"");
-    let values = tail_lines(Path::new(&path), &[&quoted]);
+    let mut values = tail_lines(Path::new(&path), SHORT_TAIL, &[&quoted]);
+    if values.is_empty() {
+        values = tail_lines(Path::new(&path), TAIL, &[&quoted]);
+    }
     let lines = Line::all(&values);
     let index = Index::of(&lines);
     let from_rollout = lines
@@ -136,7 +143,7 @@ pub fn unreported_edits(payload: &Payload) -> Vec<(String, Payload)> {
     };
     // Lines of the turn (those naming it, and calls and their outcomes,
     // which older rollouts do not tag with it); none without an edit.
-    let values = tail_lines(path, &[turn, "\"call_id\""]);
+    let values = tail_lines(path, TAIL, &[turn, "\"call_id\""]);
     if !values.iter().any(|v| {
         let text = v.to_string();
         text.contains("apply_patch")
