@@ -173,20 +173,7 @@ impl TestRepo {
 
     /// Runs memlog with `stdin` as its standard input.
     pub fn memlog_stdin(&self, args: &[&str], stdin: &str) -> Run {
-        use std::io::Write;
-        let mut child = memlog_command(self.path())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn memlog");
-        if let Some(mut input) = child.stdin.take() {
-            let _ = input.write_all(stdin.as_bytes());
-        }
-        Run {
-            output: child.wait_with_output().expect("wait for memlog"),
-        }
+        run_stdin(memlog_command(self.path()).args(args), stdin)
     }
 
     /// Records one text event and returns its id.
@@ -250,6 +237,23 @@ pub fn memlog_command(dir: &Path) -> Command {
         .env("GIT_COMMITTER_NAME", "Test")
         .env("GIT_COMMITTER_EMAIL", "test@example.com");
     c
+}
+
+/// Runs `cmd` with `stdin` as its standard input.
+pub fn run_stdin(cmd: &mut Command, stdin: &str) -> Run {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the command");
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    Run {
+        output: child.wait_with_output().expect("wait for the command"),
+    }
 }
 
 pub fn run(cmd: &mut Command) -> Run {

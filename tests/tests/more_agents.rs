@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use memlog_e2e::TestRepo;
+use memlog_e2e::{TestRepo, memlog_command, run_stdin};
 use serde_json::Value;
 
 fn fixtures(path: &str) -> PathBuf {
@@ -224,4 +224,34 @@ fn copilot_hooks_and_its_session_file_record_each_thing_once() {
     assert_eq!(count(&events, "tool_observation"), 2, "{events:#?}");
     assert_eq!(count(&events, "agent_response"), 1, "{events:#?}");
     assert_eq!(imported["added"], 0, "{imported}");
+}
+
+/// Copilot CLI also runs the hooks in Claude Code's settings (with
+/// `COPILOT_CLI=1`, as 1.0.102 does): where memlog's Copilot hooks are
+/// installed, those record the session and Claude Code's hooks step aside,
+/// else a Copilot session would be recorded twice, once as Claude Code's.
+#[test]
+fn claude_code_hooks_run_by_copilot_step_aside_for_its_own() {
+    let repo = TestRepo::new();
+    let prompt = |session: &str| {
+        let payload = serde_json::json!({"hook_event_name": "UserPromptSubmit",
+            "session_id": session, "cwd": repo.path(), "prompt": "When is the freeze?"});
+        let run = run_stdin(
+            memlog_command(repo.path())
+                .env("COPILOT_CLI", "1")
+                .args(["hook", "UserPromptSubmit"]),
+            &payload.to_string(),
+        );
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        repo.session_events(session)
+    };
+    // Only Claude Code's hooks: they are the only record of the session.
+    let alone = prompt("s1");
+    assert_eq!(count(&alone, "user_prompt"), 1, "{alone:#?}");
+    repo.memlog(&["install", "copilot"]).ok();
+    assert!(prompt("s2").is_empty());
+    // Claude Code itself (no COPILOT_CLI) is recorded as ever.
+    let payload = serde_json::json!({"session_id": "s3", "cwd": repo.path(), "prompt": "Hi"});
+    repo.memlog_stdin(&["hook", "UserPromptSubmit"], &payload.to_string());
+    assert_eq!(count(&repo.session_events("s3"), "user_prompt"), 1);
 }

@@ -8,7 +8,10 @@
 //!   `events.jsonl`. Its tool payloads carry no call id.
 //! - Settings: `.github/hooks/memlog.json` in the project (`{"version": 1,
 //!   "hooks": {"<event>": [{"type": "command", "bash", "timeoutSec"}]}}`);
-//!   Copilot loads a folder's hooks once the user trusts the folder.
+//!   Copilot loads a folder's hooks once the user trusts the folder. It
+//!   also runs the hooks of Claude Code's settings (`COPILOT_CLI=1` in their
+//!   environment), which step aside where these are installed
+//!   ([`Agent::hooks_run_by`]).
 //! - Sessions: [`events`] files in `$COPILOT_HOME/session-state/<id>/events.jsonl`
 //!   (else `~/.copilot/…`); the default import keeps those that ran inside
 //!   the repository.
