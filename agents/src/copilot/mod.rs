@@ -97,9 +97,11 @@ impl Agent for Copilot {
             .then(|| json!({ "additionalContext": context }).to_string())
     }
 
-    /// The last thing the agent said in the session's `events.jsonl`.
+    /// The last thing the agent said in the session's `events.jsonl`,
+    /// once Copilot has written it up to this hook's start.
     fn answer_from_files(&self, payload: &Payload) -> Option<String> {
-        events::last_answer(payload.transcript_path.as_deref()?)
+        let stop = payload.raw.get("timestamp").and_then(Value::as_u64);
+        events::last_answer(payload.transcript_path.as_deref()?, stop)
     }
 
     fn stop_contract(&self) -> StopContract {
