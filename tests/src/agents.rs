@@ -637,6 +637,123 @@ impl GeminiCli {
     }
 }
 
+/// GitHub Copilot CLI (its native binary), offline (`COPILOT_OFFLINE`)
+/// with the scripted Messages API as its own model provider (BYOK,
+/// `COPILOT_PROVIDER_TYPE=anthropic`), and memlog's hooks in the project's
+/// `.github/hooks/memlog.json`. Its first run in a HOME unpacks its
+/// package (about 235 MB) into `~/.cache/copilot`, removed with the HOME.
+pub struct CopilotCli {
+    found: Found,
+}
+
+impl AgentCli for CopilotCli {
+    const NAME: &'static str = "GitHub Copilot CLI";
+    const INSTALL: &'static str = "copilot";
+    const PROTOCOL: &'static str = "anthropic";
+    const PROGRAM: &'static str = "node_modules/@github/copilot-linux-x64/copilot";
+
+    fn from_found(found: Found) -> Self {
+        CopilotCli { found }
+    }
+
+    fn found(&self) -> &Found {
+        &self.found
+    }
+
+    /// `copilot -p PROMPT --output-format json --allow-all-tools
+    /// --trust-folder`: the folder trusted for this run only, which loads
+    /// its hooks.
+    fn prompt_args(prompt: &str) -> Vec<String> {
+        [
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+            "--allow-all-tools",
+            "--trust-folder",
+            "--disable-client-telemetry",
+        ]
+        .map(str::to_string)
+        .to_vec()
+    }
+
+    /// The scripted API as the provider, no GitHub account. The key is a
+    /// word no test text holds: Copilot masks the key's value wherever it
+    /// occurs in what it prints and writes (with `x`, every `x`).
+    fn isolate(&self, command: &mut Command, api: &ScriptedApi) {
+        command
+            .env("COPILOT_OFFLINE", "true")
+            .env("COPILOT_PROVIDER_TYPE", "anthropic")
+            .env("COPILOT_PROVIDER_BASE_URL", api.base_url())
+            .env("COPILOT_PROVIDER_API_KEY", "scripted-api-key")
+            .env("COPILOT_MODEL", "claude-sonnet-4.5")
+            .env("COPILOT_AUTO_UPDATE", "false")
+            .env_remove("COPILOT_HOME")
+            .env_remove("COPILOT_ALLOW_ALL")
+            .env_remove("COPILOT_GITHUB_TOKEN")
+            .env_remove("GH_TOKEN")
+            .env_remove("GITHUB_TOKEN");
+    }
+
+    /// The JSON lines of `--output-format json`; the session is the
+    /// `result` line's `sessionId`.
+    fn outcome(run: &Run) -> (String, Value) {
+        assert!(
+            run.output.status.success(),
+            "copilot failed ({:?})\nstdout:\n{}\nstderr:\n{}",
+            run.output.status,
+            run.stdout(),
+            run.stderr()
+        );
+        let events: Vec<Value> = run
+            .stdout()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let session_id = events
+            .iter()
+            .find(|e| e["type"] == "result")
+            .and_then(|e| e["sessionId"].as_str())
+            .unwrap_or_else(|| panic!("no result line in {}", run.stdout()))
+            .to_string();
+        (session_id, Value::Array(events))
+    }
+}
+
+impl CopilotCli {
+    /// The fresh HOME (its `.copilot/` holds settings and sessions).
+    pub fn home(&self) -> &Path {
+        self.found.home.path()
+    }
+
+    /// The session file Copilot wrote for `session_id`
+    /// (`~/.copilot/session-state/<id>/events.jsonl`).
+    pub fn events_file(&self, session_id: &str) -> PathBuf {
+        self.home()
+            .join(".copilot/session-state")
+            .join(session_id)
+            .join("events.jsonl")
+    }
+}
+
+/// Waits (up to a minute) until `repo`'s index has every sealed session:
+/// what a user finds when they start the next agent, since a session's end
+/// starts `memlog index` in the background.
+pub fn wait_for_background_index(repo: &TestRepo) {
+    let started = Instant::now();
+    loop {
+        let doctor = repo.memlog(&["doctor", "--json"]).ok().json();
+        if doctor["index"] == "up to date" {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the index never caught up: {doctor}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// A test repository holding `notes.txt` with `text`, for a scripted model
 /// to read with its tools, and hook budgets far above the defaults: these
 /// tests are about what reaches the model, and the machine running them

@@ -12,7 +12,8 @@ use std::process::{Command, Output, Stdio};
 
 pub mod agents;
 pub use agents::{
-    AgentCli, AgentRun, ClaudeCli, CodexCli, GeminiCli, ScriptedApi, repo_with_notes,
+    AgentCli, AgentRun, ClaudeCli, CodexCli, CopilotCli, GeminiCli, ScriptedApi, repo_with_notes,
+    wait_for_background_index,
 };
 
 /// Path of the memlog binary under test.
