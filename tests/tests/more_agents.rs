@@ -255,3 +255,44 @@ fn claude_code_hooks_run_by_copilot_step_aside_for_its_own() {
     repo.memlog_stdin(&["hook", "UserPromptSubmit"], &payload.to_string());
     assert_eq!(count(&repo.session_events("s3"), "user_prompt"), 1);
 }
+
+/// A Cursor session its hooks recorded, then its transcript imported: each
+/// call is kept once, though hooks name a Write's file and text `file_path`
+/// and `content` and the transcript `path` and `contents`.
+#[test]
+fn cursor_hooks_and_its_transcript_record_each_call_once() {
+    let repo = TestRepo::new();
+    let session = "c0ffee00-1111-4222-8333-444455556666";
+    let root = repo.path().display().to_string();
+    for (event, file) in [
+        ("beforeSubmitPrompt", "before_submit_prompt"),
+        ("postToolUse", "post_tool_use"),
+        ("afterAgentResponse", "after_agent_response"),
+        ("postToolUse", "post_tool_use_write"),
+    ] {
+        let text = std::fs::read_to_string(fixtures(&format!("cursor/hooks/{file}.json"))).unwrap();
+        let mut payload: Value = serde_json::from_str(&text).unwrap();
+        payload["workspace_roots"] = serde_json::json!([root]);
+        payload["cwd"] = Value::from(root.as_str());
+        let run = repo.memlog_stdin(&["hook", "--agent", "cursor", event], &payload.to_string());
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    }
+    let hooked = repo.session_events(session);
+    assert_eq!(count(&hooked, "tool_observation"), 2, "{hooked:#?}");
+    let imported = import(&repo, "cursor", "cursor/agent-transcripts");
+    let events = repo.session_events(session);
+    let writes: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["body"]["tool"] == "Write")
+        .collect();
+    assert_eq!(writes.len(), 1, "{events:#?}");
+    assert_eq!(
+        writes[0]["body"]["input"]["file_path"],
+        "/work/shop/test/freeze.test.js"
+    );
+    // The transcript's other calls and turn came in: `npm test`, the second
+    // prompt and its answer.
+    assert_eq!(count(&events, "tool_observation"), 3, "{events:#?}");
+    assert_eq!(count(&events, "user_prompt"), 2, "{events:#?}");
+    assert_eq!(imported["added"], 3, "{imported}");
+}
