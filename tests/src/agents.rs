@@ -299,6 +299,76 @@ fn json_result(name: &str, run: &Run, ok: impl Fn(&Value) -> bool) -> (String, V
     (session_id, result)
 }
 
+/// The JSON lines a run printed on stdout (Codex's `exec --json`,
+/// Copilot's `--output-format json`), and the session id `session_of`
+/// finds in one of them; panics unless the agent exited 0 with one.
+fn json_lines_result(
+    name: &str,
+    run: &Run,
+    session_of: impl Fn(&Value) -> Option<&str>,
+) -> (String, Value) {
+    assert!(
+        run.output.status.success(),
+        "{name} failed ({:?})\nstdout:\n{}\nstderr:\n{}",
+        run.output.status,
+        run.stdout(),
+        run.stderr()
+    );
+    let events: Vec<Value> = run
+        .stdout()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let session_id = events
+        .iter()
+        .find_map(&session_of)
+        .unwrap_or_else(|| panic!("{name} printed no session id: {}", run.stdout()))
+        .to_string();
+    (session_id, Value::Array(events))
+}
+
+/// The events memlog's hooks recorded for a real agent's session on
+/// `prompt` with one tool call: its start, the prompt as typed, the call
+/// (of `tool`, its output holding `output`), an answer and its end. Returns
+/// the events and the call.
+pub fn captured_session(
+    repo: &TestRepo,
+    session_id: &str,
+    prompt: &str,
+    tool: &str,
+    output: &str,
+) -> (Vec<Value>, Value) {
+    let events = repo.session_events(session_id);
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["kind"].as_str()).collect();
+    for kind in [
+        "session_start",
+        "user_prompt",
+        "tool_observation",
+        "agent_response",
+        "session_end",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+    }
+    let typed = events.iter().find(|e| e["kind"] == "user_prompt");
+    assert_eq!(
+        typed.map(|e| &e["body"]["text"]),
+        Some(&Value::from(prompt))
+    );
+    let call = events
+        .iter()
+        .find(|e| e["kind"] == "tool_observation")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(call["body"]["tool"], tool, "{call}");
+    assert!(
+        call["body"]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains(output)),
+        "{call}"
+    );
+    (events, call)
+}
+
 /// Claude Code (its native binary), with memlog's hooks in the project's
 /// `.claude/settings.json`.
 pub struct ClaudeCli {
@@ -514,25 +584,11 @@ trust_level = "trusted"
     /// The JSON lines of `codex exec --json`; the session is the
     /// `thread.started` event's thread.
     fn outcome(run: &Run) -> (String, Value) {
-        assert!(
-            run.output.status.success(),
-            "codex failed ({:?})\nstdout:\n{}\nstderr:\n{}",
-            run.output.status,
-            run.stdout(),
-            run.stderr()
-        );
-        let events: Vec<Value> = run
-            .stdout()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        let session_id = events
-            .iter()
-            .find(|e| e["type"] == "thread.started")
-            .and_then(|e| e["thread_id"].as_str())
-            .unwrap_or_else(|| panic!("no thread.started in {}", run.stdout()))
-            .to_string();
-        (session_id, Value::Array(events))
+        json_lines_result("codex", run, |e| {
+            (e["type"] == "thread.started")
+                .then(|| e["thread_id"].as_str())
+                .flatten()
+        })
     }
 }
 
@@ -698,25 +754,11 @@ impl AgentCli for CopilotCli {
     /// The JSON lines of `--output-format json`; the session is the
     /// `result` line's `sessionId`.
     fn outcome(run: &Run) -> (String, Value) {
-        assert!(
-            run.output.status.success(),
-            "copilot failed ({:?})\nstdout:\n{}\nstderr:\n{}",
-            run.output.status,
-            run.stdout(),
-            run.stderr()
-        );
-        let events: Vec<Value> = run
-            .stdout()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        let session_id = events
-            .iter()
-            .find(|e| e["type"] == "result")
-            .and_then(|e| e["sessionId"].as_str())
-            .unwrap_or_else(|| panic!("no result line in {}", run.stdout()))
-            .to_string();
-        (session_id, Value::Array(events))
+        json_lines_result("copilot", run, |e| {
+            (e["type"] == "result")
+                .then(|| e["sessionId"].as_str())
+                .flatten()
+        })
     }
 }
 
@@ -734,6 +776,19 @@ impl CopilotCli {
             .join(session_id)
             .join("events.jsonl")
     }
+}
+
+/// What the first agent of a shared-memory test answers
+/// ([`plan_the_migration`]), for the next agent's model to be shown.
+pub const DECIDED: &str = "We moved the quarzite migration behind the billing cutover.";
+
+/// A first session for a shared-memory test: `agent` asked to "Plan the
+/// quarzite migration order", answering [`DECIDED`].
+pub fn plan_the_migration<A: AgentCli>(agent: &A) -> AgentRun {
+    agent.run(
+        "Plan the quarzite migration order",
+        &serde_json::json!({"turns": [{"text": DECIDED}], "side_text": "Plan"}),
+    )
 }
 
 /// Waits (up to a minute) until `repo`'s index has every sealed session:

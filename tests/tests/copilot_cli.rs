@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, ClaudeCli, CopilotCli, memlog_command, repo_with_notes, run as run_memlog,
-    wait_for_background_index,
+    AgentCli, ClaudeCli, CopilotCli, DECIDED, captured_session, memlog_command, plan_the_migration,
+    repo_with_notes, run as run_memlog, wait_for_background_index,
 };
 use serde_json::json;
 
@@ -39,32 +39,14 @@ fn a_copilot_session_is_captured_sealed_and_not_imported_twice() {
         "the command's output reached the model"
     );
 
-    let events = repo.session_events(&run.session_id);
-    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    for kind in [
-        "session_start",
-        "user_prompt",
-        "tool_observation",
-        "agent_response",
-        "session_end",
-    ] {
-        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
-    }
-    let prompt = events.iter().find(|e| e["kind"] == "user_prompt").unwrap();
-    assert_eq!(prompt["body"]["text"], "When is the release freeze?");
-    let tool = events
-        .iter()
-        .find(|e| e["kind"] == "tool_observation")
-        .unwrap();
-    assert_eq!(tool["body"]["tool"], "bash");
-    assert_eq!(tool["body"]["input"]["command"], "cat notes.txt");
-    assert!(
-        tool["body"]["output"]
-            .as_str()
-            .unwrap()
-            .contains("Wednesday noon"),
-        "{tool}"
+    let (events, tool) = captured_session(
+        &repo,
+        &run.session_id,
+        "When is the release freeze?",
+        "bash",
+        "Wednesday noon",
     );
+    assert_eq!(tool["body"]["input"]["command"], "cat notes.txt");
     assert_eq!(tool["body"]["success"], true, "{tool}");
     // The turn's last message, not its first ("Reading the notes."):
     // the Stop hook reads it from events.jsonl once Copilot has written it.
@@ -118,11 +100,7 @@ fn a_claude_code_session_reaches_copilot_as_injected_context() {
     let (Some(claude), Some(copilot)) = (ClaudeCli::find(&repo), CopilotCli::find(&repo)) else {
         return;
     };
-    let decided = "We moved the quarzite migration behind the billing cutover.";
-    claude.run(
-        "Plan the quarzite migration order",
-        &json!({"turns": [{"text": decided}], "side_text": "Plan"}),
-    );
+    plan_the_migration(&claude);
     // Between sessions: the index catches up in the background, started
     // by the Claude Code session's end (the test runs no `memlog index`).
     wait_for_background_index(&repo);
@@ -135,7 +113,7 @@ fn a_claude_code_session_reaches_copilot_as_injected_context() {
         "the sessionStart briefing reached Copilot's model"
     );
     assert!(
-        run.requests_contain(decided),
+        run.requests_contain(DECIDED),
         "Copilot's model saw Claude Code's answer"
     );
     // Recorded once, as Copilot's: it runs the hooks of Claude Code's
