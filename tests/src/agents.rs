@@ -778,6 +778,90 @@ impl CopilotCli {
     }
 }
 
+/// OpenCode (its native binary), its model the scripted Messages API as a
+/// provider of its own (`@ai-sdk/anthropic`, which OpenCode bundles, with a
+/// `baseURL`), and memlog's plugin in the project's `.opencode/plugin/`.
+pub struct OpencodeCli {
+    found: Found,
+}
+
+impl AgentCli for OpencodeCli {
+    const NAME: &'static str = "OpenCode";
+    const INSTALL: &'static str = "opencode";
+    const PROTOCOL: &'static str = "anthropic";
+    const PROGRAM: &'static str = "node_modules/opencode-linux-x64/bin/opencode";
+
+    fn from_found(found: Found) -> Self {
+        OpencodeCli { found }
+    }
+
+    fn found(&self) -> &Found {
+        &self.found
+    }
+
+    /// `opencode run --format json WORDS…`: the prompt's words as separate
+    /// arguments, since `run` puts an argument holding a space in quotes.
+    fn prompt_args(prompt: &str) -> Vec<String> {
+        ["run", "--format", "json"]
+            .into_iter()
+            .chain(prompt.split_whitespace())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The configuration inline (`OPENCODE_CONFIG_CONTENT`): the scripted
+    /// provider, every tool allowed, no sharing or updates. At start
+    /// OpenCode installs its plugin package into `~/.config/opencode` and
+    /// `.opencode` from npm; with no registry it retries for over a minute
+    /// before going on, so the registry is the scripted API, which has no
+    /// such package and fails the install at once.
+    fn isolate(&self, command: &mut Command, api: &ScriptedApi) {
+        let config = serde_json::json!({
+            "provider": {"scripted": {
+                "npm": "@ai-sdk/anthropic",
+                "name": "Scripted",
+                "options": {"baseURL": format!("{}/v1", api.base_url()), "apiKey": "scripted-api-key"},
+                "models": {"claude-sonnet-4-5": {"name": "Scripted", "tool_call": true}},
+            }},
+            "model": "scripted/claude-sonnet-4-5",
+            "small_model": "scripted/claude-sonnet-4-5",
+            "autoupdate": false,
+            "share": "disabled",
+            "permission": {"bash": "allow", "edit": "allow"},
+        });
+        // OpenCode takes its project directory from PWD (else it runs its
+        // tools where the test process started).
+        command
+            .env("PWD", &self.found.repo)
+            .env("OPENCODE_CONFIG_CONTENT", config.to_string())
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("NPM_CONFIG_REGISTRY", format!("{}/", api.base_url()))
+            .env_remove("OPENCODE_CONFIG")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY");
+    }
+
+    /// The JSON lines of `run --format json`, each naming its `sessionID`.
+    fn outcome(run: &Run) -> (String, Value) {
+        json_lines_result("opencode", run, |e| e["sessionID"].as_str())
+    }
+}
+
+/// A script whose model runs `cat notes.txt` with a tool named `bash`
+/// (Copilot CLI's and OpenCode's shell), then says `answer`.
+pub fn bash_cat_notes(answer: &str) -> Value {
+    serde_json::json!({
+        "turns": [
+            {"text": "Reading the notes.",
+             "tool_use": {"name": "bash",
+                          "input": {"command": "cat notes.txt", "description": "Read the notes"}}},
+            {"text": answer}
+        ],
+        "side_text": "Notes"
+    })
+}
+
 /// What the first agent of a shared-memory test answers
 /// ([`plan_the_migration`]), for the next agent's model to be shown.
 pub const DECIDED: &str = "We moved the quarzite migration behind the billing cutover.";

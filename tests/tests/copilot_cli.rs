@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, ClaudeCli, CopilotCli, DECIDED, captured_session, memlog_command, plan_the_migration,
-    repo_with_notes, run as run_memlog, wait_for_background_index,
+    AgentCli, ClaudeCli, CopilotCli, DECIDED, bash_cat_notes, captured_session, memlog_command,
+    plan_the_migration, repo_with_notes, run as run_memlog, wait_for_background_index,
 };
 use serde_json::json;
 
@@ -22,18 +22,7 @@ fn a_copilot_session_is_captured_sealed_and_not_imported_twice() {
         return;
     };
     let answer = "The freeze is Wednesday noon.";
-    let run = copilot.run(
-        "When is the release freeze?",
-        &json!({
-            "turns": [
-                {"text": "Reading the notes.",
-                 "tool_use": {"name": "bash",
-                              "input": {"command": "cat notes.txt", "description": "Read the notes"}}},
-                {"text": answer}
-            ],
-            "side_text": "Notes"
-        }),
-    );
+    let run = copilot.run("When is the release freeze?", &bash_cat_notes(answer));
     assert!(
         run.requests_contain("The release freeze is Wednesday noon."),
         "the command's output reached the model"
