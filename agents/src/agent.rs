@@ -83,6 +83,15 @@ pub trait Agent: Sync {
         Vec::new()
     }
 
+    /// The agent running this agent's hooks now, when it is another one
+    /// that reads this agent's settings file too: once memlog's own hooks
+    /// for that agent are installed, they record its session, and these
+    /// would record (and inject into) it a second time under this agent's
+    /// name.
+    fn hooks_run_by(&self) -> Option<&'static dyn Agent> {
+        None
+    }
+
     /// What the agent's Stop hook may answer.
     fn stop_contract(&self) -> StopContract {
         StopContract::RecordOnly

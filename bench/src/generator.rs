@@ -73,7 +73,7 @@ fn path(r: &mut Rng) -> String {
     format!(
         "src/{}/{}.{}",
         r.pick(MODULES),
-        snake(*r.pick(NOUNS)),
+        snake(r.pick::<&str>(NOUNS)),
         r.pick(EXTS)
     )
 }

@@ -73,6 +73,9 @@ pub fn run(
         return Ok(None);
     };
     *layout = Some(repo.layout());
+    if runs_elsewhere(agent, &repo) {
+        return Ok(None);
+    }
     if let Some(e) = config_error {
         // Without its configuration, privacy patterns are unknown: record
         // nothing rather than risk writing what the user meant to mask.
@@ -352,6 +355,18 @@ fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Whether another agent runs `agent`'s hooks (it reads `agent`'s settings
+/// too) in a repository where memlog's hooks for that agent are installed:
+/// those record the session, and these would record it twice.
+fn runs_elsewhere(agent: &dyn Agent, repo: &Repo) -> bool {
+    let (Some(runner), Some(work_tree)) = (agent.hooks_run_by(), &repo.work_tree) else {
+        return false;
+    };
+    work_tree
+        .join(runner.hook_settings().project_file)
+        .is_file()
 }
 
 /// Starts `memlog index` in the background unless a writer runs already:

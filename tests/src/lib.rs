@@ -12,7 +12,9 @@ use std::process::{Command, Output, Stdio};
 
 pub mod agents;
 pub use agents::{
-    AgentCli, AgentRun, ClaudeCli, CodexCli, GeminiCli, ScriptedApi, repo_with_notes,
+    AgentCli, AgentRun, ClaudeCli, CodexCli, CopilotCli, DECIDED, GeminiCli, OpencodeCli,
+    ScriptedApi, bash_cat_notes, captured_session, plan_the_migration, repo_with_notes,
+    wait_for_background_index,
 };
 
 /// Path of the memlog binary under test.
@@ -173,20 +175,7 @@ impl TestRepo {
 
     /// Runs memlog with `stdin` as its standard input.
     pub fn memlog_stdin(&self, args: &[&str], stdin: &str) -> Run {
-        use std::io::Write;
-        let mut child = memlog_command(self.path())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn memlog");
-        if let Some(mut input) = child.stdin.take() {
-            let _ = input.write_all(stdin.as_bytes());
-        }
-        Run {
-            output: child.wait_with_output().expect("wait for memlog"),
-        }
+        run_stdin(memlog_command(self.path()).args(args), stdin)
     }
 
     /// Runs `memlog hook EVENT` with `payload` (its `cwd`, `session_id` and
@@ -324,6 +313,23 @@ pub fn memlog_command(dir: &Path) -> Command {
         .env("GIT_COMMITTER_NAME", "Test")
         .env("GIT_COMMITTER_EMAIL", "test@example.com");
     c
+}
+
+/// Runs `cmd` with `stdin` as its standard input.
+pub fn run_stdin(cmd: &mut Command, stdin: &str) -> Run {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the command");
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    Run {
+        output: child.wait_with_output().expect("wait for the command"),
+    }
 }
 
 pub fn run(cmd: &mut Command) -> Run {

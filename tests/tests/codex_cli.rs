@@ -7,7 +7,10 @@
 //! has not installed the CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{AgentCli, ClaudeCli, CodexCli, McpProcess, memlog_command, repo_with_notes, run};
+use memlog_e2e::{
+    AgentCli, ClaudeCli, CodexCli, DECIDED, McpProcess, captured_session, memlog_command,
+    plan_the_migration, repo_with_notes, run,
+};
 use serde_json::{Value, json};
 
 /// What `notes.txt` says, for the scripted model to read.
@@ -38,32 +41,14 @@ fn a_codex_session_is_captured_sealed_and_not_imported_twice() {
         "the command's output reached the model"
     );
 
-    let events = repo.session_events(&session.session_id);
-    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    for kind in [
-        "session_start",
-        "user_prompt",
-        "tool_observation",
-        "agent_response",
-        "session_end",
-    ] {
-        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
-    }
-    let prompt = events.iter().find(|e| e["kind"] == "user_prompt").unwrap();
-    assert_eq!(prompt["body"]["text"], "When is the release freeze?");
-    let tool = events
-        .iter()
-        .find(|e| e["kind"] == "tool_observation")
-        .unwrap();
-    assert_eq!(tool["body"]["tool"], "Bash");
-    assert_eq!(tool["body"]["input"]["command"], "cat notes.txt");
-    assert!(
-        tool["body"]["output"]
-            .as_str()
-            .unwrap()
-            .contains("Wednesday noon"),
-        "{tool}"
+    let (events, tool) = captured_session(
+        &repo,
+        &session.session_id,
+        "When is the release freeze?",
+        "Bash",
+        "Wednesday noon",
     );
+    assert_eq!(tool["body"]["input"]["command"], "cat notes.txt");
     let response = events
         .iter()
         .find(|e| e["kind"] == "agent_response")
@@ -105,11 +90,7 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
     let (Some(claude), Some(codex)) = (ClaudeCli::find(&repo), CodexCli::find(&repo)) else {
         return;
     };
-    let decided = "We moved the quarzite migration behind the billing cutover.";
-    let claude_run = claude.run(
-        "Plan the quarzite migration order",
-        &json!({"turns": [{"text": decided}], "side_text": "Plan"}),
-    );
+    let claude_run = plan_the_migration(&claude);
     // What `memlog watch` (or the hooks' background refresh) does between
     // sessions: the index catches up with the sealed Claude Code session.
     repo.memlog(&["index"]).ok();
@@ -124,7 +105,7 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
         "the SessionStart briefing reached Codex's model"
     );
     assert!(
-        run.requests_contain(decided),
+        run.requests_contain(DECIDED),
         "Codex's model saw Claude Code's answer"
     );
 

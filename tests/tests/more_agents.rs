@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use memlog_e2e::TestRepo;
+use memlog_e2e::{TestRepo, memlog_command, run_stdin};
 use serde_json::Value;
 
 fn fixtures(path: &str) -> PathBuf {
@@ -224,4 +224,75 @@ fn copilot_hooks_and_its_session_file_record_each_thing_once() {
     assert_eq!(count(&events, "tool_observation"), 2, "{events:#?}");
     assert_eq!(count(&events, "agent_response"), 1, "{events:#?}");
     assert_eq!(imported["added"], 0, "{imported}");
+}
+
+/// Copilot CLI also runs the hooks in Claude Code's settings (with
+/// `COPILOT_CLI=1`, as 1.0.102 does): where memlog's Copilot hooks are
+/// installed, those record the session and Claude Code's hooks step aside,
+/// else a Copilot session would be recorded twice, once as Claude Code's.
+#[test]
+fn claude_code_hooks_run_by_copilot_step_aside_for_its_own() {
+    let repo = TestRepo::new();
+    let prompt = |session: &str| {
+        let payload = serde_json::json!({"hook_event_name": "UserPromptSubmit",
+            "session_id": session, "cwd": repo.path(), "prompt": "When is the freeze?"});
+        let run = run_stdin(
+            memlog_command(repo.path())
+                .env("COPILOT_CLI", "1")
+                .args(["hook", "UserPromptSubmit"]),
+            &payload.to_string(),
+        );
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        repo.session_events(session)
+    };
+    // Only Claude Code's hooks: they are the only record of the session.
+    let alone = prompt("s1");
+    assert_eq!(count(&alone, "user_prompt"), 1, "{alone:#?}");
+    repo.memlog(&["install", "copilot"]).ok();
+    assert!(prompt("s2").is_empty());
+    // Claude Code itself (no COPILOT_CLI) is recorded as ever.
+    let payload = serde_json::json!({"session_id": "s3", "cwd": repo.path(), "prompt": "Hi"});
+    repo.memlog_stdin(&["hook", "UserPromptSubmit"], &payload.to_string());
+    assert_eq!(count(&repo.session_events("s3"), "user_prompt"), 1);
+}
+
+/// A Cursor session its hooks recorded, then its transcript imported: each
+/// call is kept once, though hooks name a Write's file and text `file_path`
+/// and `content` and the transcript `path` and `contents`.
+#[test]
+fn cursor_hooks_and_its_transcript_record_each_call_once() {
+    let repo = TestRepo::new();
+    let session = "c0ffee00-1111-4222-8333-444455556666";
+    let root = repo.path().display().to_string();
+    for (event, file) in [
+        ("beforeSubmitPrompt", "before_submit_prompt"),
+        ("postToolUse", "post_tool_use"),
+        ("afterAgentResponse", "after_agent_response"),
+        ("postToolUse", "post_tool_use_write"),
+    ] {
+        let text = std::fs::read_to_string(fixtures(&format!("cursor/hooks/{file}.json"))).unwrap();
+        let mut payload: Value = serde_json::from_str(&text).unwrap();
+        payload["workspace_roots"] = serde_json::json!([root]);
+        payload["cwd"] = Value::from(root.as_str());
+        let run = repo.memlog_stdin(&["hook", "--agent", "cursor", event], &payload.to_string());
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    }
+    let hooked = repo.session_events(session);
+    assert_eq!(count(&hooked, "tool_observation"), 2, "{hooked:#?}");
+    let imported = import(&repo, "cursor", "cursor/agent-transcripts");
+    let events = repo.session_events(session);
+    let writes: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["body"]["tool"] == "Write")
+        .collect();
+    assert_eq!(writes.len(), 1, "{events:#?}");
+    assert_eq!(
+        writes[0]["body"]["input"]["file_path"],
+        "/work/shop/test/freeze.test.js"
+    );
+    // The transcript's other calls and turn came in: `npm test`, the second
+    // prompt and its answer.
+    assert_eq!(count(&events, "tool_observation"), 3, "{events:#?}");
+    assert_eq!(count(&events, "user_prompt"), 2, "{events:#?}");
+    assert_eq!(imported["added"], 3, "{imported}");
 }

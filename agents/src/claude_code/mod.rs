@@ -89,6 +89,14 @@ impl Agent for ClaudeCode {
         }
     }
 
+    /// GitHub Copilot CLI (1.0.102) runs the hooks of Claude Code's
+    /// settings too, with `COPILOT_CLI=1` in their environment.
+    fn hooks_run_by(&self) -> Option<&'static dyn Agent> {
+        std::env::var_os("COPILOT_CLI")
+            .is_some_and(|v| v == "1")
+            .then_some(&crate::copilot::Copilot as &'static dyn Agent)
+    }
+
     fn stop_contract(&self) -> StopContract {
         StopContract::Block
     }

@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use memlog_format::Kind;
 use serde_json::{Map, Value};
@@ -207,27 +208,62 @@ fn non_empty(value: Option<&Value>) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
+/// How long a Stop hook waits for Copilot CLI to write the session's lines
+/// up to its own `hook.start`: Copilot appends to `events.jsonl` behind the
+/// agent, and a real 1.0.102 run's `agentStop` hook read the file before
+/// the turn's last `assistant.message` was in it (and recorded the turn's
+/// first message as its answer).
+const WRITE_LAG: Duration = Duration::from_millis(1500);
+
 /// The last message the agent wrote after the user's last prompt, from the
 /// end of an `events.jsonl` (the Stop hook's answer); `None` when the file
-/// is missing or the turn has no text.
-pub fn last_answer(path: &Path) -> Option<String> {
-    let text = tail(path, 1 << 20)?;
+/// is missing or the turn has no text. `stop` is the `timestamp` of the
+/// `agentStop` payload: Copilot logs the hook's start with that payload
+/// before running it, so the answer is what precedes that line, once the
+/// file holds it (waited for up to [`WRITE_LAG`]).
+pub fn last_answer(path: &Path, stop: Option<u64>) -> Option<String> {
+    let started = Instant::now();
+    loop {
+        let (answer, complete) = answer_before_stop(&tail(path, 1 << 20)?, stop);
+        if complete || started.elapsed() > WRITE_LAG {
+            return answer;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The turn's last answer in `text`, before the `hook.start` of the
+/// `agentStop` whose payload's `timestamp` is `stop`, and whether that line
+/// was there (always, without a `stop` to look for).
+fn answer_before_stop(text: &str, stop: Option<u64>) -> (Option<String>, bool) {
     let mut answer = None;
     for line in text.lines() {
         let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
             continue;
         };
+        let data = line.get("data");
         match type_of(&line) {
             Some("user.message") => answer = None,
             Some("assistant.message") => {
-                if let Some(text) = non_empty(line.get("data").and_then(|d| d.get("content"))) {
+                if let Some(text) = non_empty(data.and_then(|d| d.get("content"))) {
                     answer = Some(text.to_string());
                 }
+            }
+            Some("hook.start")
+                if stop.is_some()
+                    && data.and_then(|d| d.get("hookType")).and_then(Value::as_str)
+                        == Some("agentStop")
+                    && data
+                        .and_then(|d| d.pointer("/input/timestamp"))
+                        .and_then(Value::as_u64)
+                        == stop =>
+            {
+                return (answer, true);
             }
             _ => {}
         }
     }
-    answer
+    (answer, stop.is_none())
 }
 
 /// `copilotVersion` of an `events.jsonl`'s `session.start`.
@@ -263,6 +299,8 @@ fn tail(path: &Path, max: u64) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     const EVENTS: &str = include_str!("../../../fixtures/copilot/events.jsonl");
@@ -312,5 +350,47 @@ mod tests {
         );
         // the same file, the same drafts
         assert_eq!(parse(EVENTS, "x", &options()), f);
+    }
+
+    /// An `events.jsonl` as Copilot had written it when a Stop hook read
+    /// it: `lines` of the turn, then (when `logged`) the hook's own start.
+    fn turn(lines: &[Value], logged: bool) -> String {
+        let mut text: Vec<String> =
+            vec![json!({"type": "user.message", "data": {"content": "When?"}}).to_string()];
+        text.extend(lines.iter().map(Value::to_string));
+        if logged {
+            text.push(
+                json!({"type": "hook.start", "data": {"hookType": "agentStop",
+                       "input": {"sessionId": "s", "timestamp": 1795667455113u64}}})
+                .to_string(),
+            );
+        }
+        text.join("\n")
+    }
+
+    #[test]
+    fn a_stop_hook_answers_with_what_precedes_its_own_start() {
+        let first = json!({"type": "assistant.message", "data": {"content": "Reading the notes."}});
+        let last = json!({"type": "assistant.message", "data": {"content": "Wednesday noon."}});
+        let stop = Some(1795667455113);
+        // Copilot has not written the end of the turn yet: not complete.
+        assert_eq!(
+            answer_before_stop(&turn(std::slice::from_ref(&first), false), stop),
+            (Some("Reading the notes.".into()), false)
+        );
+        let written = turn(&[first.clone(), last.clone()], true);
+        assert_eq!(
+            answer_before_stop(&written, stop),
+            (Some("Wednesday noon.".into()), true)
+        );
+        // An older payload without a timestamp takes the file as it is.
+        assert_eq!(
+            answer_before_stop(&turn(&[first, last], false), None),
+            (Some("Wednesday noon.".into()), true)
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, written).unwrap();
+        assert_eq!(last_answer(&path, stop).as_deref(), Some("Wednesday noon."));
     }
 }

@@ -8,7 +8,10 @@
 //!   `events.jsonl`. Its tool payloads carry no call id.
 //! - Settings: `.github/hooks/memlog.json` in the project (`{"version": 1,
 //!   "hooks": {"<event>": [{"type": "command", "bash", "timeoutSec"}]}}`);
-//!   Copilot loads a folder's hooks once the user trusts the folder.
+//!   Copilot loads a folder's hooks once the user trusts the folder. It
+//!   also runs the hooks of Claude Code's settings (`COPILOT_CLI=1` in their
+//!   environment), which step aside where these are installed
+//!   ([`Agent::hooks_run_by`]).
 //! - Sessions: [`events`] files in `$COPILOT_HOME/session-state/<id>/events.jsonl`
 //!   (else `~/.copilot/…`); the default import keeps those that ran inside
 //!   the repository.
@@ -92,9 +95,11 @@ impl Agent for Copilot {
             .then(|| json!({ "additionalContext": context }).to_string())
     }
 
-    /// The last thing the agent said in the session's `events.jsonl`.
+    /// The last thing the agent said in the session's `events.jsonl`,
+    /// once Copilot has written it up to this hook's start.
     fn answer_from_files(&self, payload: &Payload) -> Option<String> {
-        events::last_answer(payload.transcript_path.as_deref()?)
+        let stop = payload.raw.get("timestamp").and_then(Value::as_u64);
+        events::last_answer(payload.transcript_path.as_deref()?, stop)
     }
 
     fn stop_contract(&self) -> StopContract {

@@ -12,6 +12,10 @@
 //!   `$XDG_CONFIG_HOME/opencode/plugin/memlog.js` (user); removing the hooks
 //!   removes it.
 //! - Sessions: [`export`]s (`opencode export <session> > file.json`).
+//! - Run for real (tests/tests/opencode_cli.rs): `opencode run` ends without
+//!   deleting its session, so its events stay in their journal unsealed;
+//!   the prompt it records is the one its model got (`run` puts an
+//!   argument holding a space in quotes).
 
 pub mod export;
 
