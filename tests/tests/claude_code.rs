@@ -529,7 +529,7 @@ fn install_and_uninstall_keep_other_hooks() {
     let all = commands(&v);
     assert_eq!(
         all.iter().filter(|c| c.contains(" hook ")).count(),
-        8,
+        9,
         "{all:?}"
     );
     assert!(all.contains(&"prettier --write".to_string()));
