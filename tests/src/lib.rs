@@ -641,7 +641,12 @@ pub mod http {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> std::io::Result<Reply> {
-        let mut stream = TcpStream::connect(addr)?;
+        let mut stream = loop {
+            match TcpStream::connect(addr) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                s => break s?,
+            }
+        };
         stream.set_read_timeout(Some(Duration::from_secs(120)))?;
         let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
         if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
@@ -662,7 +667,11 @@ pub mod http {
         let mut raw = Vec::new();
         let mut buf = [0u8; 16 * 1024];
         loop {
-            let n = stream.read(&mut buf)?;
+            // a signal (a child exiting, under load) may interrupt a read
+            let n = match stream.read(&mut buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                n => n?,
+            };
             if n == 0 {
                 break;
             }
