@@ -8,7 +8,6 @@
 use std::path::PathBuf;
 
 use memlog_format::time;
-use memlog_indexer::Projections;
 use memlog_store::Repo;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -49,11 +48,12 @@ fn load(repo: &Repo) -> Option<Saved> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Brings the index up to date (waiting for another writer: the sessions
-/// just sealed must count), retires the rules due (as of `now_ms`), finds
-/// the promotion candidates, and keeps them for the next briefing.
+/// Retires the rules due (as of `now_ms`), finds the promotion candidates,
+/// and keeps them for the next briefing. The projections are opened as
+/// every read opens them (brought up to date unless another writer holds
+/// the index, with what it has not indexed yet read past its watermark):
+/// waiting for that writer hung reflection while a watcher held the lock.
 pub fn run(repo: &Repo, now_ms: i64) -> Result<Reflected> {
-    Projections::update(repo)?;
     let p = crate::workspace::projections(repo)?;
     let (retired, commit) = rules::retire_due(repo, &p, &repo.config.learn, now_ms)?;
     let candidates = rules::candidates(&p)?;
