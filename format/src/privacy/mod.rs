@@ -384,22 +384,18 @@ impl PrivacyFilter {
         quoted: bool,
         contextual: &[usize],
     ) -> Option<(usize, u8)> {
-        if !contextual.is_empty() && !allow::is_placeholder_token(value) {
-            // `new.relic.user.id` names `new_relic` as `NEW_RELIC_USER_ID` does
-            let plain = |s: &str| s.to_ascii_lowercase().replace(prefilter::SEPARATORS, "_");
-            let key_plain = plain(key);
-            for &i in contextual {
-                let names_provider = self.rules[i].keywords.iter().any(|k| {
-                    k.split('+')
-                        .all(|part| starts_a_word(key, &key_plain, &plain(part)))
-                });
-                if names_provider
-                    && self
-                        .regex(i)
-                        .is_some_and(|re| re.is_match(value.as_bytes()))
-                {
-                    return Some((i, BY_PROVIDER_KEY));
-                }
+        for &i in contextual {
+            let names_provider = self.rules[i]
+                .keywords
+                .iter()
+                .any(|k| k.split('+').all(|part| starts_a_word(key, part)));
+            if names_provider
+                && self
+                    .regex(i)
+                    .is_some_and(|re| re.is_match(value.as_bytes()))
+                && !allow::is_placeholder_token(value)
+            {
+                return Some((i, BY_PROVIDER_KEY));
             }
         }
         let class = names::classify(key)?;
@@ -485,14 +481,27 @@ fn compile_checked(patterns: &[String], what: &str) -> Result<Vec<LazyRegex>> {
 }
 
 /// Whether `part` starts a word of `key` (`TWILIO_AUTH_TOKEN`,
-/// `twilioAuthToken`, `X-Twilio-Key`; not `global` for `lob`); `key_plain`
-/// is `key` lower-cased with its separators made `_`, as `part` is.
-fn starts_a_word(key: &str, key_plain: &str, part: &str) -> bool {
-    let b = key.as_bytes();
-    key_plain.match_indices(part).any(|(i, _)| {
-        i == 0
+/// `twilioAuthToken`, `X-Twilio-Key`; not `global` for `lob`), ignoring
+/// ASCII case, with `_`, `-` and `.` alike (`new.relic.user.id` names
+/// `new_relic` as `NEW_RELIC_USER_ID` does).
+fn starts_a_word(key: &str, part: &str) -> bool {
+    let fold = |c: u8| match c {
+        b'-' | b'.' => b'_',
+        c => c.to_ascii_lowercase(),
+    };
+    let (b, p) = (key.as_bytes(), part.as_bytes());
+    if p.is_empty() || p.len() > b.len() {
+        return false;
+    }
+    (0..=b.len() - p.len()).any(|i| {
+        let starts = i == 0
             || !b[i - 1].is_ascii_alphanumeric()
-            || (b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase())
+            || (b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase());
+        starts
+            && b[i..i + p.len()]
+                .iter()
+                .zip(p)
+                .all(|(&x, &y)| fold(x) == fold(y))
     })
 }
 

@@ -221,7 +221,7 @@ fn spellings(keyword: &str) -> Vec<Box<[u8]>> {
 
 /// Separators between the words of a key name, any of which a provider's
 /// keyword may be spelt with.
-pub(super) const SEPARATORS: [char; 3] = ['_', '-', '.'];
+const SEPARATORS: [char; 3] = ['_', '-', '.'];
 
 /// What the prefilter found in a text.
 pub(super) struct Hits {

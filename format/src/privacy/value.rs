@@ -72,19 +72,18 @@ pub(super) fn entropy(counts: &[usize; 256], len: usize) -> f64 {
 /// Whether `value`, assigned to a key of `class` (`quoted` when it was a
 /// string literal), is a secret.
 pub(super) fn is_secret(value: &str, class: NameClass, quoted: bool) -> bool {
+    // the cheap shape first: most values a secret-named key holds in code
+    // (`request.headers()`, `None`) fail it, and the allow-lists' substring
+    // searches cost a hook more than the rest of the judgement
     if value.len() < 3
         || value.len() > 4096
-        || (value.len() <= super::MAX_PLACEHOLDER && allow::is_placeholder(value))
-        || allow::is_public(value)
         || value.bytes().any(|b| b.is_ascii_whitespace())
         || (!quoted && allow::is_code(value))
-        || allow::is_path(value)
-        || allow::is_plain_url(value)
     {
         return false;
     }
     let s = Shape::of(value);
-    match class {
+    let shaped = match class {
         NameClass::Password => {
             let digits_only = s.digits == s.len;
             let long_enough = s.len >= if quoted { 4 } else { 6 };
@@ -110,7 +109,12 @@ pub(super) fn is_secret(value: &str, class: NameClass, quoted: bool) -> bool {
                 && !s.wordlike(value)
                 && s.symbols * 4 < s.len
         }
-    }
+    };
+    shaped
+        && !(value.len() <= super::MAX_PLACEHOLDER && allow::is_placeholder(value))
+        && !allow::is_public(value)
+        && !allow::is_path(value)
+        && !allow::is_plain_url(value)
 }
 
 /// Whether letters switch case the way random ones do rather than the
