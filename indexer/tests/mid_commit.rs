@@ -4,25 +4,17 @@
 //! is at work do halves from different runs mean an interrupted update.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use std::process::Command;
+mod common;
 
 use memlog_format::{Draft, Kind};
 use memlog_indexer::lookup;
 use memlog_indexer::projection::WriterLock;
 use memlog_indexer::{Error, Projections};
-use memlog_store::{Recorder, Repo};
+use memlog_store::Recorder;
 
 #[test]
 fn a_reader_between_an_update_s_two_commits_is_not_told_the_index_is_damaged() {
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let repo = Repo::discover(dir.path()).unwrap();
-    repo.ensure_dirs().unwrap();
+    let (_dir, repo) = common::repo();
     let note = Draft::text("s1", "2026-01-01T00:00:00.000Z", Kind::Note, "p", "alpha");
     let (events, _) = Recorder::new(&repo).unwrap().record(vec![note]).unwrap();
     Projections::update(&repo).unwrap();
