@@ -221,6 +221,7 @@ impl Memory {
                     supersedes: &p.supersedes,
                     contradicts: &p.contradicts,
                 },
+                personal: p.personal,
             },
         )?;
         self.remembered += 1;

@@ -143,6 +143,10 @@ pub struct RememberParams {
     /// Ids of older memories this one contradicts.
     #[serde(default)]
     pub contradicts: Vec<String>,
+    /// Keep it on this machine: searched and injected here like the
+    /// rest, never synced or pushed (for what concerns only this person).
+    #[serde(default)]
+    pub personal: bool,
 }
 
 /// Whether memories helped.

@@ -1,16 +1,18 @@
 //! Personal scope: events marked personal (`note --personal`, `record
-//! --personal`, a `<personal>` tag, `.memlog.yaml` rules) are searched and
+//! --personal`, a `<personal>` tag, `.memlog.yaml` rules, MCP's
+//! `memory_remember` with `personal`) are searched and
 //! injected on this machine, sealed on `refs/memlog/personal`, and not one
 //! byte of them reaches the remote through `memlog sync` or `git push
 //! origin memlog`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{TestRepo, all_objects, holds, remote_and_clones};
+use memlog_e2e::{McpProcess, TestRepo, all_objects, holds, remote_and_clones};
 
 const NOTE: &str = "PRSNL-NOTE-5521";
 const FLAG: &str = "PRSNL-FLAG-7730";
 const TAG: &str = "PRSNL-TAG-9042";
 const RULE: &str = "PRSNL-RULE-1187";
+const MCP: &str = "PRSNL-MCP-6403";
 
 fn texts(repo: &TestRepo) -> String {
     repo.memlog(&["cat"]).ok().stdout()
@@ -57,12 +59,25 @@ fn personal_memory_is_found_here_and_never_leaves() {
     me.record("s-tag", "agent_response", &format!("I will remember {TAG}"));
     // 4. A session the configuration makes personal.
     me.record("diary-1", "note", &format!("today {RULE} went well"));
+    // 5. Through MCP, beside a shared memory of the same server session.
+    let mut mcp = McpProcess::start(me.path());
+    let args =
+        |text: String, personal: bool| serde_json::json!({"text": text, "personal": personal});
+    mcp.tool(
+        "memory_remember",
+        args(format!("my pager PIN is {MCP}"), true),
+    );
+    mcp.tool(
+        "memory_remember",
+        args("Releases are tagged from main".into(), false),
+    );
+    assert!(mcp.close().success());
     // and an ordinary session, which is shared
     me.record("s-work", "user_prompt", "Refactor the parser for speed");
     me.memlog(&["seal", "--all"]).ok();
 
     // Found and injected here.
-    for marker in [NOTE, FLAG, TAG, RULE] {
+    for marker in [NOTE, FLAG, TAG, RULE, MCP] {
         let hits = me
             .memlog(&["search", marker, "--mode", "fts"])
             .ok()
@@ -93,13 +108,14 @@ fn personal_memory_is_found_here_and_never_leaves() {
         "shared memory is there"
     );
     assert!(holds(&on_remote, "deploy script"));
-    for marker in [NOTE, FLAG, TAG, RULE] {
+    assert!(holds(&on_remote, "Releases are tagged from main"));
+    for marker in [NOTE, FLAG, TAG, RULE, MCP] {
         assert!(!holds(&on_remote, marker), "{marker} reached the remote");
     }
     mate.memlog(&["sync", "origin"]).ok();
     let theirs = texts(mate);
     assert!(theirs.contains("Refactor the parser"));
-    for marker in [NOTE, FLAG, TAG, RULE] {
+    for marker in [NOTE, FLAG, TAG, RULE, MCP] {
         assert!(!theirs.contains(marker), "{marker} reached a teammate");
     }
 

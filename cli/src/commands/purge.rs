@@ -35,6 +35,10 @@ pub struct PurgeArgs {
 
 pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
+    // The index applies every forget before history is rewritten: until
+    // the rebuild below, readers then hide what goes by the index itself
+    // (the purge records name only shared events, not personal ones).
+    Projections::update(&repo)?;
     let report = purge(&repo)?;
     if report.events_purged > 0 {
         forget_purged(&repo, &report.purged)?;

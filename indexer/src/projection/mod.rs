@@ -126,11 +126,43 @@ impl Projections {
 
     /// Opens existing projections for reading. A missing or damaged index
     /// is an error the caller answers with [`Projections::update`].
+    ///
+    /// An update commits the full-text half first, then the database: in
+    /// between, the halves are from different runs. Read then, they answer
+    /// as the database says (full-text hits it lacks are dropped, and what
+    /// it has not indexed yet is read past its watermark, see
+    /// [`Unindexed`]), so a reader does not wait for the writer. With no
+    /// writer at work, halves that differ are an interrupted update: the
+    /// index is damaged.
     pub fn open(repo: &Repo) -> Result<Projections> {
-        Projections::open_at(&index_dir(repo))
+        let dir = index_dir(repo);
+        let p = Projections::open_unchecked(&dir)?;
+        if p.halves_agree()? || WriterLock::try_acquire(repo)?.is_none() {
+            return Ok(p);
+        }
+        // the writer may have finished in between
+        Projections::open_at(&dir)
     }
 
+    /// Opens the projections in `dir`, whose halves must be from the same
+    /// run.
     fn open_at(dir: &Path) -> Result<Projections> {
+        let p = Projections::open_unchecked(dir)?;
+        if !p.halves_agree()? {
+            return Err(Error::Corrupt {
+                what: dir.display().to_string(),
+                message: "its full-text and database halves are from different runs (an interrupted update)".into(),
+            });
+        }
+        Ok(p)
+    }
+
+    /// Whether the full-text half's last commit is the database's.
+    fn halves_agree(&self) -> Result<bool> {
+        Ok(self.fts.committed_payload()? == self.graph.get_meta("generation")?)
+    }
+
+    fn open_unchecked(dir: &Path) -> Result<Projections> {
         let db = IndexLayout::new(dir).graph();
         if !db.exists() {
             return Err(Error::Corrupt {
@@ -152,13 +184,6 @@ impl Projections {
             }
         }
         let fts = Fts::open(&IndexLayout::new(dir).fts())?;
-        let committed = fts.committed_payload()?;
-        if committed != graph.get_meta("generation")? {
-            return Err(Error::Corrupt {
-                what: dir.display().to_string(),
-                message: "its full-text and database halves are from different runs (an interrupted update)".into(),
-            });
-        }
         Ok(Projections {
             dir: dir.to_path_buf(),
             graph,
