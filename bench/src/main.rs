@@ -4,12 +4,14 @@
 //! Run it with `scripts/bench` (release build). Whole-process figures run
 //! the real `memlog` binary found next to this one.
 
+mod build;
 mod file_recall;
 mod generator;
 mod hooks;
 mod kills;
 mod lean;
 mod locomo;
+mod realistic;
 mod search;
 mod secrets;
 mod serve;
@@ -50,6 +52,11 @@ struct Args {
     /// Events to generate with --generate.
     #[arg(long, default_value_t = 100_000)]
     events: usize,
+
+    /// The corpus --generate writes: the bench's own one-line events, or
+    /// realistic agent events (long tool output, code, paths).
+    #[arg(long, value_enum, default_value = "bench")]
+    corpus: Corpus,
 
     /// Also measure indexing and search at 1M events (takes minutes).
     #[arg(long)]
@@ -112,6 +119,12 @@ struct Args {
     #[arg(long)]
     lean: bool,
 
+    /// Index build speed: whole-process `memlog rebuild --no-vectors` at
+    /// 20k and 100k events (10k with --quick) of the bench's corpus and of
+    /// realistic agent events.
+    #[arg(long)]
+    build: bool,
+
     /// Crash safety instead: N random SIGKILLs during record, seal, import,
     /// index and purge, then checks that every event is there exactly once,
     /// forgotten ones are erased, and both fscks are clean (fails otherwise).
@@ -126,7 +139,9 @@ struct Args {
     secrets: bool,
 
     /// With --secrets: an older memlog binary, whose PostToolUse hook with
-    /// a 64 KB tool output is timed against this one's (alternating runs).
+    /// a 64 KB tool output is timed against this one's (alternating runs);
+    /// with --build, whose rebuilds run in turn with this one's (the row
+    /// gives new / old).
     #[arg(long, value_name = "BIN")]
     baseline: Option<PathBuf>,
 
@@ -148,6 +163,41 @@ struct Args {
     only: bool,
 }
 
+/// Which generated corpus a figure is measured on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Corpus {
+    /// The bench's own generator: one-line events, a few hundred identifiers.
+    Bench,
+    /// Agent events as hooks record them: long tool output, code, paths.
+    Realistic,
+}
+
+impl Corpus {
+    /// `sessions` sessions of `per_session` events, as neutral JSONL.
+    pub fn text(self, seed: u64, sessions: usize, per_session: usize) -> String {
+        match self {
+            Corpus::Bench => generator::corpus(seed, sessions, per_session),
+            Corpus::Realistic => realistic::corpus(seed, sessions, per_session),
+        }
+    }
+
+    /// `n` queries of the kind this corpus is searched with.
+    pub fn queries(self, seed: u64, n: usize) -> Vec<String> {
+        match self {
+            Corpus::Bench => generator::queries(seed, n),
+            Corpus::Realistic => realistic::queries(seed, n),
+        }
+    }
+
+    /// How a table row names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Corpus::Bench => "the bench corpus",
+            Corpus::Realistic => "realistic agent events",
+        }
+    }
+}
+
 pub struct Row {
     pub name: String,
     pub value: String,
@@ -158,7 +208,9 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     if let Some(path) = &args.generate {
         let per_session = 100;
-        let text = generator::corpus(args.seed, args.events.div_ceil(per_session), per_session);
+        let text = args
+            .corpus
+            .text(args.seed, args.events.div_ceil(per_session), per_session);
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
         return Ok(());
     }
@@ -216,6 +268,14 @@ fn main() -> anyhow::Result<()> {
             (&[20_000, 100_000], 100)
         };
         rows.extend(lean::bench(&bin, args.seed, sizes, runs)?);
+    }
+    if args.build {
+        let sizes: &[usize] = if args.quick {
+            &[10_000]
+        } else {
+            &[20_000, 100_000]
+        };
+        build::bench(&bin, args.baseline.as_deref(), args.seed, sizes, &mut rows)?;
     }
     if args.sync {
         rows.extend(bench_sync(
@@ -316,13 +376,24 @@ pub fn size_label(events: usize) -> String {
 /// A fresh repository holding the generator's corpus of `events` events
 /// (sessions of 100), imported with the real binary.
 pub fn imported_repo(bin: &Path, seed: u64, events: usize) -> anyhow::Result<tempfile::TempDir> {
+    imported_corpus(bin, Corpus::Bench, seed, events)
+}
+
+/// A fresh repository holding `corpus`'s `events` events (sessions of
+/// 100), imported with the real binary.
+pub fn imported_corpus(
+    bin: &Path,
+    corpus: Corpus,
+    seed: u64,
+    events: usize,
+) -> anyhow::Result<tempfile::TempDir> {
     let repo = fresh_repo()?;
-    let corpus = tempfile::NamedTempFile::new()?;
-    std::fs::write(corpus.path(), generator::corpus(seed, events / 100, 100))?;
+    let file = tempfile::NamedTempFile::new()?;
+    std::fs::write(file.path(), corpus.text(seed, events / 100, 100))?;
     run(
         bin,
         repo.path(),
-        &["import", "jsonl", &corpus.path().to_string_lossy()],
+        &["import", "jsonl", &file.path().to_string_lossy()],
     )?;
     Ok(repo)
 }
