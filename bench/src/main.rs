@@ -11,6 +11,7 @@ mod hooks;
 mod kills;
 mod lean;
 mod locomo;
+mod ort;
 mod realistic;
 mod search;
 mod secrets;
@@ -102,6 +103,12 @@ struct Args {
     /// warm rebuild, hybrid search latency, size and RSS.
     #[arg(long)]
     vectors: bool,
+
+    /// Embedding throughput against the model's own speed: memlog's path
+    /// and ONNX Runtime's Python session (scripts/install-assets --bench)
+    /// on the same model, texts, threads and batch, alternated (a minute).
+    #[arg(long)]
+    embedding: bool,
 
     /// Keep the LoCoMo memlogs (and their embedding caches) here between runs.
     #[arg(long, value_name = "DIR")]
@@ -283,6 +290,10 @@ fn main() -> anyhow::Result<()> {
             args.seed,
             if args.quick { 1_000 } else { 10_000 },
         )?);
+    }
+    if args.embedding || args.vectors {
+        let batch = memlog_format::config::EmbeddingConfig::default().batch_size;
+        ort::bench(args.seed, batch, &mut rows)?;
     }
     if args.vectors {
         let rate = vectors::throughput(args.seed, &mut rows)?;
