@@ -33,7 +33,7 @@ pub fn bench(bin: &Path, seed: u64, sizes: &[usize], runs: usize) -> anyhow::Res
 /// Runs `cmd` to completion, its output discarded, and says how long it
 /// took; a failure is an error (a benchmark of a failing command is no
 /// benchmark).
-fn time_process(cmd: &mut Command, stdin: Option<&[u8]>) -> anyhow::Result<Duration> {
+pub(crate) fn time_process(cmd: &mut Command, stdin: Option<&[u8]>) -> anyhow::Result<Duration> {
     let t = Instant::now();
     let mut child = cmd
         .stdin(if stdin.is_some() {
@@ -56,7 +56,7 @@ fn time_process(cmd: &mut Command, stdin: Option<&[u8]>) -> anyhow::Result<Durat
     Ok(took)
 }
 
-fn p50_p95(samples: &[Duration]) -> String {
+pub(crate) fn p50_p95(samples: &[Duration]) -> String {
     let mut s = samples.to_vec();
     format!(
         "p50 {} / p95 {}",

@@ -11,6 +11,7 @@ mod hooks;
 mod kills;
 mod lean;
 mod locomo;
+mod oneshot;
 mod ort;
 mod realistic;
 mod search;
@@ -109,6 +110,13 @@ struct Args {
     /// on the same model, texts, threads and batch, alternated (a minute).
     #[arg(long)]
     embedding: bool,
+
+    /// One-shot hybrid `memlog search` at 20k events with the real model's
+    /// vectors (embedded once, then kept in bench-embeddings.sqlite beside
+    /// the binary): without a warm process, with `memlog watch`, and the
+    /// model loaded in the process (`--mode vector`).
+    #[arg(long)]
+    one_shot: bool,
 
     /// Keep the LoCoMo memlogs (and their embedding caches) here between runs.
     #[arg(long, value_name = "DIR")]
@@ -294,6 +302,10 @@ fn main() -> anyhow::Result<()> {
     if args.embedding || args.vectors {
         let batch = memlog_format::config::EmbeddingConfig::default().batch_size;
         ort::bench(args.seed, batch, &mut rows)?;
+    }
+    if args.one_shot {
+        let cache = bin.with_file_name("bench-embeddings.sqlite");
+        oneshot::bench(&bin, args.seed, 20_000, &cache, &mut rows)?;
     }
     if args.vectors {
         let rate = vectors::throughput(args.seed, &mut rows)?;
