@@ -169,6 +169,13 @@ pub fn bench(
             dump_signals(&p, &qs, &vectors, &mut dump_lines)?;
         }
         for (q, v) in qs.iter().zip(vectors) {
+            let mut record = |name: &'static str, hits: &[memlog_indexer::search::Hit]| {
+                let refs: Vec<&str> = hits.iter().filter_map(|h| h.meta["ref"].as_str()).collect();
+                results
+                    .entry(name)
+                    .or_default()
+                    .push(serde_json::json!({"qid": q["qid"], "ranked_refs": refs}).to_string());
+            };
             for (name, mode, fusion) in RUNS {
                 let hits = search(
                     &p,
@@ -182,11 +189,7 @@ pub fn bench(
                         ..Default::default()
                     },
                 )?;
-                let refs: Vec<&str> = hits.iter().filter_map(|h| h.meta["ref"].as_str()).collect();
-                results
-                    .entry(name)
-                    .or_default()
-                    .push(serde_json::json!({"qid": q["qid"], "ranked_refs": refs}).to_string());
+                record(name, &hits);
             }
             // what a one-shot `memlog search` ranks with when no watcher
             // answers: the distilled query vector
@@ -202,11 +205,7 @@ pub fn bench(
                     ..Default::default()
                 },
             )?;
-            let refs: Vec<&str> = hits.iter().filter_map(|h| h.meta["ref"].as_str()).collect();
-            results
-                .entry(DISTILLED_RUN)
-                .or_default()
-                .push(serde_json::json!({"qid": q["qid"], "ranked_refs": refs}).to_string());
+            record(DISTILLED_RUN, &hits);
         }
     }
     if let Some(d) = dump {

@@ -431,6 +431,50 @@ pub fn run(bin: &Path, dir: &Path, args: &[&str]) -> anyhow::Result<Duration> {
     Ok(elapsed)
 }
 
+/// Runs the Python `script` with `request` on its standard input and
+/// reads the JSON object it prints.
+pub fn python_json(
+    python: &Path,
+    script: &Path,
+    request: &serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    use std::io::Write;
+    let mut child = Command::new(python)
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting {}", python.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(request.to_string().as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!("{} failed ({})", script.display(), out.status);
+    }
+    serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("reading {}'s report", script.display()))
+}
+
+/// Starts `memlog watch` in `dir` and waits until its warm socket is there
+/// (the model, when there is one, is loaded by then).
+pub fn start_watch(bin: &Path, dir: &Path) -> anyhow::Result<std::process::Child> {
+    let watch = Command::new(bin)
+        .arg("watch")
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let socket = memlog_store::Repo::discover(dir)?.layout().warm_socket();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !socket.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(watch)
+}
+
 pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
@@ -679,23 +723,7 @@ fn bench_mcp(bin: &Path, seed: u64, events: usize, quick: bool) -> anyhow::Resul
         },
     });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");
-    let mut child = Command::new(&python)
-        .arg(&script)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("starting {}", python.display()))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        use std::io::Write;
-        stdin.write_all(request.to_string().as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
-    if !out.status.success() {
-        bail!("the MCP client failed ({})", out.status);
-    }
-    let report: serde_json::Value =
-        serde_json::from_slice(&out.stdout).context("reading the MCP client's report")?;
+    let report = python_json(&python, &script, &request)?;
     let bench = &report["bench"];
     let ms_of = |k: &str| {
         bench[k]

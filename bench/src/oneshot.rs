@@ -8,8 +8,8 @@
 //! 12k short texts).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use memlog_indexer::embed::ModelFiles;
@@ -95,18 +95,7 @@ pub fn bench(
             None,
         )?);
     }
-    let mut watch = Command::new(bin)
-        .arg("watch")
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let socket = memlog_store::Repo::discover(dir)?.layout().warm_socket();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !socket.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut watch = crate::start_watch(bin, dir)?;
     let warm = time_all(&[]);
     let _ = watch.kill();
     let _ = watch.wait();

@@ -6,12 +6,9 @@
 //! them, fastembed given the texts in the order they come, fenced blocks
 //! uncut (what memlog did before it sorted batches and cut them).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use anyhow::{Context, bail};
 use memlog_indexer::embed::{ModelEmbedder, ModelFiles, clip, dot};
 use memlog_indexer::embed_cache::EmbeddingCache;
 
@@ -64,21 +61,7 @@ fn python_round(
     let request = serde_json::json!({
         "model": model, "threads": threads, "batch": batch, "ids": ids,
     });
-    let mut child = Command::new(python)
-        .arg(&script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("starting {}", python.display()))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(request.to_string().as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
-    if !out.status.success() {
-        bail!("{} failed ({})", script.display(), out.status);
-    }
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let report = crate::python_json(python, &script, &request)?;
     let first = report["first"]
         .as_array()
         .map(|vs| {

@@ -12,7 +12,7 @@
 
 use serde_json::json;
 
-use crate::generator::Rng;
+use crate::generator::{Rng, identifier_of, snake};
 
 const MODULES: &[&str] = &[
     "auth",
@@ -275,18 +275,7 @@ const MAX_OUTPUT_LINES: usize = 100;
 const MAX_OUTPUT_BYTES: usize = 10_000;
 
 fn identifier(r: &mut Rng) -> String {
-    format!("{}{}{}", r.pick(VERBS), r.pick(NOUNS), r.pick(SUFFIXES))
-}
-
-fn snake(ident: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in ident.chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.extend(c.to_lowercase());
-    }
-    out
+    identifier_of(r, VERBS, NOUNS, SUFFIXES)
 }
 
 fn path(r: &mut Rng) -> String {
@@ -654,16 +643,13 @@ pub fn session(
 
 /// `sessions` sessions of `per_session` events each, as JSONL text.
 pub fn corpus(seed: u64, sessions: usize, per_session: usize) -> String {
-    let mut r = Rng::new(seed ^ 0x7ea1);
-    let mut text = String::new();
-    let base = 1_767_225_600; // 2026-01-01
-    for s in 0..sessions {
-        for line in session(&mut r, s, per_session, base + (s as i64) * 7200) {
-            text.push_str(&line.to_string());
-            text.push('\n');
-        }
-    }
-    text
+    crate::generator::jsonl(
+        &mut Rng::new(seed ^ 0x7ea1),
+        sessions,
+        per_session,
+        7200,
+        session,
+    )
 }
 
 /// What people and agents search such a memory for: identifiers, paths,

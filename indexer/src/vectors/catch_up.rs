@@ -155,7 +155,7 @@ pub fn catch_up(
     let passes: Vec<Vec<&str>> = if pending > ROUND {
         let (first, later) = crate::derive::EMBEDDED_KINDS
             .iter()
-            .partition(|k| crate::derive::EMBEDDED_FIRST.contains(k));
+            .partition(|k| !crate::derive::EMBEDDED_LAST.contains(k));
         vec![first, later]
     } else {
         vec![crate::derive::EMBEDDED_KINDS.to_vec()]
