@@ -68,6 +68,11 @@ pub const EMBEDDED_KINDS: [&str; 8] = [
     "task_created",
 ];
 
+/// Embedded kinds that a long catch-up (a first index, an import) leaves
+/// for last: what was distilled or asked is short and worth the most, so
+/// it is embedded before the long answers and memory is useful early.
+pub const EMBEDDED_LAST: [&str; 1] = ["agent_response"];
+
 /// Whether events of `kind` get a vector.
 pub fn is_worth_embedding(kind: &str) -> bool {
     EMBEDDED_KINDS.contains(&kind)

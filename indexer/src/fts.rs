@@ -697,6 +697,16 @@ impl Fts {
     /// stem and identifier parts are terms); 0 for a word no event
     /// contains; `None` for one the analyzer drops whole (punctuation).
     pub fn word_rarity(&self, words: &[String]) -> Result<Vec<Option<f32>>> {
+        self.rarity_of(words, false)
+    }
+
+    /// As [`Fts::word_rarity`], but a term no event contains counts as the
+    /// rarest of all (`ln(n + 1)`), as an inverse document frequency does.
+    pub fn word_idf(&self, words: &[String]) -> Result<Vec<Option<f32>>> {
+        self.rarity_of(words, true)
+    }
+
+    fn rarity_of(&self, words: &[String], unseen_rarest: bool) -> Result<Vec<Option<f32>>> {
         let searcher = self.searcher()?;
         let n = searcher.num_docs() as f32;
         let mut analyzer = text_analyzer(&self.index);
@@ -710,7 +720,7 @@ impl Fts {
                     .doc_freq(&term)
                     .map_err(|e| Error::fts(Path::new("full-text index"), e))?
                     as f32;
-                let r = if df > 0.0 {
+                let r = if df > 0.0 || unseen_rarest {
                     ((n + 1.0) / (df + 1.0)).ln()
                 } else {
                     0.0

@@ -79,6 +79,11 @@ pub struct SearchRequest {
     /// The query vector only scores the candidates full text and spreading
     /// found; no vector search runs (as with `feedback`).
     pub rerank_only: bool,
+    /// The query vector is a distilled one
+    /// ([`crate::context::distilled_query`]), whose cosines run lower than
+    /// the model's: vector hits join full text's from
+    /// [`DISTILLED_JOIN_MIN`] instead of [`VECTOR_JOIN_MIN`].
+    pub distilled: bool,
 }
 
 /// The signals behind a hit's score, each in [0, 1].
@@ -137,6 +142,11 @@ const MIN_CANDIDATES: usize = 40;
 /// at this share of the best cosine or more, and never below the minimum.
 const VECTOR_JOIN_RELATIVE: f32 = 0.7;
 const VECTOR_JOIN_MIN: f32 = 0.3;
+/// The same floor for a distilled query vector, whose cosines run about a
+/// third lower (as the prompt gate's thresholds do, 0.30 against 0.45): on
+/// LoCoMo dev 0.2 and 0.3 rank alike (hybrid R@10 0.713, 0.712), and at
+/// 0.3 a paraphrase's only match in a small memory (cosine 0.24) was lost.
+const DISTILLED_JOIN_MIN: f32 = 0.2;
 
 /// One candidate while ranking: where it stands in each list.
 #[derive(Clone, Debug, Default)]
@@ -202,7 +212,12 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         // floor costs nothing; vector mode has none.)
         let floor = if use_fts {
             found.first().map_or(0.0, |best| {
-                (best.cosine * VECTOR_JOIN_RELATIVE).max(VECTOR_JOIN_MIN)
+                let min = if req.distilled {
+                    DISTILLED_JOIN_MIN
+                } else {
+                    VECTOR_JOIN_MIN
+                };
+                (best.cosine * VECTOR_JOIN_RELATIVE).max(min)
             })
         } else {
             f32::MIN
