@@ -224,7 +224,13 @@ const WRITE_LAG: Duration = Duration::from_millis(1500);
 pub fn last_answer(path: &Path, stop: Option<u64>) -> Option<String> {
     let started = Instant::now();
     loop {
-        let (answer, complete) = answer_before_stop(&tail(path, 1 << 20)?, stop);
+        // Copilot 1.0.102 writes the file in batches: a quick turn's Stop
+        // hook may run before it exists at all, so a missing file is
+        // waited for like an unfinished one.
+        let (answer, complete) = match tail(path, 1 << 20) {
+            Some(text) => answer_before_stop(&text, stop),
+            None => (None, false),
+        };
         if complete || started.elapsed() > WRITE_LAG {
             return answer;
         }

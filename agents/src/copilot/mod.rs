@@ -106,8 +106,17 @@ impl Agent for Copilot {
         StopContract::Block
     }
 
-    /// `session.start.copilotVersion` of the session's `events.jsonl`.
+    /// `COPILOT_CLI_BINARY_VERSION`, which Copilot sets for its hooks, else
+    /// `session.start.copilotVersion` of the session's `events.jsonl` (a
+    /// file Copilot writes in batches: often absent while a quick session's
+    /// hooks run).
     fn version(&self, payload: &Payload) -> Option<String> {
+        if let Some(v) = std::env::var("COPILOT_CLI_BINARY_VERSION")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        {
+            return Some(v.trim().to_string());
+        }
         let file = match &payload.transcript_path {
             Some(path) => path.clone(),
             None => copilot_home()
