@@ -110,11 +110,17 @@ pub(super) fn is_secret(value: &str, class: NameClass, quoted: bool) -> bool {
                 && s.symbols * 4 < s.len
         }
     };
+    // the allow-lists only once the shape matched: they cost more
     shaped
-        && !(value.len() <= super::MAX_PLACEHOLDER && allow::is_placeholder(value))
+        && !is_placeholder(value)
         && !allow::is_public(value)
         && !allow::is_path(value)
         && !allow::is_plain_url(value)
+}
+
+/// A placeholder (`changeme`, `<your-token>`), short enough to be one.
+fn is_placeholder(value: &str) -> bool {
+    value.len() <= super::MAX_PLACEHOLDER && allow::is_placeholder(value)
 }
 
 /// Whether letters switch case the way random ones do rather than the
