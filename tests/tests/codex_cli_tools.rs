@@ -153,9 +153,12 @@ fn a_subagent_is_recorded_in_its_parents_session() {
     let Some(codex) = CodexCli::find(&repo) else {
         return;
     };
-    // The main agent waits until the subagent's rollout says it is done
-    // (bounded), as wait_agent would with an id it cannot know in advance.
-    let wait = "for i in $(seq 300); do grep -l task_complete $(grep -l parent_thread_id \"$CODEX_HOME\"/sessions/*/*/*/*.jsonl 2>/dev/null) >/dev/null 2>&1 && break; sleep 0.2; done";
+    // The main agent waits (bounded) until memlog's SubagentStop hook has
+    // recorded the subagent's answer, as wait_agent would with an id it
+    // cannot know in advance: the subagent's rollout says task_complete
+    // before that hook has run, and under load the session then ended
+    // with the hook still at work.
+    let wait = "for i in $(seq 300); do grep -l '\"hook\":\"SubagentStop\"' .git/memlog/journal/*.jsonl >/dev/null 2>&1 && break; sleep 0.2; done";
     let script = json!({
         "turns": [
             {"when_contains": "Delegate", "text": "Delegating.",
