@@ -192,3 +192,96 @@ fn the_model_obeys_the_stop_hook_and_the_promoted_rule_briefs_the_next_session()
         second.requests
     );
 }
+
+/// The answer the user asked for, which the fact-saving turn must not
+/// displace.
+const ANSWER: &str = "Readings go to src/telemetry.rs, one line each: the dashboard tails it.";
+
+/// Issue 31: the Stop hook asks for facts, the (scripted) model saves them
+/// the way the instruction says (Bash, `memlog extract --facts -`), the
+/// fact is found by `memlog search`, and what `claude -p` prints as the
+/// result is still the answer to the user, not the bookkeeping turn.
+#[test]
+fn the_stop_hook_loop_saves_facts_and_leaves_the_reply_intact() {
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.path().join("src")).unwrap();
+    let file = repo.path().join("src/telemetry.rs");
+    std::fs::write(&file, "// Tank sensor readings, one line each.\n").unwrap();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n\
+         learn:\n  extract_after_events: 3\n",
+    )
+    .unwrap();
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    let run = claude.run(
+        PROMPT,
+        &json!({
+            "turns": [
+                {"text": "Let me look.",
+                 "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}},
+                {"text": ANSWER},
+                // the save, with no words for the user
+                {"when_contains": "Self-question",
+                 "tool_use": {"name": "Bash", "input": {
+                     "command": extract_command(),
+                     "description": "Hand the session's facts to memlog"}}},
+                // as the instruction's last words ask
+                {"when_contains": "recorded", "text": ANSWER}
+            ],
+            "side_text": "Telemetry"
+        }),
+    );
+    // what reached the model, for the record
+    for (i, r) in run.requests.iter().enumerate() {
+        let last = r["body"]["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "request {i} (turn {}): last message {}",
+            r["answered_by"],
+            &last[..last.len().min(300)]
+        );
+    }
+    let feedback = run
+        .requests
+        .iter()
+        .find(|r| r["body"].to_string().contains("Stop hook feedback"))
+        .expect("the Stop hook blocked")["body"]
+        .to_string();
+    assert!(feedback.contains("memlog extract --facts -"), "{feedback}");
+    assert!(feedback.contains("word for word"), "{feedback}");
+    let answered: Vec<&Value> = run
+        .requests
+        .iter()
+        .map(|r| &r["answered_by"])
+        .filter(|a| !a.is_null())
+        .collect();
+    assert_eq!(
+        answered,
+        [&json!(0), &json!(1), &json!(2), &json!(3)],
+        "every scripted turn answered, in order"
+    );
+    assert!(tool_results(&run.requests).contains("1 recorded, 1 rejected"));
+
+    // the saved fact is in the log and found
+    let facts = repo.memlog(&["cat", "--kind", "fact"]).ok().json_lines();
+    assert_eq!(facts.len(), 1, "{facts:?}");
+    assert_eq!(facts[0]["body"]["text"], SUPPORTED);
+    let found = repo
+        .memlog(&["search", "appended to telemetry", "--json"])
+        .ok()
+        .stdout();
+    assert!(
+        found.contains(facts[0]["id"].as_str().unwrap()),
+        "search does not find the fact: {found}"
+    );
+
+    // the user-facing reply is the answer, intact
+    assert_eq!(run.result["result"], ANSWER, "{}", run.result);
+    assert!(!run.result["result"].to_string().contains("memlog"));
+}
