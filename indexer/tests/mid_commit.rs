@@ -44,8 +44,7 @@ fn an_update_that_may_wait_only_a_while_names_the_writer_it_waited_for() {
     let writer = WriterLock::acquire(&repo).unwrap();
     let started = std::time::Instant::now();
     let err = Projections::update_within(&repo, std::time::Duration::from_millis(200))
-        .err()
-        .expect("the lock is held");
+        .expect_err("the lock is held");
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     let said = err.to_string();
     assert!(matches!(err, Error::WriterBusy { .. }), "{said}");
