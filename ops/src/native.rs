@@ -101,6 +101,20 @@ pub fn files(repo: &Repo) -> Vec<NativeFile> {
     out
 }
 
+/// The agents' own memory folders for this repository, outside its work
+/// tree (whether or not they exist yet): a tool call on a file there is
+/// recorded without its words ([`memlog_store::Recorder::withholding`]).
+pub fn own_memory_dirs(repo: &Repo) -> Vec<PathBuf> {
+    let Some(work_tree) = repo.work_tree.as_deref() else {
+        return Vec::new();
+    };
+    memlog_agents::AGENTS
+        .iter()
+        .flat_map(|agent| agent.own_memory_dirs(work_tree))
+        .filter(|dir| !dir.starts_with(work_tree))
+        .collect()
+}
+
 /// What was read of one file.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 struct FileState {

@@ -266,6 +266,7 @@ fn rules_export_owns_one_block_and_leaves_the_users_text_alone() {
 
 const MINE: &str = "PRSNL-NATIVE-3317";
 const MINE_TOO: &str = "PRSNL-CODEX-5802";
+const MINE_WRITTEN: &str = "PRSNL-WRITE-2291";
 
 /// The user's own agent memory (Claude Code's project memory, Codex's
 /// memories: outside the work tree) is searched here and never synced;
@@ -332,6 +333,18 @@ fn the_users_own_agent_memory_is_found_here_and_never_synced() {
         serde_json::json!({"prompt": "where is my parking spot in the garage?"}),
     );
     assert!(injected.contains(MINE), "{injected}");
+    // the agent writes its own memory (Claude Code's auto memory does so
+    // with its Write tool): the call is recorded, its words are not
+    let memory_file = claude_memory_dir(repo, home.path()).join("MEMORY.md");
+    let written = format!("- My parking spot is {MINE}, level two.\n- Badge {MINE_WRITTEN}.\n");
+    hook(
+        "PostToolUse",
+        serde_json::json!({
+            "tool_name": "Write",
+            "tool_input": {"file_path": memory_file.display().to_string(), "content": written},
+            "tool_response": {"type": "create", "filePath": memory_file.display().to_string(), "content": written},
+        }),
+    );
     hook(
         "Stop",
         serde_json::json!({"transcript_path": "/nonexistent.jsonl", "stop_hook_active": false}),
@@ -346,7 +359,7 @@ fn the_users_own_agent_memory_is_found_here_and_never_synced() {
         holds(&on_remote, "where is my parking spot"),
         "so is the session"
     );
-    for marker in [MINE, MINE_TOO] {
+    for marker in [MINE, MINE_TOO, MINE_WRITTEN] {
         assert!(!holds(&on_remote, marker), "{marker} reached the remote");
     }
 }
