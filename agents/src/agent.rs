@@ -200,6 +200,15 @@ pub trait Agent: Sync {
         Vec::new()
     }
 
+    /// The folders outside the work tree where the agent keeps its own
+    /// notes on the project (the user's, not the team's: memlog reads them
+    /// into personal notes and records no tool call's words on them),
+    /// whether or not they exist yet; none by default.
+    fn own_memory_dirs(&self, work_tree: &Path) -> Vec<PathBuf> {
+        let _ = work_tree;
+        Vec::new()
+    }
+
     /// Reads one session file, its drafts numbered by their place in it
     /// (the same numbers on every import).
     fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile>;

@@ -13,10 +13,12 @@
 //! that recorded one personal event keeps the rest of its events personal:
 //! what follows a private word (the answer, the tool calls) repeats it.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{Map, Value};
 
-use crate::Draft;
 use crate::config::PersonalConfig;
+use crate::{Draft, Kind};
 
 /// The `meta` key holding an event's scope.
 pub const SCOPE_KEY: &str = "scope";
@@ -89,10 +91,52 @@ pub fn has_tag(text: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(PERSONAL_TAG.as_bytes()))
 }
 
+/// The input keys that name the file a tool call is on.
+const PATH_KEYS: [&str; 3] = ["file_path", "path", "notebook_path"];
+
+/// What a tool call on the user's own agent memory keeps of its words.
+pub const WITHHELD: &str =
+    "[withheld: the user's own agent memory, kept on this machine as personal notes]";
+
+/// Cuts a tool call on a file under one of `dirs` (the agents' own memory
+/// outside the work tree, such as Claude Code's auto memory, which it
+/// writes with its Write and Edit tools) down to the tool, the file and
+/// the outcome: the call sits in the agent's shared session, and the
+/// file's words are the user's (memlog reads the file into personal
+/// notes). Returns whether it did.
+pub fn withhold_own_memory(draft: &mut Draft, dirs: &[PathBuf]) -> bool {
+    if draft.kind != Kind::ToolObservation || dirs.is_empty() {
+        return false;
+    }
+    let Some(Value::Object(input)) = draft.body.get("input") else {
+        return false;
+    };
+    let paths: Map<String, Value> = input
+        .iter()
+        .filter(|(k, v)| {
+            PATH_KEYS.contains(&k.as_str())
+                && v.as_str()
+                    .is_some_and(|p| dirs.iter().any(|d| Path::new(p).starts_with(d)))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if paths.is_empty() {
+        return false;
+    }
+    draft
+        .body
+        .retain(|k, _| matches!(k.as_str(), "tool" | "success" | "tool_use_id"));
+    draft.body.insert("input".into(), Value::Object(paths));
+    draft
+        .body
+        .insert("output".into(), Value::String(WITHHELD.into()));
+    draft.body.insert("withheld".into(), Value::Bool(true));
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Kind;
 
     fn draft(session: &str, client: Option<&str>, text: &str) -> Draft {
         let mut d = Draft::text(session, "2026-01-01T00:00:00.000Z", Kind::Note, "p", text);
@@ -141,5 +185,42 @@ mod tests {
         mark_personal(&mut meta);
         assert!(is_personal(&meta));
         assert_eq!(meta["scope"], "personal");
+    }
+
+    #[test]
+    fn a_call_on_the_users_own_memory_keeps_the_file_not_its_words() {
+        let body = |path: &str| {
+            serde_json::json!({
+                "tool": "Write",
+                "input": {"file_path": path, "content": "my locker is 4411"},
+                "output": "my locker is 4411",
+                "success": true,
+                "metadata": {"lines": 1},
+            })
+        };
+        let dirs = [PathBuf::from("/home/u/.claude/projects/p/memory")];
+        let call = |path: &str| {
+            let Value::Object(b) = body(path) else {
+                unreachable!()
+            };
+            Draft::new(
+                "s",
+                "2026-01-01T00:00:00.000Z",
+                Kind::ToolObservation,
+                "p",
+                b,
+            )
+        };
+        let mut own = call("/home/u/.claude/projects/p/memory/MEMORY.md");
+        assert!(withhold_own_memory(&mut own, &dirs));
+        let text = serde_json::to_string(&own.body).unwrap();
+        assert!(!text.contains("4411"), "{text}");
+        assert!(
+            text.contains("MEMORY.md") && text.contains("\"success\":true"),
+            "{text}"
+        );
+        let mut other = call("/repo/src/main.rs");
+        assert!(!withhold_own_memory(&mut other, &dirs));
+        assert!(serde_json::to_string(&other.body).unwrap().contains("4411"));
     }
 }

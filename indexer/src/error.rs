@@ -52,6 +52,18 @@ pub enum Error {
     #[error("another memlog process is updating the index")]
     Busy,
 
+    /// Another process held the projections' writer lock for longer than a
+    /// caller would wait for it.
+    #[error(
+        "the index is being written by {holder}; waited {waited_secs} s for it, try again when it finishes"
+    )]
+    WriterBusy {
+        /// Who holds the lock, as it wrote itself into `index.lock`.
+        holder: String,
+        /// How long the caller waited.
+        waited_secs: u64,
+    },
+
     /// The embedding model or ONNX Runtime is missing or failed.
     #[error("semantic search: {0}")]
     Model(String),

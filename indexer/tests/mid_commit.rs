@@ -37,3 +37,21 @@ fn a_reader_between_an_update_s_two_commits_is_not_told_the_index_is_damaged() {
         Err(Error::Corrupt { .. })
     ));
 }
+
+#[test]
+fn an_update_that_may_wait_only_a_while_names_the_writer_it_waited_for() {
+    let (_dir, repo) = common::repo();
+    let writer = WriterLock::acquire(&repo).unwrap();
+    let started = std::time::Instant::now();
+    let err = Projections::update_within(&repo, std::time::Duration::from_millis(200))
+        .expect_err("the lock is held");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let said = err.to_string();
+    assert!(matches!(err, Error::WriterBusy { .. }), "{said}");
+    assert!(
+        said.contains(&format!("pid {}", std::process::id())),
+        "{said}"
+    );
+    drop(writer);
+    Projections::update_within(&repo, std::time::Duration::from_millis(200)).unwrap();
+}

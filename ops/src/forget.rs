@@ -140,7 +140,7 @@ pub fn resolve_ids(repo: &Repo, prefixes: &[String]) -> Result<Vec<EventId>> {
         // process is updating: wait for it before saying there is none.
         Err(e) if !p.is_fresh(repo)? => {
             drop(p);
-            memlog_indexer::Projections::update(repo)?;
+            memlog_indexer::Projections::update_within(repo, workspace::WRITER_WAIT)?;
             ids::resolve_all(&workspace::projections(repo)?, prefixes).map_err(|_| e)
         }
         resolved => resolved,

@@ -111,7 +111,7 @@ pub fn run(
         }
         _ => None,
     };
-    let recorder = Recorder::new(&repo)?;
+    let recorder = Recorder::new(&repo)?.withholding(crate::native::own_memory_dirs(&repo));
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {
         let same: Vec<Draft> = drafts
             .into_iter()
@@ -129,9 +129,9 @@ pub fn run(
                 crate::file_recall::forget_seen(&repo, s);
                 seal_session(&repo, s, started)?;
                 if crate::reflect::due(&repo) {
-                    // reflection brings the index up to date first (waiting
-                    // for another writer), then keeps its candidates for
-                    // the next briefing
+                    // reflection brings the index up to date (unless
+                    // another writer is at it), then keeps its candidates
+                    // for the next briefing
                     spawn_detached(&repo, &["reflect"]);
                 } else {
                     // so that the next session's prompts find this one

@@ -175,7 +175,7 @@ pub fn agent_sessions(
             None => sessions.push((session.session_id, session.drafts)),
         }
     }
-    let recorder = Recorder::new(repo)?;
+    let recorder = Recorder::new(repo)?.withholding(crate::native::own_memory_dirs(repo));
     let (sealed, report) = recorder.import_numbered(sessions)?;
     Ok(SessionsImport {
         files: read,

@@ -14,6 +14,13 @@
 //! `.git/memlog/native.json`, so a check ([`changed`]) costs one `stat`
 //! per file.
 //!
+//! Files outside the work tree (Claude Code's project memory under
+//! `~/.claude/projects`, `$CODEX_HOME/memories`) are the user's own, not
+//! the project's: their notes are personal (FORMAT.md §9), sealed on the
+//! personal ref in a session apart, searched here and never synced. Files
+//! in the work tree (`CLAUDE.md`, `AGENTS.md`) are shared, as the files
+//! themselves are.
+//!
 //! memlog's own facts never contradict the files silently: [`conflicts`]
 //! lists facts and rules about the same subject with another value (as
 //! supersession judges it, [`crate::facts::same_subject_other_value`]).
@@ -55,6 +62,9 @@ pub struct NativeFile {
     pub label: String,
     /// The agent that keeps it.
     pub agent: &'static str,
+    /// Outside the work tree: the user's own memory, kept on this machine
+    /// only (its notes are personal).
+    pub personal: bool,
 }
 
 /// The native files of this repository that exist, each once (in agent
@@ -71,6 +81,7 @@ pub fn files(repo: &Repo) -> Vec<NativeFile> {
             if !path.is_file() || !seen.insert(path.clone()) {
                 continue;
             }
+            let personal = !path.starts_with(work_tree);
             let label = match (path.strip_prefix(work_tree), &home) {
                 (Ok(rel), _) => rel.display().to_string(),
                 (Err(_), Some(h)) if path.starts_with(h) => path
@@ -83,10 +94,25 @@ pub fn files(repo: &Repo) -> Vec<NativeFile> {
                 path,
                 label,
                 agent: agent.name(),
+                personal,
             });
         }
     }
     out
+}
+
+/// The agents' own memory folders for this repository, outside its work
+/// tree (whether or not they exist yet): a tool call on a file there is
+/// recorded without its words ([`memlog_store::Recorder::withholding`]).
+pub fn own_memory_dirs(repo: &Repo) -> Vec<PathBuf> {
+    let Some(work_tree) = repo.work_tree.as_deref() else {
+        return Vec::new();
+    };
+    memlog_agents::AGENTS
+        .iter()
+        .flat_map(|agent| agent.own_memory_dirs(work_tree))
+        .filter(|dir| !dir.starts_with(work_tree))
+        .collect()
 }
 
 /// What was read of one file.
@@ -266,7 +292,10 @@ pub fn refresh(repo: &Repo) -> Result<Vec<FileRefresh>> {
         Some(s) => s,
         None => state_from_log(repo)?,
     };
+    // Shared and personal notes in sessions apart: a personal event makes
+    // the rest of its session personal.
     let session = memlog_store::journal::mint_session("native");
+    let personal_session = memlog_store::journal::mint_session("native-personal");
     let project = repo.project();
     let now = time::now();
     let mut drafts = Vec::new();
@@ -312,11 +341,16 @@ pub fn refresh(repo: &Repo) -> Result<Vec<FileRefresh>> {
                 body.insert("heading".into(), json!(h));
             }
             body.insert("file_hash".into(), json!(file_hash));
-            drafts.push((
-                f.label.clone(),
-                h,
-                Draft::new(&session, &now, Kind::Note, project.clone(), body),
-            ));
+            let into = if f.personal {
+                &personal_session
+            } else {
+                &session
+            };
+            let mut draft = Draft::new(into, &now, Kind::Note, project.clone(), body);
+            if f.personal {
+                memlog_format::scope::mark_personal(&mut draft.meta);
+            }
+            drafts.push((f.label.clone(), h, draft));
             added += 1;
         }
         let vanished: Vec<EventId> = std::mem::take(&mut entry.paragraphs)
@@ -355,7 +389,13 @@ pub fn refresh(repo: &Repo) -> Result<Vec<FileRefresh>> {
             gone.push((label, s.paragraphs.into_values().collect()));
         }
     }
-    if !drafts.is_empty() {
+    let (personal, shared): (Vec<_>, Vec<_>) = drafts
+        .into_iter()
+        .partition(|(_, _, d)| memlog_format::scope::is_personal(&d.meta));
+    for drafts in [shared, personal] {
+        if drafts.is_empty() {
+            continue;
+        }
         let (labels, hashes): (Vec<String>, Vec<String>) = drafts
             .iter()
             .map(|(l, h, _)| (l.clone(), h.clone()))

@@ -60,8 +60,19 @@ pub fn on_stop(repo: &Repo, recorder: &Recorder, turn: &StopTurn) -> Result<Opti
         repo.project(),
         body,
     )])?;
-    Ok(Some(extraction::instruction(&view, None)))
+    Ok(Some(format!(
+        "{}{REPLY_AGAIN}",
+        extraction::instruction(&view, None)
+    )))
 }
+
+/// The instruction's last words. The agent's client shows the user its
+/// final message only (`claude -p` prints it as the result, and Claude Code
+/// asks again when that message is empty), so a save that ended the turn
+/// with "Facts recorded." displaced the answer the user asked for.
+const REPLY_AGAIN: &str = "\nLast: this bookkeeping is not for the user, who sees only your \
+     final message. When it is done (or if nothing is worth keeping), end your turn by giving \
+     the user your answer above again, word for word, and say nothing about memlog.\n";
 
 /// A `reinforce` success for the memories recalled into this session whose
 /// ids the latest answer cites (by a prefix of at least 8 hex digits) and

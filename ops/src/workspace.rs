@@ -64,6 +64,11 @@ pub fn live(repo: &Repo, sealed_only: bool) -> Result<Vec<Event>> {
     Ok(live_events(events))
 }
 
+/// How long a read with no index to read waits for another process
+/// building it before it fails naming that process: never without a bound
+/// (a watcher's or a test's lock held for good hung `memlog reflect`).
+pub const WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The projections, brought up to date first when they lag behind the log
 /// (a ref read and a few stats when they do not). If another process is
 /// updating them, what is there is used, and what the log holds beyond it
@@ -82,8 +87,8 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
                 p.read_unindexed(repo, Reach::Everything)?;
                 return Ok(p);
             }
-            // nothing to read yet: wait for the other writer
-            Err(_) => Projections::update(repo)?,
+            // nothing to read yet: wait for the other writer, a while
+            Err(_) => Projections::update_within(repo, WRITER_WAIT)?,
         },
     };
     if report.rebuilt

@@ -5,6 +5,8 @@
 //! `meta.scope: personal`, and so is every later event of its session
 //! (FORMAT.md §9). Sealing routes marked events to the personal ref.
 
+use std::path::PathBuf;
+
 use memlog_format::privacy::{PrivacyFilter, Report, cap_strings, truncate_output};
 use memlog_format::{Draft, Event, Kind, scope};
 use serde_json::Value;
@@ -18,6 +20,10 @@ use crate::{Error, Repo, Result};
 pub struct Recorder<'r> {
     repo: &'r Repo,
     filter: PrivacyFilter,
+    /// The agents' own memory folders outside the work tree: a tool call
+    /// on a file there keeps the file, not its words
+    /// ([`scope::withhold_own_memory`]).
+    own_memory: Vec<PathBuf>,
 }
 
 impl<'r> Recorder<'r> {
@@ -28,7 +34,15 @@ impl<'r> Recorder<'r> {
         Ok(Recorder {
             repo,
             filter: PrivacyFilter::configured(&repo.config.privacy)?.keyed(&key),
+            own_memory: Vec::new(),
         })
+    }
+
+    /// The same, withholding the words of tool calls on files under
+    /// `dirs` (the agents' own memory, which the caller knows).
+    pub fn withholding(mut self, dirs: Vec<PathBuf>) -> Recorder<'r> {
+        self.own_memory = dirs;
+        self
     }
 
     /// The repository it records into.
@@ -36,10 +50,12 @@ impl<'r> Recorder<'r> {
         self.repo
     }
 
-    /// Applies privacy (body and meta); for tool observations, cuts
+    /// Withholds the words of a call on the agents' own memory; applies
+    /// privacy (body and meta); for tool observations, cuts
     /// `body.output` to the configured size; then caps every text at
     /// `hooks.max_text_bytes` (either cut marks `body.truncated`).
     pub fn prepare(&self, mut draft: Draft) -> (Draft, Report) {
+        scope::withhold_own_memory(&mut draft, &self.own_memory);
         let mut body = Value::Object(std::mem::take(&mut draft.body));
         let mut report = self.filter.filter_value(&mut body);
         let mut meta = Value::Object(std::mem::take(&mut draft.meta));

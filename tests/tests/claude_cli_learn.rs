@@ -9,7 +9,7 @@
 //! installed Claude Code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{AgentCli, ClaudeCli, TestRepo};
+use memlog_e2e::{AgentCli, AgentRun, ClaudeCli, TestRepo};
 use serde_json::{Value, json};
 
 const PROMPT: &str = "Note for later: the tank sensor readings go to src/telemetry.rs, \
@@ -60,51 +60,50 @@ fn tool_results(requests: &[Value]) -> String {
     out
 }
 
-#[test]
-fn the_model_obeys_the_stop_hook_and_the_promoted_rule_briefs_the_next_session() {
+/// A repository with `src/telemetry.rs` that asks for facts after 3 events
+/// (prompt, Read, answer), and Claude Code installed in it; `None` when it
+/// is not installed. Generous budgets: the machine running the tests may be
+/// loaded.
+fn telemetry_repo() -> Option<(TestRepo, ClaudeCli)> {
     let repo = TestRepo::new();
     std::fs::create_dir_all(repo.path().join("src")).unwrap();
-    let file = repo.path().join("src/telemetry.rs");
     std::fs::write(
-        &file,
+        repo.path().join("src/telemetry.rs"),
         "// Tank sensor readings, one line each.\npub fn append(reading: &str) {}\n",
     )
     .unwrap();
-    // Ask for facts after 3 events (prompt, Read, answer); generous budgets:
-    // the machine running the tests may be loaded.
     std::fs::write(
         repo.path().join(".memlog.yaml"),
         "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n\
          learn:\n  extract_after_events: 3\n",
     )
     .unwrap();
-    let Some(claude) = ClaudeCli::find(&repo) else {
-        return;
-    };
-    let first = claude.run(
-        PROMPT,
-        &json!({
-            "turns": [
-                {"text": "Let me look.",
-                 "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}},
-                {"text": "Noted: readings are appended to src/telemetry.rs."},
-                {"when_contains": "Self-question",
-                 "text": "Recording the verified facts.",
-                 "tool_use": {"name": "Bash", "input": {
-                     "command": extract_command(),
-                     "description": "Hand the session's facts to memlog"}}},
-                {"when_contains": "recorded", "text": "Facts recorded."}
-            ],
-            "side_text": "Telemetry"
-        }),
-    );
-    assert!(
-        first.requests_contain("Stop hook feedback"),
-        "the Stop hook did not block: {:?}",
-        first.requests
-    );
-    assert!(first.requests_contain("memlog extract --facts -"));
-    let answered: Vec<&Value> = first
+    let claude = ClaudeCli::find(&repo)?;
+    Some((repo, claude))
+}
+
+/// A session on [`PROMPT`] in [`telemetry_repo`] where the scripted model
+/// reads the file and answers `answer`; asked for facts, it hands them to
+/// memlog through Bash (no words for the user), then ends with `last`.
+/// Every scripted turn answers, in order.
+fn saving_session(answer: &str, last: &str) -> Option<(TestRepo, ClaudeCli, AgentRun)> {
+    let (repo, claude) = telemetry_repo()?;
+    let file = repo.path().join("src/telemetry.rs");
+    let script = json!({
+        "turns": [
+            {"text": "Let me look.",
+             "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}},
+            {"text": answer},
+            {"when_contains": "Self-question",
+             "tool_use": {"name": "Bash", "input": {
+                 "command": extract_command(),
+                 "description": "Hand the session's facts to memlog"}}},
+            {"when_contains": "recorded", "text": last}
+        ],
+        "side_text": "Telemetry"
+    });
+    let run = claude.run(PROMPT, &script);
+    let answered: Vec<&Value> = run
         .requests
         .iter()
         .map(|r| &r["answered_by"])
@@ -115,6 +114,23 @@ fn the_model_obeys_the_stop_hook_and_the_promoted_rule_briefs_the_next_session()
         [&json!(0), &json!(1), &json!(2), &json!(3)],
         "every scripted turn answered, in order"
     );
+    Some((repo, claude, run))
+}
+
+#[test]
+fn the_model_obeys_the_stop_hook_and_the_promoted_rule_briefs_the_next_session() {
+    let Some((repo, claude, first)) = saving_session(
+        "Noted: readings are appended to src/telemetry.rs.",
+        "Facts recorded.",
+    ) else {
+        return;
+    };
+    assert!(
+        first.requests_contain("Stop hook feedback"),
+        "the Stop hook did not block: {:?}",
+        first.requests
+    );
+    assert!(first.requests_contain("memlog extract --facts -"));
     assert_eq!(first.result["result"], "Facts recorded.");
 
     // What the model got back from its Bash call: one recorded, one rejected.
@@ -191,4 +207,59 @@ fn the_model_obeys_the_stop_hook_and_the_promoted_rule_briefs_the_next_session()
         "the promoted rule did not reach the next session: {:?}",
         second.requests
     );
+}
+
+/// The answer the user asked for, which the fact-saving turn must not
+/// displace.
+const ANSWER: &str = "Readings go to src/telemetry.rs, one line each: the dashboard tails it.";
+
+/// Issue 31: the Stop hook asks for facts, the (scripted) model saves them
+/// the way the instruction says (Bash, `memlog extract --facts -`), the
+/// fact is found by `memlog search`, and what `claude -p` prints as the
+/// result is still the answer to the user, not the bookkeeping turn.
+#[test]
+fn the_stop_hook_loop_saves_facts_and_leaves_the_reply_intact() {
+    // the last turn as the instruction's last words ask
+    let Some((repo, _claude, run)) = saving_session(ANSWER, ANSWER) else {
+        return;
+    };
+    // what reached the model, for the record
+    for (i, r) in run.requests.iter().enumerate() {
+        let last = r["body"]["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "request {i} (turn {}): last message {}",
+            r["answered_by"],
+            &last[..last.len().min(300)]
+        );
+    }
+    let feedback = run
+        .requests
+        .iter()
+        .find(|r| r["body"].to_string().contains("Stop hook feedback"))
+        .expect("the Stop hook blocked")["body"]
+        .to_string();
+    assert!(feedback.contains("memlog extract --facts -"), "{feedback}");
+    assert!(feedback.contains("word for word"), "{feedback}");
+    assert!(tool_results(&run.requests).contains("1 recorded, 1 rejected"));
+
+    // the saved fact is in the log and found
+    let facts = repo.memlog(&["cat", "--kind", "fact"]).ok().json_lines();
+    assert_eq!(facts.len(), 1, "{facts:?}");
+    assert_eq!(facts[0]["body"]["text"], SUPPORTED);
+    let found = repo
+        .memlog(&["search", "appended to telemetry", "--json"])
+        .ok()
+        .stdout();
+    assert!(
+        found.contains(facts[0]["id"].as_str().unwrap()),
+        "search does not find the fact: {found}"
+    );
+
+    // the user-facing reply is the answer, intact
+    assert_eq!(run.result["result"], ANSWER, "{}", run.result);
+    assert!(!run.result["result"].to_string().contains("memlog"));
 }

@@ -7,7 +7,9 @@
 
 use std::path::Path;
 
-use memlog_e2e::{Run, TestRepo, memlog_command, run};
+use memlog_e2e::{
+    Run, TestRepo, all_objects, holds, memlog_command, remote_and_clones, run, run_stdin,
+};
 use serde_json::Value;
 
 /// memlog with a home of its own, so that the machine's own agent memory
@@ -42,6 +44,19 @@ fn search_texts(repo: &TestRepo, home: &Path, query: &str) -> Vec<String> {
         .collect()
 }
 
+/// Claude Code's auto memory folder of `repo` under `home`, made.
+fn claude_memory_dir(repo: &TestRepo, home: &Path) -> std::path::PathBuf {
+    let work_tree = std::fs::canonicalize(repo.path()).unwrap();
+    let slug: String = work_tree
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let memory = home.join(".claude/projects").join(slug).join("memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    memory
+}
+
 #[test]
 fn claude_md_lines_are_found_by_search_and_re_read_when_changed() {
     let repo = TestRepo::new();
@@ -53,18 +68,7 @@ fn claude_md_lines_are_found_by_search_and_re_read_when_changed() {
     )
     .unwrap();
     // Claude Code's auto memory of this project, under the (test) home
-    let work_tree = std::fs::canonicalize(repo.path()).unwrap();
-    let slug: String = work_tree
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let memory = home
-        .path()
-        .join(".claude/projects")
-        .join(slug)
-        .join("memory");
-    std::fs::create_dir_all(&memory).unwrap();
+    let memory = claude_memory_dir(&repo, home.path());
     std::fs::write(
         memory.join("MEMORY.md"),
         "- The staging database is reset every Monday at 06:00.\n",
@@ -258,4 +262,104 @@ fn rules_export_owns_one_block_and_leaves_the_users_text_alone() {
             .iter()
             .any(|e| e["body"]["text"] == "A line after the block.")
     );
+}
+
+const MINE: &str = "PRSNL-NATIVE-3317";
+const MINE_TOO: &str = "PRSNL-CODEX-5802";
+const MINE_WRITTEN: &str = "PRSNL-WRITE-2291";
+
+/// The user's own agent memory (Claude Code's project memory, Codex's
+/// memories: outside the work tree) is searched here and never synced;
+/// CLAUDE.md, in the work tree, is shared. Read by `memlog native sync`
+/// and by SessionStart in the background, recalled into an agent's
+/// (shared) session by a prompt.
+#[test]
+fn the_users_own_agent_memory_is_found_here_and_never_synced() {
+    let (remote, clones) = remote_and_clones(1);
+    let repo = &clones[0];
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("CLAUDE.md"),
+        "Money math goes through the ledger crate, never f64.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        claude_memory_dir(repo, home.path()).join("MEMORY.md"),
+        format!("- My parking spot is {MINE}, level two of the garage.\n"),
+    )
+    .unwrap();
+    let codex = home.path().join(".codex/memories");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(
+        codex.join("me.md"),
+        format!("My locker combination is {MINE_TOO}.\n"),
+    )
+    .unwrap();
+    let hook = |event: &str, payload: serde_json::Value| {
+        let mut payload = payload;
+        payload["cwd"] = serde_json::json!(repo.path().display().to_string());
+        payload["session_id"] = serde_json::json!("s-work");
+        payload["hook_event_name"] = serde_json::json!(event);
+        let out = run_stdin(
+            memlog_command(repo.path())
+                .env("HOME", home.path())
+                .env("CODEX_HOME", home.path().join(".codex"))
+                .args(["hook", event]),
+            &payload.to_string(),
+        );
+        assert_eq!(out.code(), Some(0), "{}", out.stderr());
+        out.stdout()
+    };
+    // SessionStart reads them in the background; `native sync` waits for it
+    hook(
+        "SessionStart",
+        serde_json::json!({"transcript_path": "/nonexistent.jsonl", "source": "startup"}),
+    );
+    memlog(repo, home.path(), &["native", "sync"]).ok();
+    for (query, marker) in [
+        ("parking spot garage", MINE),
+        ("locker combination", MINE_TOO),
+    ] {
+        let found = search_texts(repo, home.path(), query);
+        assert!(
+            found.iter().any(|t| t.contains(marker)),
+            "{query}: {found:?}"
+        );
+    }
+    assert!(search_texts(repo, home.path(), "ledger")[0].starts_with("CLAUDE.md|"));
+    // recalled into an agent's session, which stays shared
+    let injected = hook(
+        "UserPromptSubmit",
+        serde_json::json!({"prompt": "where is my parking spot in the garage?"}),
+    );
+    assert!(injected.contains(MINE), "{injected}");
+    // the agent writes its own memory (Claude Code's auto memory does so
+    // with its Write tool): the call is recorded, its words are not
+    let memory_file = claude_memory_dir(repo, home.path()).join("MEMORY.md");
+    let written = format!("- My parking spot is {MINE}, level two.\n- Badge {MINE_WRITTEN}.\n");
+    hook(
+        "PostToolUse",
+        serde_json::json!({
+            "tool_name": "Write",
+            "tool_input": {"file_path": memory_file.display().to_string(), "content": written},
+            "tool_response": {"type": "create", "filePath": memory_file.display().to_string(), "content": written},
+        }),
+    );
+    hook(
+        "Stop",
+        serde_json::json!({"transcript_path": "/nonexistent.jsonl", "stop_hook_active": false}),
+    );
+    memlog(repo, home.path(), &["seal", "--all"]).ok();
+    assert!(holds(&all_objects(repo.path()), MINE), "kept here");
+
+    memlog(repo, home.path(), &["sync", "origin"]).ok();
+    let on_remote = all_objects(remote.path());
+    assert!(holds(&on_remote, "ledger crate"), "CLAUDE.md is shared");
+    assert!(
+        holds(&on_remote, "where is my parking spot"),
+        "so is the session"
+    );
+    for marker in [MINE, MINE_TOO, MINE_WRITTEN] {
+        assert!(!holds(&on_remote, marker), "{marker} reached the remote");
+    }
 }

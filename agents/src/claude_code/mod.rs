@@ -136,12 +136,17 @@ impl Agent for ClaudeCode {
     /// memory of the project (`MEMORY.md` and the notes beside it).
     fn memory_files(&self, work_tree: &Path) -> Vec<PathBuf> {
         let mut files = vec![work_tree.join("CLAUDE.md")];
-        if let Ok(home) = home() {
-            files.extend(markdown_files(
-                &project_dir(&home, work_tree).join("memory"),
-            ));
+        for dir in self.own_memory_dirs(work_tree) {
+            files.extend(markdown_files(&dir));
         }
         files
+    }
+
+    /// `~/.claude/projects/<work tree, slugged>/memory`.
+    fn own_memory_dirs(&self, work_tree: &Path) -> Vec<PathBuf> {
+        home()
+            .map(|home| vec![project_dir(&home, work_tree).join("memory")])
+            .unwrap_or_default()
     }
 
     /// The folder's `*.jsonl` (not its sub-folders: subagents are read

@@ -168,10 +168,18 @@ impl Agent for Codex {
     /// (`$CODEX_HOME/memories`).
     fn memory_files(&self, work_tree: &Path) -> Vec<PathBuf> {
         let mut files = vec![work_tree.join("AGENTS.md")];
-        if let Ok(home) = codex_home() {
-            files.extend(markdown_files(&home.join("memories")));
+        for dir in self.own_memory_dirs(work_tree) {
+            files.extend(markdown_files(&dir));
         }
         files
+    }
+
+    /// `$CODEX_HOME/memories`.
+    fn own_memory_dirs(&self, work_tree: &Path) -> Vec<PathBuf> {
+        let _ = work_tree;
+        codex_home()
+            .map(|home| vec![home.join("memories")])
+            .unwrap_or_default()
     }
 
     /// Every `rollout-*.jsonl` under the folder.

@@ -32,6 +32,13 @@ impl Projections {
         Projections::update_locked(repo)
     }
 
+    /// Like [`Projections::update`], but waits for another writer only up
+    /// to `within`, then fails with [`Error::WriterBusy`] naming it.
+    pub fn update_within(repo: &Repo, within: std::time::Duration) -> Result<IndexReport> {
+        let _lock = WriterLock::acquire_within(repo, within)?;
+        Projections::update_locked(repo)
+    }
+
     /// Like [`Projections::update`], but returns `Ok(None)` at once if
     /// another process is writing (the caller reads what is there).
     pub fn try_update(repo: &Repo) -> Result<Option<IndexReport>> {
