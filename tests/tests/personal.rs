@@ -6,13 +6,14 @@
 //! origin memlog`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{McpProcess, TestRepo, all_objects, holds, remote_and_clones};
+use memlog_e2e::{McpProcess, TestRepo, all_objects, git_command, holds, remote_and_clones, run};
 
 const NOTE: &str = "PRSNL-NOTE-5521";
 const FLAG: &str = "PRSNL-FLAG-7730";
 const TAG: &str = "PRSNL-TAG-9042";
 const RULE: &str = "PRSNL-RULE-1187";
 const MCP: &str = "PRSNL-MCP-6403";
+const LATER: &str = "PRSNL-LATER-2958";
 
 fn texts(repo: &TestRepo) -> String {
     repo.memlog(&["cat"]).ok().stdout()
@@ -24,7 +25,8 @@ fn personal_memory_is_found_here_and_never_leaves() {
     let (me, mate) = (&clones[0], &clones[1]);
     std::fs::write(
         me.path().join(".memlog.yaml"),
-        "personal:\n  sessions: [\"diary-*\"]\n",
+        // generous hook budgets: the suite loads the machine
+        "personal:\n  sessions: [\"diary-*\"]\nhooks:\n  inject_budget_ms: 20000\n",
     )
     .unwrap();
 
@@ -90,6 +92,16 @@ fn personal_memory_is_found_here_and_never_leaves() {
         .ok()
         .stdout();
     assert!(context.contains(NOTE), "{context}");
+    let injected = me.hook(
+        "UserPromptSubmit",
+        "asker",
+        serde_json::json!({"transcript_path": "/nonexistent.jsonl",
+                           "prompt": format!("When is my salary review {NOTE}?")}),
+    );
+    assert!(
+        injected.contains(NOTE),
+        "the prompt hook injects it: {injected}"
+    );
     assert!(
         me.git(&["rev-parse", "--verify", "refs/memlog/personal"])
             .output
@@ -99,23 +111,48 @@ fn personal_memory_is_found_here_and_never_leaves() {
     let fsck = me.memlog(&["fsck", "--json"]).ok().json();
     assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
 
-    // Neither sync nor a plain push carries them.
+    // Neither sync nor a plain push carries them: the remote is checked
+    // after each, with another personal note sealed in between.
+    let remote_holds_no_personal_byte = |step: &str, markers: &[&str]| {
+        let on_remote = all_objects(remote.path());
+        assert!(
+            holds(&on_remote, "Refactor the parser"),
+            "{step}: shared memory is there"
+        );
+        assert!(holds(&on_remote, "deploy script"), "{step}");
+        assert!(holds(&on_remote, "Releases are tagged from main"), "{step}");
+        for marker in markers {
+            assert!(
+                !holds(&on_remote, marker),
+                "{step}: {marker} reached the remote"
+            );
+        }
+        let refs = run(git_command(remote.path()).args(["for-each-ref", "--format=%(refname)"]))
+            .ok()
+            .stdout();
+        assert!(!refs.contains("personal"), "{step}: {refs}");
+    };
     me.memlog(&["sync", "origin"]).ok();
+    remote_holds_no_personal_byte("after memlog sync", &[NOTE, FLAG, TAG, RULE, MCP]);
+    me.memlog(&["note", "--personal", &format!("my locker is {LATER}")])
+        .ok();
+    assert!(holds(&all_objects(me.path()), LATER), "sealed here");
+    // and a shared session, so that the push carries new commits
+    me.record("s-docs", "user_prompt", "Document the release steps");
+    me.memlog(&["seal", "--session", "s-docs"]).ok();
     me.git(&["push", "-q", "origin", "memlog"]).ok();
-    let on_remote = all_objects(remote.path());
-    assert!(
-        holds(&on_remote, "Refactor the parser"),
-        "shared memory is there"
+    assert!(holds(
+        &all_objects(remote.path()),
+        "Document the release steps"
+    ));
+    remote_holds_no_personal_byte(
+        "after git push origin memlog",
+        &[NOTE, FLAG, TAG, RULE, MCP, LATER],
     );
-    assert!(holds(&on_remote, "deploy script"));
-    assert!(holds(&on_remote, "Releases are tagged from main"));
-    for marker in [NOTE, FLAG, TAG, RULE, MCP] {
-        assert!(!holds(&on_remote, marker), "{marker} reached the remote");
-    }
     mate.memlog(&["sync", "origin"]).ok();
     let theirs = texts(mate);
     assert!(theirs.contains("Refactor the parser"));
-    for marker in [NOTE, FLAG, TAG, RULE, MCP] {
+    for marker in [NOTE, FLAG, TAG, RULE, MCP, LATER] {
         assert!(!theirs.contains(marker), "{marker} reached a teammate");
     }
 

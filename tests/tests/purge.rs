@@ -153,6 +153,10 @@ fn purge_reaches_every_clone(order: [usize; 2]) {
     a.memlog(&["sync", "origin"]).ok();
     for repo in [a, b, c] {
         assert!(contains(&all_objects(repo), MARKER), "everyone holds it");
+        // and has indexed it: the index, its caches and the sessions'
+        // titles must lose it too
+        repo.memlog(&["index"]).ok();
+        assert!(holds_in_files(&repo.path().join(".git"), MARKER));
     }
 
     // c goes offline with a session of its own; b shares one more before
@@ -214,6 +218,13 @@ fn purge_reaches_every_clone(order: [usize; 2]) {
     sessions.dedup();
     assert_eq!(sessions.len(), all, "{sealed}");
     for repo in [a, b, c] {
+        // no file under .git holds it as it was written: not the index, a
+        // cache, a journal or a log
+        assert!(
+            !holds_in_files(&repo.path().join(".git"), MARKER),
+            "{}",
+            repo.path().display()
+        );
         let live: BTreeSet<String> = repo
             .cat()
             .iter()
@@ -238,6 +249,13 @@ fn a_purge_reaches_every_clone_when_b_syncs_first() {
 #[test]
 fn a_purge_reaches_every_clone_when_the_offline_clone_syncs_first() {
     purge_reaches_every_clone([2, 1]);
+}
+
+/// Whether a file under `dir` holds `needle` as plain bytes.
+fn holds_in_files(dir: &std::path::Path, needle: &str) -> bool {
+    let mut files = Vec::new();
+    files_under(dir, &mut files);
+    files.iter().any(|(_, bytes)| contains(bytes, needle))
 }
 
 /// Every byte of every file under `dir` (the memlog directory).

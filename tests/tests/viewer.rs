@@ -366,25 +366,31 @@ fn a_long_session_is_paged_at_a_bounded_memory() {
     assert_eq!(first["summary"]["events"], EVENTS, "{}", first["summary"]);
     let before = peak_rss_kb(&server);
     // Four readers walk the whole session at once, a page at a time.
+    // Each returns the ids in the order read, the pages' total size and the
+    // largest page's size (bytes).
     let walk = |limit: usize| {
-        let mut ids = Vec::new();
+        let (mut ids, mut total, mut largest) = (Vec::new(), 0, 0);
         let mut next: Option<String> = None;
         loop {
             let path = match &next {
                 Some(c) => format!("/api/sessions/long?limit={limit}&after={}", urlencode(c)),
                 None => format!("/api/sessions/long?limit={limit}"),
             };
-            let page = api(&server, &path);
+            let reply = server.get(&path);
+            assert_eq!(reply.status, 200, "GET {path}: {}", reply.text());
+            total += reply.body.len();
+            largest = largest.max(reply.body.len());
+            let page = reply.json();
             let events = page["events"].as_array().unwrap();
             assert!(events.len() <= limit);
             ids.extend(events.iter().map(|e| e["id"].as_str().unwrap().to_string()));
             match page["next"].as_str() {
                 Some(c) => next = Some(c.to_string()),
-                None => return ids,
+                None => return (ids, total, largest),
             }
         }
     };
-    let walks: Vec<Vec<String>> = std::thread::scope(|scope| {
+    let walks: Vec<(Vec<String>, usize, usize)> = std::thread::scope(|scope| {
         let readers: Vec<_> = [200, 200, 500, 77]
             .into_iter()
             .map(|limit| scope.spawn(move || walk(limit)))
@@ -401,13 +407,32 @@ fn a_long_session_is_paged_at_a_bounded_memory() {
         .map(|e| e["id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(expected.len(), EVENTS);
-    for ids in &walks {
+    for (ids, _, _) in &walks {
         assert_eq!(ids, &expected);
     }
-    eprintln!("4 parallel walks of a {EVENTS}-event session: the server's peak grew {grew_mb} MB");
+    // A page's answer is bounded by the page size, not the session's: the
+    // default page (200) and the largest (500) of ~2 KB events.
+    let (_, whole, default_page) = &walks[0];
+    let (_, _, largest_page) = &walks[2];
+    eprintln!(
+        "4 parallel walks of a {EVENTS}-event session ({} MB in all): the server's peak grew \
+         {grew_mb} MB; a page of 200 is {} KB, of 500 {} KB",
+        whole / 1_000_000,
+        default_page / 1000,
+        largest_page / 1000
+    );
     assert!(grew_mb < 100, "the server's peak memory grew {grew_mb} MB");
-    // a cursor that is not one is refused
-    assert_eq!(server.get("/api/sessions/long?after=nonsense").status, 400);
+    assert!(*whole > 10_000_000, "{whole}");
+    assert!(*default_page < 600_000, "{default_page}");
+    assert!(*largest_page < 1_500_000, "{largest_page}");
+    // a page larger than 500, or a cursor that is not one, is refused
+    for path in [
+        "/api/sessions/long?limit=501",
+        "/api/sessions/long?limit=0",
+        "/api/sessions/long?after=nonsense",
+    ] {
+        assert_eq!(server.get(path).status, 400, "{path}");
+    }
 }
 
 fn urlencode(s: &str) -> String {
