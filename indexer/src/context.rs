@@ -104,6 +104,16 @@ pub struct Recall {
 }
 
 impl Recall {
+    /// What the gate weighs, for evaluations (`memlog-bench --inject`).
+    pub fn signals(&self) -> serde_json::Value {
+        serde_json::json!({
+            "query": self.query,
+            "best_fts": self.best_fts,
+            "best_cosine": self.best_cosine,
+            "unseen": self.unseen,
+        })
+    }
+
     /// Whether anything is relevant enough to inject: from full text and
     /// the best cosine together when the prompt has a vector (and, for a
     /// distilled one, how much of the prompt the memory has never seen),
@@ -202,6 +212,16 @@ pub fn recall(
         best_cosine,
         unseen,
     })
+}
+
+/// The vector the hook ranks `prompt` with when no warm process embeds it
+/// (from the distilled token table, words weighted by rarity in this
+/// memory); `None` without vectors or a table.
+pub fn distilled_vector(p: &Projections, prompt: &str) -> Result<Option<Vec<f32>>> {
+    let Some(v) = p.vectors().filter(|v| v.rows() > 0) else {
+        return Ok(None);
+    };
+    Ok(distilled(p, &v.meta, prompt)?.map(|d| d.ranking))
 }
 
 /// A prompt as the distilled token table sees it.
