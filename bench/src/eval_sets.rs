@@ -212,9 +212,11 @@ impl EvalSet {
             abstention: Vec::new(),
             parent: HashMap::new(),
         };
+        // a LongMemEval haystack is its question's: named by its id
         let by_qid = |qs: &[Value]| -> HashMap<String, Value> {
             qs.iter()
-                .map(|q| (str_of(q, "conv").to_string(), q.clone()))
+                .filter(|q| str_of(q, "qid") == str_of(q, "conv"))
+                .map(|q| (str_of(q, "qid").to_string(), q.clone()))
                 .collect()
         };
         let own = by_qid(&self.queries);
@@ -354,7 +356,7 @@ impl Evaluation {
         };
         std::fs::create_dir_all(&work)?;
         let files = ModelFiles::resolve(&Default::default());
-        let model = ModelEmbedder::load(&files, 16)
+        let model = ModelEmbedder::load(&files, 32)
             .context("the quality evaluations need the model (scripts/install-assets)")?;
         // the hook's query vectors without a warm process
         if memlog_indexer::token_vectors::TokenVectors::for_model(model.model_id())?.is_none() {
@@ -395,10 +397,40 @@ impl Evaluation {
                     self.seed_cache(&self.work.join(parent), &dir, events)?;
                 }
             }
+            // (cache lookups only, once embedded: also completes a memory an
+            // earlier run was stopped in)
+            if !set.parent.contains_key(conv) {
+                self.prefill_cache(&dir, events)?;
+            }
             run(bin, &dir, &["index"])?;
             out.push((conv.clone(), dir));
         }
         Ok(out)
+    }
+
+    /// Embeds the texts of `events` into the embedding cache of the memlog
+    /// at `dir`, shortest first, so that `memlog index` finds them there: a
+    /// batch of texts of about the same length pads less (a haystack
+    /// alternates short questions with answers the model reads 256 tokens
+    /// of).
+    fn prefill_cache(&mut self, dir: &Path, events: &[Value]) -> anyhow::Result<()> {
+        let mut cache = EmbeddingCache::open(&Repo::discover(dir)?.layout().embeddings_cache())?;
+        let mut texts: Vec<&str> = events
+            .iter()
+            .map(|e| str_of(e, "text"))
+            .filter(|t| !t.is_empty())
+            .collect();
+        texts.sort_by_key(|t| memlog_indexer::embed::clip(t).len());
+        let started = std::time::Instant::now();
+        let (_, used) = cache.embed(&mut self.model, &texts, 32)?;
+        if used.embedded > 0 {
+            eprintln!(
+                "  embedded {} texts in {:.0} s",
+                used.embedded,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Ok(())
     }
 
     /// Copies the vectors of `events` from the embedding cache of the
@@ -556,7 +588,6 @@ pub fn retrieval(
     // [run][half]
     let mut tally: Vec<[Ranked; 2]> = vec![Default::default(); RUNS.len()];
     let mut dump: Vec<String> = Vec::new();
-    let mut signals: Vec<String> = Vec::new();
     for (conv, dir) in &memories {
         let m = Memory::open(dir, eval.model.model_id(), conv)?;
         let qs = set.asked_of(conv);
@@ -566,10 +597,8 @@ pub fn retrieval(
             let question = str_of(q, "question");
             let evidence = evidence_of(q);
             let h = half(str_of(q, "qid"));
-            let distilled = memlog_indexer::context::distilled_vector(&m.p, question)?;
-            if eval.dump.is_some() {
-                signals.push(every_signal(&m, q, &embedded, distilled.as_deref())?);
-            }
+            let distilled =
+                memlog_indexer::context::prompt_distilled(&m.p, question)?.map(|d| d.ranking);
             let mut ranked_by_run = Vec::new();
             for (i, (name, mode, fusion, use_distilled)) in RUNS.iter().enumerate() {
                 let query_vector = if *use_distilled {
@@ -605,7 +634,6 @@ pub fn retrieval(
         }
     }
     eval.write_dump(set, "retrieval", &dump)?;
-    eval.write_dump(set, "signals", &signals)?;
     for (i, (name, ..)) in RUNS.iter().enumerate() {
         let [even, odd] = &tally[i];
         let all = even.merged(odd);
@@ -633,41 +661,81 @@ pub fn retrieval(
     Ok(())
 }
 
-/// For studying ranking offline: each event's full-text relevance, BM25,
-/// cosine to the question's embedding and to its distilled vector, with
-/// its kind, length and place, as one JSON line.
-fn every_signal(
-    m: &Memory,
-    q: &Value,
-    embedded: &[f32],
-    distilled: Option<&[f32]>,
-) -> anyhow::Result<String> {
+/// For studying ranking and gate offline: the question's words with their
+/// rarity in the memory, its full-text terms with their document
+/// frequency, and each event's full-text relevance, BM25, cosines (to the
+/// question's embedding and to its two distilled vectors) and which terms
+/// it contains, with its kind, length and session, as one JSON line.
+fn every_signal(m: &Memory, q: &Value, asked: &str, embedded: &[f32]) -> anyhow::Result<String> {
     #[derive(Default)]
     struct Signals {
         fts: f32,
         bm25: f32,
         cosine: f32,
-        distilled: f32,
+        ranking: f32,
+        gate: f32,
+        terms: u64,
     }
+    let question = str_of(q, "question");
+    let fts = m.p.fts();
     let mut by_key: HashMap<u64, Signals> = HashMap::new();
-    for c in
-        m.p.fts()
-            .search(str_of(q, "question"), &Default::default(), 100_000)?
-    {
+    for c in fts.search(question, &Default::default(), 100_000)? {
         let s = by_key.entry(c.key).or_default();
         s.fts = c.relevance;
         s.bm25 = c.bm25;
     }
+    // which of the question's terms each event contains
+    let searcher = fts.searcher()?;
+    let mut terms = Vec::new();
+    for (bit, (term, _)) in memlog_indexer::fts::query_terms(&fts.index, fts.fields.text, question)
+        .into_iter()
+        .take(64)
+        .enumerate()
+    {
+        let query =
+            tantivy::query::TermQuery::new(term.clone(), tantivy::schema::IndexRecordOption::Basic);
+        let docs = searcher.search(&query, &tantivy::collector::DocSetCollector)?;
+        for addr in &docs {
+            let keys = searcher
+                .segment_reader(addr.segment_ord)
+                .fast_fields()
+                .u64("key")?;
+            if let Some(key) = keys.first(addr.doc_id) {
+                by_key.entry(key).or_default().terms |= 1 << bit;
+            }
+        }
+        terms.push(json!([term.value().as_str().unwrap_or(""), docs.len()]));
+    }
+    let distilled = memlog_indexer::context::prompt_distilled(&m.p, question)?;
     if let Some(index) = m.p.vectors() {
         for h in index.search_exact(embedded, usize::MAX)? {
             by_key.entry(h.key).or_default().cosine = h.cosine;
         }
-        if let Some(d) = distilled {
-            for h in index.search_exact(d, usize::MAX)? {
-                by_key.entry(h.key).or_default().distilled = h.cosine;
+        if let Some(d) = &distilled {
+            for h in index.search_exact(&d.ranking, usize::MAX)? {
+                by_key.entry(h.key).or_default().ranking = h.cosine;
+            }
+            for h in index.search_exact(&d.gate, usize::MAX)? {
+                by_key.entry(h.key).or_default().gate = h.cosine;
             }
         }
     }
+    let words: Vec<Value> = match memlog_indexer::token_vectors::TokenVectors::for_model(
+        &m.p.vectors()
+            .map(|v| v.meta.model.clone())
+            .unwrap_or_default(),
+    )? {
+        Some(table) => {
+            let words = table.words(question);
+            let rarity = fts.word_rarity(&words)?;
+            words
+                .into_iter()
+                .zip(rarity)
+                .map(|(w, r)| json!([w, r]))
+                .collect()
+        }
+        None => Vec::new(),
+    };
     let mut events = Vec::new();
     let mut stmt = m.p.graph().conn.prepare(
         "SELECT key, ref, kind, length(text), session FROM events ORDER BY session, ts, seq",
@@ -684,12 +752,17 @@ fn every_signal(
             s.map_or(0.0, |s| s.fts),
             s.map_or(0.0, |s| s.bm25),
             s.map_or(0.0, |s| s.cosine),
-            s.map_or(0.0, |s| s.distilled),
+            s.map_or(0.0, |s| s.ranking),
+            s.map_or(0.0, |s| s.gate),
+            s.map_or(0, |s| s.terms),
         ]));
     }
     Ok(json!({
-        "qid": q["qid"], "half": half(str_of(q, "qid")), "evidence": evidence_of(q),
-        "columns": ["ref", "kind", "chars", "session", "fts", "bm25", "cosine", "distilled"],
+        "qid": q["qid"], "asked": asked, "half": half(str_of(q, "qid")),
+        "evidence": if asked == "own" { evidence_of(q) } else { Vec::new() },
+        "docs": searcher.num_docs(), "words": words, "terms": terms,
+        "unseen": distilled.map(|d| d.unseen),
+        "columns": ["ref", "kind", "chars", "session", "fts", "bm25", "cosine", "ranking", "gate", "terms"],
         "events": events,
     })
     .to_string())
@@ -765,12 +838,19 @@ pub fn injection(
     let mut foreign: [[Tally; 2]; 2] = Default::default();
     let mut abstention: [Tally; 2] = Default::default();
     let mut dump: Vec<String> = Vec::new();
+    let mut signals: Vec<String> = Vec::new();
     for (conv, dir) in &memories {
         let m = Memory::open(dir, eval.model.model_id(), conv)?;
         let mut asked: Vec<(Asked, Vec<&Value>)> = vec![(Asked::Own, set.asked_of(conv))];
+        // the next memory with questions that was not cut from the same
+        // conversation (a later run of the same friends' sessions would
+        // share their names and lives)
+        let origin = |c: &str| set.parent.get(c).map_or(c, String::as_str).to_string();
         if let Some(i) = asking.iter().position(|c| *c == conv) {
-            let next = asking[(i + 1) % asking.len()];
-            if next != conv {
+            let next = (1..asking.len())
+                .map(|k| asking[(i + k) % asking.len()])
+                .find(|c| origin(c) != origin(conv));
+            if let Some(next) = next {
                 asked.push((Asked::Foreign, set.asked_of(next)));
             }
         }
@@ -784,8 +864,16 @@ pub fn injection(
         for (who, qs) in asked {
             let texts: Vec<&str> = qs.iter().map(|q| str_of(q, "question")).collect();
             let (vectors, _) = eval.query_cache.embed(&mut eval.model, &texts, 16)?;
+            let who_name = match who {
+                Asked::Own => "own",
+                Asked::Foreign => "foreign",
+                Asked::Abstention => "abstention",
+            };
             for (q, v) in qs.iter().zip(vectors) {
                 let h = half(str_of(q, "qid"));
+                if eval.dump.is_some() {
+                    signals.push(every_signal(&m, q, who_name, &v)?);
+                }
                 let evidence = if who == Asked::Own {
                     evidence_of(q)
                 } else {
@@ -818,7 +906,7 @@ pub fn injection(
                         dump.push(
                             json!({
                                 "qid": q["qid"], "memory": conv,
-                                "asked": match who { Asked::Own => "own", Asked::Foreign => "foreign", Asked::Abstention => "abstention" },
+                                "asked": who_name,
                                 "path": path, "half": h, "found": found_ungated,
                                 "evidence": evidence.len(), "tokens": ungated.tokens,
                                 "confident": confident, "signals": signals,
@@ -831,6 +919,7 @@ pub fn injection(
         }
     }
     eval.write_dump(set, "inject", &dump)?;
+    eval.write_dump(set, "signals", &signals)?;
     for (path, name) in PATHS.iter().enumerate() {
         for (h, which) in ["even", "odd"].iter().enumerate() {
             let o = &own[path][h];

@@ -214,28 +214,27 @@ pub fn recall(
     })
 }
 
-/// The vector the hook ranks `prompt` with when no warm process embeds it
-/// (from the distilled token table, words weighted by rarity in this
-/// memory); `None` without vectors or a table.
-pub fn distilled_vector(p: &Projections, prompt: &str) -> Result<Option<Vec<f32>>> {
+/// The prompt's distilled vectors ([`Distilled`]), as the hook makes them
+/// when no warm process embeds it; `None` without vectors or a table.
+pub fn prompt_distilled(p: &Projections, prompt: &str) -> Result<Option<Distilled>> {
     let Some(v) = p.vectors().filter(|v| v.rows() > 0) else {
         return Ok(None);
     };
-    Ok(distilled(p, &v.meta, prompt)?.map(|d| d.ranking))
+    distilled(p, &v.meta, prompt)
 }
 
 /// A prompt as the distilled token table sees it.
-struct Distilled {
+pub struct Distilled {
     /// Each word weighted by how rare it is in the memory (words no event
     /// contains cannot point at one and weigh nothing).
-    ranking: Vec<f32>,
+    pub ranking: Vec<f32>,
     /// Every word alike, so that a prompt about something the memory lacks
     /// is not judged by its few words that happen to occur.
-    gate: Vec<f32>,
+    pub gate: Vec<f32>,
     /// Share of the words (punctuation aside) that no event contains,
     /// scaled down in a memory of fewer than
     /// [`UNSEEN_FULL_WEIGHT_EVENTS`].
-    unseen: f32,
+    pub unseen: f32,
 }
 
 /// The prompt's vectors from the distilled token table of the model that
