@@ -19,9 +19,8 @@
 //!
 //! Retrieval: each question searched in its own memory, by full text,
 //! vectors, both (weighted or reciprocal-rank fusion) with the model's
-//! embedding of the question, and both as the hook ranks without a warm
-//! process (the distilled token-table vector reranking full text's
-//! candidates); recall@k, MRR@10 and nDCG@10 over the evidence turns, as
+//! embedding of the question, and both as a one-shot `memlog search` ranks
+//! without a warm process (the distilled token-table vector); recall@k, MRR@10 and nDCG@10 over the evidence turns, as
 //! the sets' `score.py` computes them.
 //!
 //! Injection: what the UserPromptSubmit hook would inject for each
@@ -501,7 +500,8 @@ impl Memory {
 }
 
 /// The searches compared: name, mode, fusion, whether the query vector is
-/// the distilled one (reranking full text's candidates, as the hook does).
+/// the distilled one ([`memlog_indexer::context::distilled_query`], as a
+/// one-shot `memlog search` ranks).
 const RUNS: [(&str, SearchMode, Option<Fusion>, bool); 5] = [
     ("fts", SearchMode::Fts, None, false),
     ("vector", SearchMode::Vector, None, false),
@@ -597,8 +597,9 @@ pub fn retrieval(
             let question = str_of(q, "question");
             let evidence = evidence_of(q);
             let h = half(str_of(q, "qid"));
-            let distilled =
-                memlog_indexer::context::prompt_distilled(&m.p, question)?.map(|d| d.ranking);
+            // what a one-shot `memlog search` ranks with when no watcher
+            // answers
+            let distilled = memlog_indexer::context::distilled_query(&m.p, question)?;
             let mut ranked_by_run = Vec::new();
             for (i, (name, mode, fusion, use_distilled)) in RUNS.iter().enumerate() {
                 let query_vector = if *use_distilled {
@@ -615,7 +616,7 @@ pub fn retrieval(
                         mode: *mode,
                         fusion: *fusion,
                         query_vector,
-                        rerank_only: *use_distilled,
+                        distilled: *use_distilled,
                         ..Default::default()
                     },
                 )?;

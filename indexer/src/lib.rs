@@ -29,6 +29,7 @@
 //! This is the only crate that speaks SQL; nothing here knows about Claude
 //! Code or the command line.
 
+pub mod anchors;
 pub mod context;
 pub mod derive;
 pub mod embed;
@@ -36,6 +37,7 @@ pub mod embed_cache;
 pub mod entities;
 mod error;
 pub mod event_keys;
+pub mod file_recall;
 #[expect(
     missing_docs,
     reason = "another branch is rewriting this file; its docs land with it"
@@ -48,6 +50,7 @@ pub mod memory;
 pub mod overview;
 pub mod projection;
 pub mod reinforce;
+pub mod review;
 #[expect(
     missing_docs,
     reason = "another branch is rewriting this file; its docs land with it"

@@ -25,3 +25,44 @@ pub fn progress(message: impl std::fmt::Display) {
 pub fn end_progress() {
     eprintln!();
 }
+
+/// A progress bar on stderr with the rate and the time left (indicatif),
+/// drawn only when stderr is a terminal: for the minutes embedding takes.
+pub struct ProgressBar {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl ProgressBar {
+    /// A bar for `what` (`embedding`), shown when `shown`.
+    pub fn new(what: &str, shown: bool) -> ProgressBar {
+        let bar = shown.then(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {pos}/{len} events, {per_sec}, {eta} left",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_message(what.to_string());
+            bar
+        });
+        ProgressBar { bar }
+    }
+
+    /// `done` of `total`.
+    pub fn set(&self, done: usize, total: usize) {
+        if let Some(bar) = &self.bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    }
+
+    /// Leaves the bar's last state on its line.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
+}

@@ -21,7 +21,7 @@ use memlog_agents::{Agent, CodeContext, HookEvent, HookOptions, Payload};
 use memlog_format::{Draft, Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
-use memlog_indexer::projection::WriterLock;
+use memlog_indexer::projection::{Reach, WriterLock};
 use memlog_indexer::vectors::VectorAccess;
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Layout, Recorder, Repo};
@@ -36,6 +36,11 @@ use crate::warm::{self, ContextRequest};
 /// hooks.log is rotated past this size.
 const MAX_LOG: u64 = 1 << 20;
 
+/// How long a SessionEnd hook (from its start) seals the session before
+/// leaving it to a background `memlog seal`: within the 3 s Codex CLI
+/// gives SessionEnd, the least of the agents.
+const SESSION_END_SEAL: Duration = Duration::from_secs(2);
+
 /// Handles one hook of `agent`: `event_name` with its JSON payload `input`,
 /// for the repository of the payload's `cwd` (else `dir`). Returns what the
 /// hook prints (its JSON output), if anything. `layout` is set to the memlog
@@ -48,7 +53,15 @@ pub fn run(
     started: Instant,
     layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
-    let payload = agent.read_payload(event_name, input)?;
+    let payload = match agent.read_payload(event_name, input) {
+        Ok(p) => p,
+        Err(e) => {
+            // Without a payload there is no `cwd`: the error is logged in
+            // the repository the hook runs in, if it runs in one.
+            *layout = Repo::discover_lenient(dir).ok().map(|(r, _)| r.layout());
+            return Err(e.into());
+        }
+    };
     let start = payload
         .cwd
         .as_deref()
@@ -60,6 +73,9 @@ pub fn run(
         return Ok(None);
     };
     *layout = Some(repo.layout());
+    if runs_elsewhere(agent, &repo) {
+        return Ok(None);
+    }
     if let Some(e) = config_error {
         // Without its configuration, privacy patterns are unknown: record
         // nothing rather than risk writing what the user meant to mask.
@@ -89,7 +105,7 @@ pub fn run(
     // payload (and waits for its fsync): the two overlap.
     let job = match event {
         Some(e @ (HookEvent::SessionStart | HookEvent::UserPromptSubmit))
-            if repo.config.hooks.inject =>
+            if repo.config.hooks.inject && agent.takes_context(e) =>
         {
             Some(ContextJob::start(&repo, e, &payload, started, budget))
         }
@@ -110,9 +126,17 @@ pub fn run(
     match event {
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {
-                seal_journals(&repo, &JournalSelection::Session(s.clone()))?;
-                // so that the next session's prompts find this one
-                index_in_background(&repo)?;
+                crate::file_recall::forget_seen(&repo, s);
+                seal_session(&repo, s, started)?;
+                if crate::reflect::due(&repo) {
+                    // reflection brings the index up to date first (waiting
+                    // for another writer), then keeps its candidates for
+                    // the next briefing
+                    spawn_detached(&repo, &["reflect"]);
+                } else {
+                    // so that the next session's prompts find this one
+                    index_in_background(&repo)?;
+                }
             }
             Ok(None)
         }
@@ -139,12 +163,34 @@ pub fn run(
             )?;
             if event == HookEvent::SessionStart {
                 start_warm_watcher(&repo);
+                // CLAUDE.md and the like, re-read off the hook's path
+                if crate::native::changed(&repo) {
+                    spawn_detached(&repo, &["native", "sync"]);
+                }
+                // the code moved: memories anchored to it are checked again
+                if crate::anchor::due(&repo) {
+                    spawn_detached(&repo, &["verify", "--as-is"]);
+                }
             }
             if event == HookEvent::SessionStart && started.elapsed() < budget {
                 let idle = Duration::from_secs(repo.config.hooks.seal_idle_minutes * 60);
                 seal_journals(&repo, &JournalSelection::IdleFor(idle))?;
             }
             Ok(output)
+        }
+        HookEvent::PreToolUse if agent.injects_before_tool() && repo.config.hooks.inject => {
+            // file-aware recall: the projections as they are (a hook never
+            // indexes in the foreground), no vectors, no model
+            let (Some(session), Some(target)) =
+                (payload.session_id.as_deref(), agent.tool_target(&payload))
+            else {
+                return Ok(None);
+            };
+            let Ok(p) = Projections::open(&repo) else {
+                return Ok(None);
+            };
+            let known = crate::file_recall::before_tool(&repo, &p, session, &target)?;
+            inject(agent, &repo, &recorder, event, &payload, (known, "local"))
         }
         _ => Ok(None),
     }
@@ -288,6 +334,41 @@ fn start_warm_watcher(repo: &Repo) {
     spawn_detached(repo, &["watch", "--idle-exit", &minutes.to_string()]);
 }
 
+/// Seals `session`'s journal, in a worker the hook waits for until
+/// [`SESSION_END_SEAL`]; past it (a ref contended by other sealers), a
+/// background `memlog seal --session` takes over, and the worker dies with
+/// the hook, which loses nothing: the ref moves by compare-and-swap, and
+/// the journal, whose lock the background seal waits for, is removed only
+/// once sealed.
+fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<()> {
+    let (tx, rx) = mpsc::channel();
+    let place = repo.place();
+    let which = JournalSelection::Session(session.to_string());
+    std::thread::spawn(move || {
+        let repo = place.into_repo();
+        let _ = tx.send(seal_journals(&repo, &which).map(|_| ()));
+    });
+    match rx.recv_timeout(SESSION_END_SEAL.saturating_sub(started.elapsed())) {
+        Ok(sealed) => Ok(sealed?),
+        Err(_) => {
+            spawn_detached(repo, &["seal", "--session", session]);
+            Ok(())
+        }
+    }
+}
+
+/// Whether another agent runs `agent`'s hooks (it reads `agent`'s settings
+/// too) in a repository where memlog's hooks for that agent are installed:
+/// those record the session, and these would record it twice.
+fn runs_elsewhere(agent: &dyn Agent, repo: &Repo) -> bool {
+    let (Some(runner), Some(work_tree)) = (agent.hooks_run_by(), &repo.work_tree) else {
+        return false;
+    };
+    work_tree
+        .join(runner.hook_settings().project_file)
+        .is_file()
+}
+
 /// Starts `memlog index` in the background unless a writer runs already:
 /// a hook never indexes in the foreground.
 fn index_in_background(repo: &Repo) -> Result<()> {
@@ -320,18 +401,23 @@ fn spawn_detached(repo: &Repo, args: &[&str]) {
     let _ = command.spawn();
 }
 
-/// The projections as they are; when sealed sessions are missing from
-/// them, a background `memlog index` is started (unless one runs already):
-/// a hook never indexes in the foreground.
+/// The projections as they are, with the sealed sessions they lack read
+/// beside them (a forget acknowledged before this prompt holds even when
+/// the index has not applied it); when sealed sessions are missing, a
+/// background `memlog index` is started (unless one runs already): a hook
+/// never indexes in the foreground.
 fn projections_for_hook(repo: &Repo) -> Result<Option<Projections>> {
     // The vectors are opened for reading a few rows (the best full-text
     // hits' vectors make the query vector): no graph, no key map.
-    let opened = Projections::open(repo).ok().map(|mut p| {
+    let mut opened = Projections::open(repo).ok().map(|mut p| {
         p.load_vectors_as(VectorAccess::Scan);
         p
     });
-    let stale = match &opened {
-        Some(p) => !p.has_sealed(repo)?,
+    let stale = match &mut opened {
+        Some(p) => {
+            p.read_unindexed(repo, Reach::Sealed)?;
+            p.unindexed().is_behind()
+        }
         None => true,
     };
     if stale {
@@ -354,6 +440,8 @@ pub fn log_error(layout: Option<&Layout>, event: &str, message: &str, started: I
         .append(true)
         .open(&path)
     {
+        // An error may quote the payload: no secret goes to disk this way.
+        let message = memlog_format::privacy::redact_message(message);
         let _ = writeln!(
             f,
             "{} {} {}ms {}",

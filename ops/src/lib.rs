@@ -15,11 +15,23 @@
 //!   verification of facts, for `extract` and MCP), [`tasks`] (task
 //!   changes), [`import`] (neutral files and agents' session files),
 //!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
+//! - [`scan`]: secret-shaped content already in the log;
+//! - [`anchor`]: facts and rules anchored to the code they cite, and
+//!   `memlog verify`, which checks them against the current tree;
+//! - [`reflect`]: reflection run by itself after sessions, its candidates
+//!   offered at SessionStart;
+//! - [`review`]: the review queue of agents' facts and rules
+//!   (`learn.review`), accept and reject as events;
+//! - [`native`]: the agents' own memory files (CLAUDE.md, AGENTS.md,
+//!   MEMORY.md), read into the log read-only, and the rules block
+//!   `memlog rules export` owns in them;
 //! - [`show`], [`forget`] (and reinforce), [`stats`], [`sessions`] (session
 //!   listings and timeline pages), [`diff`] ([`memory_diff`]: what changed
 //!   between two states of the log);
 //! - [`context`]: the SessionStart briefing and the one renderer of a
-//!   prompt's memories; [`hook`]: the hook driver; [`warm`]: the client of
+//!   prompt's memories; [`file_recall`]: what memory knows about a file
+//!   or command an agent is about to use (PreToolUse); [`hook`]: the hook
+//!   driver; [`warm`]: the client of
 //!   `memlog watch`'s warm server and its protocol; [`stop`]: what the Stop
 //!   hook does (credit cited memories, ask for facts with [`extraction`]'s
 //!   instruction).
@@ -33,6 +45,7 @@
 //! stdout; notes and warnings go to stderr through [`diag`]. Only the
 //! indexer speaks SQL.
 
+pub mod anchor;
 pub mod concepts;
 pub mod context;
 pub mod diag;
@@ -41,14 +54,19 @@ pub mod diff;
 pub mod error;
 pub mod extraction;
 pub mod facts;
+pub mod file_recall;
 pub mod forget;
 pub mod hook;
 pub mod ids;
 pub mod import;
 pub mod install;
 pub mod memory_diff;
+pub mod native;
 pub mod record;
+pub mod reflect;
+pub mod review;
 pub mod rules;
+pub mod scan;
 pub mod search;
 pub mod semantic;
 pub mod sessions;

@@ -14,6 +14,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::time::Duration;
 
 use memlog_indexer::Projections;
+use memlog_indexer::projection::Reach;
 use memlog_ops::context::answer;
 use memlog_ops::warm::{ContextRequest, EmbedRequest, EmbedResponse, socket_path};
 
@@ -88,6 +89,14 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
                 p.load_vectors();
                 (p, identity)
             });
+        }
+        // What was sealed since the watch loop last indexed (a forget a
+        // moment ago) holds in this answer already; failing to read it,
+        // the hook assembles the context itself.
+        if let Some((p, _)) = &mut warm
+            && p.read_unindexed(repo, Reach::Sealed).is_err()
+        {
+            warm = None;
         }
         let mut reader = BufReader::new(&stream);
         let mut line = String::new();

@@ -17,13 +17,14 @@
 
 mod batch;
 mod lock;
+mod unindexed;
 mod update;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use memlog_store::journal;
-use memlog_store::log::Log;
+use memlog_store::view::View;
 use memlog_store::{IndexLayout, Repo};
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +34,7 @@ use crate::vectors::{VectorAccess, VectorIndex};
 use crate::{Error, Result};
 
 pub use lock::WriterLock;
+pub use unindexed::{HOOK_SEGMENTS, Reach, Unindexed, UnindexedEvent};
 
 /// Memory of the full-text writer: incremental runs are small; a rebuild
 /// gets more so that it writes fewer, larger segments.
@@ -84,6 +86,9 @@ pub struct Projections {
     /// The vectors' `meta.json` as it read when they were last opened (or
     /// failed to open): the commit of each catch-up changes it.
     vectors_meta: Option<Vec<u8>>,
+    /// What the log held beyond these projections when last looked at
+    /// ([`Projections::read_unindexed`]): their reads reflect it.
+    pub(crate) unindexed: Unindexed,
 }
 
 /// `<memlog dir>/index` ([`memlog_store::Layout::index_dir`]).
@@ -121,11 +126,43 @@ impl Projections {
 
     /// Opens existing projections for reading. A missing or damaged index
     /// is an error the caller answers with [`Projections::update`].
+    ///
+    /// An update commits the full-text half first, then the database: in
+    /// between, the halves are from different runs. Read then, they answer
+    /// as the database says (full-text hits it lacks are dropped, and what
+    /// it has not indexed yet is read past its watermark, see
+    /// [`Unindexed`]), so a reader does not wait for the writer. With no
+    /// writer at work, halves that differ are an interrupted update: the
+    /// index is damaged.
     pub fn open(repo: &Repo) -> Result<Projections> {
-        Projections::open_at(&index_dir(repo))
+        let dir = index_dir(repo);
+        let p = Projections::open_unchecked(&dir)?;
+        if p.halves_agree()? || WriterLock::try_acquire(repo)?.is_none() {
+            return Ok(p);
+        }
+        // the writer may have finished in between
+        Projections::open_at(&dir)
     }
 
+    /// Opens the projections in `dir`, whose halves must be from the same
+    /// run.
     fn open_at(dir: &Path) -> Result<Projections> {
+        let p = Projections::open_unchecked(dir)?;
+        if !p.halves_agree()? {
+            return Err(Error::Corrupt {
+                what: dir.display().to_string(),
+                message: "its full-text and database halves are from different runs (an interrupted update)".into(),
+            });
+        }
+        Ok(p)
+    }
+
+    /// Whether the full-text half's last commit is the database's.
+    fn halves_agree(&self) -> Result<bool> {
+        Ok(self.fts.committed_payload()? == self.graph.get_meta("generation")?)
+    }
+
+    fn open_unchecked(dir: &Path) -> Result<Projections> {
         let db = IndexLayout::new(dir).graph();
         if !db.exists() {
             return Err(Error::Corrupt {
@@ -147,19 +184,13 @@ impl Projections {
             }
         }
         let fts = Fts::open(&IndexLayout::new(dir).fts())?;
-        let committed = fts.committed_payload()?;
-        if committed != graph.get_meta("generation")? {
-            return Err(Error::Corrupt {
-                what: dir.display().to_string(),
-                message: "its full-text and database halves are from different runs (an interrupted update)".into(),
-            });
-        }
         Ok(Projections {
             dir: dir.to_path_buf(),
             graph,
             fts,
             vectors: None,
             vectors_meta: None,
+            unindexed: Unindexed::default(),
         })
     }
 
@@ -208,14 +239,6 @@ impl Projections {
             == self.vectors_meta
     }
 
-    /// Whether every sealed session is indexed (journals aside): one ref
-    /// read. Hooks use this: the live session need not be searchable for
-    /// injecting memories of earlier ones.
-    pub fn has_sealed(&self, repo: &Repo) -> Result<bool> {
-        let tip = Log::new(repo).peek_tip()?.map(|t| t.to_string());
-        Ok(tip == self.graph.get_meta("indexed_commit")?)
-    }
-
     fn create_at(dir: &Path) -> Result<Projections> {
         if dir.exists() {
             std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -230,13 +253,14 @@ impl Projections {
             fts,
             vectors: None,
             vectors_meta: None,
+            unindexed: Unindexed::default(),
         })
     }
 
     /// Whether the projections are behind the log: one ref read and a stat
     /// of each journal.
     pub fn is_fresh(&self, repo: &Repo) -> Result<bool> {
-        let tip = Log::new(repo).peek_tip()?.map(|t| t.to_string());
+        let tip = View::peek(repo)?.key();
         if tip != self.graph.get_meta("indexed_commit")? {
             return Ok(false);
         }
@@ -259,6 +283,53 @@ impl Projections {
             Some(json) => serde_json::from_str(&json).unwrap_or_default(),
             None => HashMap::new(),
         })
+    }
+}
+
+/// What a journal holds beyond the mark of an earlier read: its complete
+/// lines past the mark (a torn last line waits for the next read).
+struct JournalTail {
+    /// Where the tail starts.
+    start: usize,
+    /// Its events.
+    events: Vec<memlog_format::Event>,
+    /// Its lines that did not decode.
+    problems: Vec<memlog_format::segment::LineProblem>,
+    /// The mark after it.
+    mark: JournalMark,
+}
+
+impl JournalTail {
+    /// The tail of `f` past `mark` (from its start when the file is not the
+    /// one marked); `None` when there is nothing new, or the journal was
+    /// sealed meanwhile (its events then arrive with the segments).
+    fn read(f: &journal::JournalFile, mark: Option<&JournalMark>) -> Result<Option<JournalTail>> {
+        let id = file_id(&f.path);
+        let start = match mark {
+            Some(m) if m.id == id && m.offset <= f.bytes => m.offset,
+            _ => 0,
+        };
+        if start == f.bytes {
+            return Ok(None);
+        }
+        let bytes = match std::fs::read(&f.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&f.path, e)),
+        };
+        let start = (start as usize).min(bytes.len());
+        let tail = &bytes[start..];
+        let complete = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let (events, problems) = memlog_format::segment::decode(&tail[..complete]);
+        Ok(Some(JournalTail {
+            start,
+            events,
+            problems,
+            mark: JournalMark {
+                id,
+                offset: (start + complete) as u64,
+            },
+        }))
     }
 }
 
