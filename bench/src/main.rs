@@ -5,12 +5,12 @@
 //! the real `memlog` binary found next to this one.
 
 mod build;
+mod eval_sets;
 mod file_recall;
 mod generator;
 mod hooks;
 mod kills;
 mod lean;
-mod locomo;
 mod oneshot;
 mod ort;
 mod realistic;
@@ -84,9 +84,9 @@ struct Args {
     #[arg(long)]
     serve: bool,
     /// Retrieval quality on ../shared/eval/locomo-dev (recall@k, MRR,
-    /// nDCG per search mode, with the shared scorer); needs the embedding
-    /// model (scripts/install-assets). Skipped with a message when the set
-    /// is absent.
+    /// nDCG per search mode, even and odd questions apart); needs the
+    /// embedding model (scripts/install-assets). Skipped with a message
+    /// when the set is absent.
     #[arg(long)]
     locomo: bool,
 
@@ -96,6 +96,28 @@ struct Args {
     /// the memory cannot answer), on the even and odd questions apart.
     #[arg(long)]
     inject: bool,
+
+    /// Retrieval and injection on the LongMemEval dev questions converted
+    /// by the set's lme_to_events.py (see --lme-dir), abstention questions
+    /// included. Each haystack is embedded once (30-50 s on two idle
+    /// cores) and kept in --eval-work. Skipped with a message when absent.
+    #[arg(long)]
+    lme: bool,
+
+    /// Where the converted LongMemEval files are (default:
+    /// $MEMLOG_LME_DIR, else eval-data/lme/data-lme beside the repository).
+    #[arg(long, value_name = "DIR")]
+    lme_dir: Option<PathBuf>,
+
+    /// Which LongMemEval files: `<PREFIX>_events.jsonl` and so on (`lme`:
+    /// every dev question; lme_to_events.py --subset 120 writes `lme120`).
+    #[arg(long, value_name = "PREFIX", default_value = "lme")]
+    lme_prefix: String,
+
+    /// Injection on small memories (10-50 events, a user's first weeks)
+    /// cut from LoCoMo and, with --lme, from LongMemEval.
+    #[arg(long)]
+    small: bool,
 
     /// Vector figures: the real model's throughput by batch size and HNSW
     /// recall on 20k of its vectors (kept in bench-embeddings.sqlite beside
@@ -118,14 +140,16 @@ struct Args {
     #[arg(long)]
     one_shot: bool,
 
-    /// Keep the LoCoMo memlogs (and their embedding caches) here between runs.
-    #[arg(long, value_name = "DIR")]
-    locomo_work: Option<PathBuf>,
+    /// Keep the evaluation memlogs (and their embedding caches) here
+    /// between runs, so that each conversation is embedded once.
+    #[arg(long, value_name = "DIR", alias = "locomo-work")]
+    eval_work: Option<PathBuf>,
 
-    /// Write every question's signals (full-text relevance, BM25, cosine
-    /// of every event) as JSON lines here, for studying fusion offline.
-    #[arg(long, value_name = "FILE")]
-    locomo_dump: Option<PathBuf>,
+    /// Write each question's ranked refs and the gate's signals as JSON
+    /// lines into this directory (`<set>-retrieval.jsonl`,
+    /// `<set>-inject.jsonl`), for studying ranking and gate offline.
+    #[arg(long, value_name = "DIR", alias = "locomo-dump")]
+    eval_dump: Option<PathBuf>,
 
     /// The hot path, whole process, at 20k and 100k events (10k with
     /// --quick): `memlog search` against the `sqlite3` CLI on an FTS5 table
@@ -318,19 +342,8 @@ fn main() -> anyhow::Result<()> {
             vectors::scale(&bin, args.seed, 1_000_000, rate, false, &mut rows)?;
         }
     }
-    if args.locomo || args.inject {
-        let (work, dump) = (args.locomo_work.as_deref(), args.locomo_dump.as_deref());
-        match locomo::find_set() {
-            Some(set) => {
-                if args.locomo {
-                    locomo::bench(&bin, &set, work, dump, &mut rows)?;
-                }
-                if args.inject {
-                    locomo::inject(&bin, &set, work, dump, &mut rows)?;
-                }
-            }
-            None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
-        }
+    if args.locomo || args.inject || args.lme || args.small {
+        quality(&bin, &args, &mut rows)?;
     }
     if args.file_recall {
         file_recall::bench(&bin, args.seed, args.quick, &mut rows)?;
@@ -342,6 +355,51 @@ fn main() -> anyhow::Result<()> {
         rows.extend(serve::bench(&bin, args.seed, import_events, args.quick)?);
     }
     print_table(rows);
+    Ok(())
+}
+
+/// Retrieval and injection quality on the shared sets that are present.
+fn quality(bin: &Path, args: &Args, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    let mut eval =
+        eval_sets::Evaluation::open(args.eval_work.as_deref(), args.eval_dump.as_deref())?;
+    let locomo = match eval_sets::find_locomo() {
+        Some(dir) => Some(eval_sets::EvalSet::locomo(&dir)?),
+        None => {
+            eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped");
+            None
+        }
+    };
+    let lme = if args.lme {
+        match eval_sets::find_lme(args.lme_dir.as_deref(), &args.lme_prefix) {
+            Some(dir) => Some(eval_sets::EvalSet::lme(&dir, &args.lme_prefix)?),
+            None => {
+                eprintln!(
+                    "LongMemEval set not found ({}_queries.jsonl in --lme-dir, $MEMLOG_LME_DIR or ../eval-data/lme/data-lme): skipped",
+                    args.lme_prefix
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(set) = &locomo {
+        if args.locomo {
+            eval_sets::retrieval(bin, &mut eval, set, rows)?;
+        }
+        if args.inject {
+            eval_sets::injection(bin, &mut eval, set, rows)?;
+        }
+    }
+    if let Some(set) = &lme {
+        eval_sets::retrieval(bin, &mut eval, set, rows)?;
+        eval_sets::injection(bin, &mut eval, set, rows)?;
+    }
+    if args.small {
+        for set in locomo.iter().chain(&lme) {
+            eval_sets::injection(bin, &mut eval, &set.small(), rows)?;
+        }
+    }
     Ok(())
 }
 

@@ -27,14 +27,14 @@
 //!     vitality_decay: 0.95      # vitality kept per day without recall
 //!   fusion: weighted          # or rrf: reciprocal-rank fusion of the lists
 //!   rrf_k: 60
-//!   spread: 0.3               # relevance lent to session neighbours
+//!   spread: 0.6               # share of a better session neighbour's lead
 //! embedding:                  # semantic search (see `memlog doctor`)
 //!   enabled: true             # false: full-text search only
 //!   model_dir: ~/models/mini  # default: $MEMLOG_HOME/models/minilm-l6-int8
 //!   runtime: /usr/lib/libonnxruntime.so  # default: $MEMLOG_HOME/onnxruntime/…
 //!   batch_size: 16
 //! context:
-//!   budget_tokens: 1500       # size of injected context
+//!   budget_tokens: 1000       # size of injected context
 //!   min_relevance: 0.35       # full-text coverage under which nothing is injected
 //! hooks:
 //!   inject: true              # memories at SessionStart / UserPromptSubmit
@@ -278,9 +278,11 @@ pub struct RankingConfig {
     pub fusion: Fusion,
     /// The k of reciprocal-rank fusion.
     pub rrf_k: f32,
-    /// Share of the best relevance of an event's session neighbours (the
-    /// events just before and after it) that it receives: depth-1 spreading
-    /// activation. 0 turns it off; full-text-only searches never spread.
+    /// Share of what the best of an event's session neighbours (the events
+    /// just before and after it) has over it in relevance that the event
+    /// receives: depth-1 spreading activation, which lifts an event toward
+    /// its neighbours and never past them. 0 turns it off; full-text-only
+    /// searches never spread.
     pub spread: f32,
 }
 
@@ -294,7 +296,7 @@ impl Default for RankingConfig {
             half_life_days: 30.0,
             fusion: Fusion::Weighted,
             rrf_k: 60.0,
-            spread: 0.3,
+            spread: 0.6,
             levels: LevelsConfig::default(),
         }
     }
@@ -345,7 +347,7 @@ pub struct ContextConfig {
 impl Default for ContextConfig {
     fn default() -> Self {
         ContextConfig {
-            budget_tokens: 1500,
+            budget_tokens: 1000,
             min_relevance: 0.35,
         }
     }

@@ -11,10 +11,10 @@
 //! (`ranking.fusion: rrf`) replaces the two relevance signals by the sum of
 //! 1 / (k + rank) over the two lists.
 //!
-//! Then relevance spreads, depth 1 (seed 003): an event receives a share
-//! (`ranking.spread`) of the best relevance among its session neighbours
-//! (when vectors take part) and the events reinforced together with it,
-//! which join the candidates;
+//! Then relevance spreads, depth 1 (seed 003): an event is lifted by a
+//! share (`ranking.spread`) of what the best of its session neighbours
+//! (when vectors take part) and the events reinforced together with it
+//! have over it, and they join the candidates;
 //! and reinforcement ([`crate::reinforce`]) moves each event's importance,
 //! whose base is the kind's prior raised by memory level and recalls
 //! ([`crate::memory`]).
@@ -92,7 +92,7 @@ pub struct ScoreParts {
     pub fts: f32,
     pub semantic: Option<f32>,
     /// What the event's session neighbours and reinforced partners lend it
-    /// (spreading activation).
+    /// (spreading activation): a share of what the best of them has over it.
     pub spread: f32,
     pub recency: f32,
     pub importance: f32,
@@ -389,12 +389,16 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             continue;
         };
         let (own, semantic) = relevance.get(key).copied().unwrap_or((0.0, None));
+        // lifted toward its best neighbour, never past it: an event as
+        // relevant as its neighbours gains nothing from them (added on top,
+        // a long answer beside the turn that matched outranked the other
+        // turns that did)
         let spread_part = neighbours.get(key).map_or(0.0, |linked| {
-            linked
+            let best = linked
                 .iter()
                 .filter_map(|(n, share)| relevance.get(n).map(|r| r.0 * share))
-                .fold(0f32, f32::max)
-                * spread
+                .fold(0f32, f32::max);
+            (best - own).max(0.0) * spread
         });
         let age = (now_ms - row.ts_ms).max(0) as f64;
         let parts = ScoreParts {

@@ -18,7 +18,7 @@ pub struct ContextArgs {
     /// The prompt to find memories for.
     prompt: String,
 
-    /// Token budget (default: `context.budget_tokens`, 1500).
+    /// Token budget (default: `context.budget_tokens`, 1000).
     #[arg(long, value_name = "TOKENS")]
     budget: Option<usize>,
 
