@@ -114,6 +114,14 @@ impl Fts {
         Fts::with_index(dir, index, fields)
     }
 
+    /// An empty index in memory (see [`crate::Projections::empty`]).
+    pub fn create_in_ram() -> Result<Fts> {
+        let (schema, fields) = schema();
+        let index = Index::create_in_ram(schema);
+        tokenizer::register(&index);
+        Fts::with_index(Path::new(":memory:"), index, fields)
+    }
+
     /// Opens an existing index, checking it: a damaged one is an error
     /// ([`Error::Corrupt`]), never a panic, so the caller can rebuild it.
     pub fn open(dir: &Path) -> Result<Fts> {

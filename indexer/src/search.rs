@@ -177,6 +177,13 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             e.fts_rank = Some(rank);
         }
     }
+    // What the log holds beyond the index joins the list, scored alike.
+    if use_fts && let Some(tail) = p.tail() {
+        add_tail_candidates(
+            &mut candidates,
+            tail.search(p, &req.query, &req.filters, depth)?,
+        );
+    }
     let feedback = match (&req.query_vector, &p.vectors) {
         (None, Some(v)) if req.mode != SearchMode::Fts && !best_fts_keys.is_empty() => {
             mean_direction(v.vectors_of(&best_fts_keys)?.into_values())
@@ -215,7 +222,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     // A key the database no longer has was forgotten after the search
     // index was read: it is left out.
     let keys: Vec<u64> = candidates.keys().copied().collect();
-    let mut rows = event_rows(p, &keys)?;
+    let mut rows = rows_of(p, &keys)?;
     // (the vector search does not filter by excluded session: see
     // `allowed_keys`)
     candidates.retain(|k, _| {
@@ -269,8 +276,12 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         // listing every allowed key instead (a search that excludes the
         // current session allows nearly all) cost a scan of the table on
         // every prompt's injection.
-        for (n, r) in event_rows(p, &joining)? {
-            if passes(p, &r, &req.filters)? {
+        for (n, r) in rows_of(p, &joining)? {
+            let joins = match p.tail().and_then(|t| t.get(n)) {
+                Some(doc) => crate::tail::passes(doc, &req.filters),
+                None => passes(p, &r, &req.filters)?,
+            };
+            if joins {
                 rows.insert(n, r);
                 candidates.insert(n, Candidate::default());
             }
@@ -344,8 +355,19 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             } else {
                 fts
             };
+            // An event waiting for its vector (embedding trails indexing,
+            // and the unindexed tail has none) ranks by full text alone,
+            // as it would in a memory without vectors: counted as no
+            // meaning at all, a note just saved sank below every embedded
+            // event that shares a word with the query.
+            let awaiting = semantic_on
+                && c.cosine.is_none()
+                && rows
+                    .get(key)
+                    .is_some_and(|r| crate::derive::is_worth_embedding(&r.kind));
+            let ranked_semantic = if awaiting { Some(fts_rel) } else { semantic };
             let r = match fusion {
-                Fusion::Weighted => ws * semantic.unwrap_or(0.0) + wf * fts_rel,
+                Fusion::Weighted => ws * ranked_semantic.unwrap_or(0.0) + wf * fts_rel,
                 Fusion::Rrf => {
                     let rr = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (k + r as f32 + 1.0));
                     let best = lists as f32 / (k + 1.0);
@@ -471,6 +493,56 @@ fn mean_direction(vectors: impl Iterator<Item = Vec<f32>>) -> Option<Vec<f32>> {
     (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
 }
 
+/// Adds the tail's full-text candidates to `candidates`, each ranked where
+/// its relevance falls among the index's (for reciprocal-rank fusion).
+fn add_tail_candidates(candidates: &mut KeyMap<Candidate>, tail: Vec<crate::tail::TailCandidate>) {
+    let mut indexed: Vec<f32> = candidates.values().filter_map(|c| c.fts).collect();
+    indexed.sort_by(|a, b| b.total_cmp(a));
+    for (i, t) in tail.into_iter().enumerate() {
+        let rank = indexed.partition_point(|r| *r > t.relevance) + i;
+        let e = candidates.entry(t.key).or_default();
+        if e.fts.is_none_or(|f| f < t.relevance) {
+            e.fts = Some(t.relevance);
+            e.fts_rank = Some(rank);
+        }
+    }
+}
+
+/// The rows of `keys`: the database's, and the unindexed tail's for the
+/// keys the database does not have.
+fn rows_of(p: &Projections, keys: &[u64]) -> Result<KeyMap<Row>> {
+    let mut rows = event_rows(p, keys)?;
+    if let Some(tail) = p.tail() {
+        for key in keys {
+            if !rows.contains_key(key)
+                && let Some(doc) = tail.get(*key)
+            {
+                rows.insert(*key, tail_row(doc));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The row of an event of the unindexed tail, as the database would hold
+/// it (no memory row: its recalls and level are not counted yet).
+fn tail_row(doc: &crate::tail::TailDoc) -> Row {
+    let e = &doc.event;
+    let mut meta = String::new();
+    memlog_format::canonical::write_map(&mut meta, &e.meta);
+    Row {
+        id: e.id.clone(),
+        session: e.session.clone(),
+        seq: e.seq as i64,
+        kind: e.kind.as_str().to_string(),
+        ts: e.ts.clone(),
+        ts_ms: doc.ts_ms,
+        text: doc.text.clone(),
+        meta,
+        memory: None,
+    }
+}
+
 /// The event rows of `keys` (those the database still has), with their
 /// memory: one cached statement, a lookup per key. (A single `key IN (…)`
 /// query cost more: SQLite parsed its hundreds of placeholders afresh for
@@ -544,6 +616,12 @@ fn linked_events(
 /// Keys of the searchable events just before and after `row` in its session
 /// (row-value comparisons: a range of the session index, not a scan).
 fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
+    if let Some(around) = p
+        .tail()
+        .and_then(|t| t.neighbours(crate::fts::event_key(&row.id)))
+    {
+        return Ok(around);
+    }
     // Comparisons, not `NOT IN (…)`: a constant list makes SQLite build a
     // temporary b-tree at every run, and these run twice per ranked event.
     static SEARCHABLE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {

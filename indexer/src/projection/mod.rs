@@ -29,10 +29,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::fts::Fts;
 use crate::graph::{Graph, SCHEMA_VERSION};
+use crate::tail::Tail;
 use crate::vectors::{VectorAccess, VectorIndex};
 use crate::{Error, Result};
 
 pub use lock::WriterLock;
+pub use update::NOT_BUILT;
 
 /// Memory of the full-text writer: incremental runs are small; a rebuild
 /// gets more so that it writes fewer, larger segments.
@@ -68,9 +70,9 @@ pub struct IndexReport {
 
 /// How far each journal was read: file identity and byte offset.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct JournalMark {
-    id: u64,
-    offset: u64,
+pub(crate) struct JournalMark {
+    pub(crate) id: u64,
+    pub(crate) offset: u64,
 }
 
 /// The projections of one repository.
@@ -84,6 +86,9 @@ pub struct Projections {
     /// The vectors' `meta.json` as it read when they were last opened (or
     /// failed to open): the commit of each catch-up changes it.
     vectors_meta: Option<Vec<u8>>,
+    /// What the log holds beyond these projections, when
+    /// [`Projections::read_tail`] read it: searches rank it with them.
+    pub(crate) tail: Option<Tail>,
 }
 
 /// `<memlog dir>/index` ([`memlog_store::Layout::index_dir`]).
@@ -119,8 +124,9 @@ impl Projections {
         self.vectors.take()
     }
 
-    /// Opens existing projections for reading. A missing or damaged index
-    /// is an error the caller answers with [`Projections::update`].
+    /// Opens existing projections for reading. A missing
+    /// ([`Error::NotBuilt`]) or damaged index is an error the caller
+    /// answers with [`Projections::update`].
     pub fn open(repo: &Repo) -> Result<Projections> {
         Projections::open_at(&index_dir(repo))
     }
@@ -128,10 +134,7 @@ impl Projections {
     fn open_at(dir: &Path) -> Result<Projections> {
         let db = IndexLayout::new(dir).graph();
         if !db.exists() {
-            return Err(Error::Corrupt {
-                what: dir.display().to_string(),
-                message: "no index yet".into(),
-            });
+            return Err(Error::NotBuilt(dir.display().to_string()));
         }
         let graph = Graph::open(&db)?;
         match graph.get_meta("schema_version")? {
@@ -160,7 +163,49 @@ impl Projections {
             fts,
             vectors: None,
             vectors_meta: None,
+            tail: None,
         })
+    }
+
+    /// Projections of nothing, in memory: what a repository whose index
+    /// was never built (or cannot be opened) is searched with, its log
+    /// read as the unindexed tail ([`Projections::read_tail`]).
+    pub fn empty() -> Result<Projections> {
+        let dir = PathBuf::from(":memory:");
+        Ok(Projections {
+            graph: Graph::open(&dir)?,
+            fts: Fts::create_in_ram()?,
+            dir,
+            vectors: None,
+            vectors_meta: None,
+            tail: None,
+        })
+    }
+
+    /// Reads what the log holds beyond these projections (journals'
+    /// unread lines, segments newer than the watermark; bounded, see
+    /// [`crate::tail`]) and keeps it beside them: searches then rank its
+    /// events with the indexed ones. Read again on every call (a server
+    /// calls it per request); an up-to-date index costs a ref read and a
+    /// stat of each journal.
+    pub fn read_tail(&mut self, repo: &Repo) -> Result<&Tail> {
+        self.tail = None;
+        let tail = Tail::read(repo, self)?;
+        Ok(self.tail.insert(tail))
+    }
+
+    /// The unindexed tail [`Projections::read_tail`] read, if any.
+    pub fn tail(&self) -> Option<&Tail> {
+        self.tail.as_ref()
+    }
+
+    /// Whether the index holds the event of `key`.
+    pub(crate) fn holds(&self, key: u64) -> Result<bool> {
+        self.graph
+            .conn
+            .prepare_cached("SELECT 1 FROM events WHERE key = ?1 LIMIT 1")
+            .and_then(|mut st| st.exists([key as i64]))
+            .map_err(|e| Error::sql(&self.dir, e))
     }
 
     /// Copies the database's write-ahead log into it when the log holds
@@ -230,6 +275,7 @@ impl Projections {
             fts,
             vectors: None,
             vectors_meta: None,
+            tail: None,
         })
     }
 
@@ -254,7 +300,7 @@ impl Projections {
         Ok(true)
     }
 
-    fn journal_marks(&self) -> Result<HashMap<String, JournalMark>> {
+    pub(crate) fn journal_marks(&self) -> Result<HashMap<String, JournalMark>> {
         Ok(match self.graph.get_meta("journals")? {
             Some(json) => serde_json::from_str(&json).unwrap_or_default(),
             None => HashMap::new(),
@@ -264,7 +310,7 @@ impl Projections {
 
 /// Identity of a journal file (inode), so a new journal for the same
 /// session is read from its start.
-fn file_id(path: &Path) -> u64 {
+pub(crate) fn file_id(path: &Path) -> u64 {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
