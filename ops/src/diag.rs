@@ -25,3 +25,19 @@ pub fn progress(message: impl std::fmt::Display) {
 pub fn end_progress() {
     eprintln!();
 }
+
+/// A progress bar on stderr, redrawn in place:
+/// `label [=========>          ] 45% (90/200 unit)`.
+pub fn bar(label: &str, done: usize, total: usize, unit: &str) {
+    const WIDTH: usize = 30;
+    let total = total.max(1);
+    let done = done.min(total);
+    let filled = WIDTH * done / total;
+    let head = if filled < WIDTH { ">" } else { "" };
+    progress(format_args!(
+        "{label} [{}{head}{}] {:>3}% ({done}/{total} {unit})",
+        "=".repeat(filled),
+        " ".repeat(WIDTH.saturating_sub(filled + head.len())),
+        100 * done / total
+    ));
+}

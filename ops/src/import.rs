@@ -4,7 +4,8 @@
 //! memlog-agents). Imports are sealed directly, one commit per session, and
 //! are idempotent: events the log holds already (same content, same id)
 //! are skipped, and so are prompts, answers and tool calls a session holds
-//! from another path (its hooks).
+//! from another path (its hooks). They leave the index built
+//! ([`crate::index::after`]).
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use serde::Serialize;
 use crate::bail;
 use crate::diag;
 use crate::error::{Context, Error, Result};
+use crate::index::{self, Indexed};
 
 /// What an import added, over all its sessions.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -61,6 +63,8 @@ pub struct NeutralImport {
     pub totals: Totals,
     /// Lines left out (`skip_invalid`): line number and why.
     pub skipped: Vec<(usize, String)>,
+    /// The index, brought up to date after the import.
+    pub index: Option<Indexed>,
 }
 
 /// Imports a neutral-format file read from `input` (named `origin` in
@@ -81,6 +85,7 @@ pub fn neutral(
         sessions,
         totals: Totals::of(&sealed, &report),
         skipped: batch.skipped,
+        index: index::after(repo, false),
     })
 }
 
@@ -108,6 +113,8 @@ pub struct SessionsImport {
     pub files: Vec<FileRead>,
     /// What was added.
     pub totals: Totals,
+    /// The index, brought up to date after the import.
+    pub index: Option<Indexed>,
 }
 
 /// Imports `agent`'s session files at `paths` (files, or folders of them),
@@ -180,5 +187,6 @@ pub fn agent_sessions(
     Ok(SessionsImport {
         files: read,
         totals: Totals::of(&sealed, &report),
+        index: index::after(repo, false),
     })
 }

@@ -1,6 +1,7 @@
 //! Connecting memlog to a coding agent: memlog's hook commands merged into
 //! the agent's JSON settings (which file, which events and in what form is
 //! the agent's knowledge, [`memlog_agents::settings`]), and removed again.
+//! Installing leaves the repository's index built ([`crate::index::after`]).
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::bail;
 use crate::error::{Context, Result};
+use crate::index::Indexed;
 use crate::workspace;
 
 /// What installing (or removing) an agent's hooks did.
@@ -22,6 +24,9 @@ pub struct HooksInstalled {
     pub removed: usize,
     /// With `dry_run`: the file as it would be written, which was not.
     pub dry_run: Option<String>,
+    /// The index of the repository, built (or brought up to date) after
+    /// installing, so that the first prompt finds the memory there is.
+    pub index: Option<Indexed>,
 }
 
 /// Installs `agent`'s memlog hooks at `scope` (or with `install` false only
@@ -71,6 +76,7 @@ pub fn hooks(
             events,
             removed,
             dry_run: Some(text),
+            index: None,
         });
     }
     if let Some(parent) = path.parent() {
@@ -79,10 +85,18 @@ pub fn hooks(
     let tmp = path.with_extension("json.memlog-tmp");
     std::fs::write(&tmp, &text).context(format_args!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, &path).context(format_args!("writing {}", path.display()))?;
+    let index = match workspace::open(dir) {
+        Ok(repo) if install => {
+            repo.ensure_dirs()?;
+            crate::index::after(&repo, false)
+        }
+        _ => None,
+    };
     Ok(HooksInstalled {
         path,
         events,
         removed,
         dry_run: None,
+        index,
     })
 }

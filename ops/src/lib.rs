@@ -15,11 +15,14 @@
 //!   verification of facts, for `extract` and MCP), [`tasks`] (task
 //!   changes), [`import`] (neutral files and agents' session files),
 //!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
+//! - [`index`]: the projections brought up to date on request (and after
+//!   `install` and `import`);
 //! - [`show`], [`forget`] (and reinforce), [`stats`], [`sessions`] (session
 //!   listings and timeline pages), [`diff`] ([`memory_diff`]: what changed
 //!   between two states of the log);
 //! - [`context`]: the SessionStart briefing and the one renderer of a
-//!   prompt's memories; [`hook`]: the hook driver; [`warm`]: the client of
+//!   prompt's memories; [`hook`]: the hook driver, and [`background`]
+//!   the work it hands to other processes; [`warm`]: the client of
 //!   `memlog watch`'s warm server and its protocol; [`stop`]: what the Stop
 //!   hook does (credit cited memories, ask for facts with [`extraction`]'s
 //!   instruction).
@@ -33,6 +36,7 @@
 //! stdout; notes and warnings go to stderr through [`diag`]. Only the
 //! indexer speaks SQL.
 
+pub mod background;
 pub mod concepts;
 pub mod context;
 pub mod diag;
@@ -45,6 +49,7 @@ pub mod forget;
 pub mod hook;
 pub mod ids;
 pub mod import;
+pub mod index;
 pub mod install;
 pub mod memory_diff;
 pub mod record;

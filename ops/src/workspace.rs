@@ -61,7 +61,8 @@ pub fn live(repo: &Repo, sealed_only: bool) -> Result<Vec<Event>> {
 
 /// The projections, brought up to date first when they lag behind the log
 /// (a ref read and a few stats when they do not). If another process is
-/// updating them, what is there is used, with a note.
+/// updating them, what is there is used, with what the log holds beyond it
+/// read directly for searches (the unindexed tail, [`Projections::read_tail`]).
 pub fn projections(repo: &Repo) -> Result<Projections> {
     if let Ok(p) = Projections::open(repo)
         && p.is_fresh(repo)?
@@ -71,8 +72,10 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
     let report = match Projections::try_update(repo)? {
         Some(report) => report,
         None => match Projections::open(repo) {
-            Ok(p) => {
-                diag::note("another memlog process is updating the index; results may lag");
+            Ok(mut p) => {
+                if p.read_tail(repo)?.truncated {
+                    diag::note("another memlog process is updating the index; results may lag");
+                }
                 return Ok(p);
             }
             // nothing to read yet: wait for the other writer
@@ -81,7 +84,7 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
     };
     if report.rebuilt
         && let Some(reason) = &report.reason
-        && reason != "no index yet"
+        && reason != memlog_indexer::projection::NOT_BUILT
     {
         diag::note(format_args!("index rebuilt: {reason}"));
     }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use memlog_indexer::Projections;
 use memlog_ops::context::answer;
+use memlog_ops::diag;
 use memlog_ops::warm::{ContextRequest, EmbedRequest, EmbedResponse, socket_path};
 
 use crate::{Error, Result};
@@ -84,10 +85,14 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
             .as_ref()
             .is_none_or(|(p, id)| *id != identity || !p.vectors_are_current())
         {
-            warm = Projections::open(repo).ok().map(|mut p| {
-                p.load_vectors();
-                (p, identity)
-            });
+            // No index yet: the log is read as the unindexed tail.
+            warm = Projections::open(repo)
+                .or_else(|_| Projections::empty())
+                .ok()
+                .map(|mut p| {
+                    p.load_vectors();
+                    (p, identity)
+                });
         }
         let mut reader = BufReader::new(&stream);
         let mut line = String::new();
@@ -120,8 +125,13 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
         // Without an answer (no index open, a failed assembly) the reply
         // is one the client cannot read as context: the hook then
         // assembles it itself rather than taking "nothing relevant".
-        let response = match (serde_json::from_str::<ContextRequest>(&line), &warm) {
+        let response = match (serde_json::from_str::<ContextRequest>(&line), &mut warm) {
             (Ok(mut req), Some((p, _))) => {
+                // What the watcher has not indexed yet (a seal a moment
+                // ago) is read directly, as a hook alone would.
+                if let Err(e) = p.read_tail(repo) {
+                    diag::warning(format_args!("the unindexed tail was not read: {e}"));
+                }
                 if req.query_vector.is_none() && !req.prompt.is_empty() {
                     req.query_vector = embedder
                         .as_ref()
@@ -148,11 +158,13 @@ pub fn serve(_: &Repo, _: Option<SharedEmbedder>, _: Activity) -> Result<()> {
 }
 
 /// The prompt's embedding when the model held is the one that made the
-/// vectors (else the context does without, as a hook alone would).
+/// vectors and is free (else the context does without, as a hook alone
+/// would: the vector thread holds the model while it embeds new events,
+/// and a hook waiting for it would miss its budget).
 fn prompt_vector(embedder: &SharedEmbedder, p: &Projections, prompt: &str) -> Option<Vec<f32>> {
     use memlog_indexer::embed::Embedder;
     let vectors = p.vectors()?;
-    let mut model = embedder.lock().ok()?;
+    let mut model = embedder.try_lock().ok()?;
     if model.model_id() != vectors.meta.model {
         return None;
     }

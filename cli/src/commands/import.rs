@@ -14,6 +14,7 @@ use serde_json::json;
 
 use memlog_ops::workspace;
 
+use crate::commands::index::print_indexed;
 use crate::output;
 
 /// Import events from other sources into memory.
@@ -146,12 +147,14 @@ fn import_jsonl(dir: &Path, args: JsonlArgs) -> anyhow::Result<ExitCode> {
             "added": totals.added,
             "duplicates": totals.duplicates,
             "skipped": imported.skipped.iter().map(|(l, m)| json!({"line": l, "message": m})).collect::<Vec<_>>(),
+            "index": imported.index,
         }))?;
     } else {
         println!(
             "imported {} new events from {origin} in {} commits ({} sessions; {} already present)",
             totals.added, totals.commits, imported.sessions, totals.duplicates
         );
+        print_indexed(imported.index.as_ref());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -177,6 +180,7 @@ fn print_import(as_json: bool, imported: &SessionsImport) -> anyhow::Result<Exit
             "commits": totals.commits,
             "added": totals.added,
             "duplicates": totals.duplicates,
+            "index": imported.index,
         }))?;
     } else {
         for f in &imported.files {
@@ -186,6 +190,7 @@ fn print_import(as_json: bool, imported: &SessionsImport) -> anyhow::Result<Exit
             "imported {} new events in {} commits ({} already present)",
             totals.added, totals.commits, totals.duplicates
         );
+        print_indexed(imported.index.as_ref());
     }
     Ok(ExitCode::SUCCESS)
 }
