@@ -111,7 +111,11 @@ fn conversations(
             for e in evs {
                 writeln!(f, "{e}")?;
             }
-            run(bin, &dir, &["import", "jsonl", "events.jsonl"])?;
+            run(
+                bin,
+                &dir,
+                &["import", "jsonl", "--no-index", "events.jsonl"],
+            )?;
         }
         run(bin, &dir, &["index"])?;
         out.push((conv, dir));

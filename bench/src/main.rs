@@ -276,7 +276,12 @@ pub fn imported_repo(bin: &Path, seed: u64, events: usize) -> anyhow::Result<tem
     run(
         bin,
         repo.path(),
-        &["import", "jsonl", &corpus.path().to_string_lossy()],
+        &[
+            "import",
+            "jsonl",
+            "--no-index",
+            &corpus.path().to_string_lossy(),
+        ],
     )?;
     Ok(repo)
 }
@@ -310,7 +315,11 @@ fn bench_import(bin: &Path, seed: u64, events: usize) -> anyhow::Result<Row> {
     let mut times = Vec::new();
     for _ in 0..3 {
         let repo = fresh_repo()?;
-        times.push(run(bin, repo.path(), &["import", "jsonl", &path])?);
+        times.push(run(
+            bin,
+            repo.path(),
+            &["import", "jsonl", "--no-index", &path],
+        )?);
     }
     let median = percentile(&mut times, 0.5);
     Ok(Row {
@@ -450,7 +459,16 @@ fn bench_sync(bin: &Path, seed: u64, sessions: usize) -> anyhow::Result<Vec<Row>
     }
     let (a, b) = (&clones[0], &clones[1]);
     let base = sessions_file(seed, 10, "base")?;
-    run(bin, a, &["import", "jsonl", &base.path().to_string_lossy()])?;
+    run(
+        bin,
+        a,
+        &[
+            "import",
+            "jsonl",
+            "--no-index",
+            &base.path().to_string_lossy(),
+        ],
+    )?;
     run(bin, a, &["sync", "origin", "--no-index"])?;
     run(bin, b, &["sync", "origin", "--no-index"])?;
     for (clone, name, s) in [(a, "a", seed + 1), (b, "b", seed + 2)] {
@@ -458,7 +476,12 @@ fn bench_sync(bin: &Path, seed: u64, sessions: usize) -> anyhow::Result<Vec<Row>
         run(
             bin,
             clone,
-            &["import", "jsonl", &file.path().to_string_lossy()],
+            &[
+                "import",
+                "jsonl",
+                "--no-index",
+                &file.path().to_string_lossy(),
+            ],
         )?;
     }
     run(bin, a, &["sync", "origin", "--no-index"])?;

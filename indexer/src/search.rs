@@ -85,6 +85,9 @@ pub struct SearchRequest {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ScoreParts {
     pub fts: f32,
+    /// The cosine relative to the best candidate's; `None` when no
+    /// vectors take part, or the event has none yet (it then ranks by
+    /// full text alone).
     pub semantic: Option<f32>,
     /// What the event's session neighbours and reinforced partners lend it
     /// (spreading activation).
@@ -375,7 +378,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                     (ws + wf) * if best > 0.0 { fused / best } else { 0.0 }
                 }
             };
-            (*key, (r, semantic))
+            (*key, (r, if awaiting { None } else { semantic }))
         })
         .collect();
 

@@ -87,7 +87,10 @@ fn a_session_sealed_after_the_index_is_found_with_it() {
     seal(&repo, "new", 100, &["Let me look.", ANSWER]);
 
     let mut p = Projections::open(&repo).unwrap();
-    assert!(find(&p, "zebrafish telemetry").is_empty(), "not indexed yet");
+    assert!(
+        find(&p, "zebrafish telemetry").is_empty(),
+        "not indexed yet"
+    );
     let tail = p.read_tail(&repo).unwrap();
     assert_eq!(tail.docs().len(), 2);
     assert!(!tail.truncated);
@@ -111,7 +114,12 @@ fn the_tail_scores_as_the_index_does() {
     }
     Projections::update(&tailed).unwrap();
     for r in [&indexed, &tailed] {
-        seal(r, "new", 500, &[ANSWER, "The certificates rotate on friday."]);
+        seal(
+            r,
+            "new",
+            500,
+            &[ANSWER, "The certificates rotate on friday."],
+        );
     }
     Projections::update(&indexed).unwrap();
     let full = Projections::open(&indexed).unwrap();
@@ -167,7 +175,13 @@ fn journal_lines_past_the_watermark_are_read_and_forgotten_ones_hidden() {
     let (events, _) = recorder
         .record(vec![
             Draft::text("live", ts(201), Kind::AgentResponse, "p", ANSWER),
-            Draft::text("live", ts(202), Kind::Note, "p", "zebrafish tanks are cleaned on monday"),
+            Draft::text(
+                "live",
+                ts(202),
+                Kind::Note,
+                "p",
+                "zebrafish tanks are cleaned on monday",
+            ),
         ])
         .unwrap();
     let mut p = Projections::open(&repo).unwrap();

@@ -70,11 +70,13 @@ pub struct NeutralImport {
 /// Imports a neutral-format file read from `input` (named `origin` in
 /// messages): the whole file is checked first, and an invalid line stops
 /// the import and names the line, unless `skip_invalid` leaves it out.
+/// With `build_index`, the index is brought up to date afterwards.
 pub fn neutral(
     repo: &Repo,
     input: impl BufRead,
     origin: &str,
     skip_invalid: bool,
+    build_index: bool,
 ) -> Result<NeutralImport> {
     let batch = neutral::read(input, origin, &repo.project(), skip_invalid)?;
     let sessions = batch.sessions.len();
@@ -85,7 +87,7 @@ pub fn neutral(
         sessions,
         totals: Totals::of(&sealed, &report),
         skipped: batch.skipped,
-        index: index::after(repo, false),
+        index: build_index.then(|| index::after(repo, false)).flatten(),
     })
 }
 
@@ -119,11 +121,12 @@ pub struct SessionsImport {
 
 /// Imports `agent`'s session files at `paths` (files, or folders of them),
 /// or when none are given, those of this repository where the agent keeps
-/// them.
+/// them. With `build_index`, the index is brought up to date afterwards.
 pub fn agent_sessions(
     repo: &Repo,
     agent: &'static dyn Agent,
     paths: &[PathBuf],
+    build_index: bool,
 ) -> Result<SessionsImport> {
     let noun = agent.session_noun();
     // By default, the sessions that ran in this repository.
@@ -187,6 +190,6 @@ pub fn agent_sessions(
     Ok(SessionsImport {
         files: read,
         totals: Totals::of(&sealed, &report),
-        index: index::after(repo, false),
+        index: build_index.then(|| index::after(repo, false)).flatten(),
     })
 }

@@ -29,6 +29,16 @@ pub struct ImportArgs {
     source: ImportSource,
 }
 
+/// What follows an import.
+#[derive(Args)]
+struct Afterwards {
+    /// Leave the index as it is (by default it is brought up to date, so
+    /// that the next prompt finds what was imported): for scripts that
+    /// import several times and index once.
+    #[arg(long)]
+    no_index: bool,
+}
+
 #[derive(Subcommand)]
 enum ImportSource {
     Jsonl(JsonlArgs),
@@ -53,6 +63,9 @@ struct GeminiArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 /// Import Codex CLI sessions (one commit each).
@@ -71,6 +84,9 @@ struct CodexArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 /// Import Claude Code transcripts (their sessions, one commit each).
@@ -92,6 +108,9 @@ struct ClaudeCodeArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 /// Import a file in memlog's neutral format (`-` for stdin).
@@ -114,14 +133,19 @@ struct JsonlArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 pub fn cmd_import(dir: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     match args.source {
         ImportSource::Jsonl(a) => import_jsonl(dir, a),
-        ImportSource::ClaudeCode(a) => import_sessions(dir, &ClaudeCode, &a.paths, a.json),
-        ImportSource::Codex(a) => import_sessions(dir, &Codex, &a.paths, a.json),
-        ImportSource::Gemini(a) => import_sessions(dir, &Gemini, &a.paths, a.json),
+        ImportSource::ClaudeCode(a) => {
+            import_sessions(dir, &ClaudeCode, &a.paths, a.json, &a.afterwards)
+        }
+        ImportSource::Codex(a) => import_sessions(dir, &Codex, &a.paths, a.json, &a.afterwards),
+        ImportSource::Gemini(a) => import_sessions(dir, &Gemini, &a.paths, a.json, &a.afterwards),
     }
 }
 
@@ -129,10 +153,22 @@ fn import_jsonl(dir: &Path, args: JsonlArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let origin = args.file.display().to_string();
     let imported = if origin == "-" {
-        import::neutral(&repo, std::io::stdin().lock(), "stdin", args.skip_invalid)?
+        import::neutral(
+            &repo,
+            std::io::stdin().lock(),
+            "stdin",
+            args.skip_invalid,
+            !args.afterwards.no_index,
+        )?
     } else {
         let file = File::open(&args.file).with_context(|| format!("opening {origin}"))?;
-        import::neutral(&repo, BufReader::new(file), &origin, args.skip_invalid)?
+        import::neutral(
+            &repo,
+            BufReader::new(file),
+            &origin,
+            args.skip_invalid,
+            !args.afterwards.no_index,
+        )?
     };
     for (line, message) in &imported.skipped {
         eprintln!("skipped {origin}, line {line}: {message}");
@@ -164,9 +200,10 @@ fn import_sessions(
     agent: &'static dyn Agent,
     paths: &[PathBuf],
     as_json: bool,
+    afterwards: &Afterwards,
 ) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let imported = import::agent_sessions(&repo, agent, paths)?;
+    let imported = import::agent_sessions(&repo, agent, paths, !afterwards.no_index)?;
     print_import(as_json, &imported)
 }
 
