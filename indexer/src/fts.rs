@@ -433,6 +433,19 @@ const WHOLE_IDENTIFIER_BOOST: f32 = 2.0;
 impl Fts {
     /// The best `limit` events for `text` under `filters`, by BM25.
     pub fn search(&self, text: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
+        self.search_beside(text, filters, limit, &|_| false)
+    }
+
+    /// [`Fts::search`] beside other documents (the unindexed tail): a word
+    /// no indexed event contains is not taken for a typo of one that some
+    /// does when `elsewhere` says those documents hold it.
+    pub fn search_beside(
+        &self,
+        text: &str,
+        filters: &Filters,
+        limit: usize,
+        elsewhere: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<Candidate>> {
         let f = self.fields;
         let terms = query_terms(&self.index, f.text, text);
         if terms.is_empty() || limit == 0 {
@@ -449,7 +462,8 @@ impl Fts {
         for (term, whole) in terms {
             let mut df = searcher.doc_freq(&term).map_err(err)? as f32;
             // A word nobody wrote may be a typo of one somebody did.
-            let term = match (df == 0.0 && !whole)
+            let held_elsewhere = || term.value().as_str().is_some_and(elsewhere);
+            let term = match (df == 0.0 && !whole && !held_elsewhere())
                 .then(|| spelling_correction(&searcher, &term))
                 .transpose()
                 .map_err(err)?

@@ -166,9 +166,11 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     let mut candidates: KeyMap<Candidate> = KeyMap::default();
     let mut best_fts_keys = Vec::new();
     if use_fts {
+        // (a word only the unindexed tail holds is no typo)
+        let in_tail = |term: &str| p.tail().is_some_and(|t| t.holds_term(term));
         for (rank, c) in p
             .fts
-            .search(&req.query, &req.filters, depth)?
+            .search_beside(&req.query, &req.filters, depth, &in_tail)?
             .into_iter()
             .enumerate()
         {

@@ -67,6 +67,8 @@ pub struct Tail {
     /// Searchable events, in (session, time, seq) order.
     docs: Vec<TailDoc>,
     by_key: HashMap<u64, usize>,
+    /// Every term of the docs' text, made when first asked for.
+    terms: std::sync::OnceLock<HashSet<String>>,
     /// Events read (bookkeeping and hidden ones included).
     pub events: usize,
     /// Whether the bound left older unindexed events out.
@@ -97,6 +99,25 @@ impl Tail {
     /// The searchable event of `key`, if the tail holds it.
     pub fn get(&self, key: u64) -> Option<&TailDoc> {
         self.by_key.get(&key).and_then(|i| self.docs.get(*i))
+    }
+
+    /// Whether some event of the tail holds `term` (an analyzed term of
+    /// the full-text index's text field). The first call analyzes every
+    /// event's text; it is asked only for query words the index lacks.
+    pub fn holds_term(&self, term: &str) -> bool {
+        self.terms
+            .get_or_init(|| {
+                let mut analyzer = crate::tokenizer::code_analyzer();
+                let mut terms = HashSet::new();
+                for doc in &self.docs {
+                    let mut stream = analyzer.token_stream(&doc.text);
+                    while let Some(tok) = stream.next() {
+                        terms.insert(tok.text.clone());
+                    }
+                }
+                terms
+            })
+            .contains(term)
     }
 
     /// Keys of the searchable events just before and after `key` in its
@@ -277,6 +298,7 @@ impl Tail {
         Ok(Tail {
             docs,
             by_key,
+            terms: std::sync::OnceLock::new(),
             events: 0,
             truncated: false,
         })

@@ -242,3 +242,29 @@ fn a_tail_past_the_bound_keeps_its_newest_events() {
     assert!(tail.docs().len() < MAX_TAIL_BYTES / 8_000);
     assert_eq!(find(&p, "zebrafish")[0].text, ANSWER);
 }
+
+#[test]
+fn a_word_only_the_tail_holds_is_not_taken_for_a_typo() {
+    let (_d, repo) = repo();
+    background(&repo, 3);
+    seal(
+        &repo,
+        "k",
+        50,
+        &["The klokakax dashboard reads the metrics store."],
+    );
+    Projections::update(&repo).unwrap();
+    // one letter from an indexed word, and only in the tail
+    seal(
+        &repo,
+        "m",
+        60,
+        &["The mlokakax dashboard reads the vault store."],
+    );
+    let mut p = Projections::open(&repo).unwrap();
+    p.read_tail(&repo).unwrap();
+    let hits = find(&p, "where does mlokakax read from");
+    assert_eq!(hits[0].session, "m", "{hits:#?}");
+    // a word nobody holds is still corrected
+    assert_eq!(find(&p, "klokakex")[0].session, "k");
+}
