@@ -239,6 +239,14 @@ fn inject(
         );
         body.insert("hook".into(), Value::String(event.as_str().to_string()));
         body.insert("path".into(), Value::String(path.to_string()));
+        // what ranked them (text, distilled, embedded, feedback): how the
+        // memory arrived, for whoever asks why it did or did not
+        if let Some(by) = assembled
+            .ranked_by
+            .and_then(|q| serde_json::to_value(q).ok())
+        {
+            body.insert("ranked_by".into(), by);
+        }
         if let Some(p) = &payload.prompt {
             body.insert("query".into(), Value::String(p.clone()));
         }

@@ -24,8 +24,15 @@ pub fn run(
     until: impl Fn() -> bool,
     mut on_run: impl FnMut(&IndexRun),
 ) -> Result<()> {
+    let repo = workspace::open(dir)?;
+    // Started by a hook (with an idle exit) while another one runs (two
+    // sessions starting at once): that one serves, this one would only
+    // index and embed everything twice.
+    if idle_exit.is_some() && memlog_ops::warm::answers(&repo) {
+        return Ok(());
+    }
     let mut watcher = Watcher::new(dir)?;
-    let memlog_dir = workspace::open(dir)?.layout().dir().to_path_buf();
+    let memlog_dir = repo.layout().dir().to_path_buf();
     let embedder = load_shared_model(dir)?;
     let activity = Activity::default();
     start_warm_server(dir, embedder.clone(), activity.clone());
