@@ -115,6 +115,12 @@ struct Args {
     #[arg(long, value_name = "N")]
     kills: Option<usize>,
 
+    /// The prompt path on a busy machine: at 20k events, 30 prompt hooks
+    /// each right after a session sealed, quiet and then under two CPU
+    /// burners and a writer that fsyncs without pause (injections, p95).
+    #[arg(long)]
+    busy: bool,
+
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
@@ -173,6 +179,9 @@ fn main() -> anyhow::Result<()> {
             (&[20_000, 100_000], 100)
         };
         rows.extend(lean::bench(&bin, args.seed, sizes, runs)?);
+    }
+    if args.busy {
+        hooks::busy(&bin, args.seed, if args.quick { 10 } else { 30 }, &mut rows)?;
     }
     if args.sync {
         rows.extend(bench_sync(
