@@ -188,14 +188,18 @@ impl Tail {
     /// every journal, then the segments the ref's tip has that the indexed
     /// tree has not, newest first, within [`MAX_TAIL_BYTES`]. Forgotten
     /// events (by the index's forgets or the tail's own) and events the
-    /// index holds already are left out.
-    pub fn read(repo: &Repo, p: &Projections) -> Result<Tail> {
+    /// index holds already are left out. The journal of session `skip`,
+    /// if given, is not read.
+    pub fn read(repo: &Repo, p: &Projections, skip: Option<&str>) -> Result<Tail> {
         let mut budget = MAX_TAIL_BYTES;
         let mut truncated = false;
         let mut events = Vec::new();
         let marks = p.journal_marks()?;
         // Journals first: the newest events of all.
         for f in journal::list(&repo.journal_dir())? {
+            if Some(f.session.as_str()) == skip {
+                continue;
+            }
             let start = match marks.get(&f.session) {
                 Some(m) if m.id == crate::projection::file_id(&f.path) && m.offset <= f.bytes => {
                     m.offset

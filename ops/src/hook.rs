@@ -308,7 +308,7 @@ impl ContextJob {
                 if let Some(a) = warm::ask(&repo, &request, remaining / WARM_SHARE) {
                     return Ok((a, "warm"));
                 }
-                let p = opened.insert(projections_for_hook(&repo)?);
+                let p = opened.insert(projections_for_hook(&repo, &request.session)?);
                 Ok((answer(&repo, p, &request)?, "local"))
             })();
             let _ = tx.send(result);
@@ -384,11 +384,12 @@ fn index_in_background(repo: &Repo) -> Result<()> {
 
 /// The projections as they are, with what the log holds beyond them read
 /// directly (the unindexed tail: a session sealed a moment ago, other
-/// sessions' journals), or, when there is no usable index, that tail
-/// alone. When sealed sessions are missing from the index, a background
+/// sessions' journals; not the asking session's own, which its context
+/// leaves out), or, when there is no usable index, that tail alone. When
+/// sealed sessions are missing from the index, a background
 /// `memlog index` is started (unless one runs already): a hook never
 /// indexes in the foreground.
-fn projections_for_hook(repo: &Repo) -> Result<Projections> {
+fn projections_for_hook(repo: &Repo, asking: &str) -> Result<Projections> {
     // The vectors are opened for reading a few rows (the best full-text
     // hits' vectors make the query vector): no graph, no key map.
     let mut p = match Projections::open(repo) {
@@ -399,7 +400,7 @@ fn projections_for_hook(repo: &Repo) -> Result<Projections> {
         Err(_) => Projections::empty()?,
     };
     let stale = !p.has_sealed(repo)?;
-    p.read_tail(repo)?;
+    p.read_tail_for(repo, Some(asking))?;
     if stale {
         index_in_background(repo)?;
     }

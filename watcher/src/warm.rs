@@ -129,7 +129,7 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
             (Ok(mut req), Some((p, _))) => {
                 // What the watcher has not indexed yet (a seal a moment
                 // ago) is read directly, as a hook alone would.
-                if let Err(e) = p.read_tail(repo) {
+                if let Err(e) = p.read_tail_for(repo, Some(&req.session)) {
                     diag::warning(format_args!("the unindexed tail was not read: {e}"));
                 }
                 if req.query_vector.is_none() && !req.prompt.is_empty() {

@@ -189,8 +189,16 @@ impl Projections {
     /// calls it per request); an up-to-date index costs a ref read and a
     /// stat of each journal.
     pub fn read_tail(&mut self, repo: &Repo) -> Result<&Tail> {
+        self.read_tail_for(repo, None)
+    }
+
+    /// [`Projections::read_tail`] for a prompt of session `asking`, whose
+    /// own journal it skips: a prompt's context leaves its session out,
+    /// and that journal, unindexed while the session runs without a
+    /// watcher, grows with every tool call.
+    pub fn read_tail_for(&mut self, repo: &Repo, asking: Option<&str>) -> Result<&Tail> {
         self.tail = None;
-        let tail = Tail::read(repo, self)?;
+        let tail = Tail::read(repo, self, asking)?;
         Ok(self.tail.insert(tail))
     }
 
