@@ -19,8 +19,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::protocol::{self, HookEvent, Payload};
-use crate::settings::HookSettings;
+use crate::protocol::{self, HookEvent, Payload, ToolTarget};
+use crate::settings::{self, HookSettings, SettingsEdit};
 use crate::{HookOptions, Result, SessionFile};
 
 /// A coding agent memlog captures: what it sends and writes, and how memlog
@@ -60,10 +60,35 @@ pub trait Agent: Sync {
         protocol::hook_output(event, context)
     }
 
+    /// Whether the agent reads context from this hook's output: by default
+    /// at SessionStart and UserPromptSubmit ([`HookEvent::injects_context`]).
+    /// memlog assembles context (and records what it cited) only for these.
+    fn takes_context(&self, event: HookEvent) -> bool {
+        event.injects_context()
+    }
+
     /// The answer of a Stop or SubagentStop payload that does not carry
     /// it, read from the agent's own files; `None` when it cannot be.
     fn answer_from_files(&self, payload: &Payload) -> Option<String> {
         let _ = payload;
+        None
+    }
+
+    /// Tool calls of the turn a Stop payload ends that the agent ran
+    /// without a PostToolUse hook, read from its own files: each as the
+    /// PostToolUse payload it would have sent, with the call's time
+    /// (memlog form). Codex CLI's edits through the shell are such calls.
+    fn unreported_calls(&self, payload: &Payload) -> Vec<(String, Payload)> {
+        let _ = payload;
+        Vec::new()
+    }
+
+    /// The agent running this agent's hooks now, when it is another one
+    /// that reads this agent's settings file too: once memlog's own hooks
+    /// for that agent are installed, they record its session, and these
+    /// would record (and inject into) it a second time under this agent's
+    /// name.
+    fn hooks_run_by(&self) -> Option<&'static dyn Agent> {
         None
     }
 
@@ -80,6 +105,21 @@ pub trait Agent: Sync {
 
     /// The hook commands `memlog install <agent>` writes, and in what form.
     fn hook_settings(&self) -> &'static HookSettings;
+
+    /// What `memlog install <agent>` makes of the settings file `path`,
+    /// whose text is `current` (`None`: no file yet), to run memlog's hooks
+    /// as `exe`; with `install` false, what removing them leaves. By
+    /// default memlog's commands in the shared JSON shape
+    /// ([`settings::edit_json`]).
+    fn edit_settings(
+        &self,
+        path: &Path,
+        current: Option<&str>,
+        exe: &Path,
+        install: bool,
+    ) -> Result<SettingsEdit> {
+        settings::edit_json(path, current, exe, self.hook_settings(), install)
+    }
 
     /// The user's settings file, for every project.
     fn user_settings_file(&self) -> Result<PathBuf>;
@@ -107,6 +147,15 @@ pub trait Agent: Sync {
         None
     }
 
+    /// For an agent that runs hooks only once the user trusts them: whether
+    /// it would run the memlog hooks in `settings_file` (of the project at
+    /// `work_tree`, if any). `None` when the agent asks no trust, or the
+    /// file holds no memlog hook.
+    fn hook_trust(&self, settings_file: &Path, work_tree: Option<&Path>) -> Option<HookTrust> {
+        let _ = (settings_file, work_tree);
+        None
+    }
+
     /// What its session files are called in messages: `transcript`,
     /// `session`, `chat`.
     fn session_noun(&self) -> &'static str;
@@ -126,9 +175,58 @@ pub trait Agent: Sync {
     /// The session files in folder `dir`, in path order.
     fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>>;
 
+    /// What a PreToolUse payload is about to work on — a file it reads or
+    /// edits, or a shell command — for file-aware recall; `None` for other
+    /// tools. By default Claude Code's tools (`Read`, `Edit`, `Write`,
+    /// `MultiEdit`, `NotebookEdit` with `file_path`; `Bash` with
+    /// `command`) and the common input keys of others (`file_path`, `path`,
+    /// `absolute_path`; `command` as a string or argv).
+    fn tool_target(&self, payload: &Payload) -> Option<ToolTarget> {
+        crate::protocol::tool_target(payload)
+    }
+
+    /// Whether the agent reads context injected by a PreToolUse hook (the
+    /// same JSON as a prompt's); file-aware recall stays silent otherwise.
+    fn injects_before_tool(&self) -> bool {
+        false
+    }
+
+    /// The memory files the agent keeps itself for the project at
+    /// `work_tree` (its instructions file in the work tree, its own notes
+    /// under the user's home), which memlog indexes read-only. Paths that
+    /// may not exist; none by default.
+    fn memory_files(&self, work_tree: &Path) -> Vec<PathBuf> {
+        let _ = work_tree;
+        Vec::new()
+    }
+
     /// Reads one session file, its drafts numbered by their place in it
     /// (the same numbers on every import).
     fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile>;
+}
+
+/// Whether an agent would run the memlog hooks installed in a settings
+/// file ([`Agent::hook_trust`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HookTrust {
+    /// memlog's hook commands in the file.
+    pub hooks: usize,
+    /// Those the agent would not run (their events), and anything else
+    /// it waits for (`project`: the folder itself is not trusted).
+    pub untrusted: Vec<String>,
+    /// Where the agent keeps what the user trusted.
+    pub store: PathBuf,
+    /// What the user does to trust them.
+    pub how: String,
+    /// Each memlog hook's entry in `store`, and the value that trusts it.
+    pub entries: Vec<(String, String)>,
+}
+
+impl HookTrust {
+    /// Whether the agent runs every memlog hook of the file.
+    pub fn trusted(&self) -> bool {
+        self.untrusted.is_empty()
+    }
 }
 
 /// What an agent's Stop hook may answer.

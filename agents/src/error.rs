@@ -1,18 +1,47 @@
 use std::path::PathBuf;
 
+impl Error {
+    /// A payload that did not parse as JSON (`bytes` long), described
+    /// without its content.
+    pub fn malformed_payload(event: &str, bytes: usize, e: &serde_json::Error) -> Error {
+        use serde_json::error::Category;
+        Error::MalformedPayload {
+            event: event.to_string(),
+            bytes,
+            problem: match e.classify() {
+                Category::Eof => "it ends early",
+                Category::Syntax => "a syntax error",
+                Category::Data => "a value it cannot hold",
+                Category::Io => "a read error",
+            },
+            line: e.line(),
+            column: e.column(),
+        }
+    }
+}
+
 /// What can go wrong in this crate. Everything else (unknown hook events,
 /// payloads of an unexpected shape, odd transcript lines) is data, not an
 /// error: it is recorded or counted, never dropped silently.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The hook's stdin is not JSON at all.
-    #[error("the {event} hook payload is not valid JSON: {source}")]
+    /// The hook's stdin is not JSON at all. The message says where it
+    /// stops parsing and never quotes it: it goes to `hooks.log`, and a
+    /// payload carries prompts and tool output.
+    #[error(
+        "the {event} hook payload ({bytes} bytes) is not valid JSON: {problem} at line {line}, column {column}"
+    )]
     MalformedPayload {
         /// The hook name the caller gave (the CLI argument).
         event: String,
-        /// Why it does not parse.
-        #[source]
-        source: serde_json::Error,
+        /// The payload's size.
+        bytes: usize,
+        /// What kind of problem: a syntax error, or input ending early.
+        problem: &'static str,
+        /// Where parsing stopped.
+        line: usize,
+        /// Where parsing stopped.
+        column: usize,
     },
 
     /// A hook name that is not one of [`crate::HookEvent`]'s.
@@ -46,6 +75,16 @@ pub enum Error {
         agent: &'static str,
         /// The scope asked for.
         scope: &'static str,
+    },
+
+    /// An agent's settings file memlog cannot edit without losing what is
+    /// in it.
+    #[error("{} {why}", path.display())]
+    BadSettings {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
     },
 
     /// A file or folder (a transcript, a session folder) could not be read.

@@ -18,6 +18,10 @@
 //! | [`claude_code`] | Claude Code | the shared protocol (its own) | [`claude_code::transcript`] |
 //! | [`codex`] | Codex CLI | the shared protocol | [`codex::rollout`] |
 //! | [`gemini`] | Gemini CLI | translated ([`gemini::hooks`]) | [`gemini::chat`] |
+//! | [`copilot`] | GitHub Copilot CLI | translated ([`copilot::hooks`]) | [`copilot::events`] |
+//! | [`antigravity`] | Antigravity CLI | translated ([`antigravity::hooks`]) | [`antigravity::transcript`] |
+//! | [`cursor`] | Cursor | translated ([`cursor::hooks`]) | [`cursor::transcript`] |
+//! | [`opencode`] | OpenCode | the shared protocol, from memlog's plugin | [`opencode::export`] |
 //!
 //! What tool calls become is shared by hooks and session files alike
 //! (`tool.rs`: observation bodies; `todo.rs`: TodoWrite lists as task
@@ -34,28 +38,41 @@
 //! written. memlog-ops drives it: the hook driver, import and install.
 
 mod agent;
+pub mod antigravity;
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
+pub mod cursor;
 mod error;
 pub mod gemini;
+pub mod opencode;
 mod options;
 pub mod protocol;
 mod sessions;
 pub mod settings;
+mod sha256;
 mod todo;
 mod tool;
 
-pub use agent::{Agent, Scope, StopContract};
+pub use agent::{Agent, HookTrust, Scope, StopContract};
 pub use error::{Error, Result};
 pub use options::{CodeContext, HookOptions};
-pub use protocol::{HookEvent, Payload, drafts, drafts_at, hook_output, parse_payload};
+pub use protocol::{HookEvent, Payload, ToolTarget, drafts, drafts_at, hook_output, parse_payload};
 pub use sessions::{SessionFile, jsonl_files};
 pub use todo::TODO_TOOL;
 
 /// Every agent memlog knows, in the order help texts list them. The first,
 /// Claude Code, is the one whose hook protocol the others share, and the
 /// default of `memlog hook`.
-pub static AGENTS: [&dyn Agent; 3] = [&claude_code::ClaudeCode, &codex::Codex, &gemini::Gemini];
+pub static AGENTS: [&dyn Agent; 7] = [
+    &claude_code::ClaudeCode,
+    &codex::Codex,
+    &gemini::Gemini,
+    &copilot::Copilot,
+    &antigravity::Antigravity,
+    &cursor::Cursor,
+    &opencode::OpenCode,
+];
 
 /// The agent named `name`: its short name (`claude`), client name
 /// (`claude-code`) or an alias, any case.
@@ -101,6 +118,9 @@ mod tests {
         );
         assert_eq!(agent_named("vim"), None);
         assert_eq!(AGENTS[0].unknown_session(), claude_code::UNKNOWN_SESSION);
-        assert_eq!(agent_names(), "claude, codex, gemini");
+        assert_eq!(
+            agent_names(),
+            "claude, codex, gemini, copilot, antigravity, cursor, opencode"
+        );
     }
 }

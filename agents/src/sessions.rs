@@ -25,6 +25,13 @@ pub struct SessionFile {
 }
 
 impl SessionFile {
+    /// Whether the session's `cwd` is inside `work_tree`.
+    pub fn ran_inside(&self, work_tree: &Path) -> bool {
+        self.cwd
+            .as_deref()
+            .is_some_and(|cwd| Path::new(cwd).starts_with(work_tree))
+    }
+
     /// A file's drafts numbered by their place in it.
     pub fn numbered(drafts: Vec<Draft>) -> Vec<(u64, Draft)> {
         drafts
@@ -38,32 +45,70 @@ impl SessionFile {
 /// The files in `dir` whose names start with `prefix` and end in `.jsonl`,
 /// in path order; with `recursive`, in its sub-folders too.
 pub fn jsonl_files(dir: &Path, prefix: &str, recursive: bool) -> Result<Vec<PathBuf>> {
+    files_ending(dir, prefix, &[".jsonl"], recursive)
+}
+
+/// The files in `dir` whose names start with `prefix` and end in one of
+/// `endings`, in path order; with `recursive`, in its sub-folders too.
+pub fn files_ending(
+    dir: &Path,
+    prefix: &str,
+    endings: &[&str],
+    recursive: bool,
+) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    collect(dir, prefix, recursive, &mut out)?;
+    collect(dir, &(prefix, endings), recursive, &mut out)?;
     Ok(out)
 }
 
-fn collect(dir: &Path, prefix: &str, recursive: bool, out: &mut Vec<PathBuf>) -> Result<()> {
+fn collect(
+    dir: &Path,
+    name: &(&str, &[&str]),
+    recursive: bool,
+    out: &mut Vec<PathBuf>,
+) -> Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     entries.sort();
     for path in entries {
+        let (prefix, endings) = name;
         if path.is_dir() {
             if recursive {
-                collect(&path, prefix, recursive, out)?;
+                collect(&path, name, recursive, out)?;
             }
         } else if path.is_file()
             && path
                 .file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".jsonl"))
+                .is_some_and(|n| n.starts_with(prefix) && endings.iter().any(|e| n.ends_with(e)))
         {
             out.push(path);
         }
     }
     Ok(())
+}
+
+/// The `*.md` files in `dir` and its sub-folders, in path order; none when
+/// it does not exist (an agent's memory folder before its first note).
+pub fn markdown_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "md") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// A session file's text (invalid UTF-8 replaced) and its name without
@@ -84,4 +129,41 @@ pub(crate) fn home() -> Result<PathBuf> {
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .ok_or(Error::NoHome)
+}
+
+/// A draft read from an agent's session file: `kind` with `body` at `ts`
+/// in `session`, its `meta.client` the agent's and `meta.ref` its place in
+/// the file (the item's own id, or its line), as every importer records.
+pub(crate) fn session_draft(
+    session: &str,
+    ts: &str,
+    kind: memlog_format::Kind,
+    body: serde_json::Map<String, serde_json::Value>,
+    options: &crate::HookOptions,
+    reference: &str,
+) -> Draft {
+    use serde_json::Value;
+    let mut draft = Draft::new(session, ts, kind, options.project.clone(), body);
+    draft.meta.insert(
+        "client".into(),
+        Value::String(options.agent.client().to_string()),
+    );
+    draft
+        .meta
+        .insert("ref".into(), Value::String(reference.to_string()));
+    draft
+}
+
+/// A session file's time as memlog writes times, if it is one.
+pub(crate) fn normalized_time(value: Option<&serde_json::Value>) -> Option<String> {
+    value
+        .and_then(serde_json::Value::as_str)
+        .and_then(|t| memlog_format::time::normalize(t).ok())
+}
+
+/// A text body (`{"text": …}`), for prompts and answers.
+pub(crate) fn text_body(text: &str) -> serde_json::Map<String, serde_json::Value> {
+    let mut body = serde_json::Map::new();
+    body.insert("text".into(), serde_json::Value::String(text.to_string()));
+    body
 }

@@ -1,13 +1,174 @@
-//! memlog's hook commands in an agent's JSON settings: the shape Claude
-//! Code's `settings.json`, Codex CLI's `hooks.json` and Gemini CLI's
+//! memlog's hook commands in an agent's settings. The shape Claude Code's
+//! `settings.json`, Codex CLI's `hooks.json` and Gemini CLI's
 //! `settings.json` share (`hooks.<Event>[].hooks[]` of `{"type":
 //! "command", "command", "timeout"}`, with a tool `matcher` for tool
-//! events). Each agent says which events and in what form
-//! ([`HookSettings`]); reading and writing the file is the caller's.
+//! events) is the default ([`edit_json`]); each agent says which events and
+//! in what form ([`HookSettings`]). Agents whose files have another shape
+//! build on [`parse_object`], [`command_line`] and [`apply_flat`] (a flat
+//! list of entries per event, as Cursor's and Copilot CLI's `hooks.json`
+//! have). Reading and writing the file is the caller's.
 
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
+
+use crate::{Error, Result};
+
+/// What installing (or removing) memlog's hooks makes of a settings file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsEdit {
+    /// The file's new text; `None` when the file is to be removed (a file
+    /// that was memlog's alone, as OpenCode's plugin).
+    pub text: Option<String>,
+    /// How many hook events memlog now listens to there.
+    pub events: usize,
+    /// How many earlier memlog hook commands were removed.
+    pub removed: usize,
+}
+
+/// The settings file `path`, whose text is `current` (`None`: no file yet),
+/// as a JSON object; an empty file is an empty object.
+pub fn parse_object(path: &Path, current: Option<&str>) -> Result<Map<String, Value>> {
+    let text = current.unwrap_or("");
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(root)) => Ok(root),
+        Ok(_) => Err(Error::BadSettings {
+            path: path.to_path_buf(),
+            why: "is not a JSON object".into(),
+        }),
+        Err(e) => Err(Error::BadSettings {
+            path: path.to_path_buf(),
+            why: format!("is not valid JSON ({e}); fix it first"),
+        }),
+    }
+}
+
+/// A settings object as the file's text: pretty JSON and a final newline.
+pub fn pretty(root: Map<String, Value>) -> String {
+    let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// memlog's hook commands in the shared shape (see the module docs) merged
+/// into the settings file `path` whose text is `current`, or with
+/// `install` false only removed from it.
+pub fn edit_json(
+    path: &Path,
+    current: Option<&str>,
+    exe: &Path,
+    settings: &HookSettings,
+    install: bool,
+) -> Result<SettingsEdit> {
+    let mut root = parse_object(path, current)?;
+    let removed = apply(&mut root, exe, settings, install);
+    Ok(SettingsEdit {
+        text: Some(pretty(root)),
+        events: if install { settings.events.len() } else { 0 },
+        removed,
+    })
+}
+
+/// The shell command running `exe` with `args` (`hook --agent x Event`),
+/// the program quoted when its path has spaces.
+pub fn command_line(exe: &Path, args: &str) -> String {
+    let program = exe.display().to_string();
+    if program.contains(' ') {
+        format!("\"{program}\" {args}")
+    } else {
+        format!("{program} {args}")
+    }
+}
+
+/// Replaces memlog's entries in a flat hook list per event
+/// (`root.hooks.<event>: [entry, …]`, an entry being memlog's when one of
+/// its string fields is a memlog hook command) by `entries`, one
+/// `(event, entry)` each (with `install` false, only removes them), keeping
+/// everything else; an emptied event or `hooks` object is removed. Returns
+/// how many earlier memlog entries were removed.
+pub fn apply_flat(
+    root: &mut Map<String, Value>,
+    entries: &[(&str, Value)],
+    install: bool,
+) -> usize {
+    let mut removed = 0;
+    if let Some(Value::Object(events)) = root.get_mut("hooks") {
+        for list in events.values_mut() {
+            if let Value::Array(list) = list {
+                let before = list.len();
+                list.retain(|entry| !is_memlog_entry(entry));
+                removed += before - list.len();
+            }
+        }
+        events.retain(|_, list| list.as_array().is_none_or(|l| !l.is_empty()));
+    }
+    if install {
+        let hooks = root
+            .entry("hooks")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !hooks.is_object() {
+            *hooks = Value::Object(Map::new());
+        }
+        if let Value::Object(events) = hooks {
+            for (event, entry) in entries {
+                let list = events
+                    .entry(*event)
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(list) = list {
+                    list.push(entry.clone());
+                }
+            }
+        }
+    }
+    if let Some(Value::Object(h)) = root.get("hooks")
+        && h.is_empty()
+    {
+        root.remove("hooks");
+    }
+    removed
+}
+
+/// memlog's hooks in a `{"version": 1, "hooks": {"<event>": [entry]}}`
+/// file (Cursor's, Copilot CLI's): one entry per event of `settings`,
+/// made by `entry` from the command running it.
+pub fn edit_flat(
+    path: &Path,
+    current: Option<&str>,
+    exe: &Path,
+    settings: &HookSettings,
+    install: bool,
+    entry: fn(String, &HookSettings) -> Value,
+) -> Result<SettingsEdit> {
+    let mut root = parse_object(path, current)?;
+    let entries: Vec<(&str, Value)> = settings
+        .events
+        .iter()
+        .map(|(event, _)| {
+            let args = format!("hook {}{event}", settings.agent_flag);
+            (*event, entry(command_line(exe, &args), settings))
+        })
+        .collect();
+    let removed = apply_flat(&mut root, &entries, install);
+    if install {
+        root.insert("version".into(), json!(1));
+    }
+    Ok(SettingsEdit {
+        text: Some(pretty(root)),
+        events: if install { entries.len() } else { 0 },
+        removed,
+    })
+}
+
+/// Whether a hook entry runs memlog: one of its string fields is a memlog
+/// hook command.
+fn is_memlog_entry(entry: &Value) -> bool {
+    entry
+        .as_object()
+        .is_some_and(|e| e.values().filter_map(Value::as_str).any(is_memlog_command))
+}
 
 /// The hook commands `memlog install <agent>` writes, and their form.
 #[derive(Clone, Copy, Debug)]
@@ -25,8 +186,22 @@ pub struct HookSettings {
     pub suffix: &'static str,
     /// The `timeout` value, in the agent's unit.
     pub timeout: u64,
+    /// Events the agent gives less time than `timeout`, with theirs
+    /// (Codex CLI clamps SessionEnd to 3 s, and warns on every run when a
+    /// hook asks for more).
+    pub short_timeouts: &'static [(&'static str, u64)],
     /// The matcher for every tool.
     pub any_tool: &'static str,
+}
+
+impl HookSettings {
+    /// The `timeout` memlog's hook for `event` gets.
+    pub fn timeout_of(&self, event: &str) -> u64 {
+        self.short_timeouts
+            .iter()
+            .find(|(e, _)| *e == event)
+            .map_or(self.timeout, |(_, t)| *t)
+    }
 }
 
 /// Whether a hook command is one of memlog's (`… memlog hook <Event>`).
@@ -41,6 +216,26 @@ pub fn is_memlog_command(command: &str) -> bool {
         .and_then(|n| n.to_str())
         .unwrap_or("");
     (name == "memlog" || name == "memlog.exe") && words.next() == Some("hook")
+}
+
+/// How many of memlog's hook commands the settings object `settings`
+/// holds.
+pub fn memlog_commands(settings: &Value) -> usize {
+    settings
+        .get("hooks")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|events| events.values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|group| group.get("hooks").and_then(Value::as_array))
+        .flatten()
+        .filter(|h| {
+            h.get("command")
+                .and_then(Value::as_str)
+                .is_some_and(is_memlog_command)
+        })
+        .count()
 }
 
 /// Replaces memlog's hook commands in the settings object `root` by those
@@ -100,12 +295,6 @@ fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
 /// Adds `<exe> hook <agent_flag><Event><suffix>` for each of the events
 /// under `root.hooks`.
 fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path, settings: &HookSettings) {
-    let program = exe.display().to_string();
-    let program = if program.contains(' ') {
-        format!("\"{program}\"")
-    } else {
-        program
-    };
     let events = root
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -124,8 +313,8 @@ fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path, settings: &HookSe
             "hooks".into(),
             json!([{
                 "type": "command",
-                "command": format!("{program} hook {}{event}{}", settings.agent_flag, settings.suffix),
-                "timeout": settings.timeout,
+                "command": command_line(exe, &format!("hook {}{event}{}", settings.agent_flag, settings.suffix)),
+                "timeout": settings.timeout_of(event),
             }]),
         );
         let list = events
@@ -148,6 +337,7 @@ mod tests {
         agent_flag: "--agent codex ",
         suffix: "",
         timeout: 10,
+        short_timeouts: &[],
         any_tool: "*",
     };
 

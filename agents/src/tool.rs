@@ -47,7 +47,9 @@ pub(crate) fn observation_body(call: &ToolCall<'_>) -> Map<String, Value> {
         }
     };
     body.insert("input".into(), input);
-    let rendered = call.response.and_then(|r| render_output(call.tool, r));
+    let rendered = call
+        .response
+        .and_then(|r| render_output(call.tool, call.input, r));
     // For a failed call the text the model saw is the clearest account.
     let output = if call.is_error == Some(true) {
         call.result_text.clone().or(rendered)
@@ -129,19 +131,27 @@ fn short_error(text: &str) -> String {
 
 /// The useful text of a tool's response: what a person reading the memory
 /// wants to see, not the response's plumbing. `None` for a null response.
-pub(crate) fn render_output(tool: &str, response: &Value) -> Option<String> {
+pub(crate) fn render_output(tool: &str, input: Option<&Value>, response: &Value) -> Option<String> {
     match response {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),
         Value::Array(items) => {
             Some(content_blocks_text(items).unwrap_or_else(|| compact(response)))
         }
-        Value::Object(map) => Some(render_object(tool, map).unwrap_or_else(|| compact(response))),
+        Value::Object(map) => {
+            let empty = Map::new();
+            let input = input.and_then(Value::as_object).unwrap_or(&empty);
+            Some(render_object(tool, input, map).unwrap_or_else(|| compact(response)))
+        }
         other => Some(other.to_string()),
     }
 }
 
-fn render_object(tool: &str, map: &Map<String, Value>) -> Option<String> {
+fn render_object(
+    tool: &str,
+    input: &Map<String, Value>,
+    map: &Map<String, Value>,
+) -> Option<String> {
     match tool {
         "Bash" | "BashOutput" => {
             let stdout = str_field(map, "stdout").unwrap_or("");
@@ -249,6 +259,7 @@ fn render_object(tool: &str, map: &Map<String, Value>) -> Option<String> {
             .and_then(|task| str_field(task, "output"))
             .map(str::to_string),
         "KillShell" | "KillBash" => str_field(map, "message").map(str::to_string),
+        "apply_patch" => crate::codex::patch::render(input, map).or_else(|| generic_text(map)),
         _ => generic_text(map),
     }
 }
@@ -488,6 +499,11 @@ fn metadata(call: &ToolCall<'_>) -> Map<String, Value> {
         }
         "SlashCommand" => {
             meta.text("command", str_field(input, "command"));
+        }
+        "apply_patch" => {
+            for (key, value) in crate::codex::patch::metadata(input, response) {
+                meta.insert(&key, value);
+            }
         }
         _ => {}
     }

@@ -6,27 +6,9 @@
 use serde_json::json;
 
 /// SplitMix64: tiny, fast, and stable forever (unlike a library RNG whose
-/// stream may change between versions).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
+/// stream may change between versions); the privacy filter's samples use
+/// the same one.
+pub use memlog_format::privacy::sample::SplitMix as Rng;
 
 const MODULES: &[&str] = &[
     "auth",
@@ -73,10 +55,16 @@ const PROBLEMS: &[&str] = &[
 const EXTS: &[&str] = &["rs", "ts", "py", "go"];
 
 fn identifier(r: &mut Rng) -> String {
-    format!("{}{}{}", r.pick(VERBS), r.pick(NOUNS), r.pick(SUFFIXES))
+    identifier_of(r, VERBS, NOUNS, SUFFIXES)
 }
 
-fn snake(ident: &str) -> String {
+/// A camelCase identifier: a verb, a noun and a suffix picked from these.
+pub fn identifier_of(r: &mut Rng, verbs: &[&str], nouns: &[&str], suffixes: &[&str]) -> String {
+    format!("{}{}{}", r.pick(verbs), r.pick(nouns), r.pick(suffixes))
+}
+
+/// `getUserById` as `get_user_by_id`.
+pub fn snake(ident: &str) -> String {
     let mut out = String::new();
     for (i, c) in ident.chars().enumerate() {
         if c.is_uppercase() && i > 0 {
@@ -91,7 +79,7 @@ fn path(r: &mut Rng) -> String {
     format!(
         "src/{}/{}.{}",
         r.pick(MODULES),
-        snake(r.pick(NOUNS)),
+        snake(r.pick::<&str>(NOUNS)),
         r.pick(EXTS)
     )
 }
@@ -161,11 +149,23 @@ pub fn session(
 
 /// `sessions` sessions of `per_session` events each, as JSONL text.
 pub fn corpus(seed: u64, sessions: usize, per_session: usize) -> String {
-    let mut r = Rng::new(seed);
+    jsonl(&mut Rng::new(seed), sessions, per_session, 3600, session)
+}
+
+/// `sessions` sessions of `per_session` events each, made by `session`
+/// (index, events, start in seconds) and started `spacing` seconds apart
+/// from 2026-01-01, as JSONL text.
+pub fn jsonl(
+    r: &mut Rng,
+    sessions: usize,
+    per_session: usize,
+    spacing: i64,
+    session: impl Fn(&mut Rng, usize, usize, i64) -> Vec<serde_json::Value>,
+) -> String {
     let mut text = String::new();
     let base = 1_767_225_600; // 2026-01-01
     for s in 0..sessions {
-        for line in session(&mut r, s, per_session, base + (s as i64) * 3600) {
+        for line in session(r, s, per_session, base + (s as i64) * spacing) {
             text.push_str(&line.to_string());
             text.push('\n');
         }

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::{Row, generator, ms, percentile, run};
 
-fn time_hook(
+pub(crate) fn time_hook(
     bin: &Path,
     dir: &Path,
     event: &str,
@@ -184,18 +184,7 @@ fn prompt_with_vectors(
         None
     };
     let mut local = time_prompts("bench-vectors-local", Some(no_table.path()))?;
-    let mut watch = Command::new(bin)
-        .arg("watch")
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let socket = repo.layout().warm_socket();
-    let deadline = Instant::now() + std::time::Duration::from_secs(60);
-    while !socket.exists() && Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let mut watch = crate::start_watch(bin, dir)?;
     let warm = time_prompts("bench-vectors-warm", None);
     let _ = watch.kill();
     let _ = watch.wait();

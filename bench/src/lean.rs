@@ -3,7 +3,8 @@
 //! Claude Code runs hooks. In one run, at 20k and 100k events:
 //! `memlog search` against the `sqlite3` command-line shell querying an
 //! FTS5 table of the same texts (the same queries, alternated, so both see
-//! the same machine), the PostToolUse and UserPromptSubmit hooks, `memlog
+//! the same machine), on the bench's corpus and on realistic agent events
+//! (long tool output, code, paths), the PostToolUse and UserPromptSubmit hooks, `memlog
 //! record`, and `memlog --version` against a hello-world binary built with
 //! the same profile (`memlog-bench-hello`).
 
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
-use crate::{Row, generator, ms, percentile, run, size_label};
+use crate::{Corpus, Row, generator, ms, percentile, run, size_label};
 
 /// Queries per size, each run by both `memlog search` and `sqlite3`.
 const QUERIES: usize = 50;
@@ -32,7 +33,7 @@ pub fn bench(bin: &Path, seed: u64, sizes: &[usize], runs: usize) -> anyhow::Res
 /// Runs `cmd` to completion, its output discarded, and says how long it
 /// took; a failure is an error (a benchmark of a failing command is no
 /// benchmark).
-fn time_process(cmd: &mut Command, stdin: Option<&[u8]>) -> anyhow::Result<Duration> {
+pub(crate) fn time_process(cmd: &mut Command, stdin: Option<&[u8]>) -> anyhow::Result<Duration> {
     let t = Instant::now();
     let mut child = cmd
         .stdin(if stdin.is_some() {
@@ -55,7 +56,7 @@ fn time_process(cmd: &mut Command, stdin: Option<&[u8]>) -> anyhow::Result<Durat
     Ok(took)
 }
 
-fn p50_p95(samples: &[Duration]) -> String {
+pub(crate) fn p50_p95(samples: &[Duration]) -> String {
     let mut s = samples.to_vec();
     format!(
         "p50 {} / p95 {}",
@@ -109,16 +110,47 @@ fn bench_version(bin: &Path, runs: usize) -> anyhow::Result<Vec<Row>> {
 
 fn bench_size(bin: &Path, seed: u64, events: usize, runs: usize) -> anyhow::Result<Vec<Row>> {
     let label = size_label(events);
+    let mut rows = Vec::new();
+    // Realistic agent events first: long tool output makes both sides'
+    // indexes larger, and the one-line corpus below is what the hooks run on.
+    {
+        let repo = crate::imported_corpus(bin, Corpus::Realistic, seed, events)?;
+        run(bin, repo.path(), &["index"])?;
+        rows.push(search_vs_sqlite3(
+            bin,
+            repo.path(),
+            Corpus::Realistic,
+            seed,
+            &label,
+        )?);
+    }
     let repo = crate::imported_repo(bin, seed, events)?;
     run(bin, repo.path(), &["index"])?;
+    rows.push(search_vs_sqlite3(
+        bin,
+        repo.path(),
+        Corpus::Bench,
+        seed,
+        &label,
+    )?);
+    rows.extend(hot_commands(bin, repo.path(), seed, &label, runs)?);
+    Ok(rows)
+}
+
+/// `memlog search` and the `sqlite3` shell on an FTS5 table of the same
+/// texts, the same queries, alternated.
+fn search_vs_sqlite3(
+    bin: &Path,
+    repo: &Path,
+    corpus: Corpus,
+    seed: u64,
+    label: &str,
+) -> anyhow::Result<Row> {
     let fts5 = tempfile::NamedTempFile::new()?;
-    fill_fts5(
-        &repo.path().join(".git/memlog/index/graph.sqlite"),
-        fts5.path(),
-    )?;
+    fill_fts5(&repo.join(".git/memlog/index/graph.sqlite"), fts5.path())?;
     let sqlite3 = which("sqlite3");
 
-    let queries = generator::queries(seed, QUERIES);
+    let queries = corpus.queries(seed, QUERIES);
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
     // Twice over the queries: the first pass warms the page cache for both.
@@ -127,7 +159,7 @@ fn bench_size(bin: &Path, seed: u64, events: usize, runs: usize) -> anyhow::Resu
             let t = time_process(
                 Command::new(bin)
                     .args(["search", q, "-n", "10"])
-                    .current_dir(repo.path()),
+                    .current_dir(repo),
                 None,
             )?;
             let s = match &sqlite3 {
@@ -146,9 +178,10 @@ fn bench_size(bin: &Path, seed: u64, events: usize, runs: usize) -> anyhow::Resu
             }
         }
     }
-    let mut rows = vec![Row {
+    Ok(Row {
         name: format!(
-            "`memlog search` / `sqlite3` CLI on an FTS5 table of the same texts, whole process, {label} events ({QUERIES} queries each)"
+            "`memlog search` / `sqlite3` CLI on an FTS5 table of the same texts, whole process, {label} events of {} ({QUERIES} queries each)",
+            corpus.label()
         ),
         value: if theirs.is_empty() {
             format!("{} / sqlite3 not installed", p50_p95(&ours))
@@ -161,12 +194,21 @@ fn bench_size(bin: &Path, seed: u64, events: usize, runs: usize) -> anyhow::Resu
             )
         },
         target: "≥ 3× faster".into(),
-    }];
+    })
+}
 
-    // The hooks and record, alternated, on the same repository, with the
-    // hello world among them: this machine's speed drifts, and the hello
-    // world says how fast it was while they ran.
-    let cwd = repo.path().display().to_string();
+/// The hooks and record, alternated, on the same repository, with the
+/// hello world among them: this machine's speed drifts, and the hello
+/// world says how fast it was while they ran.
+fn hot_commands(
+    bin: &Path,
+    repo: &Path,
+    seed: u64,
+    label: &str,
+    runs: usize,
+) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let cwd = repo.display().to_string();
     let prompts = generator::queries(seed ^ 1, runs);
     let (mut post, mut prompt, mut record) = (Vec::new(), Vec::new(), Vec::new());
     let mut hello_times = Vec::new();
@@ -181,14 +223,14 @@ fn bench_size(bin: &Path, seed: u64, events: usize, runs: usize) -> anyhow::Resu
         post.push(time_process(
             Command::new(bin)
                 .args(["hook", "PostToolUse"])
-                .current_dir(repo.path()),
+                .current_dir(repo),
             Some(tool.to_string().as_bytes()),
         )?);
         let p = json!({"session_id": "bench-lean", "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": q});
         prompt.push(time_process(
             Command::new(bin)
                 .args(["hook", "UserPromptSubmit"])
-                .current_dir(repo.path()),
+                .current_dir(repo),
             Some(p.to_string().as_bytes()),
         )?);
         let text = format!("Edited src/auth/token.rs: getTokenById now checks expiry (run {i})");
@@ -203,7 +245,7 @@ fn bench_size(bin: &Path, seed: u64, events: usize, runs: usize) -> anyhow::Resu
                     "--text",
                     &text,
                 ])
-                .current_dir(repo.path()),
+                .current_dir(repo),
             None,
         )?);
     }

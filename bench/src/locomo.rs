@@ -131,6 +131,10 @@ const RUNS: [(&str, SearchMode, Option<Fusion>); 4] = [
     ("hybrid-rrf", SearchMode::Hybrid, Some(Fusion::Rrf)),
 ];
 
+/// Hybrid search with the distilled query vector, as a one-shot `memlog
+/// search` ranks when no `memlog watch` answers.
+const DISTILLED_RUN: &str = "hybrid-distilled";
+
 pub fn bench(
     bin: &Path,
     set: &Path,
@@ -169,6 +173,13 @@ pub fn bench(
             dump_signals(&p, &qs, &vectors, &mut dump_lines)?;
         }
         for (q, v) in qs.iter().zip(vectors) {
+            let mut record = |name: &'static str, hits: &[memlog_indexer::search::Hit]| {
+                let refs: Vec<&str> = hits.iter().filter_map(|h| h.meta["ref"].as_str()).collect();
+                results
+                    .entry(name)
+                    .or_default()
+                    .push(serde_json::json!({"qid": q["qid"], "ranked_refs": refs}).to_string());
+            };
             for (name, mode, fusion) in RUNS {
                 let hits = search(
                     &p,
@@ -182,18 +193,29 @@ pub fn bench(
                         ..Default::default()
                     },
                 )?;
-                let refs: Vec<&str> = hits.iter().filter_map(|h| h.meta["ref"].as_str()).collect();
-                results
-                    .entry(name)
-                    .or_default()
-                    .push(serde_json::json!({"qid": q["qid"], "ranked_refs": refs}).to_string());
+                record(name, &hits);
             }
+            // what a one-shot `memlog search` ranks with when no watcher
+            // answers: the distilled query vector
+            let question = q["question"].as_str().unwrap_or("");
+            let hits = search(
+                &p,
+                &repo.config.ranking,
+                &SearchRequest {
+                    query: question.to_string(),
+                    limit: 20,
+                    query_vector: memlog_indexer::context::distilled_query(&p, question)?,
+                    distilled: true,
+                    ..Default::default()
+                },
+            )?;
+            record(DISTILLED_RUN, &hits);
         }
     }
     if let Some(d) = dump {
         std::fs::write(d, dump_lines.join("\n"))?;
     }
-    for (name, _, _) in RUNS {
+    for name in RUNS.iter().map(|r| r.0).chain([DISTILLED_RUN]) {
         let path = work.join(format!("results-{name}.jsonl"));
         std::fs::write(
             &path,

@@ -4,13 +4,20 @@
 //! Run it with `scripts/bench` (release build). Whole-process figures run
 //! the real `memlog` binary found next to this one.
 
+mod build;
+mod file_recall;
 mod generator;
 mod hooks;
 mod kills;
 mod lean;
 mod locomo;
+mod oneshot;
+mod ort;
+mod realistic;
 mod search;
+mod secrets;
 mod serve;
+mod team_year;
 mod vectors;
 mod watch;
 
@@ -47,6 +54,11 @@ struct Args {
     /// Events to generate with --generate.
     #[arg(long, default_value_t = 100_000)]
     events: usize,
+
+    /// The corpus --generate writes: the bench's own one-line events, or
+    /// realistic agent events (long tool output, code, paths).
+    #[arg(long, value_enum, default_value = "bench")]
+    corpus: Corpus,
 
     /// Also measure indexing and search at 1M events (takes minutes).
     #[arg(long)]
@@ -93,6 +105,19 @@ struct Args {
     #[arg(long)]
     vectors: bool,
 
+    /// Embedding throughput against the model's own speed: memlog's path
+    /// and ONNX Runtime's Python session (scripts/install-assets --bench)
+    /// on the same model, texts, threads and batch, alternated (a minute).
+    #[arg(long)]
+    embedding: bool,
+
+    /// One-shot hybrid `memlog search` at 20k events with the real model's
+    /// vectors (embedded once, then kept in bench-embeddings.sqlite beside
+    /// the binary): without a warm process, with `memlog watch`, and the
+    /// model loaded in the process (`--mode vector`).
+    #[arg(long)]
+    one_shot: bool,
+
     /// Keep the LoCoMo memlogs (and their embedding caches) here between runs.
     #[arg(long, value_name = "DIR")]
     locomo_work: Option<PathBuf>,
@@ -109,6 +134,12 @@ struct Args {
     #[arg(long)]
     lean: bool,
 
+    /// Index build speed: whole-process `memlog rebuild --no-vectors` at
+    /// 20k and 100k events (10k with --quick) of the bench's corpus and of
+    /// realistic agent events.
+    #[arg(long)]
+    build: bool,
+
     /// Crash safety instead: N random SIGKILLs during record, seal, import,
     /// index and purge, then checks that every event is there exactly once,
     /// forgotten ones are erased, and both fscks are clean (fails otherwise).
@@ -120,10 +151,71 @@ struct Args {
     /// burners and a writer that fsyncs without pause (injections, p95).
     #[arg(long)]
     busy: bool,
+    /// The privacy filter instead: secrets of every rule's format sent in
+    /// every way (hooks, record, imports, MCP) and searched for in every
+    /// byte under .git, ordinary texts altered, usage errors echoing
+    /// secrets, and redaction throughput against the number of rules.
+    #[arg(long)]
+    secrets: bool,
+
+    /// With --secrets: an older memlog binary, whose PostToolUse hook with
+    /// a 64 KB tool output is timed against this one's (alternating runs);
+    /// with --build, whose rebuilds run in turn with this one's (the row
+    /// gives new / old).
+    #[arg(long, value_name = "BIN")]
+    baseline: Option<PathBuf>,
+
+    /// File-aware recall (PreToolUse) on held-out sessions made here:
+    /// precision, recall and the hook's time.
+    #[arg(long)]
+    file_recall: bool,
+
+    /// A team's year instead: 50 engineers × 250 days × 4 sessions (2.5M
+    /// events, one commit per session) shared through a bare remote; a
+    /// day's sync at each quarter, a newcomer's clone and first index,
+    /// search, the prompt hook and disk (with --quick: 10 engineers × 20
+    /// days). Takes a long while: run it by hand, not in CI.
+    #[arg(long)]
+    team_year: bool,
 
     /// Run only the sections asked for (with --mcp: only the MCP one).
     #[arg(long)]
     only: bool,
+}
+
+/// Which generated corpus a figure is measured on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Corpus {
+    /// The bench's own generator: one-line events, a few hundred identifiers.
+    Bench,
+    /// Agent events as hooks record them: long tool output, code, paths.
+    Realistic,
+}
+
+impl Corpus {
+    /// `sessions` sessions of `per_session` events, as neutral JSONL.
+    pub fn text(self, seed: u64, sessions: usize, per_session: usize) -> String {
+        match self {
+            Corpus::Bench => generator::corpus(seed, sessions, per_session),
+            Corpus::Realistic => realistic::corpus(seed, sessions, per_session),
+        }
+    }
+
+    /// `n` queries of the kind this corpus is searched with.
+    pub fn queries(self, seed: u64, n: usize) -> Vec<String> {
+        match self {
+            Corpus::Bench => generator::queries(seed, n),
+            Corpus::Realistic => realistic::queries(seed, n),
+        }
+    }
+
+    /// How a table row names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Corpus::Bench => "the bench corpus",
+            Corpus::Realistic => "realistic agent events",
+        }
+    }
 }
 
 pub struct Row {
@@ -136,7 +228,9 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     if let Some(path) = &args.generate {
         let per_session = 100;
-        let text = generator::corpus(args.seed, args.events.div_ceil(per_session), per_session);
+        let text = args
+            .corpus
+            .text(args.seed, args.events.div_ceil(per_session), per_session);
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
         return Ok(());
     }
@@ -144,6 +238,21 @@ fn main() -> anyhow::Result<()> {
     let mut rows = Vec::new();
     if let Some(kills) = args.kills {
         rows.extend(kills::bench(&bin, args.seed, kills)?);
+        print_table(rows);
+        return Ok(());
+    }
+    if args.secrets {
+        secrets::bench(&bin, args.seed, args.baseline.as_deref(), &mut rows)?;
+        print_table(rows);
+        return Ok(());
+    }
+    if args.team_year {
+        let team = if args.quick {
+            team_year::Team::quick()
+        } else {
+            team_year::Team::year()
+        };
+        team_year::bench(&bin, args.seed, &team, &mut rows)?;
         print_table(rows);
         return Ok(());
     }
@@ -183,12 +292,28 @@ fn main() -> anyhow::Result<()> {
     if args.busy {
         hooks::busy(&bin, args.seed, if args.quick { 10 } else { 30 }, &mut rows)?;
     }
+    if args.build {
+        let sizes: &[usize] = if args.quick {
+            &[10_000]
+        } else {
+            &[20_000, 100_000]
+        };
+        build::bench(&bin, args.baseline.as_deref(), args.seed, sizes, &mut rows)?;
+    }
     if args.sync {
         rows.extend(bench_sync(
             &bin,
             args.seed,
             if args.quick { 1_000 } else { 10_000 },
         )?);
+    }
+    if args.embedding || args.vectors {
+        let batch = memlog_format::config::EmbeddingConfig::default().batch_size;
+        ort::bench(args.seed, batch, &mut rows)?;
+    }
+    if args.one_shot {
+        let cache = bin.with_file_name("bench-embeddings.sqlite");
+        oneshot::bench(&bin, args.seed, 20_000, &cache, &mut rows)?;
     }
     if args.vectors {
         let rate = vectors::throughput(args.seed, &mut rows)?;
@@ -214,6 +339,9 @@ fn main() -> anyhow::Result<()> {
             }
             None => eprintln!("LoCoMo set not found (../shared/eval/locomo-dev): skipped"),
         }
+    }
+    if args.file_recall {
+        file_recall::bench(&bin, args.seed, args.quick, &mut rows)?;
     }
     if args.mcp {
         rows.extend(bench_mcp(&bin, args.seed, import_events, args.quick)?);
@@ -246,7 +374,7 @@ fn memlog_bin() -> anyhow::Result<PathBuf> {
     Ok(bin)
 }
 
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     let status = Command::new("git").current_dir(dir).args(args).status()?;
     if !status.success() {
         bail!("git {args:?} failed");
@@ -279,9 +407,20 @@ pub fn size_label(events: usize) -> String {
 /// A fresh repository holding the generator's corpus of `events` events
 /// (sessions of 100), imported with the real binary.
 pub fn imported_repo(bin: &Path, seed: u64, events: usize) -> anyhow::Result<tempfile::TempDir> {
+    imported_corpus(bin, Corpus::Bench, seed, events)
+}
+
+/// A fresh repository holding `corpus`'s `events` events (sessions of
+/// 100), imported with the real binary.
+pub fn imported_corpus(
+    bin: &Path,
+    corpus: Corpus,
+    seed: u64,
+    events: usize,
+) -> anyhow::Result<tempfile::TempDir> {
     let repo = fresh_repo()?;
-    let corpus = tempfile::NamedTempFile::new()?;
-    std::fs::write(corpus.path(), generator::corpus(seed, events / 100, 100))?;
+    let file = tempfile::NamedTempFile::new()?;
+    std::fs::write(file.path(), corpus.text(seed, events / 100, 100))?;
     run(
         bin,
         repo.path(),
@@ -289,7 +428,7 @@ pub fn imported_repo(bin: &Path, seed: u64, events: usize) -> anyhow::Result<tem
             "import",
             "jsonl",
             "--no-index",
-            &corpus.path().to_string_lossy(),
+            &file.path().to_string_lossy(),
         ],
     )?;
     Ok(repo)
@@ -303,6 +442,50 @@ pub fn run(bin: &Path, dir: &Path, args: &[&str]) -> anyhow::Result<Duration> {
         bail!("memlog {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
     Ok(elapsed)
+}
+
+/// Runs the Python `script` with `request` on its standard input and
+/// reads the JSON object it prints.
+pub fn python_json(
+    python: &Path,
+    script: &Path,
+    request: &serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    use std::io::Write;
+    let mut child = Command::new(python)
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting {}", python.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(request.to_string().as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!("{} failed ({})", script.display(), out.status);
+    }
+    serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("reading {}'s report", script.display()))
+}
+
+/// Starts `memlog watch` in `dir` and waits until its warm socket is there
+/// (the model, when there is one, is loaded by then).
+pub fn start_watch(bin: &Path, dir: &Path) -> anyhow::Result<std::process::Child> {
+    let watch = Command::new(bin)
+        .arg("watch")
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let socket = memlog_store::Repo::discover(dir)?.layout().warm_socket();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !socket.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(watch)
 }
 
 pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
@@ -571,23 +754,7 @@ fn bench_mcp(bin: &Path, seed: u64, events: usize, quick: bool) -> anyhow::Resul
         },
     });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");
-    let mut child = Command::new(&python)
-        .arg(&script)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("starting {}", python.display()))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        use std::io::Write;
-        stdin.write_all(request.to_string().as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
-    if !out.status.success() {
-        bail!("the MCP client failed ({})", out.status);
-    }
-    let report: serde_json::Value =
-        serde_json::from_slice(&out.stdout).context("reading the MCP client's report")?;
+    let report = python_json(&python, &script, &request)?;
     let bench = &report["bench"];
     let ms_of = |k: &str| {
         bench[k]

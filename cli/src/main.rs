@@ -119,15 +119,21 @@ fn parse_as<P: Parser>(whole_tree: bool, hook: bool) -> P {
             std::mem::forget(command);
             cli
         }
-        Err(e) => {
-            let e = e.format(&mut command);
-            if hook && e.use_stderr() {
-                let _ = e.print();
-                std::process::exit(1);
-            }
-            e.exit()
-        }
+        Err(e) => exit_on_usage_error(e.format(&mut command), hook),
     }
+}
+
+/// Exits with clap's message; a usage error echoes what was typed, so its
+/// secrets are redacted first (`record --text "-----BEGIN … PRIVATE KEY"`
+/// is a usage error that printed the key).
+fn exit_on_usage_error(e: clap::Error, hook: bool) -> ! {
+    if !e.use_stderr() {
+        // help and version, on stdout
+        e.exit()
+    }
+    let message = memlog_format::privacy::redact_message(&e.render().to_string());
+    eprintln!("{}", message.trim_end());
+    std::process::exit(if hook { 1 } else { e.exit_code() })
 }
 
 /// The first argument that is not `-C DIR`: a subcommand's name, or a

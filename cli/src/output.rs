@@ -13,12 +13,14 @@ pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
 }
 
 /// `error: top-level message` then `  caused by: …` for each cause.
+/// An error may echo what was typed: its secrets are redacted.
 pub fn print_error(err: &anyhow::Error) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "error: {err}");
+    let mut message = format!("error: {err}\n");
     for cause in err.chain().skip(1) {
-        let _ = writeln!(stderr, "  caused by: {cause}");
+        message.push_str(&format!("  caused by: {cause}\n"));
     }
+    let message = memlog_format::privacy::redact_message(&message);
+    let _ = std::io::stderr().lock().write_all(message.as_bytes());
 }
 
 pub use memlog_format::time::short as short_time;

@@ -53,7 +53,7 @@ pub fn key(event: &Event) -> Option<String> {
             let input = event
                 .body
                 .get("input")
-                .map(Value::to_string)
+                .map(|input| same_spelling(input).to_string())
                 .unwrap_or_default();
             Some(format!("tool\u{0}{tool}\u{0}{input}"))
         }
@@ -67,6 +67,34 @@ pub fn key(event: &Event) -> Option<String> {
             Some(format!("{}\u{0}{text}", event.kind.as_str()))
         }
     }
+}
+
+/// Argument names one agent spells differently on its two paths, and the
+/// spelling a capture key uses: Cursor's hooks give a Write's file as
+/// `file_path` and `content`, its transcripts as `path` and `contents`.
+const ARGUMENT_SPELLINGS: [(&str, &str); 2] = [("path", "file_path"), ("contents", "content")];
+
+/// A call's input with every argument named as [`ARGUMENT_SPELLINGS`] name
+/// it (where the input does not hold both spellings), so that the same
+/// call matches from either path.
+fn same_spelling(input: &Value) -> std::borrow::Cow<'_, Value> {
+    use std::borrow::Cow;
+    let Value::Object(map) = input else {
+        return Cow::Borrowed(input);
+    };
+    let renames = |(other, key): &(&str, &str)| map.contains_key(*other) && !map.contains_key(*key);
+    if !ARGUMENT_SPELLINGS.iter().any(renames) {
+        return Cow::Borrowed(input);
+    }
+    let mut map = map.clone();
+    for (other, key) in ARGUMENT_SPELLINGS {
+        if !map.contains_key(key)
+            && let Some(value) = map.remove(other)
+        {
+            map.insert(key.to_string(), value);
+        }
+    }
+    Cow::Owned(Value::Object(map))
 }
 
 /// What a session already holds, counted by capture key.
@@ -325,6 +353,30 @@ mod tests {
         let (kept, _) = reconcile(Captured::of(&held), vec![call(0, "ls"), call(1, "pwd")]);
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].body["input"]["command"], "pwd");
+    }
+
+    #[test]
+    fn a_files_path_and_text_match_however_the_path_spells_them() {
+        let write = |seq, input: Value| {
+            event(
+                seq,
+                Kind::ToolObservation,
+                json!({"tool": "Write", "input": input}),
+                json!({}),
+            )
+        };
+        // Cursor: hooks, then its transcript.
+        let held = [write(0, json!({"file_path": "/w/a.js", "content": "x\n"}))];
+        let incoming = vec![
+            write(0, json!({"path": "/w/a.js", "contents": "x\n"})),
+            write(1, json!({"path": "/w/b.js", "contents": "x\n"})),
+        ];
+        let (kept, left_out) = reconcile(Captured::of(&held), incoming);
+        assert_eq!(left_out, 1);
+        assert_eq!(kept[0].body["input"]["path"], "/w/b.js", "stored as read");
+        // An input holding both spellings keeps them apart.
+        let both = json!({"path": "a", "file_path": "b"});
+        assert_eq!(same_spelling(&both).as_ref(), &both);
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //! ref: refs/heads/memlog      # where sealed sessions are committed
 //! project: my-service         # default: the repository's directory name
 //! privacy:
-//!   patterns: ["ACME-[0-9]{6}"]  # extra secret regexes, masked as [REDACTED]
+//!   patterns: ["ACME-[0-9]{6}"]  # extra secret regexes, masked as [REDACTED:custom-pattern:…]
+//!   allow: ["^sk_test_", "support@acme\\.io"]  # kept when one matches what a rule found
+//!   pii: true                 # emails, phone numbers and IP addresses too (default false)
+//!   names: ["Jane Doe", "김민수"]  # always redacted, ignoring case
 //! tools:
 //!   exclude: [TodoRead]       # tool calls that are not recorded
 //!   max_output_bytes: 10000   # tool outputs are cut to this many bytes…
@@ -40,12 +43,20 @@
 //!   seal_idle_minutes: 120    # orphaned journals sealed at SessionStart
 //!   briefing_sessions: 5
 //!   warm_watcher_idle_minutes: 30 # SessionStart starts `memlog watch --idle-exit N`; 0: never
+//!   max_text_bytes: 65536     # longer texts keep head and tail, cut marked; 0: no cap
 //! sync:
-//!   remotes: [origin]         # where `memlog sync` may push memory
+//!   remotes: [origin]         # where `memlog sync` may push memory: remote
+//!                             # names, or URLs of a private memory repository
+//! personal:                   # events that never leave this machine
+//!   sessions: [diary, "me-*"] # these sessions (a trailing * matches a prefix)
+//!   agents: [gemini-cli]      # sessions of these agents (meta.client)
+//!   tag: true                 # a <personal> tag in a text (default on)
 //! learn:                      # memory that learns (docs/DESIGN.md §12)
 //!   extract_after_events: 20  # Stop asks the agent for facts after this many new events; 0: never
 //!   rule_unused_days: 180     # a rule neither recalled nor reinforced this long is retired
 //!   rule_contradictions: 2    # a rule contradicted this often is retired
+//!   review: false             # agents' facts and rules wait for `memlog review accept`
+//!   reflect_every_minutes: 60 # SessionEnd reflects in the background at most this often
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -69,7 +80,7 @@ pub struct Config {
     pub ref_name: String,
     /// Project name recorded in events; default: the repository's name.
     pub project: Option<String>,
-    /// Extra secret patterns.
+    /// Extra secret patterns, personal data, names.
     pub privacy: PrivacyConfig,
     /// Which tool calls are recorded, and how much of their output.
     pub tools: ToolsConfig,
@@ -81,6 +92,8 @@ pub struct Config {
     pub hooks: HooksConfig,
     /// The remotes `memlog sync` may use.
     pub sync: SyncConfig,
+    /// Which events stay on this machine (FORMAT.md §9).
+    pub personal: PersonalConfig,
     /// The embedding model of semantic search.
     pub embedding: EmbeddingConfig,
     /// When the agent is asked for facts, and when rules retire.
@@ -99,6 +112,12 @@ pub struct LearnConfig {
     pub rule_unused_days: u32,
     /// A rule contradicted this many times is retired.
     pub rule_contradictions: u32,
+    /// Facts and rules proposed by agents wait in `memlog review` and are
+    /// not injected until a person accepts them.
+    pub review: bool,
+    /// SessionEnd starts `memlog reflect` in the background at most this
+    /// often (minutes; 0: after every session).
+    pub reflect_every_minutes: u64,
 }
 
 impl Default for LearnConfig {
@@ -107,6 +126,8 @@ impl Default for LearnConfig {
             extract_after_events: 20,
             rule_unused_days: 180,
             rule_contradictions: 2,
+            review: false,
+            reflect_every_minutes: 60,
         }
     }
 }
@@ -173,7 +194,17 @@ pub struct HooksConfig {
     /// they are written, and exits after N minutes without a request or a
     /// change. Idle it costs no CPU; it holds about 250 MB with the model.
     pub warm_watcher_idle_minutes: u64,
+    /// Longest text stored, in bytes (a prompt, an answer, a tool's input;
+    /// 0: no cap): a longer one keeps its head and tail halves, cut as tool
+    /// outputs are, with `\n...[TRUNCATED]...\n` in between, and its event
+    /// gets `body.truncated: true`. Every write applies it (hooks, record,
+    /// note, imports), after the privacy filter.
+    pub max_text_bytes: usize,
 }
+
+/// Default of [`HooksConfig::max_text_bytes`]: 64 KB, what MCP accepts as
+/// one memory.
+pub const DEFAULT_MAX_TEXT_BYTES: usize = 64 * 1024;
 
 impl Default for HooksConfig {
     fn default() -> Self {
@@ -184,6 +215,7 @@ impl Default for HooksConfig {
             seal_idle_minutes: 120,
             briefing_sessions: 5,
             warm_watcher_idle_minutes: 30,
+            max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
         }
     }
 }
@@ -194,8 +226,36 @@ impl Default for HooksConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SyncConfig {
-    /// Names of git remotes (or URLs) `memlog sync` uses when given none.
+    /// Names of git remotes, or URLs (a private repository for memory
+    /// only), that `memlog sync` uses when given none. A URL must be listed
+    /// here to be used: one typed on the command line may be a mistake.
     pub remotes: Vec<String>,
+}
+
+/// Personal scope (FORMAT.md §9): the rules that keep events on this
+/// machine, besides a writer's explicit mark. A session that recorded one
+/// personal event keeps the rest personal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PersonalConfig {
+    /// Session ids whose events are personal; an entry ending in `*`
+    /// matches every id with that prefix.
+    pub sessions: Vec<String>,
+    /// Agents (`meta.client`: `claude-code`, `codex`, `gemini-cli`…) whose
+    /// sessions are personal.
+    pub agents: Vec<String>,
+    /// A `<personal>` tag in an event's text makes it personal.
+    pub tag: bool,
+}
+
+impl Default for PersonalConfig {
+    fn default() -> Self {
+        PersonalConfig {
+            sessions: Vec::new(),
+            agents: Vec::new(),
+            tag: true,
+        }
+    }
 }
 
 /// Weights of the ranking signals (each normalised to [0, 1]); when a signal
@@ -297,8 +357,19 @@ impl Default for ContextConfig {
 #[serde(default, deny_unknown_fields)]
 /// Privacy settings beyond the built-in rules (docs/DESIGN.md §3).
 pub struct PrivacyConfig {
-    /// Extra secret patterns (regular expressions), masked as `[REDACTED]`.
+    /// Extra secret patterns (regular expressions), masked as
+    /// `[REDACTED:custom-pattern:…]`.
     pub patterns: Vec<String>,
+    /// Allow-list: regular expressions; what a rule would redact is kept
+    /// when one of them matches it (a test fixture's fake key, a team's
+    /// public support address).
+    pub allow: Vec<String>,
+    /// Whether personal data is redacted too: email addresses, phone
+    /// numbers and IP addresses (off by default).
+    pub pii: bool,
+    /// Names of people (or anything else) redacted wherever they appear,
+    /// ignoring case, as `[REDACTED:name:…]`.
+    pub names: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -324,6 +395,7 @@ impl Default for Config {
             context: ContextConfig::default(),
             hooks: HooksConfig::default(),
             sync: SyncConfig::default(),
+            personal: PersonalConfig::default(),
             embedding: EmbeddingConfig::default(),
             learn: LearnConfig::default(),
         }
@@ -452,6 +524,9 @@ mod tests {
         assert_eq!(c.tools.max_output_bytes, 10_000);
         let c = Config::parse("sync:\n  remotes: [origin, backup]\n", p).unwrap();
         assert_eq!(c.sync.remotes, ["origin", "backup"]);
+        let c = Config::parse("personal:\n  sessions: [diary]\n  tag: false\n", p).unwrap();
+        assert_eq!(c.personal.sessions, ["diary"]);
+        assert!(!c.personal.tag && Config::default().personal.tag);
         let typo = Config::parse("sync:\n  remote: [origin]\n", p).unwrap_err();
         assert!(typo.to_string().contains("remote"), "{typo}");
     }

@@ -60,13 +60,16 @@ pub enum Kind {
     RuleRetired,
     /// Sessions and facts grouped under a topic by the agent.
     Concept,
+    /// A person accepted or rejected a fact or rule waiting for review
+    /// (`learn.review`).
+    Review,
     /// A kind this version does not know (kept as written).
     Other(String),
 }
 
 impl Kind {
     /// Every kind this version knows, in documentation order.
-    pub const KNOWN: [Kind; 20] = [
+    pub const KNOWN: [Kind; 21] = [
         Kind::SessionStart,
         Kind::UserPrompt,
         Kind::AgentResponse,
@@ -87,6 +90,7 @@ impl Kind {
         Kind::Rule,
         Kind::RuleRetired,
         Kind::Concept,
+        Kind::Review,
     ];
 
     /// The kind as stored (`user_prompt`, …).
@@ -112,6 +116,7 @@ impl Kind {
             Kind::Rule => "rule",
             Kind::RuleRetired => "rule_retired",
             Kind::Concept => "concept",
+            Kind::Review => "review",
             Kind::Other(s) => s,
         }
     }

@@ -15,6 +15,8 @@
 //! - [`key`]: canonical keys for identity decisions (docs/DESIGN.md §4);
 //!   [`capture`]: when an imported event is one a hook already recorded;
 //! - [`segment`]: content-addressed JSONL files, the unit stored in git;
+//!   [`session_id`]: the one rule session ids follow;
+//! - [`scope`]: personal events, which never leave the machine;
 //! - [`visibility`]: `forget` events and what they hide;
 //! - [`task`]: the task state machine and its invariants (docs/DESIGN.md §5), and
 //!   [`align`]: the evidence aligner for extracted facts (docs/DESIGN.md §6) —
@@ -40,7 +42,9 @@ pub mod neutral;
 pub mod paths;
 pub mod privacy;
 pub mod refs;
+pub mod scope;
 pub mod segment;
+pub mod session_id;
 pub mod task;
 pub mod time;
 pub mod visibility;

@@ -31,9 +31,8 @@ struct NeutralLine {
 /// none.
 pub fn parse_line(line: &str, project: &str) -> std::result::Result<Draft, String> {
     let n: NeutralLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
-    if n.session.trim().is_empty() {
-        return Err("\"session\" is empty".into());
-    }
+    // The same rule as every other way in: the id names a journal file.
+    crate::session_id::check(&n.session)?;
     let kind = Kind::parse_known(&n.kind)?;
     let ts = crate::time::normalize(&n.ts).map_err(|e| e.to_string())?;
     let mut meta = n.meta.unwrap_or_default();

@@ -3,6 +3,7 @@
 //! (docs/DESIGN.md §4): `art:url:{sha1(url)}`, `art:gh_issue:{repo}:{num}`,
 //! `art:jira:{KEY}`, and `file:{path}` for files.
 
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -54,20 +55,26 @@ impl Reference {
     }
 }
 
+// Word boundaries are ASCII ones (`(?-u:\b)`): with Unicode ones the
+// regex engine's DFA gives up at the first non-ASCII byte (a `→` of a file
+// read back, an accented name) and every later match of the text was
+// searched by the backtracker, a quarter of a rebuild's time on agent
+// events. A key or path written flush against a letter of another script
+// (`ACME-12에서`, Korean's particles) now counts, as it should.
 static URL: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"https?://[^\s<>"'`)\]}]+"#).ok());
 static GH_ISSUE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?:^|[\s(\[])([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+)#([0-9]+)\b").ok()
+    Regex::new(r"(?:^|[\s(\[])([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+)#([0-9]+)(?-u:\b)").ok()
 });
 static JIRA: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"\b([A-Z][A-Z0-9]{1,9})-([1-9][0-9]{0,6})\b").ok());
+    LazyLock::new(|| Regex::new(r"(?-u:\b)([A-Z][A-Z0-9]{1,9})-([1-9][0-9]{0,6})(?-u:\b)").ok());
 static PATH: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?:^|[\s(`'\x22])((?:\.{0,2}/)?(?:[A-Za-z0-9_.@-]+/)+[A-Za-z0-9_.@-]+\.[A-Za-z0-9]{1,8})\b").ok()
+    Regex::new(r"(?:^|[\s(`'\x22])((?:\.{0,2}/)?(?:[A-Za-z0-9_.@-]+/)+[A-Za-z0-9_.@-]+\.[A-Za-z0-9]{1,8})(?-u:\b)").ok()
 });
 
 /// A bare file name with a common source or config extension (`db.rs`).
 static FILE_NAME: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?:^|[\s(`'\x22])([A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.(?:rs|py|ts|tsx|js|jsx|go|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|sh|sql|toml|yaml|yml|json|md|html|css|scss|vue|lock|ini|cfg|proto))\b").ok()
+    Regex::new(r"(?:^|[\s(`'\x22])([A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.(?:rs|py|ts|tsx|js|jsx|go|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|sh|sql|toml|yaml|yml|json|md|html|css|scss|vue|lock|ini|cfg|proto))(?-u:\b)").ok()
 });
 
 /// Prefixes that look like JIRA keys but are not issue trackers.
@@ -122,13 +129,20 @@ pub fn extract(text: &str) -> Vec<Reference> {
         }
     }
     if let Some(re) = FILE_NAME.as_ref() {
+        // A bare name is a file of its own unless a path above ends with it
+        // (a set: a long tool output names hundreds).
+        let mut known: HashSet<String> = out
+            .iter()
+            .filter_map(|r| match r {
+                Reference::File(f) => Some(f.rsplit('/').next().unwrap_or(f).to_string()),
+                _ => None,
+            })
+            .collect();
         for c in re.captures_iter(&rest) {
-            if let Some(p) = c.get(1) {
-                let name = p.as_str().to_string();
-                let known = out.iter().any(|r| matches!(r, Reference::File(f) if f.ends_with(&format!("/{name}")) || *f == name));
-                if !known {
-                    out.push(Reference::File(name));
-                }
+            if let Some(p) = c.get(1)
+                && known.insert(p.as_str().to_string())
+            {
+                out.push(Reference::File(p.as_str().to_string()));
             }
         }
     }
@@ -187,6 +201,15 @@ mod tests {
                 .iter()
                 .any(|r| matches!(r, Reference::File(p) if p.contains("example.com")))
         );
+    }
+
+    #[test]
+    fn references_flush_against_another_script_count() {
+        // Korean particles follow a key or a file name without a space
+        let refs = extract("ACME-12에서 고침: db.rs에 있던 버그, 12→ src/auth/login.rs → 끝");
+        assert!(refs.contains(&Reference::Jira("ACME-12".into())));
+        assert!(refs.contains(&Reference::File("db.rs".into())));
+        assert!(refs.contains(&Reference::File("src/auth/login.rs".into())));
     }
 
     #[test]

@@ -99,6 +99,30 @@ pub fn ids(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// Segment bytes without the lines of some events, byte for byte as they
+/// were otherwise (FORMAT.md §3.2: how a purge rewrites a segment, the same
+/// on every clone): the kept bytes, and the lines taken out. A line whose
+/// id does not parse is kept.
+pub fn split_out(bytes: &[u8], gone: impl Fn(&str) -> bool) -> (Vec<u8>, Vec<&[u8]>) {
+    #[derive(serde::Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow)]
+        id: std::borrow::Cow<'a, str>,
+    }
+    let mut kept = Vec::with_capacity(bytes.len());
+    let mut removed = Vec::new();
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        let is_gone = serde_json::from_slice::<IdOnly>(body).is_ok_and(|x| gone(&x.id));
+        if is_gone {
+            removed.push(body);
+        } else {
+            kept.extend_from_slice(line);
+        }
+    }
+    (kept, removed)
+}
+
 /// A problem found while decoding a segment or journal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineProblem {
@@ -211,6 +235,21 @@ mod tests {
             Some(one[0].hash.as_str())
         );
         assert_eq!(hash_from_name("README.md"), None);
+    }
+
+    #[test]
+    fn split_out_keeps_the_other_lines_byte_for_byte() {
+        let evs = events(4);
+        let seg = &Segment::encode(&evs)[0];
+        let gone = [evs[1].id.as_str(), evs[3].id.as_str()];
+        let (kept, removed) = split_out(&seg.bytes, |id| gone.contains(&id));
+        assert_eq!(kept, Segment::encode([&evs[0], &evs[2]])[0].bytes);
+        assert_eq!(removed.len(), 2);
+        assert_eq!(removed[0], evs[1].canonical_line().as_bytes());
+        let (all, none) = split_out(&seg.bytes, |_| false);
+        assert_eq!((all, none.len()), (seg.bytes.clone(), 0));
+        let (empty, _) = split_out(&seg.bytes, |_| true);
+        assert!(empty.is_empty());
     }
 
     #[test]

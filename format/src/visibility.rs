@@ -11,7 +11,9 @@
 //! to it, memories giving it as evidence, summaries and recalls quoting its
 //! words — found by [`derived_from`] when it was recorded. Independently, an
 //! event whose source ([`sources`]) a forget names by id is hidden too, so
-//! that a fact recorded later, or elsewhere, follows its source.
+//! that a fact recorded later, or elsewhere, follows its source; so is a
+//! rule's retirement, which repeats the rule's text, and a rule all of
+//! whose evidence is hidden, which then stands on nothing.
 
 use std::collections::HashSet;
 
@@ -67,9 +69,20 @@ impl Forgets {
         }
     }
 
+    /// Hides these events by id as well (events a purge erased, named by
+    /// its record).
+    pub fn hide_ids<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) {
+        self.ids.extend(ids.into_iter().map(str::to_string));
+    }
+
     /// Whether nothing is hidden.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty() && self.sessions.is_empty() && self.before.is_none()
+    }
+
+    /// Whether a forget hides the whole of `session`.
+    pub fn hides_session(&self, session: &str) -> bool {
+        self.sessions.contains(session)
     }
 
     /// Whether `event` is hidden.
@@ -79,6 +92,7 @@ impl Forgets {
         }
         self.ids.contains(event.id.as_str())
             || sources(event).iter().any(|s| self.ids.contains(*s))
+            || unfounded(event, |id| self.ids.contains(id))
             || self.sessions.contains(&event.session)
             || self
                 .before
@@ -87,17 +101,34 @@ impl Forgets {
     }
 }
 
+/// Whether `event` is a rule whose evidence (`body.evidence`) is all
+/// `gone`: a rule proven by nothing left. (A rule that loses some of its
+/// evidence still stands on the rest.)
+fn unfounded(event: &Event, gone: impl Fn(&str) -> bool) -> bool {
+    if event.kind != Kind::Rule {
+        return false;
+    }
+    let Some(Value::Array(ids)) = event.body.get("evidence") else {
+        return false;
+    };
+    !ids.is_empty() && ids.iter().all(|id| id.as_str().is_some_and(&gone))
+}
+
 /// The events `event` was made from, by id: a fact's source event
-/// (`body.event`) and the evidence a remembered memory gives
+/// (`body.event`), the rule a `rule_retired` event retires (it repeats the
+/// rule's text: `body.target`) and the evidence a remembered memory gives
 /// (`meta.evidence`).
 pub fn sources(event: &Event) -> Vec<&str> {
     if event.kind == Kind::Forget {
         return Vec::new();
     }
     let mut out = Vec::new();
-    if event.kind == Kind::Fact
-        && let Some(id) = event.body.get("event").and_then(Value::as_str)
-    {
+    let source = match event.kind {
+        Kind::Fact => "event",
+        Kind::RuleRetired => "target",
+        _ => "",
+    };
+    if let Some(id) = event.body.get(source).and_then(Value::as_str) {
         out.push(id);
     }
     if let Some(Value::Array(ids)) = event.meta.get("evidence") {
@@ -140,8 +171,9 @@ fn quotes(text: &str, hidden: &str) -> bool {
 
 /// The events among `events` derived from the `hidden` ones, transitively
 /// (a fact of a fact), in the order of `events`, excluding the hidden ones:
-/// facts and evidence-giving memories whose [`sources`] are hidden, and
-/// summaries and recalls that quote a hidden event's words. Recalls that
+/// facts, evidence-giving memories and rule retirements whose [`sources`]
+/// are hidden, rules whose evidence is all hidden, and summaries and
+/// recalls that quote a hidden event's words. Recalls that
 /// only cite a hidden event by id keep it: the id is not its words.
 pub fn derived_from(hidden: &[&Event], events: &[Event]) -> Vec<EventId> {
     let mut gone: HashSet<&str> = hidden.iter().map(|e| e.id.as_str()).collect();
@@ -153,7 +185,8 @@ pub fn derived_from(hidden: &[&Event], events: &[Event]) -> Vec<EventId> {
             if gone.contains(e.id.as_str()) || e.kind == Kind::Forget {
                 continue;
             }
-            let from_source = sources(e).iter().any(|s| gone.contains(s));
+            let from_source =
+                sources(e).iter().any(|s| gone.contains(s)) || unfounded(e, |id| gone.contains(id));
             let quoting = quoting(e).is_some_and(|q| texts.iter().any(|t| quotes(q, t)));
             if from_source || quoting {
                 gone.insert(e.id.as_str());
@@ -287,5 +320,54 @@ mod tests {
             json!({"targets": [a.id], "derived": [summary.id]}),
         );
         assert!(Forgets::from_events([&f]).hides(&summary));
+    }
+
+    #[test]
+    fn rules_follow_their_evidence_and_retirements_their_rule() {
+        let note = |text: &str| {
+            ev(
+                "s1",
+                "2026-01-01T00:00:00.000Z",
+                Kind::Note,
+                json!({ "text": text }),
+            )
+        };
+        let (a, b) = (
+            note("deploys go out on tuesdays"),
+            note("no deploy on fridays"),
+        );
+        let rule = ev(
+            "r",
+            "2026-01-02T00:00:00.000Z",
+            Kind::Rule,
+            json!({"text": "deploy early in the week", "evidence": [a.id, b.id]}),
+        );
+        let retired = ev(
+            "r2",
+            "2026-01-03T00:00:00.000Z",
+            Kind::RuleRetired,
+            json!({"target": rule.id, "text": "deploy early in the week"}),
+        );
+        let all = vec![a.clone(), b.clone(), rule.clone(), retired.clone()];
+        // one piece of evidence gone: the rule still stands on the other
+        assert!(derived_from(&[&a], &all).is_empty());
+        let forget = |ids: &[&EventId]| {
+            Forgets::from_events([&ev(
+                "x",
+                "2026-04-01T00:00:00.000Z",
+                Kind::Forget,
+                json!({ "targets": ids }),
+            )])
+        };
+        assert!(!forget(&[&a.id]).hides(&rule));
+        // all of it gone: the rule, and its retirement with it
+        assert_eq!(
+            derived_from(&[&a, &b], &all),
+            vec![rule.id.clone(), retired.id.clone()]
+        );
+        assert!(forget(&[&a.id, &b.id]).hides(&rule));
+        // a forgotten rule takes its retirement (which repeats its text)
+        assert!(forget(&[&rule.id]).hides(&retired));
+        assert_eq!(derived_from(&[&rule], &all), vec![retired.id.clone()]);
     }
 }

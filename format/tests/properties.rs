@@ -1,8 +1,10 @@
 //! Property tests: any event survives its canonical line; the privacy filter
-//! never panics and never lets a closed private span through; canonical keys
-//! stay within bounds.
+//! never panics, never lets a closed private span through, and leaves no
+//! piece of a secret of any rule's format put anywhere in any text;
+//! canonical keys stay within bounds.
 
-use memlog_format::privacy::PrivacyFilter;
+use memlog_format::privacy::sample::{SplitMix, expand};
+use memlog_format::privacy::{PrivacyFilter, rules};
 use memlog_format::{Draft, Event, Kind, key};
 use proptest::prelude::*;
 
@@ -49,6 +51,26 @@ proptest! {
     }
 
     #[test]
+    fn no_piece_of_a_secret_survives(
+        before in text(),
+        after in text(),
+        rule in any::<prop::sample::Index>(),
+        seed in any::<u64>(),
+        joint in prop::sample::select(vec!["\n", "\n\n", "\n> ", "\n```\n"]),
+    ) {
+        let all = rules::builtin();
+        let rule = all[rule.index(all.len())];
+        let sample = expand(rule.sample, &mut SplitMix::new(seed));
+        let text = format!("{before}{joint}{}{joint}{after}", sample.text);
+        let f = PrivacyFilter::new(&[]).expect("filter").keyed(b"k");
+        let (out, _) = f.filter_text(&text);
+        prop_assert!(
+            !sample.leaks_into(unmarked(&out).as_bytes()),
+            "{}: {:?} -> {:?}", rule.id, text, out
+        );
+    }
+
+    #[test]
     fn canonical_keys_are_bounded_and_stable(t in text(), p in "[a-z-]{0,10}") {
         let k = key::canonical_key(&t, Some(&p));
         prop_assert!(k.chars().count() <= key::MAX_KEY_LENGTH);
@@ -56,5 +78,14 @@ proptest! {
         // normalising a normalised title changes nothing
         let n = key::normalize(&t);
         prop_assert_eq!(key::normalize(&n), n);
+    }
+}
+
+/// `out` without its markers, which name the rule (the token's prefix,
+/// sometimes).
+fn unmarked(out: &str) -> String {
+    match regex::Regex::new(r"\[REDACTED:[a-z0-9-]+:[0-9a-f]{4}\]") {
+        Ok(markers) => markers.replace_all(out, "").into_owned(),
+        Err(_) => out.to_string(),
     }
 }

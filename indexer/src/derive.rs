@@ -37,7 +37,7 @@ impl Derived {
 
 /// Kinds that are bookkeeping rather than memory: kept in the database, not
 /// searchable.
-pub const BOOKKEEPING_KINDS: [Kind; 7] = [
+pub const BOOKKEEPING_KINDS: [Kind; 8] = [
     Kind::SessionStart,
     Kind::SessionEnd,
     Kind::Forget,
@@ -45,6 +45,7 @@ pub const BOOKKEEPING_KINDS: [Kind; 7] = [
     Kind::Recall,
     Kind::ExtractionRequest,
     Kind::RuleRetired,
+    Kind::Review,
 ];
 
 /// Whether events of `kind` go into the full-text index.
@@ -66,6 +67,11 @@ pub const EMBEDDED_KINDS: [&str; 8] = [
     "session_summary",
     "task_created",
 ];
+
+/// Embedded kinds that a long catch-up (a first index, an import) leaves
+/// for last: what was distilled or asked is short and worth the most, so
+/// it is embedded before the long answers and memory is useful early.
+pub const EMBEDDED_LAST: [&str; 1] = ["agent_response"];
 
 /// Whether events of `kind` get a vector.
 pub fn is_worth_embedding(kind: &str) -> bool {

@@ -11,6 +11,7 @@
 //! [`HashEmbedder`] is a deterministic stand-in (feature hashing) for
 //! plumbing tests and benches at a scale the real model cannot reach.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -127,6 +128,7 @@ pub struct ModelEmbedder {
     id: String,
     dim: usize,
     batch_size: usize,
+    threads: usize,
 }
 
 /// ONNX Runtime allows one environment per process; the first load makes it
@@ -212,8 +214,14 @@ impl ModelEmbedder {
         let env = environment(&files.runtime)?;
         let model = fastembed::UserDefinedEmbeddingModel::new(onnx, tokenizer)
             .with_pooling(fastembed::Pooling::Mean);
+        // One intra-op thread per core: a batch's matrix products are split
+        // among them (embedding is the indexer's main cost). fastembed's
+        // default too, made explicit so that the bench can give ONNX
+        // Runtime's own session the same count.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let options = fastembed::InitOptionsUserDefined::new()
             .with_environment(env)
+            .with_intra_threads(threads)
             .with_max_length(256);
         let model = fastembed::TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| Error::Model(format!("model {}: {e}", files.model_dir.display())))?;
@@ -222,6 +230,7 @@ impl ModelEmbedder {
             id,
             dim: 0,
             batch_size: batch_size.max(1),
+            threads,
         };
         let probe = embedder.embed(&["memlog"])?;
         embedder.dim = probe.first().map_or(0, Vec::len);
@@ -240,6 +249,27 @@ impl ModelEmbedder {
     pub fn fastembed(&mut self) -> &mut fastembed::TextEmbedding {
         &mut self.model
     }
+
+    /// ONNX Runtime's intra-op threads (one per core).
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The token ids the model is given for each text ([`embedded_text`],
+    /// truncated to the model's window, without padding): for measuring
+    /// the model alone on exactly what memlog gives it.
+    pub fn token_ids(&self, texts: &[&str]) -> Result<Vec<Vec<i64>>> {
+        texts
+            .iter()
+            .map(|t| {
+                self.model
+                    .tokenizer
+                    .encode(embedded_text(t).as_ref(), true)
+                    .map(|e| e.get_ids().iter().map(|&id| i64::from(id)).collect())
+                    .map_err(|e| Error::Model(format!("tokenizing failed: {e}")))
+            })
+            .collect()
+    }
 }
 
 impl Embedder for ModelEmbedder {
@@ -252,7 +282,8 @@ impl Embedder for ModelEmbedder {
     }
 
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let texts: Vec<&str> = texts.iter().map(|t| clip(t)).collect();
+        let texts: Vec<Cow<'_, str>> = texts.iter().map(|t| embedded_text(t)).collect();
+        let texts: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
         // Callers send batches already (the cache chunks by the configured
         // size); this only caps a larger list.
         let batch = texts.len().clamp(1, self.batch_size);
@@ -265,6 +296,46 @@ impl Embedder for ModelEmbedder {
         }
         Ok(out)
     }
+}
+
+/// Lines of a fenced block (code, a log, a command's output pasted into a
+/// prompt or an answer) the model is given: the first say what the block
+/// is; the rest, identifiers and numbers that full text finds anyway, would
+/// fill the model's 256-token window and push out the words around it.
+pub const FENCED_LINES: usize = 3;
+
+/// What of `text` the model embeds: each fenced block (` ``` ` or `~~~`)
+/// cut to its first [`FENCED_LINES`] lines, then [`clip`]ped.
+pub fn embedded_text(text: &str) -> Cow<'_, str> {
+    if !text.contains("```") && !text.contains("~~~") {
+        return Cow::Borrowed(clip(text));
+    }
+    let mut out = String::with_capacity(text.len().min(MAX_TEXT_CHARS * 4));
+    let mut fence: Option<(&str, usize)> = None;
+    let mut cut = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some((m, 0)),
+            (Some((open, _)), Some(m)) if m == open => fence = None,
+            (Some((open, n)), _) => {
+                fence = Some((open, n + 1));
+                if n >= FENCED_LINES {
+                    cut = true;
+                    continue;
+                }
+            }
+            (None, None) => {}
+        }
+        out.push_str(line);
+    }
+    if !cut {
+        return Cow::Borrowed(clip(text));
+    }
+    let end = clip(&out).len();
+    out.truncate(end);
+    Cow::Owned(out)
 }
 
 /// The text cut to [`MAX_TEXT_CHARS`] on a character boundary.
@@ -384,6 +455,20 @@ mod tests {
             .unwrap();
         assert_eq!(a[0], a[1]);
         assert!((dot(&a[0], &a[0]) - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn fenced_blocks_are_cut_to_their_first_lines() {
+        let text = "Fixed the retry loop:\n```rust\nfn a() {\n    b();\n    c();\n    d();\n}\n```\nNow it stops after three tries.";
+        assert_eq!(
+            embedded_text(text),
+            "Fixed the retry loop:\n```rust\nfn a() {\n    b();\n    c();\n```\nNow it stops after three tries."
+        );
+        // short blocks, and texts without any, are given whole
+        let short = "see\n~~~\nerror[E0308]\n~~~\nwhy?";
+        assert!(matches!(embedded_text(short), Cow::Borrowed(t) if t == short));
+        // an unclosed block is cut to the end
+        assert_eq!(embedded_text("a\n```\n1\n2\n3\n4\n5"), "a\n```\n1\n2\n3\n");
     }
 
     #[test]

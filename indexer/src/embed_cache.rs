@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, params};
 
-use crate::embed::{Embedder, clip};
+use crate::embed::{Embedder, embedded_text};
 use crate::{Error, Result};
 
-/// blake3 of an embedded text (clipped as the model sees it).
+/// blake3 of an embedded text, as the model sees it
+/// ([`embedded_text`]: fenced blocks cut, clipped).
 pub type TextHash = [u8; 32];
 
 /// Vectors by text hash and model, in `embeddings.sqlite`: a rebuild never embeds again.
@@ -32,7 +33,7 @@ pub struct CacheUse {
 
 /// The cache key of `text`.
 pub fn text_hash(text: &str) -> TextHash {
-    *blake3::hash(clip(text).as_bytes()).as_bytes()
+    *blake3::hash(embedded_text(text).as_bytes()).as_bytes()
 }
 
 impl EmbeddingCache {
@@ -162,6 +163,10 @@ impl EmbeddingCache {
             embedded: missing.len(),
             cached: texts.len() - missing.len(),
         };
+        // Texts of similar length batched together: the model pads each
+        // batch to its longest text, so a batch mixing a long answer with
+        // short prompts cost as many long ones.
+        missing.sort_by_cached_key(|&i| embedded_text(texts[i]).len());
         for chunk in missing.chunks(batch.max(1)) {
             let batch_texts: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
             let vectors = embedder.embed(&batch_texts)?;

@@ -430,7 +430,173 @@ fn spelling_correction(searcher: &Searcher, term: &Term) -> tantivy::Result<Opti
 /// Boost of a whole identifier over its parts.
 const WHOLE_IDENTIFIER_BOOST: f32 = 2.0;
 
+/// One term of a query as a search scores it.
+struct QueryTerm {
+    /// The term searched: the query's word, or the word one edit away that
+    /// the index holds when it holds the query's not at all.
+    term: Term,
+    /// A whole identifier (boosted by [`WHOLE_IDENTIFIER_BOOST`]).
+    whole: bool,
+    /// How many events contain `term`.
+    df: u64,
+}
+
+impl QueryTerm {
+    fn boost(&self) -> f32 {
+        if self.whole {
+            WHOLE_IDENTIFIER_BOOST
+        } else {
+            1.0
+        }
+    }
+
+    /// What the term adds to the score of an average document containing
+    /// each term once, when `df` of `n` events contain it: with BM25 (k1 =
+    /// 1.2, b = 0.75) a term found once in a document of average length
+    /// scores its idf.
+    fn ideal(&self, df: u64, n: f32) -> f32 {
+        let df = df as f32;
+        if df > 0.0 {
+            self.boost() * (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        } else if !self.whole {
+            // A word nobody wrote still counts against coverage, as much
+            // as the rarest word somebody did: more would make a question
+            // worded unlike every memory look unanswerable in a small
+            // memory, where every word is rare.
+            (1.0 + (n - 0.5) / 1.5).ln()
+        } else {
+            0.0
+        }
+    }
+}
+
 impl Fts {
+    /// The terms of `text` as a search scores them. A word no indexed
+    /// event contains may be a typo of one that some does, unless
+    /// `elsewhere` says other documents (events not indexed yet) hold it.
+    fn weigh(
+        &self,
+        searcher: &Searcher,
+        text: &str,
+        elsewhere: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<QueryTerm>> {
+        let err = |e| Error::fts(Path::new("full-text index"), e);
+        let mut terms = Vec::new();
+        for (term, whole) in query_terms(&self.index, self.fields.text, text) {
+            let df = searcher.doc_freq(&term).map_err(err)?;
+            let held_elsewhere = || term.value().as_str().is_some_and(elsewhere);
+            let corrected = (df == 0 && !whole && !held_elsewhere())
+                .then(|| spelling_correction(searcher, &term))
+                .transpose()
+                .map_err(err)?
+                .flatten();
+            terms.push(match corrected {
+                Some((corrected, df)) => QueryTerm {
+                    term: corrected,
+                    whole,
+                    df,
+                },
+                None => QueryTerm { term, whole, df },
+            });
+        }
+        Ok(terms)
+    }
+
+    /// The full-text relevance to `query` of texts this index does not hold
+    /// yet (events logged since its last update), as [`Fts::search`] will
+    /// give each once they are indexed: its BM25 on the statistics of this
+    /// index and of `texts` together (so that a word only they hold is as
+    /// rare as it is, and one they all hold as common), over the ideal score
+    /// counted the same way. 0 for a text without any of the query's words.
+    pub fn relevance_of(&self, query: &str, texts: &[&str]) -> Result<Vec<f32>> {
+        use tantivy::fieldnorm::FieldNormReader;
+        use tantivy::query::{Bm25StatisticsProvider, Bm25Weight};
+        type Counts = std::collections::HashMap<String, u32>;
+        let mut analyzer = text_analyzer(&self.index);
+        let counted: Vec<(u32, Counts)> = texts
+            .iter()
+            .map(|text| {
+                let mut freq = Counts::default();
+                let mut length = 0u32;
+                let mut stream = analyzer.token_stream(text);
+                while let Some(tok) = stream.next() {
+                    length += 1;
+                    *freq.entry(tok.text.clone()).or_default() += 1;
+                }
+                (length, freq)
+            })
+            .collect();
+        let tf = |freq: &Counts, term: &Term| {
+            let value = term.value();
+            value.as_str().and_then(|w| freq.get(w)).copied()
+        };
+        let searcher = self.searcher()?;
+        let held = |w: &str| counted.iter().any(|(_, f)| f.contains_key(w));
+        let terms = self.weigh(&searcher, query, &held)?;
+        let err = |e| Error::fts(Path::new("full-text index"), e);
+        // with the texts: more documents, their tokens, their terms
+        let added = texts.len() as u64;
+        let live = (searcher.num_docs() + added) as f32;
+        let docs = searcher.total_num_docs().map_err(err)? + added;
+        let tokens = searcher.total_num_tokens(self.fields.text).map_err(err)?
+            + counted.iter().map(|(l, _)| u64::from(*l)).sum::<u64>();
+        let average = tokens as f32 / docs.max(1) as f32;
+        let dfs: Vec<u64> = terms
+            .iter()
+            .map(|t| {
+                t.df + counted
+                    .iter()
+                    .filter(|(_, f)| tf(f, &t.term).is_some())
+                    .count() as u64
+            })
+            .collect();
+        let ideal: f32 = terms
+            .iter()
+            .zip(&dfs)
+            .map(|(t, df)| t.ideal(*df, live))
+            .sum();
+        Ok(counted
+            .iter()
+            .map(|(length, freq)| {
+                let norm = FieldNormReader::fieldnorm_to_id(*length);
+                let score: f32 = terms
+                    .iter()
+                    .zip(&dfs)
+                    .filter_map(|(t, df)| {
+                        let n = tf(freq, &t.term)?;
+                        Some(
+                            Bm25Weight::for_one_term(*df, docs, average)
+                                .boost_by(t.boost())
+                                .score(norm, n),
+                        )
+                    })
+                    .sum();
+                if ideal > 0.0 {
+                    (score / ideal).min(1.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect())
+    }
+
+    /// Whether one of `files` (paths an event touched or names) passes the
+    /// file filter `file`, as the `files` field matches it.
+    pub fn names_file(&self, files: &[String], file: &str) -> bool {
+        let wanted = memlog_format::refs::normalize_path(file).to_lowercase();
+        let Some(mut analyzer) = self.index.tokenizers().get(tokenizer::PATH) else {
+            return false;
+        };
+        files.iter().any(|f| {
+            let mut stream = analyzer.token_stream(f);
+            let mut found = false;
+            while let Some(tok) = stream.next() {
+                found |= tok.text == wanted;
+            }
+            found
+        })
+    }
+
     /// The best `limit` events for `text` under `filters`, by BM25.
     pub fn search(&self, text: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
         self.search_beside(text, filters, limit, &|_| false)
@@ -447,48 +613,23 @@ impl Fts {
         elsewhere: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<Candidate>> {
         let f = self.fields;
-        let terms = query_terms(&self.index, f.text, text);
-        if terms.is_empty() || limit == 0 {
+        if limit == 0 {
             return Ok(Vec::new());
         }
         let searcher = self.searcher()?;
-        let err = |e| Error::fts(Path::new("full-text index"), e);
-        // Score of an average document containing every term once: with
-        // BM25 (k1 = 1.2, b = 0.75) a term found once in a document of
-        // average length scores its idf.
+        let terms = self.weigh(&searcher, text, elsewhere)?;
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
         let n = searcher.num_docs() as f32;
-        let mut ideal = 0.0f32;
+        let ideal: f32 = terms.iter().map(|t| t.ideal(t.df, n)).sum();
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (term, whole) in terms {
-            let mut df = searcher.doc_freq(&term).map_err(err)? as f32;
-            // A word nobody wrote may be a typo of one somebody did.
-            let held_elsewhere = || term.value().as_str().is_some_and(elsewhere);
-            let term = match (df == 0.0 && !whole && !held_elsewhere())
-                .then(|| spelling_correction(&searcher, &term))
-                .transpose()
-                .map_err(err)?
-                .flatten()
-            {
-                Some((corrected, corrected_df)) => {
-                    df = corrected_df as f32;
-                    corrected
-                }
-                None => term,
-            };
-            let boost = if whole { WHOLE_IDENTIFIER_BOOST } else { 1.0 };
-            if df > 0.0 {
-                ideal += boost * (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            } else if !whole {
-                // A word nobody wrote still counts against coverage, as
-                // much as the rarest word somebody did: more would make a
-                // question worded unlike every memory look unanswerable in
-                // a small memory, where every word is rare.
-                ideal += (1.0 + (n - 0.5) / 1.5).ln();
-            }
-            let tq: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+        for t in terms {
+            let boost = t.boost();
+            let tq: Box<dyn Query> = Box::new(TermQuery::new(t.term, IndexRecordOption::WithFreqs));
             should.push((
                 Occur::Should,
-                if whole {
+                if t.whole {
                     Box::new(BoostQuery::new(tq, boost))
                 } else {
                     tq
@@ -558,36 +699,37 @@ impl Fts {
             clauses.insert(0, (Occur::Must, Box::new(text_query)));
             Box::new(BooleanQuery::new(clauses))
         };
-        let top = searcher
-            .search(query.as_ref(), &TopDocs::with_limit(limit).order_by_score())
-            .map_err(err)?;
-        let mut out = Vec::with_capacity(top.len());
-        let mut columns: Vec<Option<FastColumns>> = Vec::new();
-        columns.resize_with(searcher.segment_readers().len(), || None);
-        for (score, addr) in top {
-            let segment = addr.segment_ord as usize;
-            let cols = match columns.get_mut(segment) {
-                Some(Some(c)) => c,
-                Some(slot) => slot.insert(
-                    FastColumns::open(searcher.segment_reader(addr.segment_ord)).map_err(err)?,
-                ),
-                None => continue,
-            };
-            let (key, kind, ts_ms) = cols.read(addr.doc_id).map_err(err)?;
-            let Some(key) = key else { continue };
-            out.push(Candidate {
-                key,
-                bm25: score,
-                relevance: if ideal > 0.0 {
-                    (score / ideal).min(1.0)
-                } else {
-                    0.0
-                },
-                ts_ms: ts_ms.unwrap_or(0),
-                kind: kind.unwrap_or_default(),
-            });
+        collect(&searcher, query.as_ref(), limit, ideal)
+    }
+
+    /// Up to `limit` events whose files (touched or mentioned) include
+    /// `file`, leaving out `exclude_session`; unranked (relevance 0).
+    pub fn touching(
+        &self,
+        file: &str,
+        exclude_session: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Candidate>> {
+        let f = self.fields;
+        let path = memlog_format::refs::normalize_path(file).to_lowercase();
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
+            Occur::Must,
+            Box::new(TermQuery::new(
+                Term::from_field_text(f.files, &path),
+                IndexRecordOption::Basic,
+            )),
+        )];
+        if let Some(s) = exclude_session {
+            clauses.push((
+                Occur::MustNot,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.session, s),
+                    IndexRecordOption::Basic,
+                )),
+            ));
         }
-        Ok(out)
+        let searcher = self.searcher()?;
+        collect(&searcher, &BooleanQuery::new(clauses), limit, 0.0)
     }
 
     /// How rare each of `words` is among the events: `ln((n + 1) / (df +
@@ -595,6 +737,16 @@ impl Fts {
     /// stem and identifier parts are terms); 0 for a word no event
     /// contains; `None` for one the analyzer drops whole (punctuation).
     pub fn word_rarity(&self, words: &[String]) -> Result<Vec<Option<f32>>> {
+        self.rarity_of(words, false)
+    }
+
+    /// As [`Fts::word_rarity`], but a term no event contains counts as the
+    /// rarest of all (`ln(n + 1)`), as an inverse document frequency does.
+    pub fn word_idf(&self, words: &[String]) -> Result<Vec<Option<f32>>> {
+        self.rarity_of(words, true)
+    }
+
+    fn rarity_of(&self, words: &[String], unseen_rarest: bool) -> Result<Vec<Option<f32>>> {
         let searcher = self.searcher()?;
         let n = searcher.num_docs() as f32;
         let mut analyzer = text_analyzer(&self.index);
@@ -608,7 +760,7 @@ impl Fts {
                     .doc_freq(&term)
                     .map_err(|e| Error::fts(Path::new("full-text index"), e))?
                     as f32;
-                let r = if df > 0.0 {
+                let r = if df > 0.0 || unseen_rarest {
                     ((n + 1.0) / (df + 1.0)).ln()
                 } else {
                     0.0
@@ -631,6 +783,46 @@ type FastValues = (Option<u64>, Option<String>, Option<i64>);
 /// The fast-field columns a hit is read from, opened once per segment and
 /// search: opening one parses its header, which cost more than reading
 /// the values of every hit.
+/// The `limit` best documents for `query`, as candidates (`ideal`: the
+/// score of an average document holding the whole query, for relevance).
+fn collect(
+    searcher: &Searcher,
+    query: &dyn Query,
+    limit: usize,
+    ideal: f32,
+) -> Result<Vec<Candidate>> {
+    let err = |e| Error::fts(Path::new("full-text index"), e);
+    let top = searcher
+        .search(query, &TopDocs::with_limit(limit).order_by_score())
+        .map_err(err)?;
+    let mut out = Vec::with_capacity(top.len());
+    let mut columns: Vec<Option<FastColumns>> = Vec::new();
+    columns.resize_with(searcher.segment_readers().len(), || None);
+    for (score, addr) in top {
+        let segment = addr.segment_ord as usize;
+        let cols = match columns.get_mut(segment) {
+            Some(Some(c)) => c,
+            Some(slot) => slot
+                .insert(FastColumns::open(searcher.segment_reader(addr.segment_ord)).map_err(err)?),
+            None => continue,
+        };
+        let (key, kind, ts_ms) = cols.read(addr.doc_id).map_err(err)?;
+        let Some(key) = key else { continue };
+        out.push(Candidate {
+            key,
+            bm25: score,
+            relevance: if ideal > 0.0 {
+                (score / ideal).min(1.0)
+            } else {
+                0.0
+            },
+            ts_ms: ts_ms.unwrap_or(0),
+            kind: kind.unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
 struct FastColumns {
     ts: tantivy::columnar::Column<i64>,
     key: tantivy::columnar::Column<u64>,

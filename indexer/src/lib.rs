@@ -19,8 +19,8 @@
 //! kept up to date incrementally, or rebuilt from scratch, by
 //! [`projection::Projections`] (open and freshness, lock, update, batch),
 //! with one writer at a time; what the log holds beyond them (a session
-//! sealed a moment ago, live journals) is read as the unindexed [`tail`]
-//! and searched with them. Task entities are folded by [`tasks`]
+//! sealed a moment ago, live journals) is read past their watermark
+//! ([`projection::Unindexed`]) and searched with them. Task entities are folded by [`tasks`]
 //! (fold, refold into the database, queries); memory levels by [`memory`]
 //! (read back by [`standing`]); reinforcement by [`reinforce`].
 //! [`lookup`] reads events back by id prefix, session or time;
@@ -31,6 +31,7 @@
 //! This is the only crate that speaks SQL; nothing here knows about Claude
 //! Code or the command line.
 
+pub mod anchors;
 pub mod context;
 pub mod derive;
 pub mod embed;
@@ -38,6 +39,7 @@ pub mod embed_cache;
 pub mod entities;
 mod error;
 pub mod event_keys;
+pub mod file_recall;
 #[expect(
     missing_docs,
     reason = "another branch is rewriting this file; its docs land with it"
@@ -50,6 +52,7 @@ pub mod memory;
 pub mod overview;
 pub mod projection;
 pub mod reinforce;
+pub mod review;
 #[expect(
     missing_docs,
     reason = "another branch is rewriting this file; its docs land with it"
@@ -57,7 +60,6 @@ pub mod reinforce;
 pub mod search;
 pub mod standing;
 pub mod supersede;
-pub mod tail;
 pub mod tasks;
 pub mod token_vectors;
 pub mod tokenizer;

@@ -7,6 +7,10 @@
 //! checked against its id (the blake3 of its content): `verified` is false
 //! only for a row that is not the event (a damaged database), and callers
 //! then read the event from the log.
+//!
+//! Every lookup reflects what the log holds beyond the index
+//! ([`crate::projection::Unindexed`]): events a forget not yet applied
+//! hides are left out, events not yet indexed are found.
 
 use std::path::Path;
 
@@ -70,9 +74,88 @@ fn sql(e: rusqlite::Error) -> Error {
     Error::sql(Path::new("graph.sqlite"), e)
 }
 
+/// Whether the index holds the event with this full id.
+pub(crate) fn is_indexed(p: &Projections, id: &str) -> Result<bool> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached("SELECT 1 FROM events WHERE key = ?1 AND id = ?2")
+        .map_err(sql)?;
+    stmt.exists(params![event_key(id) as i64, id]).map_err(sql)
+}
+
+/// An event not indexed yet, as a lookup returns it.
+fn unindexed(e: &crate::projection::UnindexedEvent) -> Stored {
+    Stored {
+        event: e.event.clone(),
+        verified: true,
+    }
+}
+
+/// `rows` without those a forget not yet applied to the index hides.
+fn visible(p: &Projections, mut rows: Vec<Stored>) -> Vec<Stored> {
+    if p.unindexed().hides_any() {
+        rows.retain(|s| !p.unindexed().hides(&s.event));
+    }
+    rows
+}
+
+/// `rows` as the log has them beyond the index: [`visible`], joined by the
+/// events not indexed yet that `wanted` picks, all in `order` (untouched
+/// when none joined). Says whether some joined.
+fn with_unindexed<K: Ord>(
+    p: &Projections,
+    rows: Vec<Stored>,
+    wanted: impl Fn(&crate::projection::UnindexedEvent) -> bool,
+    order: impl Fn(&Event) -> K,
+) -> (Vec<Stored>, bool) {
+    let mut rows = visible(p, rows);
+    let before = rows.len();
+    rows.extend(
+        p.unindexed()
+            .events()
+            .iter()
+            .filter(|e| wanted(e))
+            .map(unindexed),
+    );
+    let joined = rows.len() > before;
+    if joined {
+        rows.sort_by_key(|s| order(&s.event));
+    }
+    (rows, joined)
+}
+
 /// Ids of live events that start with `prefix`, at most `limit`, in id
 /// order.
 pub fn ids_with_prefix(p: &Projections, prefix: &IdPrefix, limit: usize) -> Result<Vec<EventId>> {
+    let mut ids = indexed_ids_with_prefix(p, prefix, limit)?;
+    if p.unindexed().hides_any() {
+        let mut kept = Vec::with_capacity(ids.len());
+        for id in ids {
+            if event(p, &id)?.is_some() {
+                kept.push(id);
+            }
+        }
+        ids = kept;
+    }
+    ids.extend(
+        p.unindexed()
+            .events()
+            .iter()
+            .filter(|e| e.event.id.starts_with(prefix.as_str()))
+            .map(|e| e.event.id.clone()),
+    );
+    ids.sort();
+    ids.dedup();
+    ids.truncate(limit);
+    Ok(ids)
+}
+
+fn indexed_ids_with_prefix(
+    p: &Projections,
+    prefix: &IdPrefix,
+    limit: usize,
+) -> Result<Vec<EventId>> {
     let wanted = prefix.as_str();
     // Rows are found by key, the id's first 16 hex digits as an integer:
     // the ids starting with `wanted` have keys in [wanted00…, wantedff…].
@@ -120,9 +203,51 @@ pub fn event(p: &Projections, id: &str) -> Result<Option<Stored>> {
             "SELECT {COLUMNS} FROM events WHERE key = ?1 AND id = ?2"
         ))
         .map_err(sql)?;
-    stmt.query_row(params![event_key(id) as i64, id], stored)
+    let row = stmt
+        .query_row(params![event_key(id) as i64, id], stored)
+        .optional()
+        .map_err(sql)?;
+    Ok(match row {
+        Some(s) => visible(p, vec![s]).pop(),
+        None => p.unindexed().event(id).map(unindexed),
+    })
+}
+
+/// The live event of index key `key` ([`event_key`]).
+pub fn by_key(p: &Projections, key: u64) -> Result<Option<Stored>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM events WHERE key = ?1"))
+        .map_err(sql)?;
+    stmt.query_row(params![key as i64], stored)
         .optional()
         .map_err(sql)
+}
+
+/// Up to `limit` events of `session` after (`ts`, `seq`), of `kind`, in
+/// session order.
+pub fn session_after(
+    p: &Projections,
+    session: &str,
+    (ts, seq): (&str, u64),
+    kind: &str,
+    limit: usize,
+) -> Result<Vec<Stored>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM events WHERE session = ?1 AND (ts > ?2 OR (ts = ?2 AND seq > ?3))
+             AND kind = ?4 ORDER BY ts, seq, id LIMIT ?5"
+        ))
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map(params![session, ts, seq as i64, kind, limit as i64], stored)
+        .map_err(sql)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sql)?;
+    Ok(rows)
 }
 
 /// Every live event of a session, in session order (time, then seq, then
@@ -140,6 +265,104 @@ pub fn session_events(p: &Projections, session: &str) -> Result<Vec<Stored>> {
         .map_err(sql)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(sql)?;
+    let (rows, _) = with_unindexed(
+        p,
+        rows,
+        |e| e.event.session == session,
+        |e| (e.ts.clone(), e.seq, e.id.clone()),
+    );
+    Ok(rows)
+}
+
+/// A place in a session's order (time, seq, id): where a page of its
+/// events starts or ends.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SessionCursor {
+    /// The event's time.
+    pub ts: String,
+    /// Its place among events of the same time.
+    pub seq: u64,
+    /// Its id.
+    pub id: String,
+}
+
+impl SessionCursor {
+    /// The place of `event`.
+    pub fn of(event: &Event) -> SessionCursor {
+        SessionCursor {
+            ts: event.ts.clone(),
+            seq: event.seq,
+            id: event.id.to_string(),
+        }
+    }
+}
+
+/// Which events of a session a page holds.
+#[derive(Clone, Copy, Debug)]
+pub enum SessionPage<'a> {
+    /// The first `n` after this place (from the start with `None`).
+    After(Option<&'a SessionCursor>, usize),
+    /// The last `n` before this place (up to the end with `None`).
+    Before(Option<&'a SessionCursor>, usize),
+}
+
+/// A page of a session's live events, in session order: one indexed query
+/// whatever the session's size (a long session is read a page at a time).
+pub fn session_page(p: &Projections, session: &str, page: SessionPage) -> Result<Vec<Stored>> {
+    let (cursor, n, backward) = match page {
+        SessionPage::After(c, n) => (c, n, false),
+        SessionPage::Before(c, n) => (c, n, true),
+    };
+    let (compare, order) = if backward {
+        ("<", "DESC")
+    } else {
+        (">", "ASC")
+    };
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM events WHERE session = ?1
+               AND (?2 IS NULL OR (ts, seq, id) {compare} (?2, ?3, ?4))
+             ORDER BY ts {order}, seq {order}, id {order} LIMIT ?5"
+        ))
+        .map_err(sql)?;
+    let mut rows = stmt
+        .query_map(
+            params![
+                session,
+                cursor.map(|c| c.ts.as_str()),
+                cursor.map(|c| c.seq as i64),
+                cursor.map(|c| c.id.as_str()),
+                n as i64
+            ],
+            stored,
+        )
+        .map_err(sql)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sql)?;
+    if backward {
+        rows.reverse();
+    }
+    let (mut rows, joined) = with_unindexed(
+        p,
+        rows,
+        |e| {
+            e.event.session == session
+                && cursor.is_none_or(|c| {
+                    let at = SessionCursor::of(&e.event);
+                    if backward { at < *c } else { at > *c }
+                })
+        },
+        SessionCursor::of,
+    );
+    if joined && rows.len() > n {
+        if backward {
+            rows.drain(..rows.len() - n);
+        } else {
+            rows.truncate(n);
+        }
+    }
     Ok(rows)
 }
 
@@ -207,6 +430,35 @@ pub fn timeline(p: &Projections, q: &TimelineQuery) -> Result<Vec<Stored>> {
     if q.latest {
         // Read newest first to take the latest; shown oldest first.
         rows.reverse();
+    }
+    let (mut rows, joined) = with_unindexed(
+        p,
+        rows,
+        |e| {
+            q.session.is_none_or(|s| e.event.session == s)
+                && q.since_ms.is_none_or(|ms| e.ts_ms >= ms)
+                && q.until_ms.is_none_or(|ms| e.ts_ms < ms)
+                && (q.kinds.is_empty() || q.kinds.iter().any(|k| k == e.event.kind.as_str()))
+        },
+        // the timeline's order
+        |e| {
+            (
+                memlog_format::time::to_ms(&e.ts),
+                e.ts.clone(),
+                e.session.clone(),
+                e.seq,
+                e.id.clone(),
+            )
+        },
+    );
+    // keeping the window asked for
+    let keep = q.limit + 1;
+    if joined && rows.len() > keep {
+        if q.latest {
+            rows.drain(..rows.len() - keep);
+        } else {
+            rows.truncate(keep);
+        }
     }
     Ok(rows)
 }

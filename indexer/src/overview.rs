@@ -96,6 +96,8 @@ pub struct SessionRow {
     pub session: String,
     /// Time of its first event.
     pub first_ts: String,
+    /// Time of its last event.
+    pub last_ts: String,
     /// Its live events.
     pub events: u64,
     /// Its prompts.
@@ -110,13 +112,12 @@ pub struct SessionRow {
 
 /// The sessions with prompts, most recently active first, leaving out
 /// `exclude` (the session asking): a SessionStart briefing's list. Those
-/// of the unindexed tail, when one was read, come first (the latest
-/// sessions, sealed a moment ago).
+/// the index has not seen yet come first (the latest sessions, sealed a
+/// moment ago).
 pub fn recent_sessions(p: &Projections, exclude: &str, limit: usize) -> Result<Vec<SessionRow>> {
     let mut out: Vec<SessionRow> = p
-        .tail()
-        .map(|t| t.sessions())
-        .unwrap_or_default()
+        .unindexed()
+        .sessions()
         .into_iter()
         .filter(|s| s.session != exclude)
         .take(limit)
@@ -138,7 +139,7 @@ fn indexed_recent_sessions(
         .graph
         .conn
         .prepare_cached(
-            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
+            "SELECT session, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch
              FROM sessions
              WHERE session != ?1 AND prompts > 0 ORDER BY last_ts DESC LIMIT ?2",
         )
@@ -146,7 +147,54 @@ fn indexed_recent_sessions(
     let rows = stmt
         .query_map(params![exclude, limit as i64], session_row)
         .map_err(sql)?;
-    rows.collect::<rusqlite::Result<_>>().map_err(sql)
+    visible_sessions(p, rows.collect::<rusqlite::Result<_>>().map_err(sql)?)
+}
+
+/// One session's row, if it has live events.
+pub fn session(p: &Projections, session: &str) -> Result<Option<SessionRow>> {
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT session, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch
+             FROM sessions WHERE session = ?1",
+        )
+        .map_err(sql)?;
+    let row = stmt
+        .query_row([session], session_row)
+        .optional()
+        .map_err(sql)?;
+    Ok(visible_sessions(p, row.into_iter().collect())?.pop())
+}
+
+/// Session rows as a forget the index has not applied yet leaves them
+/// ([`crate::projection::Unindexed`]): a forgotten session is left out,
+/// and a forgotten first prompt is not shown.
+fn visible_sessions(p: &Projections, mut rows: Vec<SessionRow>) -> Result<Vec<SessionRow>> {
+    let unindexed = p.unindexed();
+    if !unindexed.hides_any() {
+        return Ok(rows);
+    }
+    rows.retain(|r| !unindexed.hides_session(&r.session));
+    let mut first = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT id FROM events WHERE session = ?1 AND kind = 'user_prompt' ORDER BY ts, seq LIMIT 1",
+        )
+        .map_err(sql)?;
+    for r in &mut rows {
+        let id: Option<String> = first
+            .query_row([&r.session], |row| row.get(0))
+            .optional()
+            .map_err(sql)?;
+        if let Some(id) = id
+            && crate::lookup::event(p, &id)?.is_none()
+        {
+            r.first_prompt = None;
+        }
+    }
+    Ok(rows)
 }
 
 /// A page of the timeline: sessions by first event, newest first, those
@@ -160,7 +208,7 @@ pub fn sessions_page(
         .graph
         .conn
         .prepare_cached(
-            "SELECT session, first_ts, events, prompts, tool_calls, first_prompt, branch
+            "SELECT session, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch
              FROM sessions
              WHERE ?1 IS NULL OR (first_ts, session) < (?1, ?2)
              ORDER BY first_ts DESC, session DESC LIMIT ?3",
@@ -170,23 +218,34 @@ pub fn sessions_page(
     let rows = stmt
         .query_map(params![ts, session, limit as i64], session_row)
         .map_err(sql)?;
-    rows.collect::<rusqlite::Result<_>>().map_err(sql)
+    visible_sessions(p, rows.collect::<rusqlite::Result<_>>().map_err(sql)?)
 }
 
 fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
         session: r.get(0)?,
         first_ts: r.get(1)?,
-        events: count(r.get(2)?),
-        prompts: count(r.get(3)?),
-        tool_calls: count(r.get(4)?),
-        first_prompt: r.get(5)?,
-        branch: r.get(6)?,
+        last_ts: r.get(2)?,
+        events: count(r.get(3)?),
+        prompts: count(r.get(4)?),
+        tool_calls: count(r.get(5)?),
+        first_prompt: r.get(6)?,
+        branch: r.get(7)?,
     })
 }
 
 /// Whether any live event belongs to `session`.
 pub fn session_exists(p: &Projections, session: &str) -> Result<bool> {
+    if p.unindexed().hides_session(session) {
+        return Ok(false);
+    }
+    if p.unindexed()
+        .events()
+        .iter()
+        .any(|e| e.event.session == session)
+    {
+        return Ok(true);
+    }
     let n: i64 = p
         .graph
         .conn

@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::event_keys::KeyMap;
 use crate::fts::Filters;
 use crate::memory::importance;
-use crate::projection::Projections;
+use crate::projection::{Projections, Unindexed, UnindexedEvent};
 use crate::reinforce::Reinforcement;
 use crate::supersede::SUPERSEDED_FACTOR;
 use crate::{Error, Result};
@@ -79,6 +79,11 @@ pub struct SearchRequest {
     /// The query vector only scores the candidates full text and spreading
     /// found; no vector search runs (as with `feedback`).
     pub rerank_only: bool,
+    /// The query vector is a distilled one
+    /// ([`crate::context::distilled_query`]), whose cosines run lower than
+    /// the model's: vector hits join full text's from
+    /// [`DISTILLED_JOIN_MIN`] instead of [`VECTOR_JOIN_MIN`].
+    pub distilled: bool,
 }
 
 /// The signals behind a hit's score, each in [0, 1].
@@ -113,6 +118,11 @@ pub struct Hit {
     /// ranks below it (crate::supersede).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<EventId>,
+    /// What to know before trusting it, when it ranks lower for it: stale
+    /// against the code ("src/invoice.rs changed in 2 commits since"),
+    /// contradicted, or the source of a memory since replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
 }
 
 impl Hit {
@@ -135,6 +145,11 @@ const MIN_CANDIDATES: usize = 40;
 /// at this share of the best cosine or more, and never below the minimum.
 const VECTOR_JOIN_RELATIVE: f32 = 0.7;
 const VECTOR_JOIN_MIN: f32 = 0.3;
+/// The same floor for a distilled query vector, whose cosines run about a
+/// third lower (as the prompt gate's thresholds do, 0.30 against 0.45): on
+/// LoCoMo dev 0.2 and 0.3 rank alike (hybrid R@10 0.713, 0.712), and at
+/// 0.3 a paraphrase's only match in a small memory (cosine 0.24) was lost.
+const DISTILLED_JOIN_MIN: f32 = 0.2;
 
 /// One candidate while ranking: where it stands in each list.
 #[derive(Clone, Debug, Default)]
@@ -166,11 +181,11 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     let mut candidates: KeyMap<Candidate> = KeyMap::default();
     let mut best_fts_keys = Vec::new();
     if use_fts {
-        // (a word only the unindexed tail holds is no typo)
-        let in_tail = |term: &str| p.tail().is_some_and(|t| t.holds_term(term));
+        // (a word only events not indexed yet hold is no typo)
+        let unindexed = |term: &str| p.unindexed().holds_term(term);
         for (rank, c) in p
             .fts
-            .search_beside(&req.query, &req.filters, depth, &in_tail)?
+            .search_beside(&req.query, &req.filters, depth, &unindexed)?
             .into_iter()
             .enumerate()
         {
@@ -181,13 +196,6 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             e.fts = Some(c.relevance);
             e.fts_rank = Some(rank);
         }
-    }
-    // What the log holds beyond the index joins the list, scored alike.
-    if use_fts && let Some(tail) = p.tail() {
-        add_tail_candidates(
-            &mut candidates,
-            tail.search(p, &req.query, &req.filters, depth)?,
-        );
     }
     let feedback = match (&req.query_vector, &p.vectors) {
         (None, Some(v)) if req.mode != SearchMode::Fts && !best_fts_keys.is_empty() => {
@@ -209,7 +217,12 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         // floor costs nothing; vector mode has none.)
         let floor = if use_fts {
             found.first().map_or(0.0, |best| {
-                (best.cosine * VECTOR_JOIN_RELATIVE).max(VECTOR_JOIN_MIN)
+                let min = if req.distilled {
+                    DISTILLED_JOIN_MIN
+                } else {
+                    VECTOR_JOIN_MIN
+                };
+                (best.cosine * VECTOR_JOIN_RELATIVE).max(min)
             })
         } else {
             f32::MIN
@@ -227,7 +240,8 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     // A key the database no longer has was forgotten after the search
     // index was read: it is left out.
     let keys: Vec<u64> = candidates.keys().copied().collect();
-    let mut rows = rows_of(p, &keys)?;
+    let mut rows = event_rows(p, &keys)?;
+    drop_hidden(p, &mut rows)?;
     // (the vector search does not filter by excluded session: see
     // `allowed_keys`)
     candidates.retain(|k, _| {
@@ -238,6 +252,9 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                 .is_none_or(|s| *s != r.session)
         })
     });
+    if use_fts {
+        add_unindexed(p, req, &mut candidates, &mut rows)?;
+    }
 
     // Spreading activation (seed 003), depth 1 along the session: the
     // events just before and after a candidate share in its relevance (the
@@ -281,12 +298,19 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         // listing every allowed key instead (a search that excludes the
         // current session allows nearly all) cost a scan of the table on
         // every prompt's injection.
-        for (n, r) in rows_of(p, &joining)? {
-            let joins = match p.tail().and_then(|t| t.get(n)) {
-                Some(doc) => crate::tail::passes(doc, &req.filters),
-                None => passes(p, &r, &req.filters)?,
-            };
-            if joins {
+        let mut joined = event_rows(p, &joining)?;
+        drop_hidden(p, &mut joined)?;
+        for key in &joining {
+            if let Some(u) = p.unindexed().get(*key)
+                && !joined.contains_key(key)
+                && Unindexed::passes(&p.fts, u, &req.filters)
+            {
+                rows.insert(*key, unindexed_row(u));
+                candidates.insert(*key, Candidate::default());
+            }
+        }
+        for (n, r) in joined {
+            if passes(p, &r, &req.filters)? {
                 rows.insert(n, r);
                 candidates.insert(n, Candidate::default());
             }
@@ -361,7 +385,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                 fts
             };
             // An event waiting for its vector (embedding trails indexing,
-            // and the unindexed tail has none) ranks by full text alone,
+            // and events not indexed yet have none) ranks by full text alone,
             // as it would in a memory without vectors: counted as no
             // meaning at all, a note just saved sank below every embedded
             // event that shares a word with the query.
@@ -431,12 +455,14 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                 parts,
                 meta: serde_json::from_str(&row.meta).unwrap_or(Value::Null),
                 superseded_by: None,
+                caveat: None,
             },
         ));
     }
     if links {
         demote_superseded(p, &mut hits)?;
     }
+    demote_stale(p, &mut hits);
     hits.sort_by(|a, b| {
         b.2.score
             .total_cmp(&a.2.score)
@@ -447,28 +473,37 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     Ok(hits.into_iter().map(|(_, _, h)| h).collect())
 }
 
-/// A superseded memory keeps [`SUPERSEDED_FACTOR`] of its score and
-/// always ranks below its successor when both are hits.
 /// Whether search reads `e` besides its hits, on every query: a
 /// reinforcement ([`Reinforcement::load`]) or a fact or rule superseding
-/// another ([`crate::supersede::successors`]). The indexer records whether
+/// or contradicting another ([`crate::supersede::links`]). The indexer records whether
 /// the log holds any ([`crate::graph::RANKING_LINKS`]), so that a memory
 /// without them skips both queries.
 pub(crate) fn read_by_ranking(e: &memlog_format::Event) -> bool {
     use memlog_format::Kind;
     e.kind == Kind::Reinforce
-        || (matches!(e.kind, Kind::Fact | Kind::Rule) && e.body.contains_key("supersedes"))
+        || (matches!(e.kind, Kind::Fact | Kind::Rule)
+            && (e.body.contains_key("supersedes") || e.body.contains_key("contradicts")))
 }
 
+/// A superseded memory keeps [`SUPERSEDED_FACTOR`] of its score and
+/// always ranks below its successor when both are hits. A contradicted
+/// memory, and the sources of a replaced one, keep that share too, with a
+/// caveat saying why.
 fn demote_superseded(p: &Projections, hits: &mut [(i64, u64, Hit)]) -> Result<()> {
-    let successors = crate::supersede::successors(p)?;
-    if successors.is_empty() {
+    let superseding = crate::supersede::links(p, "supersedes")?;
+    let contradicting = crate::supersede::links(p, "contradicts")?;
+    if superseding.is_empty() && contradicting.is_empty() {
         return Ok(());
     }
+    let successors: HashMap<EventId, EventId> = superseding.iter().cloned().collect();
+    let contradicted: HashMap<EventId, EventId> = contradicting.iter().cloned().collect();
+    let replaced: Vec<(EventId, EventId)> = superseding.into_iter().chain(contradicting).collect();
+    let sources = crate::supersede::replaced_sources(p, &replaced)?;
     let scores: HashMap<EventId, f32> = hits
         .iter()
         .map(|(_, _, h)| (h.id.clone(), h.score))
         .collect();
+    let short = |id: &EventId| id.as_str().chars().take(12).collect::<String>();
     for (_, _, h) in hits.iter_mut() {
         if let Some(next) = successors.get(&h.id) {
             h.score *= SUPERSEDED_FACTOR;
@@ -476,9 +511,114 @@ fn demote_superseded(p: &Projections, hits: &mut [(i64, u64, Hit)]) -> Result<()
                 h.score = h.score.min(s * SUPERSEDED_FACTOR);
             }
             h.superseded_by = Some(next.clone());
+        } else if let Some(next) = contradicted.get(&h.id) {
+            h.score *= SUPERSEDED_FACTOR;
+            h.caveat = Some(format!("contradicted by [{}]", short(next)));
+        } else if let Some(old) = sources.get(&h.id) {
+            h.score *= SUPERSEDED_FACTOR;
+            h.caveat = Some(format!("source of [{}], since replaced", short(old)));
         }
     }
     Ok(())
+}
+
+/// A memory `memlog verify` found stale or broken against the code keeps
+/// its share of its score ([`crate::anchors`]) and says why.
+fn demote_stale(p: &Projections, hits: &mut [(i64, u64, Hit)]) {
+    let verified = crate::anchors::load(p);
+    if verified.items.is_empty() {
+        return;
+    }
+    for (_, _, h) in hits.iter_mut() {
+        if let Some(s) = verified.items.get(h.id.as_str()) {
+            h.score *= s.factor();
+            h.caveat = Some(s.marker.clone());
+        }
+    }
+}
+
+/// Drops the rows that a forget the index has not applied yet hides
+/// ([`crate::projection::Unindexed`]); nothing to do, and no query, when
+/// every forget is applied.
+fn drop_hidden(p: &Projections, rows: &mut KeyMap<Row>) -> Result<()> {
+    if !p.unindexed().hides_any() {
+        return Ok(());
+    }
+    let mut hidden = Vec::new();
+    for (key, row) in rows.iter() {
+        if crate::lookup::event(p, &row.id)?.is_none() {
+            hidden.push(*key);
+        }
+    }
+    for key in hidden {
+        rows.remove(&key);
+    }
+    Ok(())
+}
+
+/// Events the log holds and the index does not yet join the full-text
+/// candidates, scored as the index will score them, on its statistics and
+/// theirs together ([`crate::fts::Fts::relevance_of`]); they have no vector
+/// yet, and the full-text ranks are taken again over both.
+fn add_unindexed(
+    p: &Projections,
+    req: &SearchRequest,
+    candidates: &mut KeyMap<Candidate>,
+    rows: &mut KeyMap<Row>,
+) -> Result<()> {
+    let fresh: Vec<&UnindexedEvent> = p.unindexed().searchable().collect();
+    if fresh.is_empty() {
+        return Ok(());
+    }
+    let texts: Vec<&str> = fresh.iter().map(|u| u.derived.text.as_str()).collect();
+    let relevance = p.fts.relevance_of(&req.query, &texts)?;
+    let mut added = false;
+    for (u, r) in fresh.into_iter().zip(relevance) {
+        if r <= 0.0 || !Unindexed::passes(&p.fts, u, &req.filters) {
+            continue;
+        }
+        rows.insert(u.key, unindexed_row(u));
+        candidates.insert(
+            u.key,
+            Candidate {
+                fts: Some(r),
+                ..Candidate::default()
+            },
+        );
+        added = true;
+    }
+    if added {
+        let mut ranked: Vec<(f32, usize, u64)> = candidates
+            .iter()
+            .filter_map(|(k, c)| Some((c.fts?, c.fts_rank.unwrap_or(usize::MAX), *k)))
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (rank, (_, _, key)) in ranked.into_iter().enumerate() {
+            if let Some(c) = candidates.get_mut(&key) {
+                c.fts_rank = Some(rank);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The row of an event not indexed yet, as the database will hold it (no
+/// memory row: its recalls and level are not counted yet).
+fn unindexed_row(u: &UnindexedEvent) -> Row {
+    let e = &u.event;
+    let mut meta = String::new();
+    memlog_format::canonical::write_map(&mut meta, &e.meta);
+    Row {
+        id: e.id.clone(),
+        session: e.session.clone(),
+        seq: e.seq as i64,
+        kind: e.kind.as_str().to_string(),
+        ts: e.ts.clone(),
+        ts_ms: u.ts_ms,
+        text: u.derived.text.clone(),
+        meta,
+        memory: None,
+    }
 }
 
 /// The normalised mean of `vectors`; `None` when there are none.
@@ -496,56 +636,6 @@ fn mean_direction(vectors: impl Iterator<Item = Vec<f32>>) -> Option<Vec<f32>> {
     }
     let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
     (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
-}
-
-/// Adds the tail's full-text candidates to `candidates`, each ranked where
-/// its relevance falls among the index's (for reciprocal-rank fusion).
-fn add_tail_candidates(candidates: &mut KeyMap<Candidate>, tail: Vec<crate::tail::TailCandidate>) {
-    let mut indexed: Vec<f32> = candidates.values().filter_map(|c| c.fts).collect();
-    indexed.sort_by(|a, b| b.total_cmp(a));
-    for (i, t) in tail.into_iter().enumerate() {
-        let rank = indexed.partition_point(|r| *r > t.relevance) + i;
-        let e = candidates.entry(t.key).or_default();
-        if e.fts.is_none_or(|f| f < t.relevance) {
-            e.fts = Some(t.relevance);
-            e.fts_rank = Some(rank);
-        }
-    }
-}
-
-/// The rows of `keys`: the database's, and the unindexed tail's for the
-/// keys the database does not have.
-fn rows_of(p: &Projections, keys: &[u64]) -> Result<KeyMap<Row>> {
-    let mut rows = event_rows(p, keys)?;
-    if let Some(tail) = p.tail() {
-        for key in keys {
-            if !rows.contains_key(key)
-                && let Some(doc) = tail.get(*key)
-            {
-                rows.insert(*key, tail_row(doc));
-            }
-        }
-    }
-    Ok(rows)
-}
-
-/// The row of an event of the unindexed tail, as the database would hold
-/// it (no memory row: its recalls and level are not counted yet).
-fn tail_row(doc: &crate::tail::TailDoc) -> Row {
-    let e = &doc.event;
-    let mut meta = String::new();
-    memlog_format::canonical::write_map(&mut meta, &e.meta);
-    Row {
-        id: e.id.clone(),
-        session: e.session.clone(),
-        seq: e.seq as i64,
-        kind: e.kind.as_str().to_string(),
-        ts: e.ts.clone(),
-        ts_ms: doc.ts_ms,
-        text: doc.text.clone(),
-        meta,
-        memory: None,
-    }
 }
 
 /// The event rows of `keys` (those the database still has), with their
@@ -621,10 +711,7 @@ fn linked_events(
 /// Keys of the searchable events just before and after `row` in its session
 /// (row-value comparisons: a range of the session index, not a scan).
 fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
-    if let Some(around) = p
-        .tail()
-        .and_then(|t| t.neighbours(crate::fts::event_key(&row.id)))
-    {
+    if let Some(around) = p.unindexed().neighbours(crate::fts::event_key(&row.id)) {
         return Ok(around);
     }
     // Comparisons, not `NOT IN (…)`: a constant list makes SQLite build a

@@ -1,7 +1,10 @@
 //! Contradictions and successors (docs/DESIGN.md §12): a `fact` or `rule`
 //! names the older memories it replaces (`supersedes`) or contradicts
 //! (`contradicts`). A superseded memory ranks below its successor and is
-//! marked where it is injected.
+//! marked where it is injected; so does a contradicted one, and the events
+//! a replaced memory rested on (its quote's event, its evidence) lose rank
+//! with it ([`replaced_sources`]), or the old words would still rank where
+//! the memory made from them no longer does.
 
 use std::collections::HashMap;
 
@@ -9,6 +12,53 @@ use memlog_format::EventId;
 use serde_json::{Map, Value};
 
 use crate::{Error, Projections, Result};
+
+/// The body of the live event `id`.
+fn body_of(p: &Projections, id: &EventId) -> Result<Map<String, Value>> {
+    let body: Option<Option<String>> = p
+        .graph
+        .conn
+        .prepare_cached("SELECT body FROM events WHERE key = ?1 AND id = ?2")
+        .and_then(|mut stmt| {
+            let mut rows = stmt.query(rusqlite::params![
+                crate::fts::event_key(id.as_str()) as i64,
+                id.as_str()
+            ])?;
+            rows.next()?.map(|r| r.get(0)).transpose()
+        })
+        .map_err(|e| Error::sql(&p.dir, e))?;
+    Ok(body
+        .flatten()
+        .and_then(|b| serde_json::from_str(&b).ok())
+        .unwrap_or_default())
+}
+
+/// The events a memory rests on: the event its quote was found in and its
+/// evidence.
+fn sources_of(body: &Map<String, Value>) -> Vec<EventId> {
+    let mut out = ids_in(body, "event");
+    out.extend(ids_in(body, "evidence"));
+    out
+}
+
+/// For memories replaced by others (`(older, newer)` pairs), the events
+/// they rest on that the memory replacing them does not: source → the
+/// replaced memory.
+pub fn replaced_sources(
+    p: &Projections,
+    replaced: &[(EventId, EventId)],
+) -> Result<HashMap<EventId, EventId>> {
+    let mut out = HashMap::new();
+    for (older, newer) in replaced {
+        let kept = sources_of(&body_of(p, newer)?);
+        for source in sources_of(&body_of(p, older)?) {
+            if !kept.contains(&source) && source != *newer {
+                out.entry(source).or_insert_with(|| older.clone());
+            }
+        }
+    }
+    Ok(out)
+}
 
 /// Share of its score a superseded memory keeps.
 pub const SUPERSEDED_FACTOR: f32 = 0.5;

@@ -59,12 +59,90 @@ pub struct CodeTokenizer {
     whole_input_is_one_chunk: bool,
     /// Replace plain English words by their stem.
     stem: bool,
-    buf: Vec<Token>,
+    tokens: Tokens,
+    /// Stems already computed (lowercased word → stem): a corpus repeats
+    /// its words, and the Snowball stemmer was a tenth of a rebuild.
+    stems: Stems,
+    /// A chunk's words: (from, to, position).
+    parts: Vec<(usize, usize, usize)>,
+}
+
+/// The tokens of the current text. Tokens past `len` are kept from earlier
+/// texts so that their strings are written over instead of allocated: a
+/// rebuild tokenizes millions of words.
+#[derive(Clone, Default)]
+struct Tokens {
+    all: Vec<Token>,
+    len: usize,
+}
+
+impl Tokens {
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn push(
+        &mut self,
+        text: &str,
+        from: usize,
+        to: usize,
+        position: usize,
+        position_length: usize,
+    ) {
+        if self.len == self.all.len() {
+            self.all.push(Token::default());
+        }
+        let t = &mut self.all[self.len];
+        t.offset_from = from;
+        t.offset_to = to;
+        t.position = position;
+        t.position_length = position_length;
+        t.text.clear();
+        t.text.push_str(&text[from..to]);
+        self.len += 1;
+    }
+
+    fn live(&mut self) -> &mut [Token] {
+        &mut self.all[..self.len]
+    }
+}
+
+/// A bounded memo of the stemmer's answers; one per analyzer, which
+/// tantivy clones for each indexing thread and each query.
+#[derive(Clone, Default)]
+struct Stems {
+    known: std::collections::HashMap<String, String>,
+    lower: String,
+}
+
+impl Stems {
+    /// Entries past which the memo starts over (a few MB at most).
+    const MAX: usize = 1 << 16;
+
+    /// Replaces `word` (ASCII letters) by its lowercased stem.
+    fn stem(&mut self, word: &mut String) {
+        self.lower.clear();
+        self.lower.push_str(word);
+        self.lower.make_ascii_lowercase();
+        word.clear();
+        if let Some(stem) = self.known.get(&self.lower) {
+            word.push_str(stem);
+            return;
+        }
+        let stem = frostem::Stemmer::new(frostem::Algorithm::English)
+            .stem(&self.lower)
+            .into_owned();
+        word.push_str(&stem);
+        if self.known.len() >= Self::MAX {
+            self.known.clear();
+        }
+        self.known.insert(self.lower.clone(), stem);
+    }
 }
 
 /// The tokens of one text.
 pub struct CodeTokenStream<'a> {
-    tokens: &'a mut Vec<Token>,
+    tokens: &'a mut [Token],
     /// Index of the next token; the current one is `next - 1`.
     next: usize,
 }
@@ -73,13 +151,18 @@ impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
-        self.buf.clear();
-        tokenize(text, self.whole_input_is_one_chunk, &mut self.buf);
+        self.tokens.clear();
+        tokenize(
+            text,
+            self.whole_input_is_one_chunk,
+            &mut self.parts,
+            &mut self.tokens,
+        );
         if self.stem {
-            stem_words(&mut self.buf);
+            stem_words(self.tokens.live(), &mut self.stems);
         }
         CodeTokenStream {
-            tokens: &mut self.buf,
+            tokens: self.tokens.live(),
             next: 0,
         }
     }
@@ -114,23 +197,16 @@ fn is_segment_sep(c: char) -> bool {
 }
 
 /// Maximal runs of characters satisfying `pred`, as byte ranges.
-fn runs(s: &str, pred: impl Fn(char) -> bool) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start: Option<usize> = None;
-    for (i, c) in s.char_indices() {
-        match (pred(c), start) {
-            (true, None) => start = Some(i),
-            (false, Some(st)) => {
-                out.push((st, i));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(st) = start {
-        out.push((st, s.len()));
-    }
-    out
+fn runs(s: &str, pred: impl Fn(char) -> bool) -> impl Iterator<Item = (usize, usize)> {
+    let mut chars = s.char_indices();
+    std::iter::from_fn(move || {
+        let start = chars.by_ref().find(|&(_, c)| pred(c))?.0;
+        let end = chars
+            .by_ref()
+            .find(|&(_, c)| !pred(c))
+            .map_or(s.len(), |(i, _)| i);
+        Some((start, end))
+    })
 }
 
 /// Trims characters that are neither alphanumeric nor `_` at both ends.
@@ -143,27 +219,26 @@ fn trim_chunk(text: &str, s: usize, e: usize) -> Option<(usize, usize)> {
     Some((s + a, s + b_end))
 }
 
-/// camelCase / PascalCase / ACRONYMWord parts of an alphanumeric word.
-/// Digits stay with the part before them (`utf8Decode` → utf8, Decode).
-fn camel_parts(w: &str) -> Vec<(usize, usize)> {
-    let cs: Vec<(usize, char)> = w.char_indices().collect();
-    let mut out = Vec::new();
+/// camelCase / PascalCase / ACRONYMWord parts of an alphanumeric word, as
+/// byte ranges handed to `part`. Digits stay with the part before them
+/// (`utf8Decode` → utf8, Decode).
+fn camel_parts(w: &str, mut part: impl FnMut(usize, usize)) {
+    let mut chars = w.char_indices().peekable();
+    let Some((_, mut prev)) = chars.next() else {
+        return;
+    };
     let mut start = 0;
-    for i in 1..cs.len() {
-        let (bi, c) = cs[i];
-        let p = cs[i - 1].1;
-        let next_lower = cs.get(i + 1).is_some_and(|x| x.1.is_lowercase());
-        let boundary = c.is_uppercase()
-            && (p.is_lowercase() || p.is_numeric() || (p.is_uppercase() && next_lower));
-        if boundary {
-            out.push((start, bi));
-            start = bi;
+    while let Some((i, c)) = chars.next() {
+        if c.is_uppercase() {
+            let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
+            if prev.is_lowercase() || prev.is_numeric() || (prev.is_uppercase() && next_lower) {
+                part(start, i);
+                start = i;
+            }
         }
+        prev = c;
     }
-    if start < w.len() {
-        out.push((start, w.len()));
-    }
-    out
+    part(start, w.len());
 }
 
 /// Length of `chunk` without a trailing `:<digits>` location (`a.rs:12:5`
@@ -181,16 +256,6 @@ fn strip_location(chunk: &str) -> Option<usize> {
     (end < chunk.len() && end > 0).then_some(end)
 }
 
-fn token(text: &str, from: usize, to: usize, position: usize, position_length: usize) -> Token {
-    Token {
-        offset_from: from,
-        offset_to: to,
-        position,
-        text: text[from..to].to_string(),
-        position_length,
-    }
-}
-
 /// Words shorter than this are left as they are: the stemmer has little to
 /// take from them, and short words are often abbreviations (`ids`, `ops`).
 const MIN_STEMMED_LEN: usize = 4;
@@ -198,8 +263,7 @@ const MIN_STEMMED_LEN: usize = 4;
 /// Replaces each plain word (one position, ASCII letters) by its English
 /// stem, lowercased. Identifiers and paths span several positions or hold
 /// other characters and stay as written.
-fn stem_words(tokens: &mut [Token]) {
-    let stemmer = frostem::Stemmer::new(frostem::Algorithm::English);
+fn stem_words(tokens: &mut [Token], stems: &mut Stems) {
     for t in tokens.iter_mut() {
         if t.position_length != 1
             || t.text.len() < MIN_STEMMED_LEN
@@ -207,59 +271,58 @@ fn stem_words(tokens: &mut [Token]) {
         {
             continue;
         }
-        let lower = t.text.to_ascii_lowercase();
-        t.text = stemmer.stem(&lower).into_owned();
+        stems.stem(&mut t.text);
     }
 }
 
-fn tokenize(text: &str, one_chunk: bool, out: &mut Vec<Token>) {
-    let chunks = if one_chunk {
-        vec![(0, text.len())]
-    } else {
-        runs(text, is_chunk_char)
-    };
+fn tokenize(text: &str, one_chunk: bool, parts: &mut Vec<(usize, usize, usize)>, out: &mut Tokens) {
     let mut pos = 0usize;
-    for (rs, re) in chunks {
+    let mut chunk_of = |rs: usize, re: usize| {
         let Some((cs, ce)) = trim_chunk(text, rs, re) else {
-            continue;
+            return;
         };
         // `path/to/file.rs:120:7` is the file plus a location: the location
         // would make every whole-chunk token unique, so it is dropped.
         let ce = strip_location(&text[cs..ce]).map_or(ce, |len| cs + len);
         let chunk = &text[cs..ce];
-        // words: (from, to, position)
-        let mut parts: Vec<(usize, usize, usize)> = Vec::new();
+        parts.clear();
         for (ws, we) in runs(chunk, |c| c.is_alphanumeric()) {
-            for (ps, pe) in camel_parts(&chunk[ws..we]) {
+            camel_parts(&chunk[ws..we], |ps, pe| {
                 parts.push((cs + ws + ps, cs + ws + pe, pos));
                 pos += 1;
-            }
+            });
         }
-        if parts.is_empty() {
-            continue;
+        // Most chunks are one word: its token is all there is.
+        if let [(f, t, p)] = parts[..] {
+            out.push(text, f, t, p, 1);
+            return;
         }
-        let mut toks: Vec<Token> = Vec::with_capacity(parts.len() + 2);
-        if parts.len() > 1 {
-            toks.push(token(text, cs, ce, parts[0].2, parts.len()));
-        }
+        let Some(&(_, _, first)) = parts.first() else {
+            return;
+        };
+        let begin = out.len;
+        out.push(text, cs, ce, first, parts.len());
         // identifiers inside a path or dotted name, and a path's basename
-        let span = |a: usize, b: usize, toks: &mut Vec<Token>| {
-            let inside: Vec<&(usize, usize, usize)> =
-                parts.iter().filter(|p| p.0 >= a && p.1 <= b).collect();
-            if inside.len() > 1 && (a, b) != (cs, ce) {
-                toks.push(token(text, a, b, inside[0].2, inside.len()));
+        let mut span = |a: usize, b: usize| {
+            let mut inside = parts.iter().filter(|p| p.0 >= a && p.1 <= b);
+            if let Some(&(_, _, at)) = inside.next() {
+                let n = 1 + inside.count();
+                if n > 1 && (a, b) != (cs, ce) {
+                    out.push(text, a, b, at, n);
+                }
             }
         };
         for (ss, se) in runs(chunk, |c| !is_segment_sep(c)) {
-            span(cs + ss, cs + se, &mut toks);
+            span(cs + ss, cs + se);
         }
         if let Some(slash) = chunk.rfind(['/', '\\']) {
-            span(cs + slash + 1, ce, &mut toks);
+            span(cs + slash + 1, ce);
         }
-        for &(f, t, p) in &parts {
-            toks.push(token(text, f, t, p, 1));
+        for &(f, t, p) in parts.iter() {
+            out.push(text, f, t, p, 1);
         }
         // Positions must not decrease per term: by position, longest first.
+        let toks = &mut out.all[begin..out.len];
         toks.sort_by_key(|t| {
             (
                 t.position,
@@ -267,8 +330,27 @@ fn tokenize(text: &str, one_chunk: bool, out: &mut Vec<Token>) {
                 t.offset_from,
             )
         });
-        toks.dedup_by_key(|t| (t.offset_from, t.offset_to));
-        out.extend(toks);
+        // the same span twice (a one-segment basename): keep the first,
+        // moving the others past the live tokens for reuse
+        let mut kept = begin;
+        for i in begin..out.len {
+            let same = kept > begin && {
+                let (a, b) = (&out.all[kept - 1], &out.all[i]);
+                (a.offset_from, a.offset_to) == (b.offset_from, b.offset_to)
+            };
+            if !same {
+                out.all.swap(kept, i);
+                kept += 1;
+            }
+        }
+        out.len = kept;
+    };
+    if one_chunk {
+        chunk_of(0, text.len());
+    } else {
+        for (rs, re) in runs(text, is_chunk_char) {
+            chunk_of(rs, re);
+        }
     }
 }
 

@@ -108,3 +108,42 @@ fn word_rarity_tells_unseen_words_from_punctuation() {
     assert_eq!(rarity[2], Some(0.0));
     assert_eq!(rarity[3], None);
 }
+
+#[test]
+fn a_text_not_indexed_yet_scores_as_it_will_once_indexed() {
+    let texts = [
+        (DEPLOY, "We deploy with a blue-green switch on Fridays"),
+        (OTHER, "The parser reads segments line by line"),
+        (
+            KUBECTL,
+            "kubectl rollout restart deployment/api after a config change",
+        ),
+    ];
+    let new = (EXACT, "Deploy the parser fix with kubectl on Fridays only");
+    let (_d, before) = index(&texts);
+    let (_d2, after) = index(&[texts[0], texts[1], texts[2], new]);
+    for query in [
+        "deploy parser",
+        "kubectl fridays",
+        "parser",
+        "nothing matches",
+    ] {
+        let guessed = before.relevance_of(query, &[new.1]).expect("relevance")[0];
+        let indexed = after
+            .search(query, &Filters::default(), 10)
+            .expect("search")
+            .into_iter()
+            .find(|c| c.key == key(EXACT))
+            .map_or(0.0, |c| c.relevance);
+        assert!(
+            (guessed - indexed).abs() < 0.02,
+            "{query:?}: {guessed} before indexing, {indexed} after"
+        );
+    }
+    // a word only the new text holds is not taken for its neighbour
+    let (_d, fts) = index(&[(OTHER, "the kubectx helper switches contexts")]);
+    let relevance = fts
+        .relevance_of("kubectl", &["kubectl drains the node"])
+        .unwrap();
+    assert!(relevance[0] > 0.9, "{relevance:?}");
+}

@@ -4,7 +4,7 @@
 //! that search skips those queries only when they would find nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use std::process::Command;
+mod common;
 
 use memlog_format::{Draft, Kind};
 use memlog_indexer::Projections;
@@ -12,18 +12,7 @@ use memlog_indexer::graph::RANKING_LINKS;
 use memlog_store::{Recorder, Repo};
 use serde_json::json;
 
-fn repo() -> (tempfile::TempDir, Repo) {
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let repo = Repo::discover(dir.path()).unwrap();
-    repo.ensure_dirs().unwrap();
-    (dir, repo)
-}
+use common::repo;
 
 fn marker(repo: &Repo) -> Option<String> {
     Projections::open(repo)

@@ -3,7 +3,7 @@
 //! the rows a rebuild gives (property test over the real projection code).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use std::process::Command;
+mod common;
 
 use memlog_format::{Draft, Kind};
 use memlog_indexer::Projections;
@@ -11,18 +11,7 @@ use memlog_store::{Recorder, Repo};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
-fn repo() -> (tempfile::TempDir, Repo) {
-    let dir = tempfile::tempdir().unwrap();
-    let init = Command::new("git")
-        .args(["init", "-q", "-b", "main"])
-        .current_dir(dir.path())
-        .status()
-        .unwrap();
-    assert!(init.success());
-    let repo = Repo::discover(dir.path()).unwrap();
-    repo.ensure_dirs().unwrap();
-    (dir, repo)
-}
+use common::repo;
 
 const TITLES: [&str; 4] = [
     "Fix the login redirect loop",

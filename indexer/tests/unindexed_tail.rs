@@ -4,27 +4,28 @@
 //! forgotten events left out and the read bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use std::process::Command;
+mod common;
 
 use memlog_format::{Config, Draft, Kind};
 use memlog_indexer::Projections;
 use memlog_indexer::fts::Filters;
+use memlog_indexer::projection::{MAX_PROMPT_BYTES, Reach, Unindexed};
 use memlog_indexer::search::{Hit, SearchRequest, search};
-use memlog_indexer::tail::MAX_TAIL_BYTES;
 use memlog_store::{Recorder, Repo};
 use serde_json::json;
 
-fn repo() -> (tempfile::TempDir, Repo) {
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(dir.path())
-        .status()
+use common::repo;
+
+/// What a prompt reads past the index, as a hook does.
+fn read(p: &mut Projections, repo: &Repo) -> usize {
+    p.read_unindexed(repo, Reach::Prompt { asking: None })
         .unwrap();
-    assert!(status.success());
-    let repo = Repo::discover(dir.path()).unwrap();
-    repo.ensure_dirs().unwrap();
-    (dir, repo)
+    searchable(p.unindexed())
+}
+
+/// How many events a search ranks beside the index.
+fn searchable(u: &Unindexed) -> usize {
+    u.searchable().count()
 }
 
 fn ts(n: usize) -> String {
@@ -91,9 +92,8 @@ fn a_session_sealed_after_the_index_is_found_with_it() {
         find(&p, "zebrafish telemetry").is_empty(),
         "not indexed yet"
     );
-    let tail = p.read_tail(&repo).unwrap();
-    assert_eq!(tail.docs().len(), 2);
-    assert!(!tail.truncated);
+    assert_eq!(read(&mut p, &repo), 2);
+    assert!(!p.unindexed().is_truncated());
     let hits = find(&p, "zebrafish telemetry");
     assert_eq!(hits.first().map(|h| h.text.as_str()), Some(ANSWER));
     assert_eq!(hits[0].session, "new");
@@ -101,7 +101,7 @@ fn a_session_sealed_after_the_index_is_found_with_it() {
     // once indexed, the tail is empty and the hit the same
     Projections::update(&repo).unwrap();
     let mut p = Projections::open(&repo).unwrap();
-    assert!(p.read_tail(&repo).unwrap().is_empty());
+    assert_eq!(read(&mut p, &repo), 0);
     assert_eq!(find(&p, "zebrafish telemetry")[0].text, ANSWER);
 }
 
@@ -124,7 +124,7 @@ fn the_tail_scores_as_the_index_does() {
     Projections::update(&indexed).unwrap();
     let full = Projections::open(&indexed).unwrap();
     let mut partial = Projections::open(&tailed).unwrap();
-    partial.read_tail(&tailed).unwrap();
+    read(&mut partial, &tailed);
     for query in [
         "zebrafish telemetry",
         "where do the readings of the zebrafish go",
@@ -156,8 +156,7 @@ fn without_an_index_the_log_is_searched_directly() {
         Err(memlog_indexer::Error::NotBuilt(_))
     ));
     let mut p = Projections::empty().unwrap();
-    let tail = p.read_tail(&repo).unwrap();
-    assert_eq!(tail.docs().len(), 13);
+    assert_eq!(read(&mut p, &repo), 13);
     let hits = find(&p, "which file holds the zebrafish telemetry");
     assert_eq!(hits[0].text, ANSWER);
     let sessions = memlog_indexer::overview::recent_sessions(&p, "", 10).unwrap();
@@ -185,8 +184,11 @@ fn journal_lines_past_the_watermark_are_read_and_forgotten_ones_hidden() {
         ])
         .unwrap();
     let mut p = Projections::open(&repo).unwrap();
-    let tail = p.read_tail(&repo).unwrap();
-    assert_eq!(tail.docs().len(), 2, "the indexed prompt is not read again");
+    assert_eq!(
+        read(&mut p, &repo),
+        2,
+        "the indexed prompt is not read again"
+    );
     assert_eq!(find(&p, "zebrafish").len(), 3);
     // the session's journal gets a forget of the answer
     let forget = Draft::new(
@@ -200,7 +202,7 @@ fn journal_lines_past_the_watermark_are_read_and_forgotten_ones_hidden() {
             .unwrap(),
     );
     recorder.record(vec![forget]).unwrap();
-    p.read_tail(&repo).unwrap();
+    read(&mut p, &repo);
     let hits = find(&p, "zebrafish");
     assert_eq!(hits.len(), 2);
     assert!(hits.iter().all(|h| h.text != ANSWER));
@@ -228,7 +230,7 @@ fn a_tail_past_the_bound_keeps_its_newest_events() {
     let (_d, repo) = repo();
     Projections::update(&repo).unwrap();
     let filler = "x".repeat(8_000);
-    let drafts: Vec<Draft> = (0..(MAX_TAIL_BYTES / 8_000 + 50))
+    let drafts: Vec<Draft> = (0..(MAX_PROMPT_BYTES / 8_000 + 50))
         .map(|i| Draft::text("big", ts(i), Kind::Note, "p", format!("{filler} step {i}")))
         .chain([Draft::text("big", ts(3_000), Kind::Note, "p", ANSWER)])
         .collect();
@@ -237,9 +239,8 @@ fn a_tail_past_the_bound_keeps_its_newest_events() {
         .import(vec![("big".into(), drafts)])
         .unwrap();
     let mut p = Projections::open(&repo).unwrap();
-    let tail = p.read_tail(&repo).unwrap();
-    assert!(tail.truncated);
-    assert!(tail.docs().len() < MAX_TAIL_BYTES / 8_000);
+    assert!(read(&mut p, &repo) < MAX_PROMPT_BYTES / 8_000);
+    assert!(p.unindexed().is_truncated());
     assert_eq!(find(&p, "zebrafish")[0].text, ANSWER);
 }
 
@@ -262,7 +263,7 @@ fn a_word_only_the_tail_holds_is_not_taken_for_a_typo() {
         &["The mlokakax dashboard reads the vault store."],
     );
     let mut p = Projections::open(&repo).unwrap();
-    p.read_tail(&repo).unwrap();
+    read(&mut p, &repo);
     let hits = find(&p, "where does mlokakax read from");
     assert_eq!(hits[0].session, "m", "{hits:#?}");
     // a word nobody holds is still corrected

@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 
 use super::params::{
     AddRuleParams, ForgetParams, GetParams, Outcome, ReinforceParams, RememberKind, RememberParams,
-    SearchParams, TasksParams, TimelineParams,
+    SearchParams, TaskAddParams, TaskUpdateParams, TasksParams, TimelineParams,
 };
 
 const MAX_SEARCH_LIMIT: usize = 50;
@@ -221,6 +221,7 @@ impl Memory {
                     supersedes: &p.supersedes,
                     contradicts: &p.contradicts,
                 },
+                personal: p.personal,
             },
         )?;
         self.remembered += 1;
@@ -317,6 +318,31 @@ impl Memory {
             })
             .collect();
         Ok(json!({ "tasks": tasks, "more": more }))
+    }
+
+    /// `memory_task_add`: exactly `memlog task add --json`.
+    pub fn task_add(&mut self, p: TaskAddParams) -> Result<Value> {
+        self.repo.ensure_dirs()?;
+        memlog_ops::tasks::add(&self.repo, &p.title, p.priority, "mcp")
+    }
+
+    /// `memory_task_update`: exactly `memlog task set --json`; a change the
+    /// state machine refuses is an error saying why (and recorded).
+    pub fn task_update(&mut self, p: TaskUpdateParams) -> Result<Value> {
+        self.repo.ensure_dirs()?;
+        let change = memlog_ops::tasks::Change {
+            task: &p.task,
+            status: p.status.as_deref(),
+            blockers: &p.blockers,
+            suggest: p.suggest,
+            source: "mcp",
+        };
+        match memlog_ops::tasks::set(&self.repo, &change)? {
+            memlog_ops::tasks::Changed::Done(task) => Ok(task),
+            memlog_ops::tasks::Changed::Refused { task, reason } => {
+                bail!("{task}: {reason} (refused, and recorded as task_transition_rejected)")
+            }
+        }
     }
 
     /// `memory_stats`: exactly `memlog stats --json`.

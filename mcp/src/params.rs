@@ -143,6 +143,10 @@ pub struct RememberParams {
     /// Ids of older memories this one contradicts.
     #[serde(default)]
     pub contradicts: Vec<String>,
+    /// Keep it on this machine: searched and injected here like the
+    /// rest, never synced or pushed (for what concerns only this person).
+    #[serde(default)]
+    pub personal: bool,
 }
 
 /// Whether memories helped.
@@ -197,6 +201,37 @@ pub struct TasksParams {
 
 fn default_tasks_limit() -> usize {
     50
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskAddParams {
+    /// The task's title, as a todo list would say it.
+    pub title: String,
+    /// low, medium, high or critical.
+    #[serde(default)]
+    pub priority: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskUpdateParams {
+    /// The task: its key (from memory_tasks), its id `task:KEY`, or its
+    /// title.
+    pub task: String,
+    /// The new status: pending, in_progress, blocked, done or cancelled.
+    /// A blocked task needs blockers; a pending task is started
+    /// (in_progress) before it is done.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// What blocks the task, replacing its blockers: another task's key,
+    /// id or title, a URL, an issue (owner/repo#12, JIRA-123), or a
+    /// condition in words. A task unblocks when its blocking tasks are done.
+    #[serde(default)]
+    pub blockers: Vec<String>,
+    /// Record the blockers as suggestions only (they do not block).
+    #[serde(default)]
+    pub suggest: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

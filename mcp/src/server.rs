@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::params::{
     AddRuleParams, ForgetParams, GetParams, ReinforceParams, RememberParams, SearchParams,
-    StatsParams, TasksParams, TimelineParams,
+    StatsParams, TaskAddParams, TaskUpdateParams, TasksParams, TimelineParams,
 };
 use super::worker::{CallError, Worker};
 
@@ -188,17 +188,51 @@ impl MemoryServer {
         self.run(move |m| m.add_rule(params)).await
     }
 
-    /// Open tasks from earlier sessions (from the agent's todo lists):
-    /// pending, in progress or blocked, most recently updated first, with
-    /// key, title, status, the session and the last event about each.
-    /// A simple view for now: the full task system (dependencies,
-    /// suggested blockers) comes later.
+    /// Open tasks from earlier sessions (from the agent's todo lists and
+    /// memory_task_add): pending, in progress or blocked, most recently
+    /// updated first, with key, title, status, blockers, the session and
+    /// the last event about each.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn memory_tasks(
         &self,
         Parameters(params): Parameters<TasksParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run(move |m| m.tasks(params)).await
+    }
+
+    /// Add a task that outlives this session (pending): work to pick up
+    /// later, by you or a teammate. Returns the task with its id. A task
+    /// with the same title exists already: change it with
+    /// memory_task_update instead.
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn memory_task_add(
+        &self,
+        Parameters(params): Parameters<TaskAddParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |m| m.task_add(params)).await
+    }
+
+    /// Change a task's status and/or what blocks it. Blockers naming
+    /// another task (its key, id or title) make a dependency: when that
+    /// task is done, this one leaves `blocked` by itself. A change the
+    /// task state machine refuses (e.g. pending → done) is an error saying
+    /// why. Returns the task with its history.
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn memory_task_update(
+        &self,
+        Parameters(params): Parameters<TaskUpdateParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |m| m.task_update(params)).await
     }
 
     /// How much memory there is: sessions, events by kind, commits,

@@ -18,7 +18,17 @@ use crate::warm::ContextRequest;
 /// and by the warm server of `memlog watch`.
 pub fn answer(repo: &Repo, p: &Projections, request: &ContextRequest) -> Result<Assembled> {
     if request.event == HookEvent::SessionStart.as_str() {
-        return briefing(p, &repo.config, &request.session);
+        let mut b = briefing(p, &repo.config, &request.session)?;
+        let offer = crate::reflect::offer(repo);
+        if !offer.is_empty() {
+            b.markdown = format!(
+                "{}
+{offer}",
+                b.markdown
+            );
+            b.tokens = approx_tokens(&b.markdown);
+        }
+        return Ok(b);
     }
     for_prompt(
         repo,

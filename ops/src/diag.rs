@@ -26,18 +26,45 @@ pub fn end_progress() {
     eprintln!();
 }
 
-/// A progress bar on stderr, redrawn in place:
-/// `label [=========>          ] 45% (90/200 unit)`.
-pub fn bar(label: &str, done: usize, total: usize, unit: &str) {
-    const WIDTH: usize = 30;
-    let total = total.max(1);
-    let done = done.min(total);
-    let filled = WIDTH * done / total;
-    let head = if filled < WIDTH { ">" } else { "" };
-    progress(format_args!(
-        "{label} [{}{head}{}] {:>3}% ({done}/{total} {unit})",
-        "=".repeat(filled),
-        " ".repeat(WIDTH.saturating_sub(filled + head.len())),
-        100 * done / total
-    ));
+/// A progress bar on stderr with the rate and the time left (indicatif),
+/// drawn only when stderr is a terminal: for the minutes embedding and a
+/// large index update take.
+pub struct ProgressBar {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl ProgressBar {
+    /// A bar for `what` (`embedding`) counting `unit`s (`events`), shown
+    /// when `shown`.
+    pub fn new(what: &str, unit: &str, shown: bool) -> ProgressBar {
+        let bar = shown.then(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+                "{{msg}} [{{bar:30}}] {{pos}}/{{len}} {unit}, {{per_sec}}, {{eta}} left"
+            )) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_message(what.to_string());
+            bar
+        });
+        ProgressBar { bar }
+    }
+
+    /// `done` of `total`.
+    pub fn set(&self, done: usize, total: usize) {
+        if let Some(bar) = &self.bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    }
+
+    /// Leaves the bar's last state on its line.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
 }

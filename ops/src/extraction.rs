@@ -124,6 +124,7 @@ pub fn is_material(kind: &Kind) -> bool {
             | Kind::Forget
             | Kind::ExtractionRequest
             | Kind::RuleRetired
+            | Kind::Review
     )
 }
 

@@ -13,6 +13,7 @@ use memlog_format::privacy::Report;
 use memlog_format::{Draft, Event, EventId, Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::lookup;
+use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Recorder, Repo};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -225,6 +226,13 @@ impl<'a> Verifier<'a> {
         if !detected.is_empty() {
             // said by memlog, not by the agent: reviewers should know
             fields.insert("supersedes_detected".into(), json!(true));
+        }
+        if *kind == Kind::Fact {
+            crate::review::mark(self.repo, &mut fields);
+            let quote = proposal.quote.unwrap_or_default();
+            if let Some(anchor) = crate::anchor::anchor(self.repo, &[proposal.text, quote]) {
+                fields.insert("anchor".into(), anchor);
+            }
         }
         Ok(Verified {
             evidence: evidence.into_iter().map(|e| e.id).collect(),
@@ -466,6 +474,10 @@ pub struct Remember<'a> {
     pub session: &'a str,
     /// What it says, its evidence and links.
     pub proposal: Proposal<'a>,
+    /// Keep it on this machine (FORMAT.md §9): it is then a small session
+    /// of its own, sealed at once on the personal ref, so that the
+    /// caller's session stays shared.
+    pub personal: bool,
 }
 
 /// A note or fact remembered.
@@ -519,18 +531,29 @@ pub fn remember(
         .quoted
         .as_ref()
         .map_or_else(|| repo.project(), |(source, _)| source.project.clone());
+    // A personal event makes the rest of its session personal: it gets a
+    // session of its own.
+    let own = remember
+        .personal
+        .then(|| memlog_store::journal::mint_session("personal"));
     let mut draft = Draft::text(
-        remember.session,
+        own.as_deref().unwrap_or(remember.session),
         time::now(),
         remember.kind.clone(),
         project,
         text.to_string(),
     );
     draft.meta = remember_meta(remember.client, &verified.evidence);
+    if remember.personal {
+        memlog_format::scope::mark_personal(&mut draft.meta);
+    }
     draft.body.extend(verified.fields);
     repo.ensure_dirs()?;
     let (mut events, report) = Recorder::new(repo)?.record(vec![draft])?;
     let event = events.pop().context("nothing was recorded")?;
+    if let Some(session) = own {
+        seal_journals(repo, &JournalSelection::Session(session))?;
+    }
     Ok(Remembered {
         event,
         evidence: verified.evidence,

@@ -20,7 +20,7 @@ use memlog_agents::{Agent, CodeContext, HookEvent, HookOptions, Payload};
 use memlog_format::{Draft, Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
-use memlog_indexer::projection::WriterLock;
+use memlog_indexer::projection::{Reach, WriterLock};
 use memlog_indexer::vectors::VectorAccess;
 use memlog_store::journal::Durability;
 use memlog_store::seal::{JournalSelection, seal_journals};
@@ -37,6 +37,11 @@ use crate::warm::{self, ContextRequest};
 /// hooks.log is rotated past this size.
 const MAX_LOG: u64 = 1 << 20;
 
+/// How long a SessionEnd hook (from its start) seals the session before
+/// leaving it to a background `memlog seal`: within the 3 s Codex CLI
+/// gives SessionEnd, the least of the agents.
+const SESSION_END_SEAL: Duration = Duration::from_secs(2);
+
 /// Handles one hook of `agent`: `event_name` with its JSON payload `input`,
 /// for the repository of the payload's `cwd` (else `dir`). Returns what the
 /// hook prints (its JSON output), if anything. `layout` is set to the memlog
@@ -49,7 +54,15 @@ pub fn run(
     started: Instant,
     layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
-    let payload = agent.read_payload(event_name, input)?;
+    let payload = match agent.read_payload(event_name, input) {
+        Ok(p) => p,
+        Err(e) => {
+            // Without a payload there is no `cwd`: the error is logged in
+            // the repository the hook runs in, if it runs in one.
+            *layout = Repo::discover_lenient(dir).ok().map(|(r, _)| r.layout());
+            return Err(e.into());
+        }
+    };
     let start = payload
         .cwd
         .as_deref()
@@ -61,6 +74,9 @@ pub fn run(
         return Ok(None);
     };
     *layout = Some(repo.layout());
+    if runs_elsewhere(agent, &repo) {
+        return Ok(None);
+    }
     if let Some(e) = config_error {
         // Without its configuration, privacy patterns are unknown: record
         // nothing rather than risk writing what the user meant to mask.
@@ -90,7 +106,7 @@ pub fn run(
     // payload (and waits for its fsync): the two overlap.
     let job = match event {
         Some(e @ (HookEvent::SessionStart | HookEvent::UserPromptSubmit))
-            if repo.config.hooks.inject =>
+            if repo.config.hooks.inject && agent.takes_context(e) =>
         {
             Some(ContextJob::start(&repo, e, &payload, started, budget))
         }
@@ -112,9 +128,17 @@ pub fn run(
     match event {
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {
-                seal_journals(&repo, &JournalSelection::Session(s.clone()))?;
-                // so that the next session's prompts find this one
-                index_in_background(&repo)?;
+                crate::file_recall::forget_seen(&repo, s);
+                seal_session(&repo, s, started)?;
+                if crate::reflect::due(&repo) {
+                    // reflection brings the index up to date first (waiting
+                    // for another writer), then keeps its candidates for
+                    // the next briefing
+                    background::spawn(&repo, &["reflect"], Priority::Low);
+                } else {
+                    // so that the next session's prompts find this one
+                    index_in_background(&repo)?;
+                }
             }
             Ok(None)
         }
@@ -147,15 +171,33 @@ pub fn run(
             if event == HookEvent::SessionStart {
                 start_warm_watcher(&repo);
                 seal_idle_in_background(&repo, payload.session_id.as_deref());
-            }
-            match injected {
-                Ok(output) => Ok(Some(output)),
-                Err(Injected::Skipped(why)) => {
-                    log_error(Some(&repo.layout()), event.as_str(), &why, started);
-                    Ok(None)
+                // CLAUDE.md and the like, re-read off the hook's path
+                if crate::native::changed(&repo) {
+                    background::spawn(&repo, &["native", "sync"], Priority::Low);
                 }
-                Err(Injected::Failed(e)) => Err(e),
+                // the code moved: memories anchored to it are checked again
+                if crate::anchor::due(&repo) {
+                    background::spawn(&repo, &["verify", "--as-is"], Priority::Low);
+                }
             }
+            printed(&repo, event, injected, started)
+        }
+        HookEvent::PreToolUse if agent.injects_before_tool() && repo.config.hooks.inject => {
+            // file-aware recall: the projections as they are (a hook never
+            // indexes in the foreground), no vectors, no model
+            let (Some(session), Some(target)) =
+                (payload.session_id.as_deref(), agent.tool_target(&payload))
+            else {
+                return Ok(None);
+            };
+            let Ok(p) = Projections::open(&repo) else {
+                return Ok(None);
+            };
+            let Some(known) = crate::file_recall::before_tool(&repo, &p, session, &target)? else {
+                return Ok(None);
+            };
+            let injected = inject(agent, &repo, &recorder, event, &payload, (known, "local"));
+            printed(&repo, event, injected, started)
         }
         _ => Ok(None),
     }
@@ -178,6 +220,24 @@ enum Injected {
     Skipped(String),
     /// An error.
     Failed(crate::Error),
+}
+
+/// A hook's output for an injection, or none when it was skipped (saying
+/// why in hooks.log).
+fn printed(
+    repo: &Repo,
+    event: HookEvent,
+    injected: Result<String, Injected>,
+    started: Instant,
+) -> Result<Option<String>> {
+    match injected {
+        Ok(output) => Ok(Some(output)),
+        Err(Injected::Skipped(why)) => {
+            log_error(Some(&repo.layout()), event.as_str(), &why, started);
+            Ok(None)
+        }
+        Err(Injected::Failed(e)) => Err(e),
+    }
 }
 
 impl From<crate::Error> for Injected {
@@ -373,6 +433,41 @@ fn seal_idle_in_background(repo: &Repo, current: Option<&str>) {
     }
 }
 
+/// Seals `session`'s journal, in a worker the hook waits for until
+/// [`SESSION_END_SEAL`]; past it (a ref contended by other sealers), a
+/// background `memlog seal --session` takes over, and the worker dies with
+/// the hook, which loses nothing: the ref moves by compare-and-swap, and
+/// the journal, whose lock the background seal waits for, is removed only
+/// once sealed.
+fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<()> {
+    let (tx, rx) = mpsc::channel();
+    let place = repo.place();
+    let which = JournalSelection::Session(session.to_string());
+    std::thread::spawn(move || {
+        let repo = place.into_repo();
+        let _ = tx.send(seal_journals(&repo, &which).map(|_| ()));
+    });
+    match rx.recv_timeout(SESSION_END_SEAL.saturating_sub(started.elapsed())) {
+        Ok(sealed) => Ok(sealed?),
+        Err(_) => {
+            background::spawn(repo, &["seal", "--session", session], Priority::Normal);
+            Ok(())
+        }
+    }
+}
+
+/// Whether another agent runs `agent`'s hooks (it reads `agent`'s settings
+/// too) in a repository where memlog's hooks for that agent are installed:
+/// those record the session, and these would record it twice.
+fn runs_elsewhere(agent: &dyn Agent, repo: &Repo) -> bool {
+    let (Some(runner), Some(work_tree)) = (agent.hooks_run_by(), &repo.work_tree) else {
+        return false;
+    };
+    work_tree
+        .join(runner.hook_settings().project_file)
+        .is_file()
+}
+
 /// Starts `memlog index` in the background unless a writer runs already:
 /// a hook never indexes in the foreground.
 fn index_in_background(repo: &Repo) -> Result<()> {
@@ -383,25 +478,30 @@ fn index_in_background(repo: &Repo) -> Result<()> {
 }
 
 /// The projections as they are, with what the log holds beyond them read
-/// directly (the unindexed tail: a session sealed a moment ago, other
-/// sessions' journals; not the asking session's own, which its context
-/// leaves out), or, when there is no usable index, that tail alone. When
-/// sealed sessions are missing from the index, a background
-/// `memlog index` is started (unless one runs already): a hook never
-/// indexes in the foreground.
+/// past their watermark (a session sealed a moment ago, other sessions'
+/// journals; not the asking session's own, which its context leaves out:
+/// [`Reach::Prompt`]), or, when there is no usable index, those alone. A
+/// forget acknowledged before this prompt holds even when the index has
+/// not applied it. When sealed sessions are missing from the index, a
+/// background `memlog index` is started (unless one runs already): a hook
+/// never indexes in the foreground.
 fn projections_for_hook(repo: &Repo, asking: &str) -> Result<Projections> {
     // The vectors are opened for reading a few rows (the best full-text
     // hits' vectors make the query vector): no graph, no key map.
-    let mut p = match Projections::open(repo) {
+    let (mut p, built) = match Projections::open(repo) {
         Ok(mut p) => {
             p.load_vectors_as(VectorAccess::Scan);
-            p
+            (p, true)
         }
-        Err(_) => Projections::empty()?,
+        Err(_) => (Projections::empty()?, false),
     };
-    let stale = !p.has_sealed(repo)?;
-    p.read_tail_for(repo, Some(asking))?;
-    if stale {
+    p.read_unindexed(
+        repo,
+        Reach::Prompt {
+            asking: Some(asking),
+        },
+    )?;
+    if !built || p.unindexed().is_behind() {
         index_in_background(repo)?;
     }
     Ok(p)
@@ -421,6 +521,8 @@ pub fn log_error(layout: Option<&Layout>, event: &str, message: &str, started: I
         .append(true)
         .open(&path)
     {
+        // An error may quote the payload: no secret goes to disk this way.
+        let message = memlog_format::privacy::redact_message(message);
         let _ = writeln!(
             f,
             "{} {} {}ms {}",

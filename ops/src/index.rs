@@ -50,16 +50,16 @@ pub struct Indexed {
 /// stderr a terminal, progress is drawn there.
 pub fn update(repo: &Repo, embedding: Embedding, quiet: bool) -> Result<Indexed> {
     let tty = !quiet && std::io::stderr().is_terminal();
-    let mut drawn = false;
+    let mut bar: Option<diag::ProgressBar> = None;
     let report = Projections::update_with_progress(repo, &mut |done, total| {
         // an update of a session or two is over before a bar is worth it
         if tty && total >= BAR_FROM {
-            diag::bar("indexing", done, total, "segments");
-            drawn = true;
+            bar.get_or_insert_with(|| diag::ProgressBar::new("indexing", "segments", true))
+                .set(done, total);
         }
     })?;
-    if drawn {
-        diag::end_progress();
+    if let Some(bar) = bar {
+        bar.finish();
     }
     let vectors = match embedding {
         Embedding::Now => semantic::catch_up_vectors(repo, None, quiet)?,

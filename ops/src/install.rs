@@ -1,14 +1,13 @@
 //! Connecting memlog to a coding agent: memlog's hook commands merged into
-//! the agent's JSON settings (which file, which events and in what form is
-//! the agent's knowledge, [`memlog_agents::settings`]), and removed again.
+//! the agent's settings (which file, which events and in what form is the
+//! agent's knowledge, [`Agent::edit_settings`]), and removed again.
 //! Installing leaves the repository's index built ([`crate::index::after`]).
 
 use std::path::{Path, PathBuf};
 
-use memlog_agents::{Agent, Scope, settings};
-use serde_json::{Value, json};
+use memlog_agents::{AGENTS, Agent, HookTrust, Scope, settings};
+use serde_json::Value;
 
-use crate::bail;
 use crate::error::{Context, Result};
 use crate::index::Indexed;
 use crate::workspace;
@@ -24,6 +23,9 @@ pub struct HooksInstalled {
     pub removed: usize,
     /// With `dry_run`: the file as it would be written, which was not.
     pub dry_run: Option<String>,
+    /// For an agent that runs hooks only once trusted: whether it runs
+    /// the ones just installed.
+    pub trust: Option<HookTrust>,
     /// The index of the repository, built (or brought up to date) after
     /// installing, so that the first prompt finds the memory there is.
     pub index: Option<Indexed>,
@@ -50,41 +52,41 @@ pub fn hooks(
         ),
     };
     let path = agent.settings_file(scope, work_tree.as_deref())?;
-    let mut settings: Value = match std::fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text).context(
-            format_args!("{} is not valid JSON; fix it first", path.display()),
-        )?,
-        Ok(_) => json!({}),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+    let current = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).context(format_args!("reading {}", path.display())),
     };
-    let Value::Object(root) = &mut settings else {
-        bail!("{} is not a JSON object", path.display());
-    };
     let exe = std::env::current_exe().context("locating the memlog binary")?;
-    let hook_settings = agent.hook_settings();
-    let removed = settings::apply(root, &exe, hook_settings, install);
-    let text = serde_json::to_string_pretty(&settings)? + "\n";
-    let events = if install {
-        hook_settings.events.len()
-    } else {
-        0
-    };
+    let edit = agent.edit_settings(&path, current.as_deref(), &exe, install)?;
     if dry_run {
         return Ok(HooksInstalled {
             path,
-            events,
-            removed,
-            dry_run: Some(text),
+            events: edit.events,
+            removed: edit.removed,
+            dry_run: Some(edit.text.unwrap_or_default()),
+            trust: None,
             index: None,
         });
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).context(format_args!("creating {}", parent.display()))?;
+    match &edit.text {
+        Some(text) => {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .context(format_args!("creating {}", parent.display()))?;
+            }
+            let mut tmp = path.clone().into_os_string();
+            tmp.push(".memlog-tmp");
+            let tmp = PathBuf::from(tmp);
+            std::fs::write(&tmp, text).context(format_args!("writing {}", tmp.display()))?;
+            std::fs::rename(&tmp, &path).context(format_args!("writing {}", path.display()))?;
+        }
+        None if current.is_some() => {
+            std::fs::remove_file(&path).context(format_args!("removing {}", path.display()))?;
+        }
+        None => {}
     }
-    let tmp = path.with_extension("json.memlog-tmp");
-    std::fs::write(&tmp, &text).context(format_args!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).context(format_args!("writing {}", path.display()))?;
+    let trust = agent.hook_trust(&path, work_tree.as_deref());
     let index = match workspace::open(dir) {
         Ok(repo) if install => {
             repo.ensure_dirs()?;
@@ -94,9 +96,64 @@ pub fn hooks(
     };
     Ok(HooksInstalled {
         path,
-        events,
-        removed,
+        events: edit.events,
+        removed: edit.removed,
         dry_run: None,
+        trust,
         index,
     })
+}
+
+/// memlog's hooks in one of an agent's settings files.
+#[derive(Debug)]
+pub struct InstalledHooks {
+    /// The agent.
+    pub agent: &'static dyn Agent,
+    /// Which of its settings files.
+    pub scope: Scope,
+    /// The file.
+    pub path: PathBuf,
+    /// memlog's hook commands in it.
+    pub hooks: usize,
+    /// Whether the agent runs them, for an agent that asks trust first.
+    pub trust: Option<HookTrust>,
+}
+
+/// Where memlog's hooks are installed for the repository containing `dir`
+/// (every agent's project, local and user settings), and whether each
+/// agent runs them. Unreadable settings files are left out.
+pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
+    let work_tree = workspace::open(dir)?.work_tree;
+    let mut found = Vec::new();
+    for agent in AGENTS {
+        let mut seen = Vec::new();
+        for scope in [Scope::Project, Scope::Local, Scope::User] {
+            let Ok(path) = agent.settings_file(scope, work_tree.as_deref()) else {
+                continue;
+            };
+            if seen.contains(&path) {
+                continue;
+            }
+            seen.push(path.clone());
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Ok(settings) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            let hooks = settings::memlog_commands(&settings);
+            if hooks == 0 {
+                continue;
+            }
+            let project = work_tree.as_deref().filter(|_| scope != Scope::User);
+            found.push(InstalledHooks {
+                agent,
+                scope,
+                trust: agent.hook_trust(&path, project),
+                path,
+                hooks,
+            });
+        }
+    }
+    Ok(found)
 }

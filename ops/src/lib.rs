@@ -17,12 +17,24 @@
 //!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
 //! - [`index`]: the projections brought up to date on request (and after
 //!   `install` and `import`);
+//! - [`scan`]: secret-shaped content already in the log;
+//! - [`anchor`]: facts and rules anchored to the code they cite, and
+//!   `memlog verify`, which checks them against the current tree;
+//! - [`reflect`]: reflection run by itself after sessions, its candidates
+//!   offered at SessionStart;
+//! - [`review`]: the review queue of agents' facts and rules
+//!   (`learn.review`), accept and reject as events;
+//! - [`native`]: the agents' own memory files (CLAUDE.md, AGENTS.md,
+//!   MEMORY.md), read into the log read-only, and the rules block
+//!   `memlog rules export` owns in them;
 //! - [`show`], [`forget`] (and reinforce), [`stats`], [`sessions`] (session
 //!   listings and timeline pages), [`diff`] ([`memory_diff`]: what changed
 //!   between two states of the log);
 //! - [`context`]: the SessionStart briefing and the one renderer of a
-//!   prompt's memories; [`hook`]: the hook driver, and [`background`]
-//!   the work it hands to other processes; [`warm`]: the client of
+//!   prompt's memories; [`file_recall`]: what memory knows about a file
+//!   or command an agent is about to use (PreToolUse); [`hook`]: the hook
+//!   driver, and [`background`] the work it hands to other processes;
+//!   [`warm`]: the client of
 //!   `memlog watch`'s warm server and its protocol; [`stop`]: what the Stop
 //!   hook does (credit cited memories, ask for facts with [`extraction`]'s
 //!   instruction).
@@ -36,6 +48,7 @@
 //! stdout; notes and warnings go to stderr through [`diag`]. Only the
 //! indexer speaks SQL.
 
+pub mod anchor;
 pub mod background;
 pub mod concepts;
 pub mod context;
@@ -45,6 +58,7 @@ pub mod diff;
 pub mod error;
 pub mod extraction;
 pub mod facts;
+pub mod file_recall;
 pub mod forget;
 pub mod hook;
 pub mod ids;
@@ -52,8 +66,12 @@ pub mod import;
 pub mod index;
 pub mod install;
 pub mod memory_diff;
+pub mod native;
 pub mod record;
+pub mod reflect;
+pub mod review;
 pub mod rules;
+pub mod scan;
 pub mod search;
 pub mod semantic;
 pub mod sessions;

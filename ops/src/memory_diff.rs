@@ -55,10 +55,10 @@ pub struct MemoryDiff {
 pub struct Learned {
     /// The event.
     pub id: EventId,
-    /// `rule_added`, `rule_retired` or `concept`.
+    /// `rule_added`, `rule_retired`, `concept` or `review`.
     pub change: &'static str,
     /// For a rule: `rule`, `solution` or `core_logic`; for a concept its
-    /// name; for a retirement its reason.
+    /// name; for a retirement its reason; for a review its decision.
     pub label: String,
     /// The rule's text, or the concept's topic.
     pub text: String,
@@ -230,6 +230,7 @@ fn learned(e: &Event) -> Option<Learned> {
         Kind::Rule => ("rule_added", s("rule_kind"), s("text"), list("evidence")),
         Kind::RuleRetired => ("rule_retired", s("reason"), s("text"), list("target")),
         Kind::Concept => ("concept", s("name"), s("topic"), list("sessions")),
+        Kind::Review => ("review", s("decision"), s("reason"), list("target")),
         _ => return None,
     };
     Some(Learned {

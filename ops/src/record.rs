@@ -29,9 +29,9 @@ pub enum Entry {
 }
 
 /// Records `entry` in its session's journal, in `project` (default: the
-/// repository's). Privacy warnings go to stderr. Returns the event as
-/// stored.
-pub fn event(repo: &Repo, entry: Entry, project: Option<String>) -> Result<Event> {
+/// repository's); `personal` keeps it on this machine. Privacy warnings go
+/// to stderr. Returns the event as stored.
+pub fn event(repo: &Repo, entry: Entry, project: Option<String>, personal: bool) -> Result<Event> {
     let project = project.unwrap_or_else(|| repo.project());
     let draft = match entry {
         Entry::Neutral(line) => neutral::parse_line(line.trim(), &project)
@@ -50,6 +50,10 @@ pub fn event(repo: &Repo, entry: Entry, project: Option<String>) -> Result<Event
             draft
         }
     };
+    let mut draft = draft;
+    if personal {
+        memlog_format::scope::mark_personal(&mut draft.meta);
+    }
     let recorder = Recorder::new(repo)?;
     let (mut events, report) = recorder.record(vec![draft])?;
     for w in &report.warnings {
@@ -70,11 +74,15 @@ pub struct Noted {
 }
 
 /// Writes a note: into the live `session` when one is given, else as a
-/// small session of its own, sealed into a commit at once.
-pub fn note(repo: &Repo, text: String, session: Option<String>) -> Result<Noted> {
+/// small session of its own, sealed into a commit at once; `personal`
+/// keeps it on this machine.
+pub fn note(repo: &Repo, text: String, session: Option<String>, personal: bool) -> Result<Noted> {
     let standalone = session.is_none();
     let session = session.unwrap_or_else(|| memlog_store::journal::mint_session("note"));
-    let draft = Draft::text(&session, time::now(), Kind::Note, repo.project(), text);
+    let mut draft = Draft::text(&session, time::now(), Kind::Note, repo.project(), text);
+    if personal {
+        memlog_format::scope::mark_personal(&mut draft.meta);
+    }
     let (events, commit) = crate::workspace::record(repo, vec![draft], standalone)?;
     Ok(Noted {
         event: events.into_iter().next(),

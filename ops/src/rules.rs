@@ -157,12 +157,14 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
         .collect())
 }
 
-/// The active rules (not retired, not superseded), newest first: what
-/// SessionStart injects.
+/// The active rules (not retired, not superseded, not waiting for review
+/// nor rejected), newest first: what SessionStart injects.
 pub fn active(p: &Projections) -> Result<Vec<Rule>> {
+    // a rule waiting for review, or rejected, is not in use
+    let withheld = memlog_indexer::review::withheld(p)?;
     let mut rules: Vec<Rule> = list_of(p, false)?
         .into_iter()
-        .filter(|r| r.status == "active" && r.superseded_by.is_none())
+        .filter(|r| r.status == "active" && r.superseded_by.is_none() && !withheld.contains(&r.id))
         .collect();
     rules.reverse();
     Ok(rules)
@@ -225,6 +227,10 @@ pub fn add(repo: &Repo, promotion: &Promotion) -> Result<Added> {
         if !names.is_empty() {
             body.insert(field.into(), json!(resolve_ids(repo, names)?));
         }
+    }
+    crate::review::mark(repo, &mut body);
+    if let Some(anchor) = crate::anchor::anchor(repo, &[text]) {
+        body.insert("anchor".into(), anchor);
     }
     let (id, commit) = crate::forget::record_sealed(repo, Kind::Rule, body)?;
     Ok(Added {
@@ -435,8 +441,10 @@ pub fn candidates(p: &Projections) -> Result<Vec<Candidate>> {
                 .insert(path.to_string(), e.id.to_string());
         }
     }
+    // a rule citing any of a candidate's events has promoted it already
+    let promoted = |evidence: &[String]| evidence.iter().any(|e| cited.contains(e.as_str()));
     for (problem, (sessions, evidence)) in problems {
-        if sessions.len() >= 2 {
+        if sessions.len() >= 2 && !promoted(&evidence) {
             out.push(Candidate {
                 rule_kind: "solution",
                 text: format!("recurring problem: {problem}"),
@@ -458,7 +466,10 @@ pub fn candidates(p: &Projections) -> Result<Vec<Candidate>> {
             }
         }
     }
-    let mut together: Vec<_> = pairs.into_iter().filter(|(_, s)| s.len() >= 3).collect();
+    let mut together: Vec<_> = pairs
+        .into_iter()
+        .filter(|(_, s)| s.len() >= 3 && !promoted(s))
+        .collect();
     together.sort_by_key(|t| std::cmp::Reverse(t.1.len()));
     for ((a, b), edits) in together.into_iter().take(10) {
         out.push(Candidate {

@@ -1,7 +1,8 @@
 //! The one search recipe: from a front-end's arguments (CLI flags, an MCP
 //! tool's parameters, the viewer's query string) to ranked hits — the
 //! checked request, the query's vector when semantic search is on (a kept
-//! model, else a running `memlog watch`'s, else one loaded for the query),
+//! model, else a running `memlog watch`'s, else, one-shot, the distilled
+//! one, else one loaded for the query),
 //! the concept scope and the agent filter — so that the three give the
 //! same hits for the same arguments. A one-shot command runs it with
 //! [`one_shot`]; a server keeps its projections and model and calls [`run`].
@@ -80,7 +81,8 @@ impl KeptModel {
 /// Runs one search in a one-shot process: the projections brought up to
 /// date and opened for it (vectors read by scanning their rows, which
 /// costs one search less than loading the graph), the query's vector from
-/// a running `memlog watch`, else from the model loaded for this query.
+/// a running `memlog watch`, else, in hybrid mode, from the distilled token
+/// table, else from the model loaded for this query.
 pub fn one_shot(repo: &Repo, query: &SearchQuery<'_>) -> Result<Found> {
     let mut projections = workspace::projections(repo)?;
     if query.mode != Some("fts") {
@@ -185,9 +187,10 @@ fn with_query_vector(
     if request.mode == SearchMode::Fts {
         return Ok(None);
     }
-    match query_vector(repo, projections, &request.query, model) {
-        Ok(v) => {
+    match query_vector(repo, projections, request, model) {
+        Ok((v, distilled)) => {
             request.query_vector = Some(v);
+            request.distilled = distilled;
             Ok(None)
         }
         Err(reason) if request.mode == SearchMode::Vector => {
@@ -197,17 +200,20 @@ fn with_query_vector(
     }
 }
 
-/// The query's vector for searching `p`, or why the search must do
+/// The query's vector for `request` over `p`, or why the search must do
 /// without: no vectors, no model, or a model other than the one that made
 /// the vectors. The kept model when it is loaded; else a running `memlog
-/// watch`'s; else the model, loaded and kept (or, one-shot, loaded for
-/// this query).
+/// watch`'s; else, in a one-shot hybrid search, the distilled one the hook
+/// ranks with (loading the model would cost it half a second); else the
+/// model, loaded and kept (or, one-shot, loaded for this query). Says
+/// whether the vector is the distilled one.
 fn query_vector(
     repo: &Repo,
     p: &Projections,
-    query: &str,
+    request: &SearchRequest,
     kept: Option<&mut KeptModel>,
-) -> Result<Vec<f32>, String> {
+) -> Result<(Vec<f32>, bool), String> {
+    let query = request.query.as_str();
     let Some(vectors) = p.vectors() else {
         return Err(semantic::off_reason(repo));
     };
@@ -216,7 +222,16 @@ fn query_vector(
         && let Some((model, v)) = crate::warm::ask_embedding(repo, query)
         && model == vectors.meta.model
     {
-        return Ok(v);
+        return Ok((v, false));
+    }
+    // `--mode vector` asks for the model's own ranking; a hybrid search
+    // also ranks by full text, and the distilled vector ranks as well there
+    // (the LoCoMo bench's hybrid-distilled row).
+    if kept.is_none()
+        && request.mode == SearchMode::Hybrid
+        && let Ok(Some(v)) = memlog_indexer::context::distilled_query(p, query)
+    {
+        return Ok((v, true));
     }
     let load = || match semantic::load_model(repo) {
         Ok(Some(m)) => Ok(m),
@@ -234,7 +249,7 @@ fn query_vector(
             &mut one_shot
         }
     };
-    semantic::embed_query(model, &vectors.meta.model, query)
+    semantic::embed_query(model, &vectors.meta.model, query).map(|v| (v, false))
 }
 
 /// How many times more hits a search asks the index for when it keeps only

@@ -63,21 +63,20 @@ pub fn catch_up_vectors(
         },
     };
     let mut cache = EmbeddingCache::open(&cache_path(repo))?;
-    let tty = !quiet && std::io::stderr().is_terminal();
-    let mut progress = |done: usize, pending: usize| {
-        if tty && pending > 0 {
-            diag::progress(format_args!("embedding {done}/{pending} events"));
-        }
-    };
+    let bar = diag::ProgressBar::new(
+        "embedding",
+        "events",
+        !quiet && std::io::stderr().is_terminal(),
+    );
     let report = catch_up(
         &index_dir(repo),
         embedder,
         &mut cache,
         repo.config.embedding.batch_size,
-        &mut progress,
+        &mut |done, pending| bar.set(done, pending),
     )?;
-    if tty && report.as_ref().is_some_and(|r| r.pending > 0) {
-        diag::end_progress();
+    if report.as_ref().is_some_and(|r| r.pending > 0) {
+        bar.finish();
     }
     if own_model {
         ensure_token_vectors(repo, embedder.model_id(), quiet);

@@ -6,7 +6,7 @@
 use memlog_format::event::sort_events;
 use memlog_format::{Event, EventId, IdPrefix};
 use memlog_indexer::Projections;
-use memlog_indexer::lookup;
+use memlog_indexer::lookup::{self, SessionCursor, SessionPage};
 use memlog_store::Repo;
 use memlog_store::log::{CommitInfo, Log};
 use serde_json::{Value, json};
@@ -65,18 +65,19 @@ pub fn with_context(
     let Some(target) = lookup::event(p, id)? else {
         bail!("no event has id {id:?} (unknown, or forgotten)");
     };
-    let session = lookup::session_events(p, &target.event.session)?;
-    let pos = session
-        .iter()
-        .position(|s| s.event.id == id)
-        .unwrap_or_default();
-    let from = pos.saturating_sub(context);
-    let to = (pos + context + 1).min(session.len());
-    let neighbours = workspace::exact_events(repo, session[from..to].to_vec())?;
-    if neighbours.get(pos - from).is_none_or(|e| e.id != id) {
-        bail!("event {id} is missing from its session in the index (run `memlog rebuild`)");
-    }
-    Ok((neighbours, pos - from))
+    // Two pages around it: a session of thousands of events is not read
+    // whole for a few neighbours.
+    let session = target.event.session.clone();
+    let at = SessionCursor::of(&target.event);
+    let mut rows = lookup::session_page(p, &session, SessionPage::Before(Some(&at), context))?;
+    let pos = rows.len();
+    rows.push(target);
+    rows.extend(lookup::session_page(
+        p,
+        &session,
+        SessionPage::After(Some(&at), context),
+    )?);
+    Ok((workspace::exact_events(repo, rows)?, pos))
 }
 
 /// `{"event", "level", "memory", "context"}`, as `memlog show ID

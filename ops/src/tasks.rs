@@ -1,4 +1,5 @@
-//! Changing tasks by hand (`memlog task add|set`): task events in a small
+//! Changing tasks by hand (`memlog task add|set`) or by an agent (MCP's
+//! `memory_task_add` and `memory_task_update`): task events in a small
 //! session of their own, sealed at once, checked first against the state
 //! machine of docs/DESIGN.md §5. A refused change is recorded too, as a
 //! `task_transition_rejected` event, so that the log says what was tried.
@@ -22,9 +23,9 @@ pub fn find(p: &Projections, repo: &Repo, what: &str) -> Result<Value> {
     ))
 }
 
-/// Adds a pending task titled `title`, unless a task with its key exists.
-/// Returns the task as folded.
-pub fn add(repo: &Repo, title: &str, priority: Option<String>) -> Result<Value> {
+/// Adds a pending task titled `title`, unless a task with its key exists;
+/// `source` says who asked (`cli`, `mcp`). Returns the task as folded.
+pub fn add(repo: &Repo, title: &str, priority: Option<String>, source: &str) -> Result<Value> {
     let project = repo.project();
     let key = canonical_key(title, Some(&project));
     if memlog_format::key::normalize(title).is_empty() {
@@ -53,7 +54,7 @@ pub fn add(repo: &Repo, title: &str, priority: Option<String>) -> Result<Value> 
     body.insert("key".into(), json!(key));
     body.insert("title".into(), json!(title));
     body.insert("status".into(), json!("pending"));
-    body.insert("source".into(), json!("cli"));
+    body.insert("source".into(), json!(source));
     if let Some(p) = priority {
         body.insert("priority".into(), json!(p));
     }
@@ -76,6 +77,8 @@ pub struct Change<'a> {
     pub blockers: &'a [String],
     /// Record the blockers as suggestions only.
     pub suggest: bool,
+    /// Who asked (`cli`, `mcp`), kept in the events.
+    pub source: &'a str,
 }
 
 /// What became of a change.
@@ -146,7 +149,7 @@ pub fn set(repo: &Repo, change: &Change<'_>) -> Result<Changed> {
         body.insert("task".into(), json!(id));
         body.insert("key".into(), json!(key));
         body.insert("title".into(), json!(title));
-        body.insert("source".into(), json!("cli"));
+        body.insert("source".into(), json!(change.source));
         if let Value::Object(m) = extra {
             body.extend(m);
         }

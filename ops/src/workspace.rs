@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 
 use memlog_format::{Draft, Event};
 use memlog_indexer::lookup::{self, Stored, TimelineQuery};
+use memlog_indexer::projection::Reach;
 use memlog_indexer::{Error as IndexError, Projections};
-use memlog_store::log::{Log, journal_events, live_events};
+use memlog_store::log::{journal_events, live_events};
 use memlog_store::seal::{JournalSelection, seal_journals};
+use memlog_store::view::View;
 use memlog_store::{Recorder, Repo};
 
 use crate::bail;
@@ -46,7 +48,10 @@ pub fn entity_key(repo: &Repo, key: &str) -> String {
 /// Every live event: sealed ones and, unless `sealed_only`, those still in
 /// journals; forgotten events removed; ordered by time.
 pub fn live(repo: &Repo, sealed_only: bool) -> Result<Vec<Event>> {
-    let (mut events, problems) = Log::new(repo).events().context("reading the memlog ref")?;
+    // The shared log and this machine's personal one.
+    let (mut events, problems) = View::read(repo)
+        .and_then(|view| view.events(repo))
+        .context("reading the memlog ref")?;
     for p in &problems {
         diag::warning(format_args!(
             "segment {}: {} (run `memlog fsck`)",
@@ -61,8 +66,9 @@ pub fn live(repo: &Repo, sealed_only: bool) -> Result<Vec<Event>> {
 
 /// The projections, brought up to date first when they lag behind the log
 /// (a ref read and a few stats when they do not). If another process is
-/// updating them, what is there is used, with what the log holds beyond it
-/// read directly for searches (the unindexed tail, [`Projections::read_tail`]).
+/// updating them, what is there is used, and what the log holds beyond it
+/// is read with it (`Unindexed`): every read reflects every acknowledged
+/// write either way.
 pub fn projections(repo: &Repo) -> Result<Projections> {
     if let Ok(p) = Projections::open(repo)
         && p.is_fresh(repo)?
@@ -73,9 +79,7 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
         Some(report) => report,
         None => match Projections::open(repo) {
             Ok(mut p) => {
-                if p.read_tail(repo)?.truncated {
-                    diag::note("another memlog process is updating the index; results may lag");
-                }
+                p.read_unindexed(repo, Reach::Everything)?;
                 return Ok(p);
             }
             // nothing to read yet: wait for the other writer
@@ -92,7 +96,11 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
         diag::warning(w);
     }
     match Projections::open(repo) {
-        Ok(p) => Ok(p),
+        Ok(mut p) => {
+            // written since the update read the log
+            p.read_unindexed(repo, Reach::Everything)?;
+            Ok(p)
+        }
         Err(IndexError::Corrupt { what, message }) => {
             bail!("{what} is damaged ({message}); run `memlog rebuild`")
         }
@@ -176,12 +184,14 @@ impl KeptProjections {
     /// the writer lock, serves what is there).
     pub fn get(&mut self, repo: &Repo) -> Result<&Projections> {
         let dir_identity = index_dir_identity(repo);
-        let reusable = match &self.open {
+        let reusable = match &mut self.open {
             Some((p, identity)) => {
                 identity.is_some()
                     && *identity == dir_identity
                     && p.is_fresh(repo).unwrap_or(false)
                     && p.vectors_are_current()
+                    // current: nothing left from a read while it lagged
+                    && p.read_unindexed(repo, Reach::Everything).is_ok()
             }
             None => false,
         };

@@ -61,6 +61,23 @@ pub enum Error {
         message: String,
     },
 
+    /// A remote's ref of the log's name holds something else than a memlog
+    /// log (a code branch named `memlog`): nothing is merged or pushed.
+    #[error(
+        "sync with {remote}: its {ref_name} is not a memlog log: {why}. Nothing was merged or \
+         pushed, and the local log is unchanged. Keep memory on a ref of its own (`ref: \
+         refs/heads/agent-memory` in .memlog.yaml) or in a repository of its own (`sync: {{ \
+         remotes: [URL] }}`)"
+    )]
+    NotAMemlogLog {
+        /// The remote.
+        remote: String,
+        /// The ref.
+        ref_name: String,
+        /// What gives it away.
+        why: String,
+    },
+
     /// A `git` command run as a child process failed.
     #[error("`{command}` failed: {message}")]
     GitCommand {
@@ -68,6 +85,19 @@ pub enum Error {
         command: String,
         /// Its error output.
         message: String,
+    },
+
+    /// A segment whose bytes do not hash to its name: what it holds is not
+    /// what was sealed.
+    #[error(
+        "segment {path}: its bytes hash to {actual}, not to its name; the log is damaged \
+         (run `memlog fsck`)"
+    )]
+    DamagedSegment {
+        /// The segment's path in the tree.
+        path: String,
+        /// What its bytes hash to.
+        actual: String,
     },
 
     /// The memlog ref kept moving under a compare-and-swap update, or

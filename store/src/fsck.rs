@@ -5,17 +5,22 @@
 //!   id matches its content;
 //! - every seal commit names its session and the number of events it adds,
 //!   and that number is right; every merge commit keeps all the segments of
-//!   its parents (a union);
+//!   its parents (a union); a purge-record commit adds its record and no
+//!   segment;
+//! - the shared log holds no personal event, and the personal ref
+//!   (FORMAT.md §9) is checked like the shared one;
 //! - every journal line decodes (a torn last line is only a note: it was an
 //!   interrupted, unacknowledged append).
 
 use std::collections::{HashMap, HashSet};
 
+use memlog_format::scope::Scope;
 use memlog_format::segment;
 use serde::Serialize;
 
 use crate::journal::{self, Journal};
-use crate::log::{Log, SegmentRef};
+use crate::log::{Log, SegmentRef, trailers};
+use crate::purge_record::{PURGE_TRAILER, records_in_tree};
 use crate::{Repo, Result};
 
 /// One problem found.
@@ -53,12 +58,35 @@ impl FsckReport {
     }
 }
 
-/// Checks the whole log and the journals of `repo`.
+/// Checks both logs and the journals of `repo`.
 pub fn check(repo: &Repo) -> Result<FsckReport> {
-    let log = Log::new(repo);
     let mut report = FsckReport::default();
+    check_log(&Log::new(repo), Scope::Shared, &mut report)?;
+    check_log(&Log::personal(repo), Scope::Personal, &mut report)?;
+    let dir = repo.journal_dir();
+    for j in journal::list(&dir)? {
+        report.journals += 1;
+        let (events, problems) = Journal::new(&dir, &j.session)?.read()?;
+        report.journal_events += events.len();
+        for p in problems {
+            let entry = Problem {
+                place: j.path.display().to_string(),
+                message: format!("line {}: {}", p.line, p.message),
+            };
+            if p.message.starts_with("torn") {
+                report.notes.push(entry);
+            } else {
+                report.problems.push(entry);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Checks the segments and commits of one log.
+fn check_log(log: &Log, scope: Scope, report: &mut FsckReport) -> Result<()> {
     let commits = log.commits()?;
-    report.commits = commits.len();
+    report.commits += commits.len();
 
     // Every distinct segment reachable from any commit.
     let mut segments: HashMap<String, SegmentRef> = HashMap::new();
@@ -71,7 +99,7 @@ pub fn check(repo: &Repo) -> Result<FsckReport> {
             segments.entry(s.hash.clone()).or_insert(s);
         }
     }
-    report.segments = segments.len();
+    report.segments += segments.len();
 
     let mut counts: HashMap<String, usize> = HashMap::new();
     let mut sorted: Vec<&SegmentRef> = segments.values().collect();
@@ -106,6 +134,17 @@ pub fn check(repo: &Repo) -> Result<FsckReport> {
                     ),
                 });
             }
+            if scope == Scope::Shared && Scope::of(&event.meta) == Scope::Personal {
+                report.problems.push(Problem {
+                    place: place.clone(),
+                    message: format!(
+                        "line {}: event {} is personal, yet in the shared log {}",
+                        i + 1,
+                        event.id,
+                        log.ref_name()
+                    ),
+                });
+            }
         }
         report.events += events.len();
         counts.insert(seg.hash.clone(), events.len());
@@ -131,14 +170,31 @@ pub fn check(repo: &Repo) -> Result<FsckReport> {
             continue;
         }
         let place = format!("commit {}", c.id);
+        let added = log.added_segments(c)?;
+        if let Some(name) = trailers(&c.message).get(PURGE_TRAILER) {
+            // A purge record's commit adds the record, nothing else.
+            let records = records_in_tree(log, c.tree)?;
+            if !records.iter().any(|(n, _)| n == name) {
+                report.problems.push(Problem {
+                    place: place.clone(),
+                    message: format!("{PURGE_TRAILER}: {name} but its tree has no such record"),
+                });
+            }
+            if !added.is_empty() {
+                report.problems.push(Problem {
+                    place,
+                    message: format!("a purge record's commit adds {} segment(s)", added.len()),
+                });
+            }
+            continue;
+        }
         if c.session.is_none() {
             report.problems.push(Problem {
                 place: place.clone(),
                 message: "no Memlog-Session trailer".into(),
             });
         }
-        let added: usize = log
-            .added_segments(c)?
+        let added: usize = added
             .iter()
             .map(|s| counts.get(&s.hash).copied().unwrap_or(0))
             .sum();
@@ -154,23 +210,5 @@ pub fn check(repo: &Repo) -> Result<FsckReport> {
             }),
         }
     }
-
-    let dir = repo.journal_dir();
-    for j in journal::list(&dir)? {
-        report.journals += 1;
-        let (events, problems) = Journal::new(&dir, &j.session)?.read()?;
-        report.journal_events += events.len();
-        for p in problems {
-            let entry = Problem {
-                place: j.path.display().to_string(),
-                message: format!("line {}: {}", p.line, p.message),
-            };
-            if p.message.starts_with("torn") {
-                report.notes.push(entry);
-            } else {
-                report.problems.push(entry);
-            }
-        }
-    }
-    Ok(report)
+    Ok(())
 }

@@ -21,23 +21,18 @@ use memlog_format::{Draft, Event};
 use crate::{Error, Result};
 
 /// Longest session id memlog accepts (it becomes a file name).
-pub const MAX_SESSION_LEN: usize = 128;
+pub const MAX_SESSION_LEN: usize = memlog_format::session_id::MAX_LEN;
 
 /// Checks that a session id can name a journal file: 1–128 characters from
-/// `A–Z a–z 0–9 . _ - : @ + =`, not starting with a dot.
+/// `A–Z a–z 0–9 . _ - : @ + =`, not starting with a dot
+/// ([`memlog_format::session_id::check`], the rule of every way in).
 pub fn validate_session(session: &str) -> Result<()> {
-    let ok = !session.is_empty()
-        && session.len() <= MAX_SESSION_LEN
-        && !session.starts_with('.')
-        && session
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-:@+=".contains(&b));
-    if ok {
+    if memlog_format::session_id::is_valid(session) {
         Ok(())
     } else {
         Err(Error::invalid(
             format!("session id {session:?}"),
-            "use 1-128 characters from A-Z a-z 0-9 . _ - : @ + = (not starting with '.')",
+            memlog_format::session_id::RULE,
         ))
     }
 }

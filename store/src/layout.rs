@@ -13,9 +13,13 @@
 //!   index.lock                   the projections' single-writer lock
 //!   embeddings.sqlite            embeddings by text hash and model (outlives rebuilds)
 //!   sessions.cache               which commit seals which session
-//!   purged-commits               commits a purge replaced (sync refuses them)
+//!   sessions-personal.cache      the same, for the personal ref
+//!   personal-sessions/<session>  sessions that recorded a personal event
+//!   purged-commits               commits a purge replaced before purges
+//!                                were recorded in the log (sync refuses them)
 //!   warm.sock                    `memlog watch`'s warm server
 //!   hooks.log, hooks.log.1       what hooks could not do (they never fail the agent)
+//!   privacy.key                  32 random bytes keying redaction markers (never shared)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -87,7 +91,20 @@ impl Layout {
         self.dir.join("sessions.cache")
     }
 
-    /// `purged-commits`: the commits purges replaced, one id a line.
+    /// `sessions-personal.cache`: which commit of the personal ref seals
+    /// which session.
+    pub fn personal_sessions_cache(&self) -> PathBuf {
+        self.dir.join("sessions-personal.cache")
+    }
+
+    /// `personal-sessions/`: an empty file per session that recorded a
+    /// personal event, so the rest of the session stays personal too.
+    pub fn personal_sessions(&self) -> PathBuf {
+        self.dir.join("personal-sessions")
+    }
+
+    /// `purged-commits`: the commits purges replaced, one id a line
+    /// (written by versions that did not record purges in the log).
     pub fn purged_commits(&self) -> PathBuf {
         self.dir.join("purged-commits")
     }
@@ -100,6 +117,12 @@ impl Layout {
     /// `hooks.log`: errors of hooks, which never fail the agent.
     pub fn hooks_log(&self) -> PathBuf {
         self.dir.join("hooks.log")
+    }
+
+    /// `privacy.key`: the key of this repository's redaction markers
+    /// ([`crate::privacy_key`]).
+    pub fn privacy_key(&self) -> PathBuf {
+        self.dir.join("privacy.key")
     }
 
     /// `hooks.log.1`: the log before its last rotation.

@@ -7,17 +7,22 @@
 //!   files, for the commands that need no more;
 //! - [`journal`]: the per-session, locked, fsynced append file a live session
 //!   writes to; [`record`]: the [`Recorder`] that filters drafts through the
-//!   privacy rules into a journal;
+//!   privacy rules into a journal, its markers keyed by the repository's
+//!   [`privacy_key`];
 //! - [`log`] and [`seal`]: the git ref (`refs/heads/memlog` by default) that
 //!   holds one commit per sealed session, read and written with gix without
-//!   ever touching HEAD, the index or the working tree; [`sessions`]: which
-//!   commit seals which session;
+//!   ever touching HEAD, the index or the working tree, and the personal
+//!   ref beside it that never leaves the machine; [`sessions`]: which
+//!   commit seals which session; [`view`]: both logs as readers see them;
 //! - [`sync`] and [`purge`]: sharing the ref with remotes and erasing
 //!   forgotten bytes from its history; [`remote`]: what both know of remotes;
-//! - [`fsck`]: verifying hashes, ids, trailers and journals.
+//! - [`fsck`]: verifying hashes, ids, trailers and journals;
+//! - [`code`]: how the user's code moved since a commit, for memories
+//!   anchored to it (read-only).
 //!
 //! The data model (events, segments, privacy) is `memlog-format`'s.
 
+pub mod code;
 mod error;
 pub mod fsck;
 mod git_command;
@@ -27,13 +32,17 @@ pub mod layout;
 pub mod locate;
 pub mod log;
 mod objects;
+pub mod privacy_key;
 pub mod purge;
+pub mod purge_record;
 pub mod record;
 pub mod remote;
 pub mod repo;
+mod rewrite;
 pub mod seal;
 pub mod sessions;
 pub mod sync;
+pub mod view;
 
 pub use error::{Error, Result};
 pub use gix::ObjectId;

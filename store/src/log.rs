@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use gix::ObjectId;
+use memlog_format::scope::Scope;
 use memlog_format::segment::{self, LineProblem, SEGMENTS_DIR};
 use memlog_format::visibility::Forgets;
 use memlog_format::{Event, event::sort_events};
@@ -70,20 +71,56 @@ pub struct SegmentProblem {
     pub lines: Vec<LineProblem>,
 }
 
-/// Read access to the log of a repository.
+/// The ref of this machine's personal events (FORMAT.md §9): outside
+/// `refs/heads/`, so that neither `memlog sync`, `git push origin memlog`
+/// nor `git push --all` carries it.
+pub const PERSONAL_REF: &str = "refs/memlog/personal";
+
+/// Read access to one log of a repository: the shared memlog ref, or the
+/// personal one.
 pub struct Log<'r> {
     repo: &'r Repo,
+    ref_name: &'r str,
 }
 
 impl<'r> Log<'r> {
-    /// Reads the memlog ref of `repo`.
+    /// Reads the memlog ref of `repo` (the shared log).
     pub fn new(repo: &'r Repo) -> Log<'r> {
-        Log { repo }
+        Log {
+            repo,
+            ref_name: repo.ref_name(),
+        }
     }
 
-    /// The commit the memlog ref points to, if it exists.
+    /// Reads this machine's personal log ([`PERSONAL_REF`]).
+    pub fn personal(repo: &'r Repo) -> Log<'r> {
+        Log {
+            repo,
+            ref_name: PERSONAL_REF,
+        }
+    }
+
+    /// Reads the log of `scope`.
+    pub fn of(repo: &'r Repo, scope: Scope) -> Log<'r> {
+        match scope {
+            Scope::Shared => Log::new(repo),
+            Scope::Personal => Log::personal(repo),
+        }
+    }
+
+    /// The ref this log reads.
+    pub fn ref_name(&self) -> &'r str {
+        self.ref_name
+    }
+
+    /// The repository.
+    pub fn repo(&self) -> &'r Repo {
+        self.repo
+    }
+
+    /// The commit the ref points to, if it exists.
     pub fn tip(&self) -> Result<Option<ObjectId>> {
-        let name = self.repo.ref_name();
+        let name = self.ref_name;
         let found = self
             .repo
             .git()?
@@ -103,7 +140,7 @@ impl<'r> Log<'r> {
     /// for writing.
     pub fn peek_tip(&self) -> Result<Option<ObjectId>> {
         let repo = self.repo;
-        match crate::locate::reference(repo.git_dir(), &repo.common_dir, repo.ref_name()) {
+        match crate::locate::reference(repo.git_dir(), &repo.common_dir, self.ref_name) {
             Some(None) => Ok(None),
             Some(Some(id)) => match ObjectId::from_hex(id.as_bytes()) {
                 Ok(id) => Ok(Some(id)),
@@ -297,33 +334,37 @@ impl<'r> Log<'r> {
         Ok(b.take_data())
     }
 
-    /// Reads and verifies a segment: its bytes must hash to its name. With
-    /// `verify_ids`, every event's id is recomputed too (slower; fsck does).
+    /// The bytes of a segment, verified: bytes that do not hash to the
+    /// segment's name are [`Error::DamagedSegment`], naming it.
+    pub fn read_segment_bytes(&self, seg: &SegmentRef) -> Result<Vec<u8>> {
+        let bytes = self.read_blob(seg.blob)?;
+        let actual = blake3::hash(&bytes).to_hex();
+        if actual.as_str() != seg.hash {
+            return Err(Error::DamagedSegment {
+                path: segment::path_for(&seg.hash),
+                actual: actual.to_string(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Reads and verifies a segment: its bytes must hash to its name (else
+    /// [`Error::DamagedSegment`]). With `verify_ids`, every event's id is
+    /// recomputed too (slower; fsck does). Lines that do not decode are
+    /// skipped and reported.
     pub fn read_segment(
         &self,
         seg: &SegmentRef,
         verify_ids: bool,
     ) -> Result<(Vec<Event>, Option<SegmentProblem>)> {
-        let bytes = self.read_blob(seg.blob)?;
-        let actual = blake3::hash(&bytes).to_hex().to_string();
-        let path = segment::path_for(&seg.hash);
-        if actual != seg.hash {
-            return Ok((
-                Vec::new(),
-                Some(SegmentProblem {
-                    path,
-                    problem: format!("bytes hash to {actual}, not to the segment's name"),
-                    lines: Vec::new(),
-                }),
-            ));
-        }
+        let bytes = self.read_segment_bytes(seg)?;
         let (events, lines) = if verify_ids {
             segment::decode(&bytes)
         } else {
             segment::decode_trusted(&bytes)
         };
         let problem = (!lines.is_empty()).then(|| SegmentProblem {
-            path,
+            path: segment::path_for(&seg.hash),
             problem: format!("{} bad line(s)", lines.len()),
             lines,
         });

@@ -1,44 +1,47 @@
-//! Purge: erasing forgotten events from the history of the memlog ref.
+//! Purge: erasing forgotten events from the history of the memlog ref, on
+//! this clone and, through a record in the log, on every other.
 //!
 //! A `forget` only hides events; their bytes stay in every commit that
 //! holds their segments. `purge` rewrites the history so that no commit
-//! reachable from the ref holds them:
+//! reachable from the ref holds them ([`crate::rewrite`]: segments without
+//! the events, commits rewritten oldest first with the same authors,
+//! seal messages regenerated, `Memlog-Purged: <n> events`; commits before
+//! the first forgotten event keep their ids). Then:
 //!
-//! - each segment holding forgotten events is re-encoded without them (new
-//!   bytes, so a new content hash and path; a segment left empty
-//!   disappears);
-//! - every commit whose tree held such a segment is rewritten, oldest first,
-//!   with its parents mapped to their rewritten selves, the same author and
-//!   committer, and a message regenerated from the events it still adds
-//!   (its subject could be the forgotten text) plus a
-//!   `Memlog-Purged: <n> events` trailer; `Memlog-Events` stays exact, so
-//!   fsck stays clean. Commits before the first forgotten event keep their
-//!   ids;
+//! - on the shared ref, one more commit adds the purge's record
+//!   (`purges/<name>.json`, [`crate::purge_record`]), so that every clone's
+//!   next `memlog sync` applies the same rewrite to its own history and
+//!   never merges the old one back; `memlog sync` here force-pushes the
+//!   rewritten history (with a lease) to remotes that hold the old one;
+//! - the personal ref (FORMAT.md §9) is purged the same way, without a
+//!   record: it never leaves this machine;
 //! - the ref moves by compare-and-swap ([`crate::seal::publish`]);
 //! - remote-tracking refs of the log (`refs/remotes/*/memlog`) still reach
 //!   the old commits: they are deleted, and the remotes named;
-//! - reflogs are expired and the object store pruned (`git reflog expire`,
-//!   `git gc --prune=now`: gix has no gc).
+//! - the reflogs of memlog's refs are expired and the object store pruned
+//!   (`git reflog expire`, `git gc --prune=now`: gix has no gc).
 //!
 //! The forget events themselves stay: they name ids, not content.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 use memlog_format::Event;
-use memlog_format::event::sort_events;
+use memlog_format::scope::Scope;
 use memlog_format::segment::{self, Segment};
 use memlog_format::visibility::Forgets;
 use serde::Serialize;
 
-use crate::log::{CommitInfo, Log, SegmentRef};
-use crate::remote::{remember_purged, tracking_refs};
-use crate::seal::{commit_message, publish, remove_stale_lock};
+use crate::log::Log;
+use crate::purge_record::{self, PURGE_TRAILER, PurgeRecord};
+use crate::remote::tracking_refs;
+use crate::rewrite::{Rewrite, oldest_first, rewrite_history};
+use crate::seal::{identity, publish, remove_stale_lock, signature};
+use crate::view::View;
 use crate::{Error, Repo, Result, git_command};
 
-/// Trailer of a rewritten commit: how many events the purge removed from it.
-pub const PURGED_TRAILER: &str = "Memlog-Purged";
+pub use crate::rewrite::PURGED_TRAILER;
 
 /// What a purge did.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -53,363 +56,277 @@ pub struct PurgeReport {
     pub old_tip: Option<String>,
     /// The ref's tip after it.
     pub new_tip: Option<String>,
+    /// The record committed on the shared ref (`purges/<name>.json`), which
+    /// every clone applies at its next sync.
+    pub record: Option<String>,
+    /// Events purged from the personal ref (counted in `events_purged`).
+    pub personal_events_purged: usize,
     /// Remote-tracking refs deleted (they reached the old history).
     pub tracking_refs_deleted: Vec<String>,
-    /// Remotes whose memlog branch still holds the old history: they need
-    /// `git push --force`.
-    pub remotes_to_force_push: Vec<String>,
+    /// Remotes whose memlog branch still holds the old history: `memlog
+    /// sync` with each replaces it.
+    pub remotes_to_sync: Vec<String>,
     /// The events purged, for the caller to clear what it derived from
     /// them (the embedding cache keeps vectors by text).
     #[serde(skip)]
     pub purged: Vec<Event>,
 }
 
-/// How a segment is purged: the segments that replace it (none when every
-/// event in it was forgotten) and how many events went.
-struct Replacement {
-    segments: Vec<Segment>,
-    removed: usize,
+/// What purging one log found and did.
+struct Purged {
+    events: usize,
+    segments: usize,
+    commits: usize,
+    old_tip: ObjectId,
+    new_tip: ObjectId,
+    record: Option<String>,
+    purged: Vec<Event>,
 }
 
-/// Rewrites the history of the memlog ref without the bytes of forgotten
-/// events, then expires reflogs and prunes the object store.
+/// Rewrites the history of the memlog ref (and of the personal ref)
+/// without the bytes of forgotten events, records the purge in the log,
+/// then expires memlog's reflogs and prunes the object store.
 pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     // no seal or sync writes objects while this one prunes them
     let _history = crate::history_lock::exclusive(repo)?;
-    let log = Log::new(repo);
     let mut report = PurgeReport::default();
-    let Some(tip) = log.tip()? else {
-        return Ok(report);
-    };
-    report.old_tip = Some(tip.to_string());
-    report.new_tip = Some(tip.to_string());
-    let (events, _) = log.events_at(tip)?;
+    // Forgets of both logs: a personal forget may name a shared event.
+    let (events, _) = View::read(repo)?.events(repo)?;
     let forgets = Forgets::from_events(events.iter());
-
-    let commits = oldest_first(&log, tip)?;
-    // Every segment of the history, each read once.
-    let mut replacements: HashMap<String, Replacement> = HashMap::new();
-    let mut clean: HashSet<String> = HashSet::new();
-    let mut hidden_headlines: BTreeSet<String> = BTreeSet::new();
-    let mut seen_trees = HashSet::new();
-    for c in &commits {
-        if !seen_trees.insert(c.tree) {
-            continue;
-        }
-        for seg in log.segments_in_tree(c.tree)? {
-            if clean.contains(&seg.hash) || replacements.contains_key(&seg.hash) {
-                continue;
-            }
-            let (events, _) = log.read_segment(&seg, false)?;
-            let (hidden, kept): (Vec<&Event>, Vec<&Event>) =
-                events.iter().partition(|e| forgets.hides(e));
-            if hidden.is_empty() {
-                clean.insert(seg.hash);
-                continue;
-            }
-            report.purged.extend(hidden.iter().map(|e| (*e).clone()));
-            hidden_headlines.extend(
-                hidden
-                    .iter()
-                    .map(|e| e.headline(72))
-                    .filter(|h| h.chars().count() >= 4),
-            );
-            replacements.insert(
-                seg.hash,
-                Replacement {
-                    segments: Segment::encode(kept),
-                    removed: hidden.len(),
-                },
-            );
-        }
+    if let Some(tip) = Log::new(repo).tip()? {
+        report.old_tip = Some(tip.to_string());
+        report.new_tip = Some(tip.to_string());
     }
-    let mut remotes = tracking_refs(repo)?;
-    if replacements.is_empty() {
-        if !forgets.is_empty() {
-            // History is clean, but objects fetched or left from before
-            // (a refused sync) may still hold forgotten bytes.
-            prune(repo)?;
-        }
+    if forgets.is_empty() {
         return Ok(report);
     }
-    report.segments_rewritten = replacements.len();
-    report.events_purged = replacements.values().map(|r| r.removed).sum();
-
-    let mut staging = repo.git()?.clone().with_object_memory();
-    // Blobs of the replacement segments.
-    let mut blobs: HashMap<String, Vec<(String, ObjectId)>> = HashMap::new();
-    for (old, r) in &replacements {
-        let mut written = Vec::new();
-        for s in &r.segments {
-            let blob = staging.write_blob(&s.bytes).map_err(Error::git)?.detach();
-            written.push((s.path(), blob));
-        }
-        blobs.insert(old.clone(), written);
-    }
-
-    let mut rewritten: HashMap<ObjectId, ObjectId> = HashMap::new();
-    let mut new_trees: HashMap<ObjectId, ObjectId> = HashMap::new();
-    for c in &commits {
-        let tree = match new_trees.get(&c.tree) {
-            Some(t) => *t,
-            None => {
-                let t = rewrite_tree(&staging, c.tree, &replacements, &blobs)?;
-                new_trees.insert(c.tree, t);
-                t
-            }
-        };
-        let parents: Vec<ObjectId> = c
-            .parents
-            .iter()
-            .map(|p| rewritten.get(p).copied().unwrap_or(*p))
-            .collect();
-        if tree == c.tree && parents == c.parents {
-            rewritten.insert(c.id, c.id);
+    let mut purged_any = false;
+    for scope in [Scope::Shared, Scope::Personal] {
+        let log = Log::of(repo, scope);
+        let Some(done) = purge_log(repo, &log, &forgets, scope == Scope::Shared)? else {
             continue;
-        }
-        let original = repo.git()?.find_commit(c.id).map_err(Error::git)?;
-        let mut commit = original
-            .decode()
-            .map_err(Error::git)?
-            .into_owned()
-            .map_err(Error::git)?;
-        let removed = removed_by(&log, c, &replacements)?;
-        commit.message = if c.parents.len() > 1 {
-            scrub(&c.message, &hidden_headlines).into()
-        } else if removed > 0 {
-            let parent_tree = match parents.first() {
-                Some(p) => Some(
-                    staging
-                        .find_commit(*p)
-                        .map_err(Error::git)?
-                        .tree_id()
-                        .map_err(Error::git)?
-                        .detach(),
-                ),
-                None => None,
-            };
-            seal_message(&staging, c, parent_tree, tree, removed)?.into()
-        } else {
-            scrub(&c.message, &hidden_headlines).into()
         };
-        commit.tree = tree;
-        commit.parents = parents.into_iter().collect();
-        let id = staging.write_object(&commit).map_err(Error::git)?.detach();
-        rewritten.insert(c.id, id);
-        report.commits_rewritten += 1;
-    }
-    let new_tip = rewritten.get(&tip).copied().unwrap_or(tip);
-    let objects = staging.objects.take_object_memory().unwrap_or_default();
-    remove_stale_lock(repo);
-    publish(repo, &objects, Some(tip), new_tip, "memlog: purge")?;
-    report.new_tip = Some(new_tip.to_string());
-    remember_purged(
-        repo,
-        rewritten
-            .iter()
-            .filter(|(old, new)| old != new)
-            .map(|(old, _)| *old),
-    )?;
-
-    for r in &remotes {
-        git_command::run(repo, &["update-ref", "-d", &r.1])?;
-        report.tracking_refs_deleted.push(r.1.clone());
-    }
-    for configured in &repo.config.sync.remotes {
-        if !remotes.iter().any(|(name, _)| name == configured) {
-            remotes.push((configured.clone(), String::new()));
+        purged_any = true;
+        report.events_purged += done.events;
+        report.segments_rewritten += done.segments;
+        report.commits_rewritten += done.commits;
+        report.purged.extend(done.purged);
+        if scope == Scope::Shared {
+            report.old_tip = Some(done.old_tip.to_string());
+            report.new_tip = Some(done.new_tip.to_string());
+            report.record = done.record;
+        } else {
+            report.personal_events_purged = done.events;
         }
     }
-    report.remotes_to_force_push = remotes.into_iter().map(|(name, _)| name).collect();
-    report.remotes_to_force_push.sort();
-    report.remotes_to_force_push.dedup();
-
+    if purged_any {
+        let mut remotes = tracking_refs(repo)?;
+        for (_, r) in &remotes {
+            git_command::run(repo, &["update-ref", "-d", r])?;
+            report.tracking_refs_deleted.push(r.clone());
+        }
+        for configured in &repo.config.sync.remotes {
+            if !remotes.iter().any(|(name, _)| name == configured) {
+                remotes.push((configured.clone(), String::new()));
+            }
+        }
+        if report.record.is_some() {
+            report.remotes_to_sync = remotes.into_iter().map(|(name, _)| name).collect();
+            report.remotes_to_sync.sort();
+            report.remotes_to_sync.dedup();
+        }
+    }
+    // Even with a clean history, objects fetched or left from before (a
+    // refused sync) may still hold forgotten bytes.
     prune(repo)?;
     Ok(report)
 }
 
-/// Expires every reflog and deletes unreachable objects (gix has no gc).
-fn prune(repo: &Repo) -> Result<()> {
-    git_command::run(
+/// Purges one log; `None` when its history holds no forgotten event.
+/// With `record`, a commit adding the purge's record goes on top.
+fn purge_log(repo: &Repo, log: &Log, forgets: &Forgets, record: bool) -> Result<Option<Purged>> {
+    let Some(tip) = log.tip()? else {
+        return Ok(None);
+    };
+    let Some(mut plan) = plan(log, tip, forgets)? else {
+        return Ok(None);
+    };
+    let rw = Rewrite {
+        events: plan.events.iter().map(String::as_str).collect(),
+        sessions: plan.sessions.iter().map(String::as_str).collect(),
+        segments: &plan.segments,
+        adopt: HashMap::new(),
+    };
+    let rewritten = rewrite_history(repo, log, tip, &rw)?;
+    let mut new_tip = rewritten.tip;
+    let mut staging = rewritten.staging;
+    plan.record.commits = rewritten.commits;
+    let record_name = if record {
+        let (name, commit) = record_commit(&staging, new_tip, &plan.record)?;
+        new_tip = commit;
+        Some(name)
+    } else {
+        None
+    };
+    let objects = staging.objects.take_object_memory().unwrap_or_default();
+    remove_stale_lock(repo, log.ref_name());
+    publish(
         repo,
-        &[
+        log.ref_name(),
+        &objects,
+        Some(tip),
+        new_tip,
+        "memlog: purge",
+    )?;
+    Ok(Some(Purged {
+        events: rewritten.purged.len(),
+        segments: plan.segments.len(),
+        commits: plan.record.commits.len(),
+        old_tip: tip,
+        new_tip,
+        record: record_name,
+        purged: rewritten.purged,
+    }))
+}
+
+/// What a purge of one history removes.
+struct Plan {
+    events: BTreeSet<String>,
+    sessions: BTreeSet<String>,
+    segments: BTreeMap<String, Vec<String>>,
+    record: PurgeRecord,
+}
+
+/// Every segment of the history (each read once) that holds a forgotten
+/// event, with the name of its replacement.
+fn plan(log: &Log, tip: ObjectId, forgets: &Forgets) -> Result<Option<Plan>> {
+    let mut events = BTreeSet::new();
+    let mut sessions = BTreeSet::new();
+    let mut segments: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen_trees = HashSet::new();
+    for c in oldest_first(log, tip)? {
+        if !seen_trees.insert(c.tree) {
+            continue;
+        }
+        for seg in log.segments_in_tree(c.tree)? {
+            if !seen.insert(seg.hash.clone()) {
+                continue;
+            }
+            let bytes = log.read_segment_bytes(&seg)?;
+            let (found, _) = segment::decode_trusted(&bytes);
+            let hidden: HashSet<&str> = found
+                .iter()
+                .filter(|e| forgets.hides(e))
+                .map(|e| {
+                    sessions.insert(e.session.clone());
+                    e.id.as_str()
+                })
+                .collect();
+            if hidden.is_empty() {
+                continue;
+            }
+            events.extend(hidden.iter().map(|id| id.to_string()));
+            let (kept, _) = segment::split_out(&bytes, |id| hidden.contains(id));
+            let replacement = if kept.is_empty() {
+                Vec::new()
+            } else {
+                vec![Segment::from_bytes(kept).hash]
+            };
+            segments.insert(seg.hash, replacement);
+        }
+    }
+    if segments.is_empty() {
+        return Ok(None);
+    }
+    let record = PurgeRecord {
+        v: 1,
+        ts: memlog_format::time::now(),
+        events: events.iter().cloned().collect(),
+        sessions: sessions.iter().cloned().collect(),
+        segments: segments.clone(),
+        commits: BTreeMap::new(),
+    };
+    Ok(Some(Plan {
+        events,
+        sessions,
+        segments,
+        record,
+    }))
+}
+
+/// Writes the commit that adds `record` on top of `parent` (into
+/// `staging`); returns the record's name and the commit.
+fn record_commit(
+    staging: &gix::Repository,
+    parent: ObjectId,
+    record: &PurgeRecord,
+) -> Result<(String, ObjectId)> {
+    let (name, bytes) = record.encode()?;
+    let blob = staging.write_blob(&bytes).map_err(Error::git)?.detach();
+    let parent_tree = staging
+        .find_commit(parent)
+        .map_err(Error::git)?
+        .tree_id()
+        .map_err(Error::git)?
+        .detach();
+    let mut editor = staging.edit_tree(parent_tree).map_err(Error::git)?;
+    editor
+        .upsert(
+            purge_record::path_for(&name).as_str(),
+            EntryKind::Blob,
+            blob,
+        )
+        .map_err(Error::git)?;
+    let tree = editor.write().map_err(Error::git)?.detach();
+    let (who, email) = identity(staging);
+    let now = jiff::Timestamp::now().as_second();
+    let message = format!(
+        "Purge {} forgotten event(s) from {} segment(s)\n\n\
+         The history was rewritten without them ({} commit(s)). Every clone\n\
+         applies the same rewrite to its own history at its next `memlog sync`;\n\
+         the record lists ids and hashes only.\n\n\
+         Record: {}\n\n{PURGE_TRAILER}: {name}\n",
+        record.events.len(),
+        record.segments.len(),
+        record.commits.len(),
+        purge_record::path_for(&name),
+    );
+    let commit = gix::objs::Commit {
+        tree,
+        parents: vec![parent].into(),
+        author: signature(&who, &email, now),
+        committer: signature(&who, &email, now),
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    };
+    let id = staging.write_object(&commit).map_err(Error::git)?.detach();
+    Ok((name, id))
+}
+
+/// Expires the reflogs of memlog's refs (they reach the old history) and
+/// deletes every object no ref reaches (gix has no gc). Reflogs of the
+/// user's own branches are left alone.
+pub(crate) fn prune(repo: &Repo) -> Result<()> {
+    let mut refs = Vec::new();
+    for scope in [Scope::Shared, Scope::Personal] {
+        let log = Log::of(repo, scope);
+        if log.tip()?.is_some() {
+            refs.push(log.ref_name().to_string());
+        }
+    }
+    refs.extend(tracking_refs(repo)?.into_iter().map(|(_, r)| r));
+    if !refs.is_empty() {
+        let mut args = vec![
             "reflog",
             "expire",
             "--expire=now",
             "--expire-unreachable=now",
-            "--all",
-        ],
-    )?;
+        ];
+        args.extend(refs.iter().map(String::as_str));
+        git_command::run(repo, &args)?;
+    }
     git_command::run(repo, &["gc", "--quiet", "--prune=now"])?;
     Ok(())
-}
-
-/// Commits reachable from `tip`, every parent before its children.
-fn oldest_first(log: &Log, tip: ObjectId) -> Result<Vec<CommitInfo>> {
-    let mut infos: HashMap<ObjectId, CommitInfo> = HashMap::new();
-    let mut order = Vec::new();
-    let mut done = HashSet::new();
-    // (commit, parents pushed?)
-    let mut stack = vec![(tip, false)];
-    while let Some((id, expanded)) = stack.pop() {
-        if done.contains(&id) {
-            continue;
-        }
-        if expanded {
-            done.insert(id);
-            order.push(id);
-            continue;
-        }
-        let info = match infos.get(&id) {
-            Some(i) => i.clone(),
-            None => {
-                let i = log.commit(id)?;
-                infos.insert(id, i.clone());
-                i
-            }
-        };
-        stack.push((id, true));
-        for p in info.parents.iter().rev() {
-            if !done.contains(p) {
-                stack.push((*p, false));
-            }
-        }
-    }
-    Ok(order
-        .into_iter()
-        .filter_map(|id| infos.remove(&id))
-        .collect())
-}
-
-/// The tree with each purged segment replaced by its replacements.
-fn rewrite_tree(
-    git: &gix::Repository,
-    tree: ObjectId,
-    replacements: &HashMap<String, Replacement>,
-    blobs: &HashMap<String, Vec<(String, ObjectId)>>,
-) -> Result<ObjectId> {
-    let current = git.find_tree(tree).map_err(Error::git)?;
-    let mut editor = None;
-    for old in replacements.keys() {
-        let path = segment::path_for(old);
-        if current
-            .lookup_entry_by_path(&path)
-            .map_err(Error::git)?
-            .is_none()
-        {
-            continue;
-        }
-        let editor = match &mut editor {
-            Some(e) => e,
-            None => editor.insert(git.edit_tree(tree).map_err(Error::git)?),
-        };
-        editor.remove(path.as_str()).map_err(Error::git)?;
-        for (new_path, blob) in blobs.get(old).into_iter().flatten() {
-            editor
-                .upsert(new_path.as_str(), EntryKind::Blob, *blob)
-                .map_err(Error::git)?;
-        }
-    }
-    match editor {
-        Some(mut e) => Ok(e.write().map_err(Error::git)?.detach()),
-        None => Ok(tree),
-    }
-}
-
-/// Forgotten events among those a commit added to its first parent.
-fn removed_by(
-    log: &Log,
-    commit: &CommitInfo,
-    replacements: &HashMap<String, Replacement>,
-) -> Result<usize> {
-    Ok(log
-        .added_segments(commit)?
-        .iter()
-        .filter_map(|s| replacements.get(&s.hash))
-        .map(|r| r.removed)
-        .sum())
-}
-
-/// The message of a rewritten seal commit: regenerated from the events it
-/// still adds, with the `Memlog-Purged` trailer.
-fn seal_message(
-    git: &gix::Repository,
-    commit: &CommitInfo,
-    parent_tree: Option<ObjectId>,
-    tree: ObjectId,
-    removed: usize,
-) -> Result<String> {
-    let session = commit.session.clone().unwrap_or_default();
-    let added = added_events(git, parent_tree, tree)?;
-    let base = if added.is_empty() {
-        format!(
-            "Purged session {session}\n\nEvery event this commit sealed was forgotten and purged.\n\n{}: {session}\n{}: 0\n",
-            crate::log::SESSION_TRAILER,
-            crate::log::EVENTS_TRAILER
-        )
-    } else {
-        let refs: Vec<&Event> = added.iter().collect();
-        commit_message(&session, &refs)
-    };
-    Ok(format!("{base}{PURGED_TRAILER}: {removed} events\n"))
-}
-
-/// Events in the segments of `tree` that are not in `parent_tree`, read
-/// from `git` (which sees the staged objects).
-fn added_events(
-    git: &gix::Repository,
-    parent_tree: Option<ObjectId>,
-    tree: ObjectId,
-) -> Result<Vec<Event>> {
-    let before: HashSet<String> = match parent_tree {
-        Some(t) => segments_of(git, t)?.into_iter().map(|s| s.hash).collect(),
-        None => HashSet::new(),
-    };
-    let mut out = Vec::new();
-    for seg in segments_of(git, tree)? {
-        if before.contains(&seg.hash) {
-            continue;
-        }
-        let bytes = git.find_blob(seg.blob).map_err(Error::git)?.take_data();
-        out.extend(segment::decode_trusted(&bytes).0);
-    }
-    sort_events(&mut out);
-    Ok(out)
-}
-
-/// Segments of a root tree, read through `git`.
-fn segments_of(git: &gix::Repository, tree: ObjectId) -> Result<Vec<SegmentRef>> {
-    let mut out = Vec::new();
-    let root = git.find_tree(tree).map_err(Error::git)?;
-    let Some(dir) = root
-        .lookup_entry_by_path(segment::SEGMENTS_DIR)
-        .map_err(Error::git)?
-    else {
-        return Ok(out);
-    };
-    let dir = git.find_tree(dir.object_id()).map_err(Error::git)?;
-    for sub in dir.decode().map_err(Error::git)?.entries.iter() {
-        if !sub.mode.is_tree() {
-            continue;
-        }
-        let sub = git.find_tree(sub.oid.to_owned()).map_err(Error::git)?;
-        for e in sub.decode().map_err(Error::git)?.entries.iter() {
-            if let Some(h) = segment::hash_from_name(&e.filename.to_string()) {
-                out.push(SegmentRef {
-                    hash: h.to_string(),
-                    blob: e.oid.to_owned(),
-                });
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Replaces the headlines of forgotten events in a message by `[purged]`.
-fn scrub(message: &str, hidden_headlines: &BTreeSet<String>) -> String {
-    let mut out = message.to_string();
-    for h in hidden_headlines {
-        out = out.replace(h.as_str(), "[purged]");
-    }
-    out
 }

@@ -1,14 +1,17 @@
 //! The write path: every event memlog stores passes through a [`Recorder`],
 //! which applies the privacy filter and output truncation *before* the event
-//! becomes bytes anywhere.
+//! becomes bytes anywhere, and decides its scope: an event the writer
+//! marked personal, or that the configured rules make personal, is marked
+//! `meta.scope: personal`, and so is every later event of its session
+//! (FORMAT.md §9). Sealing routes marked events to the personal ref.
 
-use memlog_format::privacy::{PrivacyFilter, Report, truncate_output};
-use memlog_format::{Draft, Event, Kind};
+use memlog_format::privacy::{PrivacyFilter, Report, cap_strings, truncate_output};
+use memlog_format::{Draft, Event, Kind, scope};
 use serde_json::Value;
 
 use crate::journal::{Durability, Journal};
 use crate::seal::{SealRequest, Sealed, seal_import};
-use crate::{Repo, Result};
+use crate::{Error, Repo, Result};
 
 /// Writes events for a repository: to a session's journal (live sessions)
 /// or straight into sealed commits (imports).
@@ -18,11 +21,13 @@ pub struct Recorder<'r> {
 }
 
 impl<'r> Recorder<'r> {
-    /// A recorder for `repo`, with its configured privacy patterns compiled.
+    /// A recorder for `repo`, with its configured privacy patterns and the
+    /// repository's marker key (made on first use).
     pub fn new(repo: &'r Repo) -> Result<Recorder<'r>> {
+        let key = crate::privacy_key::load_or_create(&repo.layout())?;
         Ok(Recorder {
             repo,
-            filter: PrivacyFilter::new(&repo.config.privacy.patterns)?,
+            filter: PrivacyFilter::configured(&repo.config.privacy)?.keyed(&key),
         })
     }
 
@@ -31,24 +36,31 @@ impl<'r> Recorder<'r> {
         self.repo
     }
 
-    /// Applies privacy (body and meta) and, for tool observations, cuts
-    /// `body.output` to the configured size (marking `body.truncated`).
+    /// Applies privacy (body and meta); for tool observations, cuts
+    /// `body.output` to the configured size; then caps every text at
+    /// `hooks.max_text_bytes` (either cut marks `body.truncated`).
     pub fn prepare(&self, mut draft: Draft) -> (Draft, Report) {
         let mut body = Value::Object(std::mem::take(&mut draft.body));
         let mut report = self.filter.filter_value(&mut body);
         let mut meta = Value::Object(std::mem::take(&mut draft.meta));
         report.absorb(self.filter.filter_value(&mut meta));
+        let mut truncated = false;
+        if draft.kind == Kind::ToolObservation
+            && let Some(Value::String(out)) = body.get_mut("output")
+        {
+            let tools = &self.repo.config.tools;
+            let (cut, was_cut) =
+                truncate_output(out, tools.max_output_bytes, tools.max_output_lines);
+            if was_cut {
+                *out = cut;
+                truncated = true;
+            }
+        }
+        let cap = self.repo.config.hooks.max_text_bytes;
+        truncated |= cap_strings(&mut body, cap) | cap_strings(&mut meta, cap);
         if let (Value::Object(mut b), Value::Object(m)) = (body, meta) {
-            if draft.kind == Kind::ToolObservation
-                && let Some(Value::String(out)) = b.get("output")
-            {
-                let tools = &self.repo.config.tools;
-                let (cut, was_cut) =
-                    truncate_output(out, tools.max_output_bytes, tools.max_output_lines);
-                if was_cut {
-                    b.insert("output".into(), Value::String(cut));
-                    b.insert("truncated".into(), Value::Bool(true));
-                }
+            if truncated {
+                b.insert("truncated".into(), Value::Bool(true));
             }
             draft.body = b;
             draft.meta = m;
@@ -59,6 +71,37 @@ impl<'r> Recorder<'r> {
     /// Whether calls of `tool` are excluded from recording by configuration.
     pub fn excludes_tool(&self, tool: &str) -> bool {
         self.repo.config.tools.exclude.iter().any(|t| t == tool)
+    }
+
+    /// Marks `draft` personal when its writer did, the configured rules
+    /// say so, or its session is personal already (`session_personal`,
+    /// which it then sets).
+    fn scope(&self, draft: &mut Draft, session_personal: &mut bool) {
+        if *session_personal
+            || scope::is_personal(&draft.meta)
+            || scope::rules_make_personal(draft, &self.repo.config.personal)
+        {
+            scope::mark_personal(&mut draft.meta);
+            *session_personal = true;
+        }
+    }
+
+    /// Whether `session` recorded a personal event before (its marker).
+    fn is_personal_session(&self, session: &str) -> bool {
+        self.repo
+            .layout()
+            .personal_sessions()
+            .join(session)
+            .exists()
+    }
+
+    /// Remembers that `session` recorded a personal event: the rest of it,
+    /// a resumed session included, stays personal.
+    fn remember_personal_session(&self, session: &str) -> Result<()> {
+        let dir = self.repo.layout().personal_sessions();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let path = dir.join(session);
+        std::fs::write(&path, b"").map_err(|e| Error::io(&path, e))
     }
 
     /// Filters and appends drafts (all of one session) to its journal.
@@ -79,10 +122,18 @@ impl<'r> Recorder<'r> {
         let journal = Journal::new(&self.repo.journal_dir(), &session)?;
         let mut report = Report::default();
         let mut prepared = Vec::with_capacity(drafts.len());
+        let was_personal = self.is_personal_session(&session);
+        let mut personal = was_personal;
         for d in drafts {
-            let (d, r) = self.prepare(d);
+            let (mut d, r) = self.prepare(d);
+            self.scope(&mut d, &mut personal);
             report.absorb(r);
             prepared.push(d);
+        }
+        if personal && !was_personal {
+            // before the events: a crash in between leaves the session
+            // personal, never a personal event in a shared session
+            self.remember_personal_session(&session)?;
         }
         let events = journal.append_all_as(prepared, durability)?;
         Ok((events, report))
@@ -119,11 +170,18 @@ impl<'r> Recorder<'r> {
         let mut report = Report::default();
         let mut requests = Vec::with_capacity(sessions.len());
         for (session, drafts) in sessions {
+            crate::journal::validate_session(&session)?;
+            let was_personal = self.is_personal_session(&session);
+            let mut personal = was_personal;
             let mut events = Vec::with_capacity(drafts.len());
             for (seq, d) in drafts {
-                let (d, r) = self.prepare(d);
+                let (mut d, r) = self.prepare(d);
+                self.scope(&mut d, &mut personal);
                 report.absorb(r);
                 events.push(d.into_event(seq));
+            }
+            if personal && !was_personal {
+                self.remember_personal_session(&session)?;
             }
             requests.push(SealRequest { session, events });
         }

@@ -1,6 +1,7 @@
 //! What `memlog sync` and `memlog purge` both know about remotes: where a
-//! remote's memlog ref is tracked, and which commits a purge replaced (so
-//! that a sync refuses to merge them back).
+//! remote's memlog ref is tracked (a remote's name, or a URL listed in
+//! `sync.remotes`), and which commits purges made before purges were
+//! recorded in the log replaced (a sync refuses to merge them back).
 
 use std::collections::HashSet;
 
@@ -9,30 +10,27 @@ use gix::ObjectId;
 use crate::{Error, Repo, Result, git_command};
 
 /// The remote-tracking ref that holds a remote's memlog ref:
-/// `refs/remotes/<remote>/<branch>` (`refs/remotes/origin/memlog`).
+/// `refs/remotes/<remote>/<branch>` (`refs/remotes/origin/memlog`). A URL
+/// (a repository for memory only, listed in `sync.remotes`) is tracked as
+/// `refs/remotes/memlog-<12 hex digits of its hash>/<branch>`.
 pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
     let name = repo.ref_name();
     let short = name.strip_prefix("refs/heads/").unwrap_or(name);
+    if is_url(remote) {
+        let hash = blake3::hash(remote.as_bytes()).to_hex();
+        return format!("refs/remotes/memlog-{}/{short}", &hash[..12]);
+    }
     format!("refs/remotes/{remote}/{short}")
 }
 
-/// Adds the commits a purge replaced to the record (`Layout::purged_commits`)
-/// that `memlog sync` checks remotes against.
-pub(crate) fn remember_purged(repo: &Repo, old: impl Iterator<Item = ObjectId>) -> Result<()> {
-    use std::io::Write;
-    let path = repo.layout().purged_commits();
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
-    let text: String = old.map(|id| format!("{id}\n")).collect();
-    file.write_all(text.as_bytes())
-        .and_then(|_| file.sync_all())
-        .map_err(|e| Error::io(&path, e))
+/// Whether `remote` is a URL (`https://…`, `git@host:path`) or a path
+/// (`/srv/memory.git`, `../memory.git`) rather than a remote's name.
+pub fn is_url(remote: &str) -> bool {
+    remote.contains(':') || remote.starts_with('/') || remote.starts_with('.')
 }
 
-/// Commits replaced by earlier purges of this repository.
+/// Commits replaced by purges of this repository made before purges were
+/// recorded in the log (`Layout::purged_commits`, no longer written).
 pub fn purged_commits(repo: &Repo) -> Result<HashSet<ObjectId>> {
     let path = repo.layout().purged_commits();
     let text = match std::fs::read_to_string(&path) {
@@ -57,9 +55,21 @@ pub(crate) fn tracking_refs(repo: &Repo) -> Result<Vec<(String, String)>> {
         .strip_prefix("refs/heads/")
         .unwrap_or(repo.ref_name())
         .to_string();
+    // A URL's tracking ref is named by its hash: name it by the URL.
+    let urls: Vec<(String, &String)> = repo
+        .config
+        .sync
+        .remotes
+        .iter()
+        .filter(|r| is_url(r))
+        .map(|u| (tracking_ref(repo, u), u))
+        .collect();
     Ok(listed
         .lines()
         .filter_map(|r| {
+            if let Some((_, url)) = urls.iter().find(|(t, _)| t == r) {
+                return Some((url.to_string(), r.to_string()));
+            }
             let rest = r.strip_prefix("refs/remotes/")?;
             let remote = rest.strip_suffix(&format!("/{short}"))?;
             (tracking_ref(repo, remote) == r).then(|| (remote.to_string(), r.to_string()))

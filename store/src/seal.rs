@@ -18,6 +18,7 @@ use gix::objs::tree::EntryKind;
 use gix::refs::Target;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use memlog_format::capture::{self, Captured};
+use memlog_format::scope::Scope;
 use memlog_format::segment::{LineProblem, Segment};
 use memlog_format::{Event, Kind};
 use serde::Serialize;
@@ -55,10 +56,15 @@ pub struct Sealed {
     pub added: usize,
     /// Events skipped because they were already in the log.
     pub duplicates: usize,
+    /// Whether these are the session's personal events, sealed on the
+    /// personal ref (FORMAT.md §9).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub personal: bool,
 }
 
 /// Seals each request as one commit (requests with nothing new get none), in
-/// order, and moves the ref once to the last of them.
+/// order, and moves the ref once to the last of them. Personal events
+/// (FORMAT.md §9) go to the personal ref, as commits of their own.
 pub fn seal(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>> {
     seal_as(repo, requests, false)
 }
@@ -73,8 +79,60 @@ pub fn seal_import(repo: &Repo, requests: &[SealRequest]) -> Result<Vec<Sealed>>
 }
 
 fn seal_as(repo: &Repo, requests: &[SealRequest], reconcile: bool) -> Result<Vec<Sealed>> {
+    for r in requests {
+        // Every way in checks session ids by one rule (imports too).
+        crate::journal::validate_session(&r.session)?;
+    }
+    // Each event goes where its scope says; a request without personal
+    // events is sealed exactly as before personal scope existed.
+    let (shared, personal) = split_by_scope(requests);
     let _history = crate::history_lock::shared(repo)?;
-    let log = Log::new(repo);
+    let mut outcomes = seal_scope(repo, Scope::Shared, &shared, reconcile)?;
+    if !personal.is_empty() {
+        let mut mine = seal_scope(repo, Scope::Personal, &personal, reconcile)?;
+        mine.iter_mut().for_each(|s| s.personal = true);
+        outcomes.extend(mine);
+    }
+    Ok(outcomes)
+}
+
+/// The requests' shared events, and their personal ones (only requests
+/// that have some).
+fn split_by_scope(requests: &[SealRequest]) -> (Vec<SealRequest>, Vec<SealRequest>) {
+    let mut shared = Vec::with_capacity(requests.len());
+    let mut personal = Vec::new();
+    for r in requests {
+        let (mine, ours): (Vec<Event>, Vec<Event>) = r
+            .events
+            .iter()
+            .cloned()
+            .partition(|e| Scope::of(&e.meta) == Scope::Personal);
+        if !mine.is_empty() {
+            personal.push(SealRequest {
+                session: r.session.clone(),
+                events: mine,
+            });
+            if ours.is_empty() {
+                continue;
+            }
+        }
+        shared.push(SealRequest {
+            session: r.session.clone(),
+            events: ours,
+        });
+    }
+    (shared, personal)
+}
+
+/// Seals requests onto the ref of `scope` (the caller holds the history
+/// lock).
+fn seal_scope(
+    repo: &Repo,
+    scope: Scope,
+    requests: &[SealRequest],
+    reconcile: bool,
+) -> Result<Vec<Sealed>> {
+    let log = Log::of(repo, scope);
     let sessions: HashSet<String> = requests.iter().map(|r| r.session.clone()).collect();
     let mut last_error = None;
     let started = std::time::Instant::now();
@@ -84,7 +142,7 @@ fn seal_as(repo: &Repo, requests: &[SealRequest], reconcile: bool) -> Result<Vec
             std::thread::sleep(backoff(attempt));
         }
         attempt += 1;
-        remove_stale_lock(repo);
+        remove_stale_lock(repo, log.ref_name());
         let tip = log.tip()?;
         let known = match tip {
             Some(t) => sealed_ids(repo, &log, t, &sessions)?,
@@ -94,7 +152,7 @@ fn seal_as(repo: &Repo, requests: &[SealRequest], reconcile: bool) -> Result<Vec
         // Reconciled on every attempt: a seal that moved the tip meanwhile
         // may have brought the very events an import would add.
         let (reconciled, left_out) = if reconcile {
-            reconciled(repo, &log, tip, requests, &sessions)?
+            reconciled(repo, requests, &sessions)?
         } else {
             (Vec::new(), Vec::new())
         };
@@ -110,7 +168,7 @@ fn seal_as(repo: &Repo, requests: &[SealRequest], reconcile: bool) -> Result<Vec
             return Ok(outcomes);
         };
         let objects = staging.objects.take_object_memory().unwrap_or_default();
-        match publish(repo, &objects, tip, new_tip, "memlog: seal") {
+        match publish(repo, log.ref_name(), &objects, tip, new_tip, "memlog: seal") {
             Ok(()) => return Ok(outcomes),
             // Another writer moved the ref or holds its lock: read the new
             // tip and try again.
@@ -123,9 +181,9 @@ fn seal_as(repo: &Repo, requests: &[SealRequest], reconcile: bool) -> Result<Vec
     Err(match last_error {
         Some(e) if !is_contention(&e) => e,
         _ => Error::Contention {
-            ref_name: repo.ref_name().to_string(),
+            ref_name: log.ref_name().to_string(),
             attempts: attempt,
-            holder: lock_holder(repo),
+            holder: lock_holder(repo, log.ref_name()),
         },
     })
 }
@@ -138,9 +196,9 @@ pub(crate) fn is_contention(e: &Error) -> bool {
 
 /// What holds the ref's lock, for the error after giving up: git's lock
 /// files name no process, so their path and age.
-fn lock_holder(repo: &Repo) -> String {
+fn lock_holder(repo: &Repo, ref_name: &str) -> String {
     [
-        repo.common_dir.join(format!("{}.lock", repo.ref_name())),
+        repo.common_dir.join(format!("{ref_name}.lock")),
         repo.common_dir.join("packed-refs.lock"),
     ]
     .iter()
@@ -155,19 +213,22 @@ fn lock_holder(repo: &Repo) -> String {
     .unwrap_or_default()
 }
 
-/// The requests without what their sessions already hold (sealed by `tip`,
-/// or in journals), and how many events each lost.
+/// The requests without what their sessions already hold (sealed in
+/// either log, or in journals), and how many events each lost.
 fn reconciled(
     repo: &Repo,
-    log: &Log,
-    tip: Option<ObjectId>,
     requests: &[SealRequest],
     sessions: &HashSet<String>,
 ) -> Result<(Vec<SealRequest>, Vec<usize>)> {
-    let mut held = match tip {
-        Some(t) => sealed_events(repo, log, t, sessions)?,
-        None => HashMap::new(),
-    };
+    let mut held: HashMap<String, Vec<Event>> = HashMap::new();
+    for scope in [Scope::Shared, Scope::Personal] {
+        let log = Log::of(repo, scope);
+        if let Some(t) = log.tip()? {
+            for (session, events) in sealed_events(repo, &log, t, sessions)? {
+                held.entry(session).or_default().extend(events);
+            }
+        }
+    }
     let dir = repo.journal_dir();
     for j in journal::list(&dir)? {
         if sessions.contains(&j.session) {
@@ -241,6 +302,7 @@ fn build_commits(
                 commit: None,
                 added: 0,
                 duplicates,
+                personal: false,
             });
             continue;
         }
@@ -272,30 +334,32 @@ fn build_commits(
             commit: Some(id.to_string()),
             added: fresh.len(),
             duplicates,
+            personal: false,
         });
     }
     Ok((parent, outcomes))
 }
 
-/// Makes the staged `objects` durable, then moves the memlog ref from
-/// `expected` to `new` with compare-and-swap and fsyncs it. The one way the
-/// log's ref is moved (seal, sync, purge). Fails, leaving the ref alone,
-/// when the ref is no longer at `expected`.
+/// Makes the staged `objects` durable, then moves `ref_name` (the memlog
+/// ref, or the personal one) from `expected` to `new` with compare-and-swap
+/// and fsyncs it. The one way a log's ref is moved (seal, sync, purge).
+/// Fails, leaving the ref alone, when the ref is no longer at `expected`.
 pub(crate) fn publish(
     repo: &Repo,
+    ref_name: &str,
     objects: &gix::odb::memory::Storage,
     expected: Option<ObjectId>,
     new: ObjectId,
     reflog_message: &str,
 ) -> Result<()> {
     let keep = objects::persist(repo, objects)?;
-    let updated = update_ref(repo, expected, new, reflog_message);
+    let updated = update_ref(repo, ref_name, expected, new, reflog_message);
     if let Some(keep) = keep {
         // The ref (or nothing, on failure) protects the pack from now on.
         let _ = std::fs::remove_file(keep);
     }
     updated?;
-    sync_ref(repo)
+    sync_ref(repo, ref_name)
 }
 
 pub(crate) fn identity(git: &gix::Repository) -> (BString, BString) {
@@ -318,14 +382,14 @@ pub(crate) fn signature(name: &BString, email: &BString, seconds: i64) -> gix::a
 
 fn update_ref(
     repo: &Repo,
+    ref_name: &str,
     expected: Option<ObjectId>,
     new: ObjectId,
     reflog_message: &str,
 ) -> Result<()> {
-    let name = repo
-        .ref_name()
+    let name = ref_name
         .try_into()
-        .map_err(|e| Error::invalid(format!("ref {:?}", repo.ref_name()), format!("{e}")))?;
+        .map_err(|e| Error::invalid(format!("ref {ref_name:?}"), format!("{e}")))?;
     let edit = RefEdit {
         change: Change::Update {
             log: LogChange {
@@ -346,7 +410,7 @@ fn update_ref(
         // the ref moved (a conflict) or its lock is held (retryable)
         if e.can_retry() || e.is_conflict() {
             Error::RefRace {
-                ref_name: repo.ref_name().to_string(),
+                ref_name: ref_name.to_string(),
                 message: e.to_string(),
             }
         } else {
@@ -358,13 +422,13 @@ fn update_ref(
 
 /// Removes a ref lock left behind by a killed process, so one crash cannot
 /// block sealing forever. A live lock is held for microseconds.
-pub(crate) fn remove_stale_lock(repo: &Repo) {
+pub(crate) fn remove_stale_lock(repo: &Repo, ref_name: &str) {
     // The ref's own lock, and `packed-refs.lock`: once git has packed the
     // ref (`git gc`, run by purge), updating it takes that lock too, and a
     // process killed while holding it blocked every later seal for good
     // (memlog-bench --kills found it).
     for lock in [
-        repo.common_dir.join(format!("{}.lock", repo.ref_name())),
+        repo.common_dir.join(format!("{ref_name}.lock")),
         repo.common_dir.join("packed-refs.lock"),
     ] {
         if let Ok(meta) = std::fs::metadata(&lock)
@@ -379,8 +443,7 @@ pub(crate) fn remove_stale_lock(repo: &Repo) {
     }
 }
 
-fn sync_ref(repo: &Repo) -> Result<()> {
-    let name = repo.ref_name();
+fn sync_ref(repo: &Repo, name: &str) -> Result<()> {
     for path in [
         repo.common_dir.join(name),
         repo.common_dir.join("logs").join(name),

@@ -9,12 +9,12 @@
 //! missing or unreadable, it is rebuilt, and writing it may fail silently.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use memlog_format::{Event, segment};
 
-use crate::log::Log;
+use crate::log::{Log, PERSONAL_REF};
 use crate::{Repo, Result};
 
 const HEADER: &str = "memlog-sessions-cache 1";
@@ -30,7 +30,8 @@ pub struct SessionCommits {
 impl SessionCommits {
     /// The index for the history of `tip`, from the cache where it can be.
     pub fn at(repo: &Repo, log: &Log, tip: ObjectId) -> Result<SessionCommits> {
-        let mut cache = SessionCommits::load(repo).unwrap_or_default();
+        let path = SessionCommits::path(repo, log);
+        let mut cache = SessionCommits::load(&path).unwrap_or_default();
         if cache.tip == Some(tip) {
             return Ok(cache);
         }
@@ -62,16 +63,16 @@ impl SessionCommits {
         if !reached_old_tip {
             // History was rewritten: start over from the tip.
             cache = SessionCommits::default();
-            return SessionCommits::rebuild(repo, log, tip, cache);
+            return SessionCommits::rebuild(&path, log, tip, cache);
         }
         cache.commits.extend(new);
         cache.tip = Some(tip);
-        cache.save(repo);
+        cache.save(&path);
         Ok(cache)
     }
 
     fn rebuild(
-        repo: &Repo,
+        path: &Path,
         log: &Log,
         tip: ObjectId,
         mut cache: SessionCommits,
@@ -82,8 +83,13 @@ impl SessionCommits {
                 .insert(c.id, if c.parents.len() > 1 { None } else { c.session });
         }
         cache.tip = Some(tip);
-        cache.save(repo);
+        cache.save(path);
         Ok(cache)
+    }
+
+    /// Whether `id` is a commit of the history.
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        self.commits.contains_key(id)
     }
 
     /// The commits that seal any of `sessions`, with the session each seals.
@@ -98,12 +104,17 @@ impl SessionCommits {
         })
     }
 
-    fn path(repo: &Repo) -> PathBuf {
-        repo.layout().sessions_cache()
+    /// One cache per log: the shared and the personal histories differ.
+    fn path(repo: &Repo, log: &Log) -> PathBuf {
+        if log.ref_name() == PERSONAL_REF {
+            repo.layout().personal_sessions_cache()
+        } else {
+            repo.layout().sessions_cache()
+        }
     }
 
-    fn load(repo: &Repo) -> Option<SessionCommits> {
-        let text = std::fs::read_to_string(SessionCommits::path(repo)).ok()?;
+    fn load(path: &Path) -> Option<SessionCommits> {
+        let text = std::fs::read_to_string(path).ok()?;
         let mut lines = text.lines();
         if lines.next()? != HEADER {
             return None;
@@ -123,7 +134,7 @@ impl SessionCommits {
 
     /// Writes the cache (temporary file, then rename); a failure only means
     /// the next seal walks more.
-    fn save(&self, repo: &Repo) {
+    fn save(&self, path: &Path) {
         let Some(tip) = self.tip else { return };
         let mut text = format!("{HEADER}\n{tip}\n");
         for (id, session) in &self.commits {
@@ -134,9 +145,8 @@ impl SessionCommits {
             }
             text.push('\n');
         }
-        let path = SessionCommits::path(repo);
         let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
     }

@@ -22,7 +22,9 @@ The script (JSON):
 
 With "responses" (OpenAI's Responses API, as Codex CLI speaks it at
 `POST …/responses`, always streamed), text becomes an assistant message and
-`tool_use` a `function_call` (its `id` the `call_id`).
+`tool_use` a `function_call` (its `id` the `call_id`); a
+`{"type": "custom_tool_use", "name", "input": "<text>"}` content block is a
+freeform tool's `custom_tool_call` (Codex's `apply_patch`).
 
 A turn may also give `content`: a list of Messages API content blocks
 (`{"type": "text", "text": ...}`, `{"type": "tool_use", "name", "input"}`)
@@ -116,9 +118,9 @@ class Script:
         out = []
         for n, block in enumerate(blocks):
             block = dict(block)
-            if block.get("type") == "tool_use":
+            if block.get("type") in ("tool_use", "custom_tool_use"):
                 block.setdefault("id", f"toolu_scripted_{index:02}_{n:02}")
-                block.setdefault("input", {})
+                block.setdefault("input", {} if block["type"] == "tool_use" else "")
             out.append(block)
         return out
 
@@ -140,7 +142,7 @@ def latest_input_text(items):
     if isinstance(items, str):
         return items
     for item in reversed(items):
-        if item.get("type") == "function_call_output" or item.get("role") == "user":
+        if item.get("type") in ("function_call_output", "custom_tool_call_output") or item.get("role") == "user":
             return json.dumps(item, ensure_ascii=False)
     return ""
 
@@ -163,8 +165,15 @@ def responses_events(blocks, model):
         elif block["type"] == "tool_use":
             item = {"type": "function_call", "id": f"fc_{rid}_{i}", "call_id": block["id"], "name": block["name"],
                     "arguments": json.dumps(block["input"]), "status": "completed"}
+            if "namespace" in block:  # a namespaced tool (Codex's multi_agent_v1.spawn_agent)
+                item["namespace"] = block["namespace"]
             yield "response.output_item.added", {"type": "response.output_item.added", "output_index": i,
                                                  "item": dict(item, arguments="", status="in_progress")}
+        elif block["type"] == "custom_tool_use":
+            item = {"type": "custom_tool_call", "id": f"ctc_{rid}_{i}", "call_id": block["id"], "name": block["name"],
+                    "input": block["input"], "status": "completed"}
+            yield "response.output_item.added", {"type": "response.output_item.added", "output_index": i,
+                                                 "item": dict(item, input="", status="in_progress")}
         else:
             continue
         output.append(item)

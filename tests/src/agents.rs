@@ -324,6 +324,76 @@ fn json_result(name: &str, run: &Run, ok: impl Fn(&Value) -> bool) -> (String, V
     (session_id, result)
 }
 
+/// The JSON lines a run printed on stdout (Codex's `exec --json`,
+/// Copilot's `--output-format json`), and the session id `session_of`
+/// finds in one of them; panics unless the agent exited 0 with one.
+fn json_lines_result(
+    name: &str,
+    run: &Run,
+    session_of: impl Fn(&Value) -> Option<&str>,
+) -> (String, Value) {
+    assert!(
+        run.output.status.success(),
+        "{name} failed ({:?})\nstdout:\n{}\nstderr:\n{}",
+        run.output.status,
+        run.stdout(),
+        run.stderr()
+    );
+    let events: Vec<Value> = run
+        .stdout()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let session_id = events
+        .iter()
+        .find_map(&session_of)
+        .unwrap_or_else(|| panic!("{name} printed no session id: {}", run.stdout()))
+        .to_string();
+    (session_id, Value::Array(events))
+}
+
+/// The events memlog's hooks recorded for a real agent's session on
+/// `prompt` with one tool call: its start, the prompt as typed, the call
+/// (of `tool`, its output holding `output`), an answer and its end. Returns
+/// the events and the call.
+pub fn captured_session(
+    repo: &TestRepo,
+    session_id: &str,
+    prompt: &str,
+    tool: &str,
+    output: &str,
+) -> (Vec<Value>, Value) {
+    let events = repo.session_events(session_id);
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["kind"].as_str()).collect();
+    for kind in [
+        "session_start",
+        "user_prompt",
+        "tool_observation",
+        "agent_response",
+        "session_end",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+    }
+    let typed = events.iter().find(|e| e["kind"] == "user_prompt");
+    assert_eq!(
+        typed.map(|e| &e["body"]["text"]),
+        Some(&Value::from(prompt))
+    );
+    let call = events
+        .iter()
+        .find(|e| e["kind"] == "tool_observation")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(call["body"]["tool"], tool, "{call}");
+    assert!(
+        call["body"]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains(output)),
+        "{call}"
+    );
+    (events, call)
+}
+
 /// Claude Code (its native binary), with memlog's hooks in the project's
 /// `.claude/settings.json`.
 pub struct ClaudeCli {
@@ -467,6 +537,12 @@ fn run_bounded(command: &mut Command, scratch: &Path) -> Run {
 /// `.codex/hooks.json`.
 pub struct CodexCli {
     found: Found,
+    /// The model Codex asks for, which decides its tools: `gpt-5` (unknown
+    /// to Codex: its fallback tools, subagents included), `gpt-5.5` (its
+    /// freeform `apply_patch`).
+    model: String,
+    /// More of config.toml (what `/hooks` writes when the user trusts).
+    config: String,
 }
 
 impl AgentCli for CodexCli {
@@ -477,7 +553,11 @@ impl AgentCli for CodexCli {
         "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex";
 
     fn from_found(found: Found) -> Self {
-        CodexCli { found }
+        CodexCli {
+            found,
+            model: "gpt-5".into(),
+            config: String::new(),
+        }
     }
 
     fn found(&self) -> &Found {
@@ -503,7 +583,7 @@ impl AgentCli for CodexCli {
     /// repository trusted.
     fn isolate(&self, command: &mut Command, api: &ScriptedApi) {
         let config = format!(
-            r#"model = "gpt-5"
+            r#"model = "{model}"
 model_provider = "scripted"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -524,9 +604,11 @@ plugins = false
 
 [projects."{repo}"]
 trust_level = "trusted"
-"#,
+{more}"#,
+            model = self.model,
             base = api.base_url(),
-            repo = self.found.repo.display()
+            repo = self.found.repo.display(),
+            more = self.config,
         );
         std::fs::write(self.codex_home().join("config.toml"), config).expect("write config.toml");
         command
@@ -539,32 +621,54 @@ trust_level = "trusted"
     /// The JSON lines of `codex exec --json`; the session is the
     /// `thread.started` event's thread.
     fn outcome(run: &Run) -> (String, Value) {
-        assert!(
-            run.output.status.success(),
-            "codex failed ({:?})\nstdout:\n{}\nstderr:\n{}",
-            run.output.status,
-            run.stdout(),
-            run.stderr()
-        );
-        let events: Vec<Value> = run
-            .stdout()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        let session_id = events
-            .iter()
-            .find(|e| e["type"] == "thread.started")
-            .and_then(|e| e["thread_id"].as_str())
-            .unwrap_or_else(|| panic!("no thread.started in {}", run.stdout()))
-            .to_string();
-        (session_id, Value::Array(events))
+        json_lines_result("codex", run, |e| {
+            (e["type"] == "thread.started")
+                .then(|| e["thread_id"].as_str())
+                .flatten()
+        })
     }
 }
 
 impl CodexCli {
+    /// The same agent asking for `model`.
+    pub fn with_model(mut self, model: &str) -> Self {
+        self.model = model.to_string();
+        self
+    }
+
+    /// The same agent with `toml` added to its config.toml.
+    pub fn with_config(mut self, toml: &str) -> Self {
+        self.config.push_str(toml);
+        self
+    }
+
+    /// One run on `prompt` that runs only the hooks the user trusted
+    /// (without `--dangerously-bypass-hook-trust`).
+    pub fn run_trusted_only(&self, prompt: &str, script: &Value) -> AgentRun {
+        self.run_args(&["exec", "--json", prompt], script)
+    }
+
     /// CODEX_HOME.
     pub fn codex_home(&self) -> PathBuf {
         self.found.home.path().join(".codex")
+    }
+
+    /// Every session file Codex wrote (a subagent's too), in path order.
+    pub fn rollouts(&self) -> Vec<PathBuf> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|x| x == "jsonl") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.codex_home().join("sessions"), &mut out);
+        out.sort();
+        out
     }
 
     /// The session file Codex wrote for `session_id`
@@ -659,6 +763,206 @@ impl GeminiCli {
     /// Where Gemini CLI keeps its projects' chats (`~/.gemini/tmp`).
     pub fn chats_root(&self) -> PathBuf {
         self.home().join(".gemini/tmp")
+    }
+}
+
+/// GitHub Copilot CLI (its native binary), offline (`COPILOT_OFFLINE`)
+/// with the scripted Messages API as its own model provider (BYOK,
+/// `COPILOT_PROVIDER_TYPE=anthropic`), and memlog's hooks in the project's
+/// `.github/hooks/memlog.json`. Its first run in a HOME unpacks its
+/// package (about 235 MB) into `~/.cache/copilot`, removed with the HOME.
+pub struct CopilotCli {
+    found: Found,
+}
+
+impl AgentCli for CopilotCli {
+    const NAME: &'static str = "GitHub Copilot CLI";
+    const INSTALL: &'static str = "copilot";
+    const PROTOCOL: &'static str = "anthropic";
+    const PROGRAM: &'static str = "node_modules/@github/copilot-linux-x64/copilot";
+
+    fn from_found(found: Found) -> Self {
+        CopilotCli { found }
+    }
+
+    fn found(&self) -> &Found {
+        &self.found
+    }
+
+    /// `copilot -p PROMPT --output-format json --allow-all-tools
+    /// --trust-folder`: the folder trusted for this run only, which loads
+    /// its hooks.
+    fn prompt_args(prompt: &str) -> Vec<String> {
+        [
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+            "--allow-all-tools",
+            "--trust-folder",
+            "--disable-client-telemetry",
+        ]
+        .map(str::to_string)
+        .to_vec()
+    }
+
+    /// The scripted API as the provider, no GitHub account. The key is a
+    /// word no test text holds: Copilot masks the key's value wherever it
+    /// occurs in what it prints and writes (with `x`, every `x`).
+    fn isolate(&self, command: &mut Command, api: &ScriptedApi) {
+        command
+            .env("COPILOT_OFFLINE", "true")
+            .env("COPILOT_PROVIDER_TYPE", "anthropic")
+            .env("COPILOT_PROVIDER_BASE_URL", api.base_url())
+            .env("COPILOT_PROVIDER_API_KEY", "scripted-api-key")
+            .env("COPILOT_MODEL", "claude-sonnet-4.5")
+            .env("COPILOT_AUTO_UPDATE", "false")
+            .env_remove("COPILOT_HOME")
+            .env_remove("COPILOT_ALLOW_ALL")
+            .env_remove("COPILOT_GITHUB_TOKEN")
+            .env_remove("GH_TOKEN")
+            .env_remove("GITHUB_TOKEN");
+    }
+
+    /// The JSON lines of `--output-format json`; the session is the
+    /// `result` line's `sessionId`.
+    fn outcome(run: &Run) -> (String, Value) {
+        json_lines_result("copilot", run, |e| {
+            (e["type"] == "result")
+                .then(|| e["sessionId"].as_str())
+                .flatten()
+        })
+    }
+}
+
+impl CopilotCli {
+    /// The fresh HOME (its `.copilot/` holds settings and sessions).
+    pub fn home(&self) -> &Path {
+        self.found.home.path()
+    }
+
+    /// The session file Copilot wrote for `session_id`
+    /// (`~/.copilot/session-state/<id>/events.jsonl`).
+    pub fn events_file(&self, session_id: &str) -> PathBuf {
+        self.home()
+            .join(".copilot/session-state")
+            .join(session_id)
+            .join("events.jsonl")
+    }
+}
+
+/// OpenCode (its native binary), its model the scripted Messages API as a
+/// provider of its own (`@ai-sdk/anthropic`, which OpenCode bundles, with a
+/// `baseURL`), and memlog's plugin in the project's `.opencode/plugin/`.
+pub struct OpencodeCli {
+    found: Found,
+}
+
+impl AgentCli for OpencodeCli {
+    const NAME: &'static str = "OpenCode";
+    const INSTALL: &'static str = "opencode";
+    const PROTOCOL: &'static str = "anthropic";
+    const PROGRAM: &'static str = "node_modules/opencode-linux-x64/bin/opencode";
+
+    fn from_found(found: Found) -> Self {
+        OpencodeCli { found }
+    }
+
+    fn found(&self) -> &Found {
+        &self.found
+    }
+
+    /// `opencode run --format json WORDS…`: the prompt's words as separate
+    /// arguments, since `run` puts an argument holding a space in quotes.
+    fn prompt_args(prompt: &str) -> Vec<String> {
+        ["run", "--format", "json"]
+            .into_iter()
+            .chain(prompt.split_whitespace())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The configuration inline (`OPENCODE_CONFIG_CONTENT`): the scripted
+    /// provider, every tool allowed, no sharing or updates. At start
+    /// OpenCode installs its plugin package into `~/.config/opencode` and
+    /// `.opencode` from npm; with no registry it retries for over a minute
+    /// before going on, so the registry is the scripted API, which has no
+    /// such package and fails the install at once.
+    fn isolate(&self, command: &mut Command, api: &ScriptedApi) {
+        let config = serde_json::json!({
+            "provider": {"scripted": {
+                "npm": "@ai-sdk/anthropic",
+                "name": "Scripted",
+                "options": {"baseURL": format!("{}/v1", api.base_url()), "apiKey": "scripted-api-key"},
+                "models": {"claude-sonnet-4-5": {"name": "Scripted", "tool_call": true}},
+            }},
+            "model": "scripted/claude-sonnet-4-5",
+            "small_model": "scripted/claude-sonnet-4-5",
+            "autoupdate": false,
+            "share": "disabled",
+            "permission": {"bash": "allow", "edit": "allow"},
+        });
+        // OpenCode takes its project directory from PWD (else it runs its
+        // tools where the test process started).
+        command
+            .env("PWD", &self.found.repo)
+            .env("OPENCODE_CONFIG_CONTENT", config.to_string())
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("NPM_CONFIG_REGISTRY", format!("{}/", api.base_url()))
+            .env_remove("OPENCODE_CONFIG")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY");
+    }
+
+    /// The JSON lines of `run --format json`, each naming its `sessionID`.
+    fn outcome(run: &Run) -> (String, Value) {
+        json_lines_result("opencode", run, |e| e["sessionID"].as_str())
+    }
+}
+
+/// A script whose model runs `cat notes.txt` with a tool named `bash`
+/// (Copilot CLI's and OpenCode's shell), then says `answer`.
+pub fn bash_cat_notes(answer: &str) -> Value {
+    serde_json::json!({
+        "turns": [
+            {"text": "Reading the notes.",
+             "tool_use": {"name": "bash",
+                          "input": {"command": "cat notes.txt", "description": "Read the notes"}}},
+            {"text": answer}
+        ],
+        "side_text": "Notes"
+    })
+}
+
+/// What the first agent of a shared-memory test answers
+/// ([`plan_the_migration`]), for the next agent's model to be shown.
+pub const DECIDED: &str = "We moved the quarzite migration behind the billing cutover.";
+
+/// A first session for a shared-memory test: `agent` asked to "Plan the
+/// quarzite migration order", answering [`DECIDED`].
+pub fn plan_the_migration<A: AgentCli>(agent: &A) -> AgentRun {
+    agent.run(
+        "Plan the quarzite migration order",
+        &serde_json::json!({"turns": [{"text": DECIDED}], "side_text": "Plan"}),
+    )
+}
+
+/// Waits (up to a minute) until `repo`'s index has every sealed session:
+/// what a user finds when they start the next agent, since a session's end
+/// starts `memlog index` in the background.
+pub fn wait_for_background_index(repo: &TestRepo) {
+    let started = Instant::now();
+    loop {
+        let doctor = repo.memlog(&["doctor", "--json"]).ok().json();
+        if doctor["index"] == "up to date" {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the index never caught up: {doctor}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

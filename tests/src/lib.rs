@@ -12,7 +12,9 @@ use std::process::{Command, Output, Stdio};
 
 pub mod agents;
 pub use agents::{
-    AgentCli, AgentRun, ClaudeCli, CodexCli, GeminiCli, ScriptedApi, repo_with_notes,
+    AgentCli, AgentRun, ClaudeCli, CodexCli, CopilotCli, DECIDED, GeminiCli, OpencodeCli,
+    ScriptedApi, bash_cat_notes, captured_session, plan_the_migration, repo_with_notes,
+    wait_for_background_index,
 };
 
 /// Path of the memlog binary under test.
@@ -230,20 +232,34 @@ impl TestRepo {
 
     /// Runs memlog with `stdin` as its standard input.
     pub fn memlog_stdin(&self, args: &[&str], stdin: &str) -> Run {
-        use std::io::Write;
-        let mut child = memlog_command(self.path())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn memlog");
-        if let Some(mut input) = child.stdin.take() {
-            let _ = input.write_all(stdin.as_bytes());
-        }
-        Run {
-            output: child.wait_with_output().expect("wait for memlog"),
-        }
+        run_stdin(memlog_command(self.path()).args(args), stdin)
+    }
+
+    /// Runs `memlog hook EVENT` with `payload` (its `cwd`, `session_id` and
+    /// `hook_event_name` filled in); returns what it printed, after
+    /// checking that it exited 0 (a hook never fails the agent).
+    pub fn hook(&self, event: &str, session: &str, mut payload: serde_json::Value) -> String {
+        payload["cwd"] = serde_json::json!(self.path().display().to_string());
+        payload["session_id"] = serde_json::json!(session);
+        payload["hook_event_name"] = serde_json::json!(event);
+        let out = self.memlog_stdin(&["hook", event], &payload.to_string());
+        assert_eq!(out.code(), Some(0), "{}", out.stderr());
+        out.stdout().trim().to_string()
+    }
+
+    /// Takes the index's writer lock, as a running `memlog index` or
+    /// `memlog watch` holds it, until the file returned is dropped: no
+    /// other process can bring the index up to date meanwhile.
+    pub fn hold_index_lock(&self) -> std::fs::File {
+        let path = self.path().join(".git/memlog/index.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .expect("open index.lock");
+        file.lock().expect("take the index's writer lock");
+        file
     }
 
     /// Records one text event and returns its id.
@@ -285,6 +301,53 @@ impl TestRepo {
     }
 }
 
+/// Asserts that `events` hold an event of each of `kinds`, naming the
+/// missing one and what there is.
+pub fn assert_kinds(events: &[serde_json::Value], kinds: &[&str]) {
+    let have: Vec<&str> = events.iter().filter_map(|e| e["kind"].as_str()).collect();
+    for kind in kinds {
+        assert!(have.contains(kind), "{kind} missing from {have:?}");
+    }
+}
+
+/// A bare repository (`main` holding one commit) and `n` clones of it, as
+/// a team shares one: `(remote dir, clones)`; the remote lives as long as
+/// the returned directory.
+pub fn remote_and_clones(n: usize) -> (tempfile::TempDir, Vec<TestRepo>) {
+    let remote = tempfile::Builder::new()
+        .prefix("memlog-e2e-remote-")
+        .tempdir()
+        .expect("tempdir");
+    run(git_command(remote.path()).args(["init", "-q", "--bare", "-b", "main"])).ok();
+    let seed = TestRepo::new();
+    seed.git(&[
+        "remote",
+        "add",
+        "origin",
+        &remote.path().display().to_string(),
+    ])
+    .ok();
+    seed.git(&["push", "-q", "origin", "main"]).ok();
+    let clones = (0..n).map(|_| TestRepo::clone_of(remote.path())).collect();
+    (remote, clones)
+}
+
+/// Every object of the repository at `dir`, loose or packed, reachable or
+/// not, with its content (`git cat-file --batch-all-objects --batch`).
+pub fn all_objects(dir: &Path) -> Vec<u8> {
+    run(git_command(dir).args(["cat-file", "--batch-all-objects", "--batch"]))
+        .ok()
+        .output
+        .stdout
+}
+
+/// Whether `needle` occurs in `haystack`.
+pub fn holds(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
 /// A git command isolated from the user's configuration.
 pub fn git_command(dir: &Path) -> Command {
     let mut c = Command::new("git");
@@ -307,6 +370,23 @@ pub fn memlog_command(dir: &Path) -> Command {
         .env("GIT_COMMITTER_NAME", "Test")
         .env("GIT_COMMITTER_EMAIL", "test@example.com");
     c
+}
+
+/// Runs `cmd` with `stdin` as its standard input.
+pub fn run_stdin(cmd: &mut Command, stdin: &str) -> Run {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the command");
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    Run {
+        output: child.wait_with_output().expect("wait for the command"),
+    }
 }
 
 pub fn run(cmd: &mut Command) -> Run {
@@ -391,8 +471,15 @@ pub struct McpProcess {
 impl McpProcess {
     /// Starts the server and completes the MCP handshake.
     pub fn start(dir: &Path) -> McpProcess {
-        let mut child = memlog_command(dir)
-            .arg("mcp")
+        let mut command = memlog_command(dir);
+        command.arg("mcp");
+        McpProcess::spawn(command)
+    }
+
+    /// Starts `command` (a `memlog mcp` of any binary) and completes the
+    /// MCP handshake.
+    pub fn spawn(mut command: Command) -> McpProcess {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -611,7 +698,12 @@ pub mod http {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> std::io::Result<Reply> {
-        let mut stream = TcpStream::connect(addr)?;
+        let mut stream = loop {
+            match TcpStream::connect(addr) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                s => break s?,
+            }
+        };
         stream.set_read_timeout(Some(Duration::from_secs(120)))?;
         let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
         if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
@@ -632,7 +724,11 @@ pub mod http {
         let mut raw = Vec::new();
         let mut buf = [0u8; 16 * 1024];
         loop {
-            let n = stream.read(&mut buf)?;
+            // a signal (a child exiting, under load) may interrupt a read
+            let n = match stream.read(&mut buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                n => n?,
+            };
             if n == 0 {
                 break;
             }

@@ -74,6 +74,7 @@ fn codex_hooks_json_keeps_other_hooks() {
             "UserPromptSubmit",
             "PostToolUse",
             "Stop",
+            "SubagentStop",
             "PreCompact",
             "SessionEnd",
         ],
@@ -112,4 +113,16 @@ fn a_broken_hooks_file_is_named_and_left_alone() {
     assert_ne!(out.code(), Some(0));
     assert!(out.stderr().contains("hooks.json"), "{}", out.stderr());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ not json");
+}
+
+#[test]
+fn codex_session_end_gets_the_3_seconds_codex_allows() {
+    let repo = TestRepo::new();
+    repo.memlog(&["install", "codex"]).ok();
+    let config = read(&repo.path().join(".codex/hooks.json"));
+    for (event, groups) in config["hooks"].as_object().unwrap() {
+        let timeout = &groups[0]["hooks"][0]["timeout"];
+        let expected = if event == "SessionEnd" { 3 } else { 10 };
+        assert_eq!(timeout, expected, "{event}: {config:#}");
+    }
 }

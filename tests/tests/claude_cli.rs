@@ -5,7 +5,7 @@
 //! Claude Code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{AgentCli, ClaudeCli, TestRepo, repo_with_notes};
+use memlog_e2e::{AgentCli, ClaudeCli, TestRepo, captured_session, repo_with_notes};
 use serde_json::{Value, json};
 
 /// What `notes.txt` says, for the scripted model to read.
@@ -41,30 +41,12 @@ fn a_real_session_is_captured_and_sealed_as_one_commit() {
         "the Read result reached the model"
     );
 
-    let events = repo.session_events(&run.session_id);
-    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    for kind in [
-        "session_start",
-        "user_prompt",
-        "tool_observation",
-        "agent_response",
-        "session_end",
-    ] {
-        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
-    }
-    let prompt = events.iter().find(|e| e["kind"] == "user_prompt").unwrap();
-    assert_eq!(prompt["body"]["text"], "When does the release train leave?");
-    let read = events
-        .iter()
-        .find(|e| e["kind"] == "tool_observation")
-        .unwrap();
-    assert_eq!(read["body"]["tool"], "Read");
-    assert!(
-        read["body"]["output"]
-            .as_str()
-            .unwrap()
-            .contains("freeze is Wednesday noon"),
-        "{read}"
+    let (events, _) = captured_session(
+        &repo,
+        &run.session_id,
+        "When does the release train leave?",
+        "Read",
+        "freeze is Wednesday noon",
     );
     let response = events
         .iter()

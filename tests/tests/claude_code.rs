@@ -447,20 +447,24 @@ fn faults_never_hurt_the_agent() {
             .contains("PostToolUse")
     );
 
-    // malformed payloads, unknown events, not a git repository
+    // malformed payloads (one line in hooks.log, without their content),
+    // unknown events, not a git repository
     let repo = TestRepo::new();
-    let mut child = memlog_command(repo.path())
-        .args(["hook", "UserPromptSubmit"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"{not json").unwrap();
-    let out = Run {
-        output: child.wait_with_output().unwrap(),
-    };
+    let out = repo.memlog_stdin(
+        &["hook", "UserPromptSubmit"],
+        r#"{"prompt": "the staging password is hunter2"#,
+    );
     assert_harmless(&out, Duration::ZERO, "malformed JSON");
+    let log = std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap();
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(
+        log.contains("UserPromptSubmit") && log.contains("not valid JSON"),
+        "{log}"
+    );
+    assert!(
+        !log.contains("hunter2") && !log.contains("staging"),
+        "{log}"
+    );
     let (out, t) = hook(
         &repo,
         "BrandNewEvent",
@@ -535,7 +539,7 @@ fn install_and_uninstall_keep_other_hooks() {
     let all = commands(&v);
     assert_eq!(
         all.iter().filter(|c| c.contains(" hook ")).count(),
-        8,
+        9,
         "{all:?}"
     );
     assert!(all.contains(&"prettier --write".to_string()));

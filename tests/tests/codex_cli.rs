@@ -1,12 +1,16 @@
 //! The real Codex CLI, offline against a scripted Responses API on
 //! 127.0.0.1, with memlog's hooks installed by `memlog install codex`:
-//! capture of a session with a tool call, memory shared with Claude Code,
-//! and an import of Codex's own session file that adds nothing. Skipped
-//! (with a message) when `scripts/install-assets` has not installed the
-//! CLIs.
+//! capture of a session with a tool call, memory shared with Claude Code
+//! both ways, an import of Codex's own session file that adds nothing, and
+//! hooks Codex does not run until the user trusts them, which `memlog
+//! doctor` tells. Skipped (with a message) when `scripts/install-assets`
+//! has not installed the CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{AgentCli, ClaudeCli, CodexCli, McpProcess, memlog_command, repo_with_notes, run};
+use memlog_e2e::{
+    AgentCli, ClaudeCli, CodexCli, DECIDED, McpProcess, captured_session, memlog_command,
+    plan_the_migration, repo_with_notes, run,
+};
 use serde_json::{Value, json};
 
 /// What `notes.txt` says, for the scripted model to read.
@@ -37,32 +41,14 @@ fn a_codex_session_is_captured_sealed_and_not_imported_twice() {
         "the command's output reached the model"
     );
 
-    let events = repo.session_events(&session.session_id);
-    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    for kind in [
-        "session_start",
-        "user_prompt",
-        "tool_observation",
-        "agent_response",
-        "session_end",
-    ] {
-        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
-    }
-    let prompt = events.iter().find(|e| e["kind"] == "user_prompt").unwrap();
-    assert_eq!(prompt["body"]["text"], "When is the release freeze?");
-    let tool = events
-        .iter()
-        .find(|e| e["kind"] == "tool_observation")
-        .unwrap();
-    assert_eq!(tool["body"]["tool"], "Bash");
-    assert_eq!(tool["body"]["input"]["command"], "cat notes.txt");
-    assert!(
-        tool["body"]["output"]
-            .as_str()
-            .unwrap()
-            .contains("Wednesday noon"),
-        "{tool}"
+    let (events, tool) = captured_session(
+        &repo,
+        &session.session_id,
+        "When is the release freeze?",
+        "Bash",
+        "Wednesday noon",
     );
+    assert_eq!(tool["body"]["input"]["command"], "cat notes.txt");
     let response = events
         .iter()
         .find(|e| e["kind"] == "agent_response")
@@ -104,11 +90,7 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
     let (Some(claude), Some(codex)) = (ClaudeCli::find(&repo), CodexCli::find(&repo)) else {
         return;
     };
-    let decided = "We moved the quarzite migration behind the billing cutover.";
-    let claude_run = claude.run(
-        "Plan the quarzite migration order",
-        &json!({"turns": [{"text": decided}], "side_text": "Plan"}),
-    );
+    let claude_run = plan_the_migration(&claude);
     // What `memlog watch` (or the hooks' background refresh) does between
     // sessions: the index catches up with the sealed Claude Code session.
     repo.memlog(&["index"]).ok();
@@ -123,9 +105,10 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
         "the SessionStart briefing reached Codex's model"
     );
     assert!(
-        run.requests_contain(decided),
+        run.requests_contain(DECIDED),
         "Codex's model saw Claude Code's answer"
     );
+
     // The Codex session's end started a background `memlog index`; a
     // search while it runs reads the index as it was (with a note), so
     // wait for it as between sessions.
@@ -175,4 +158,97 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
             "{agent}: {found}"
         );
     }
+
+    // And back: Codex's answer reaches Claude Code's model.
+    repo.memlog(&["index"]).ok();
+    let back = claude.run(
+        "What did Codex say the quarzite migration waits for?",
+        &json!({"turns": [{"text": "The billing cutover."}], "side_text": "Back"}),
+    );
+    assert!(
+        back.requests_contain("It waits for the billing cutover."),
+        "Claude Code's model saw Codex's answer"
+    );
+}
+
+/// `memlog doctor --json`'s entry for Codex's hooks, with CODEX_HOME set.
+fn codex_hooks(repo: &memlog_e2e::TestRepo, codex: &CodexCli) -> Value {
+    let doctor = run(memlog_command(repo.path())
+        .env("CODEX_HOME", codex.codex_home())
+        .args(["doctor", "--json"]))
+    .ok()
+    .json();
+    doctor["agent_hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["agent"] == "codex")
+        .cloned()
+        .unwrap_or_else(|| panic!("no codex hooks in {doctor}"))
+}
+
+#[test]
+fn hooks_codex_does_not_trust_are_named_until_trusted() {
+    let repo = repo_with_notes(NOTES);
+    let Some(codex) = CodexCli::find(&repo) else {
+        return;
+    };
+    let hooks = codex_hooks(&repo, &codex);
+    assert_eq!(hooks["trusted"], false, "{hooks}");
+    let untrusted = hooks["untrusted"].as_array().unwrap();
+    for name in [
+        "project",
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert!(untrusted.contains(&json!(name)), "{name}: {hooks}");
+    }
+    assert!(hooks["how"].as_str().unwrap().contains("/hooks"), "{hooks}");
+    let text = run(memlog_command(repo.path())
+        .env("CODEX_HOME", codex.codex_home())
+        .arg("doctor"))
+    .ok()
+    .stdout();
+    assert!(
+        text.contains("will not run them until they are trusted"),
+        "{text}"
+    );
+
+    // Codex agrees: without the user's trust it runs none of them.
+    let script = cat_and_answer("Wednesday noon.");
+    let skipped = codex.run_trusted_only("When is the release freeze?", &script);
+    assert!(repo.session_events(&skipped.session_id).is_empty());
+    // The run trusted the project (the test's config.toml): the hooks are
+    // what is left.
+    let hooks = codex_hooks(&repo, &codex);
+    assert!(
+        !hooks["untrusted"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("project"))
+    );
+
+    // The user trusts them (what /hooks writes), and Codex runs them.
+    let mut trusted = String::new();
+    for entry in hooks["trust_entries"].as_array().unwrap() {
+        trusted.push_str(&format!(
+            "\n[hooks.state.{}]\ntrusted_hash = {}\n",
+            entry["key"], entry["value"]
+        ));
+    }
+    let codex = codex.with_config(&trusted);
+    let ran = codex.run_trusted_only("When is the release freeze?", &script);
+    memlog_e2e::assert_kinds(
+        &repo.session_events(&ran.session_id),
+        &[
+            "session_start",
+            "user_prompt",
+            "tool_observation",
+            "agent_response",
+            "session_end",
+        ],
+    );
+    assert_eq!(codex_hooks(&repo, &codex)["trusted"], true);
 }

@@ -214,24 +214,97 @@ fn import_is_idempotent_and_keeps_refs() {
 #[test]
 fn import_rejects_a_bad_file_without_writing() {
     let repo = TestRepo::new();
-    std::fs::write(
-        repo.path().join("bad.jsonl"),
-        "{\"session\":\"a\",\"ts\":\"2023-05-08T13:56:00Z\",\"kind\":\"note\",\"text\":\"ok\"}\n{\"session\": \"a\", \"ts\": oops}\n",
-    )
-    .unwrap();
-    let out = repo.memlog(&["import", "jsonl", "bad.jsonl"]);
-    assert_eq!(out.code(), Some(1));
-    assert!(
-        out.stderr().contains("bad.jsonl, line 2"),
-        "{}",
-        out.stderr()
-    );
-    assert!(repo.memlog_commits().is_empty());
+    let good =
+        "{\"session\":\"a\",\"ts\":\"2023-05-08T13:56:00Z\",\"kind\":\"note\",\"text\":\"ok\"}";
+    // A line that is not JSON, and a session id every other path refuses.
+    for (bad, names) in [
+        ("{\"session\": \"a\", \"ts\": oops}", "line 2"),
+        (
+            "{\"session\":\"../evil\",\"ts\":\"2023-05-08T13:56:00Z\",\"kind\":\"note\",\"text\":\"x\"}",
+            "line 2: session id \"../evil\"",
+        ),
+    ] {
+        std::fs::write(repo.path().join("bad.jsonl"), format!("{good}\n{bad}\n")).unwrap();
+        let out = repo.memlog(&["import", "jsonl", "bad.jsonl"]);
+        assert_eq!(out.code(), Some(1));
+        let err = out.stderr();
+        assert!(err.contains(&format!("bad.jsonl, {names}")), "{err}");
+        assert!(repo.memlog_commits().is_empty());
+    }
     let skipped = repo
         .memlog(&["import", "jsonl", "bad.jsonl", "--skip-invalid", "--json"])
         .ok()
         .json();
     assert_eq!(skipped["added"], 1);
+}
+
+/// Replaces the blob at `path` in the memlog ref's tip tree by `bytes`,
+/// keeping its name (a damaged or tampered log), with plain git.
+#[allow(clippy::unwrap_used)] // a test helper fails loudly
+fn tamper(repo: &TestRepo, path: &str, bytes: &str) {
+    let blob_file = repo.path().join("tampered.jsonl");
+    std::fs::write(&blob_file, bytes).unwrap();
+    let blob = repo
+        .git(&["hash-object", "-w", "tampered.jsonl"])
+        .ok()
+        .stdout();
+    std::fs::remove_file(&blob_file).unwrap();
+    let index = repo.path().join(".git/tamper-index");
+    let with_index = |args: &[&str]| {
+        run(git_command(repo.path())
+            .env("GIT_INDEX_FILE", &index)
+            .args(args))
+        .ok()
+        .stdout()
+    };
+    with_index(&["read-tree", "refs/heads/memlog"]);
+    with_index(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{},{path}", blob.trim()),
+    ]);
+    let tree = with_index(&["write-tree"]);
+    let commit = repo
+        .git(&[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            "refs/heads/memlog",
+            "-m",
+            "tampered",
+        ])
+        .ok()
+        .stdout();
+    repo.git(&["update-ref", "refs/heads/memlog", commit.trim()])
+        .ok();
+}
+
+#[test]
+fn reads_refuse_a_segment_whose_bytes_do_not_match_its_name() {
+    let repo = TestRepo::new();
+    let id = repo.record("s1", "note", "Emails are stored lowercased");
+    repo.memlog(&["seal", "--all"]).ok();
+    let tree = repo
+        .git(&["ls-tree", "-r", "--name-only", "refs/heads/memlog"])
+        .ok()
+        .stdout();
+    let path = tree.lines().next().unwrap().to_string();
+    let original = repo
+        .git(&["cat-file", "blob", &format!("refs/heads/memlog:{path}")])
+        .ok()
+        .stdout();
+    // Same events, one word changed: a valid line under the wrong name.
+    tamper(&repo, &path, &original.replace("lowercased", "uppercased"));
+    for args in [vec!["cat"], vec!["search", "uppercased"], vec!["show", &id]] {
+        let out = repo.memlog(&args);
+        assert_eq!(out.code(), Some(1), "{args:?}: {}", out.stdout());
+        let err = out.stderr();
+        assert!(
+            err.contains(&path) && err.contains("hash"),
+            "{args:?}: {err}"
+        );
+        assert!(!out.stdout().contains("uppercased"), "{args:?}");
+    }
 }
 
 #[test]
@@ -372,7 +445,7 @@ fn private_tags_and_secrets_never_reach_git_objects_or_journals() {
         .output
         .stdout;
     let objects = String::from_utf8_lossy(&objects);
-    assert!(objects.contains("[PRIVATE]") && objects.contains("[REDACTED]"));
+    assert!(objects.contains("[PRIVATE]") && objects.contains("[REDACTED:"));
     for needle in ["Zq9xSECRETvalue", "hunter2"] {
         assert!(!objects.contains(needle), "{needle} found in git objects");
         let grep = git_command(repo.path())

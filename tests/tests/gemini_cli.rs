@@ -6,7 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, CodexCli, GeminiCli, memlog_command, repo_with_notes, run as run_memlog,
+    AgentCli, CodexCli, DECIDED, GeminiCli, captured_session, memlog_command, plan_the_migration,
+    repo_with_notes, run as run_memlog,
 };
 use serde_json::json;
 
@@ -32,31 +33,13 @@ fn a_gemini_session_is_captured_and_sealed() {
     );
     assert!(run.requests_contain("The release freeze is Wednesday noon."));
 
-    let events = repo.session_events(&run.session_id);
-    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    for kind in [
-        "session_start",
-        "user_prompt",
-        "tool_observation",
-        "agent_response",
-        "session_end",
-    ] {
-        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
-    }
-    let prompt = events.iter().find(|e| e["kind"] == "user_prompt").unwrap();
-    // Without the briefing Gemini prepends to the prompt.
-    assert_eq!(prompt["body"]["text"], "When is the release freeze?");
-    let tool = events
-        .iter()
-        .find(|e| e["kind"] == "tool_observation")
-        .unwrap();
-    assert_eq!(tool["body"]["tool"], "run_shell_command");
-    assert!(
-        tool["body"]["output"]
-            .as_str()
-            .unwrap()
-            .contains("Wednesday noon"),
-        "{tool}"
+    // The prompt without the briefing Gemini prepends to it.
+    let (events, _) = captured_session(
+        &repo,
+        &run.session_id,
+        "When is the release freeze?",
+        "run_shell_command",
+        "Wednesday noon",
     );
     let answer = events
         .iter()
@@ -72,7 +55,7 @@ fn a_gemini_session_is_captured_and_sealed() {
     assert!(events.iter().all(|e| e["meta"]["client"] == "gemini-cli"));
     assert!(
         events.iter().all(|e| e["meta"]["unknown_hook"].is_null()),
-        "{kinds:?}"
+        "{events:#?}"
     );
     assert_eq!(repo.memlog_commits().len(), 1, "sealed as one commit");
 
@@ -111,11 +94,7 @@ fn a_codex_session_reaches_gemini_as_injected_context() {
     let (Some(codex), Some(gemini)) = (CodexCli::find(&repo), GeminiCli::find(&repo)) else {
         return;
     };
-    let decided = "We moved the quarzite migration behind the billing cutover.";
-    codex.run(
-        "Plan the quarzite migration order",
-        &json!({"turns": [{"text": decided}], "side_text": "Plan"}),
-    );
+    plan_the_migration(&codex);
     repo.memlog(&["index"]).ok();
     let run = gemini.run(
         "Is the quarzite migration behind the billing cutover?",
@@ -126,7 +105,7 @@ fn a_codex_session_reaches_gemini_as_injected_context() {
         "memlog's context reached Gemini's model"
     );
     assert!(
-        run.requests_contain(decided),
+        run.requests_contain(DECIDED),
         "Gemini's model saw Codex's answer"
     );
 }

@@ -21,13 +21,8 @@ fn quiet_repo(extra: &str) -> TestRepo {
 
 /// Runs `memlog hook EVENT` with `payload` (its `cwd`, `session_id` and
 /// `hook_event_name` filled in) and returns what it printed.
-fn hook(repo: &TestRepo, event: &str, session: &str, mut payload: Value) -> String {
-    payload["cwd"] = json!(repo.path().display().to_string());
-    payload["session_id"] = json!(session);
-    payload["hook_event_name"] = json!(event);
-    let out = repo.memlog_stdin(&["hook", event], &payload.to_string());
-    assert_eq!(out.code(), Some(0), "{}", out.stderr());
-    out.stdout().trim().to_string()
+fn hook(repo: &TestRepo, event: &str, session: &str, payload: Value) -> String {
+    repo.hook(event, session, payload)
 }
 
 /// A session of `prompts` prompts, each followed by `tools` tool calls

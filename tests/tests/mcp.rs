@@ -12,7 +12,7 @@ use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Recorder, Repo};
 use serde_json::{Map, Value, json};
 
-const TOOLS: [&str; 9] = [
+const TOOLS: [&str; 11] = [
     "memory_add_rule",
     "memory_forget",
     "memory_get",
@@ -20,6 +20,8 @@ const TOOLS: [&str; 9] = [
     "memory_remember",
     "memory_search",
     "memory_stats",
+    "memory_task_add",
+    "memory_task_update",
     "memory_tasks",
     "memory_timeline",
 ];
@@ -222,7 +224,7 @@ fn the_python_mcp_client_sees_what_the_cli_sees() {
     ]);
     let report = run_mcp_client(&python, repo.path(), json!({ "calls": calls }));
 
-    // tools: all nine, each described, each with an object schema
+    // tools: all eleven, each described, each with an object schema
     let tools = report["tools"].as_array().unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort();
@@ -346,7 +348,7 @@ fn the_python_mcp_client_sees_what_the_cli_sees() {
         .expect("the fact is in the log");
     let text = fact["body"]["text"].as_str().unwrap();
     assert!(
-        text.contains("[REDACTED]") && text.contains("[PRIVATE]"),
+        text.contains("[REDACTED:") && text.contains("[PRIVATE]"),
         "{text}"
     );
     assert!(!text.contains("sk-test") && !text.contains("internal note"));

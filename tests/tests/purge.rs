@@ -1,26 +1,22 @@
 //! `memlog purge`: after forgetting a leaked secret and purging, no object
 //! of the repository holds a byte of it, every other event is still there,
-//! both fscks are clean and the index does not find it.
+//! both fscks are clean and the index does not find it; and through the
+//! purge's record in the log, the same holds on every clone of a team and
+//! on their remote, whichever order they sync in, a clone that was offline
+//! during the purge included.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use memlog_e2e::{McpProcess, ServeProcess, TestRepo, git_command, run};
+use memlog_e2e::{
+    McpProcess, ServeProcess, TestRepo, git_command, holds as contains, remote_and_clones, run,
+};
 use serde_json::json;
 
 const MARKER: &str = "ZQXJ-LEAK-4471-MARKER";
 
 fn all_objects(repo: &TestRepo) -> Vec<u8> {
-    run(git_command(repo.path()).args(["cat-file", "--batch-all-objects", "--batch"]))
-        .ok()
-        .output
-        .stdout
-}
-
-fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w == needle.as_bytes())
+    memlog_e2e::all_objects(repo.path())
 }
 
 fn live_ids(repo: &TestRepo) -> BTreeSet<String> {
@@ -71,7 +67,8 @@ fn purge_erases_forgotten_bytes_and_keeps_everything_else() {
 
     let out = repo.memlog(&["purge"]).ok().stdout();
     assert!(out.contains("purged 1 forgotten event"), "{out}");
-    assert!(out.contains("git push --force origin"), "{out}");
+    assert!(out.contains("recorded as purges/"), "{out}");
+    assert!(out.contains("memlog sync origin"), "{out}");
     assert!(out.contains("deleted refs/remotes/origin/memlog"), "{out}");
 
     assert!(
@@ -100,62 +97,147 @@ fn purge_erases_forgotten_bytes_and_keeps_everything_else() {
         .ok()
         .stdout();
     assert!(messages.contains("Memlog-Purged: 1 events"), "{messages}");
-    assert_eq!(repo.memlog_commits().len(), 4);
+    assert!(messages.contains("Memlog-Purge: "), "{messages}");
+    // three seals, the forget's and the purge's record
+    assert_eq!(repo.memlog_commits().len(), 5);
 
     // Purging again finds nothing to do.
     let again = repo.memlog(&["purge"]).ok().stdout();
     assert!(again.contains("nothing to purge"), "{again}");
 }
 
-#[test]
-fn sync_refuses_to_merge_purged_history_back() {
-    let remote = tempfile::Builder::new()
-        .prefix("memlog-e2e-remote-")
-        .tempdir()
-        .expect("tempdir");
-    run(git_command(remote.path()).args(["init", "-q", "--bare", "-b", "main"])).ok();
-    let repo = TestRepo::new();
-    repo.git(&[
-        "remote",
-        "add",
-        "origin",
-        &remote.path().display().to_string(),
-    ])
-    .ok();
-    let secret = repo.record("s-leak", "user_prompt", &format!("token is {MARKER}"));
-    repo.record("s-leak", "agent_response", "ok");
-    repo.memlog(&["seal", "--all"]).ok();
-    repo.memlog(&["sync", "origin"]).ok();
-    repo.memlog(&["forget", &secret]).ok();
-    let out = repo.memlog(&["purge"]).ok().stdout();
-    assert!(out.contains("git push --force origin"), "{out}");
+/// Every event id in the segments of `rev`'s tree, with how many segments
+/// hold it, read with plain git.
+fn stored_ids(dir: &std::path::Path, rev: &str) -> BTreeMap<String, usize> {
+    let tree = run(git_command(dir).args(["ls-tree", "-r", "--name-only", rev])).ok();
+    let mut out = BTreeMap::new();
+    for path in tree.stdout().lines().filter(|p| p.starts_with("segments/")) {
+        let blob = run(git_command(dir).args(["cat-file", "blob", &format!("{rev}:{path}")])).ok();
+        for line in blob.stdout().lines() {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            *out.entry(event["id"].as_str().unwrap().to_string())
+                .or_default() += 1;
+        }
+    }
+    out
+}
 
-    // The remote still has the old history: sync must not merge it back.
-    let refused = repo.memlog(&["sync", "origin"]);
-    assert_eq!(refused.code(), Some(1));
-    assert!(refused.stderr().contains("purge"), "{}", refused.stderr());
-    assert!(!repo.cat().iter().any(|e| e["id"] == secret.as_str()));
+fn seal(repo: &TestRepo, session: &str, text: &str) -> BTreeSet<String> {
+    let ids = [
+        repo.record(session, "user_prompt", text),
+        repo.record(session, "agent_response", &format!("answer to {session}")),
+    ];
+    repo.memlog(&["seal", "--session", session]).ok();
+    ids.into_iter().collect()
+}
 
-    // After the force push the way the message says, sync works again and
-    // the remote no longer holds the marker.
-    repo.git(&[
-        "push",
-        "-q",
-        "--force",
-        "origin",
-        "refs/heads/memlog:refs/heads/memlog",
-    ])
-    .ok();
-    repo.memlog(&["purge"]).ok();
-    repo.memlog(&["sync", "origin"]).ok();
-    run(git_command(remote.path()).args(["gc", "-q", "--prune=now"])).ok();
-    let remote_objects =
-        run(git_command(remote.path()).args(["cat-file", "--batch-all-objects", "--batch"]))
+/// A purge on `a` while `c` is offline; then `b` and `c` sync in `order`,
+/// then everyone once more and `git gc` everywhere: no object of the remote
+/// or of any clone holds the purged text, and every other event is stored
+/// exactly once, the same everywhere.
+fn purge_reaches_every_clone(order: [usize; 2]) {
+    let (remote, clones) = remote_and_clones(3);
+    let (a, b, c) = (&clones[0], &clones[1], &clones[2]);
+    let mut kept = BTreeSet::new();
+    kept.extend(seal(a, "s-a1", "Set up the database migrations"));
+    // The secret is its session's first prompt: a commit subject, and a
+    // line of the merge messages that bring the session in.
+    let secret = a.record("s-leak", "user_prompt", &format!("the login is {MARKER}"));
+    kept.insert(a.record("s-leak", "agent_response", "Noted, using that login"));
+    a.memlog(&["seal", "--session", "s-leak"]).ok();
+    a.memlog(&["sync", "origin"]).ok();
+    kept.extend(seal(b, "s-b1", "Emails are stored lowercased"));
+    b.memlog(&["sync", "origin"]).ok();
+    kept.extend(seal(c, "s-c1", "The cache expires after an hour"));
+    c.memlog(&["sync", "origin"]).ok();
+    a.memlog(&["sync", "origin"]).ok();
+    for repo in [a, b, c] {
+        assert!(contains(&all_objects(repo), MARKER), "everyone holds it");
+    }
+
+    // c goes offline with a session of its own; b shares one more before
+    // a purges, so the remote holds history a never saw.
+    kept.extend(seal(c, "s-c2", "Offline work on the parser"));
+    kept.extend(seal(b, "s-b2", "Retries use exponential backoff"));
+    b.memlog(&["sync", "origin"]).ok();
+
+    let forgot = a.memlog(&["forget", &secret, "--json"]).ok().json();
+    kept.insert(forgot["id"].as_str().unwrap().to_string());
+    a.memlog(&["purge"]).ok();
+    let out = a.memlog(&["sync", "origin"]).ok().stdout();
+    assert!(out.contains("applied 1 purge"), "{out}");
+
+    for i in order {
+        let out = clones[i].memlog(&["sync", "origin"]).ok().stdout();
+        assert!(out.contains("applied 1 purge"), "clone {i}: {out}");
+    }
+    for repo in [a, b, c] {
+        repo.memlog(&["sync", "origin"]).ok();
+    }
+    let tip = |dir: &std::path::Path| {
+        run(git_command(dir).args(["rev-parse", "refs/heads/memlog"]))
             .ok()
-            .output
-            .stdout;
-    assert!(!contains(&remote_objects, MARKER));
-    assert!(!contains(&all_objects(&repo), MARKER));
+            .stdout()
+    };
+    let expected_tip = tip(remote.path());
+    let dirs = [remote.path(), a.path(), b.path(), c.path()];
+    for dir in dirs {
+        run(git_command(dir).args(["gc", "-q", "--prune=now"])).ok();
+        assert_eq!(tip(dir), expected_tip, "{}", dir.display());
+        assert!(
+            !contains(&memlog_e2e::all_objects(dir), MARKER),
+            "{} still holds the purged text",
+            dir.display()
+        );
+        let stored = stored_ids(dir, "refs/heads/memlog");
+        let stored_once: BTreeSet<String> = stored
+            .iter()
+            .filter(|(_, n)| **n == 1)
+            .map(|(id, _)| id.clone())
+            .collect();
+        assert_eq!(stored_once.len(), stored.len(), "{stored:?}");
+        assert_eq!(stored_once, kept, "{}", dir.display());
+    }
+    // Clones rewrote the history they shared into the same commits: each
+    // session is sealed by one commit, not by an old and a new one.
+    let sealed = run(git_command(remote.path()).args([
+        "log",
+        "--format=%(trailers:key=Memlog-Session,valueonly)",
+        "refs/heads/memlog",
+    ]))
+    .ok()
+    .stdout();
+    let mut sessions: Vec<&str> = sealed.lines().filter(|l| !l.is_empty()).collect();
+    let all = sessions.len();
+    sessions.dedup();
+    sessions.sort();
+    sessions.dedup();
+    assert_eq!(sessions.len(), all, "{sealed}");
+    for repo in [a, b, c] {
+        let live: BTreeSet<String> = repo
+            .cat()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(live, kept);
+        let fsck = repo.memlog(&["fsck", "--json"]).ok().json();
+        assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+        let search = repo
+            .memlog(&["search", "ZQXJ", "--mode", "fts"])
+            .ok()
+            .stdout();
+        assert!(!search.contains(MARKER), "{search}");
+    }
+}
+
+#[test]
+fn a_purge_reaches_every_clone_when_b_syncs_first() {
+    purge_reaches_every_clone([1, 2]);
+}
+
+#[test]
+fn a_purge_reaches_every_clone_when_the_offline_clone_syncs_first() {
+    purge_reaches_every_clone([2, 1]);
 }
 
 /// Every byte of every file under `dir` (the memlog directory).

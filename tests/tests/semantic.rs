@@ -64,13 +64,33 @@ fn indexed_notes() -> Option<TestRepo> {
 fn refs(repo: &TestRepo, query: &str, extra: &[&str]) -> Vec<String> {
     let mut args = vec!["search", "--json", "-n", "3", query];
     args.extend_from_slice(extra);
-    let out = repo.memlog(&args).ok().json();
+    hit_refs(&repo.memlog(&args).ok().json())
+}
+
+/// The `ref`s of a `search --json` answer's hits.
+fn hit_refs(out: &serde_json::Value) -> Vec<String> {
     out["hits"]
         .as_array()
         .unwrap()
         .iter()
         .map(|h| h["meta"]["ref"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// How `memlog doctor` says the hook ranks, once `memlog index` has
+/// distilled the token table (another test's may be distilling it right
+/// now: waits up to 10 minutes).
+fn ranking_with_token_table(repo: &TestRepo) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    loop {
+        let doctor = repo.memlog(&["doctor", "--json"]).ok().json();
+        let ranking = doctor["hook_path"]["ranking"].as_str().unwrap().to_string();
+        if ranking.contains("distilled token table") || std::time::Instant::now() > deadline {
+            return ranking;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        repo.memlog(&["index"]).ok();
+    }
 }
 
 #[test]
@@ -103,17 +123,7 @@ fn paraphrases_are_found_by_vectors_not_by_full_text() {
 #[test]
 fn index_distils_the_token_table_hooks_rank_with() {
     let Some(repo) = indexed_notes() else { return };
-    // another test's `memlog index` may be distilling it right now
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-    let ranking = loop {
-        let doctor = repo.memlog(&["doctor", "--json"]).ok().json();
-        let ranking = doctor["hook_path"]["ranking"].as_str().unwrap().to_string();
-        if ranking.contains("distilled token table") || std::time::Instant::now() > deadline {
-            break ranking;
-        }
-        std::thread::sleep(std::time::Duration::from_secs(2));
-        repo.memlog(&["index"]).ok();
-    };
+    let ranking = ranking_with_token_table(&repo);
     assert!(ranking.contains("distilled token table"), "{ranking}");
     let search = repo
         .memlog(&["search", "--json", "--mode", "fts", "migration"])
@@ -472,17 +482,21 @@ fn watch_once_embeds_as_index_does() {
 
 /// One search recipe (`memlog_ops::search`): `memlog search`, the MCP tool
 /// `memory_search` and the viewer's `/api/search` give the same hits for
-/// the same query, in every mode; with the model, each gets the query's
-/// vector its own way (a one-shot load, a kept model) and the same vectors
-/// rank them.
+/// the same query, in every mode; with the model, each asks the running
+/// `memlog watch` for the query's vector (without one, a one-shot hybrid
+/// search ranks with the distilled vector and the servers load the model:
+/// see the test below) and the same vectors rank them.
 #[test]
 fn cli_mcp_and_viewer_search_agree() {
     let repo = notes_repo();
-    let modes: &[&str] = if model_installed() {
+    let (modes, _watch): (&[&str], _) = if model_installed() {
         repo.memlog(&["index"]).ok();
-        &["hybrid", "fts", "vector"]
+        (
+            &["hybrid", "fts", "vector"],
+            Some(memlog_e2e::start_watch(repo.path())),
+        )
     } else {
-        &["fts"]
+        (&["fts"], None)
     };
     let mut mcp = memlog_e2e::McpProcess::start(repo.path());
     let viewer = memlog_e2e::ServeProcess::start(repo.path(), &[]);
@@ -526,4 +540,39 @@ fn cli_mcp_and_viewer_search_agree() {
             assert_eq!(web["semantic"], cli["semantic"], "{what}");
         }
     }
+}
+
+/// A one-shot hybrid search that no `memlog watch` answers ranks by meaning
+/// with the distilled query vector, as the prompt hook does, without
+/// loading the model: with the model's directory gone, paraphrases are
+/// still found, and vector mode, which needs the model, says so.
+#[test]
+fn one_shot_hybrid_search_ranks_with_the_distilled_vector() {
+    let Some(repo) = indexed_notes() else { return };
+    let ranking = ranking_with_token_table(&repo);
+    assert!(ranking.contains("distilled token table"), "{ranking}");
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "embedding:\n  model_dir: /nonexistent/memlog-model\n",
+    )
+    .unwrap();
+    for (query, target) in PARAPHRASES {
+        let out = repo
+            .memlog(&["search", "--json", "-n", "3", query])
+            .ok()
+            .json();
+        assert_eq!(out["semantic"], true, "{out}");
+        let top = hit_refs(&out);
+        assert!(
+            top.iter().any(|r| r == target),
+            "{query:?} missed {target}: {top:?}"
+        );
+    }
+    let vector = repo.memlog(&["search", "--mode", "vector", "dog"]);
+    assert_ne!(vector.code(), Some(0));
+    assert!(
+        vector.stderr().contains("nonexistent"),
+        "{}",
+        vector.stderr()
+    );
 }

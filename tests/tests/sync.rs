@@ -6,27 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use memlog_e2e::{TestRepo, git_command, run};
-
-/// A bare repository with one commit on `main`, and `n` clones of it.
-fn remote_and_clones(n: usize) -> (tempfile::TempDir, Vec<TestRepo>) {
-    let remote = tempfile::Builder::new()
-        .prefix("memlog-e2e-remote-")
-        .tempdir()
-        .expect("tempdir");
-    run(git_command(remote.path()).args(["init", "-q", "--bare", "-b", "main"])).ok();
-    let seed = TestRepo::new();
-    seed.git(&[
-        "remote",
-        "add",
-        "origin",
-        &remote.path().display().to_string(),
-    ])
-    .ok();
-    seed.git(&["push", "-q", "origin", "main"]).ok();
-    let clones = (0..n).map(|_| TestRepo::clone_of(remote.path())).collect();
-    (remote, clones)
-}
+use memlog_e2e::{TestRepo, git_command, remote_and_clones, run};
 
 fn memlog_tip(repo: &TestRepo) -> Option<String> {
     let out = repo.git(&["rev-parse", "-q", "--verify", "refs/heads/memlog"]);
@@ -252,4 +232,155 @@ fn fsck_reports_a_merge_that_is_not_a_union() {
     let fsck = b.memlog(&["fsck", "--json"]).json();
     let problems = fsck["problems"].to_string();
     assert!(problems.contains("a merge must be a union"), "{fsck}");
+}
+
+fn rev(dir: &Path, name: &str) -> Option<String> {
+    let out = run(git_command(dir).args(["rev-parse", "-q", "--verify", name]));
+    out.output
+        .status
+        .success()
+        .then(|| out.stdout().trim().to_string())
+}
+
+#[test]
+fn a_code_branch_named_memlog_is_refused_and_left_untouched() {
+    let (remote, clones) = remote_and_clones(2);
+    let (dev, mine) = (&clones[0], &clones[1]);
+    // Someone pushes a code branch that happens to be called memlog.
+    dev.git(&["checkout", "-q", "-b", "memlog"]).ok();
+    std::fs::create_dir_all(dev.path().join("src")).unwrap();
+    std::fs::write(dev.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    dev.git(&["add", "src/main.rs"]).ok();
+    dev.git(&["commit", "-q", "-m", "Add the binary"]).ok();
+    dev.git(&["push", "-q", "origin", "memlog"]).ok();
+    let code_tip = rev(remote.path(), "refs/heads/memlog");
+
+    // A clone with memory refuses it: nothing merged, nothing pushed.
+    let ids_before = ids(&{
+        seal_session(mine, "private-session");
+        mine.cat()
+    });
+    let local_before = memlog_tip(mine);
+    let out = mine.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    let err = out.stderr();
+    assert!(
+        err.contains("is not a memlog log")
+            && err.contains("src/")
+            && err.contains("Nothing was merged or pushed"),
+        "{err}"
+    );
+    assert_eq!(rev(remote.path(), "refs/heads/memlog"), code_tip);
+    assert_eq!(memlog_tip(mine), local_before);
+    assert_eq!(ids(&mine.cat()), ids_before);
+    assert_eq!(rev(mine.path(), "refs/remotes/origin/memlog"), None);
+    let files = run(git_command(remote.path()).args(["ls-tree", "-r", "--name-only", "memlog"]))
+        .ok()
+        .stdout();
+    assert!(files.contains("src/main.rs"), "{files}");
+    assert!(mine.memlog(&["fsck", "--json"]).ok().json()["problems"] == serde_json::json!([]));
+
+    // A clone without memory does not take it as its log either.
+    let fresh = TestRepo::clone_of(remote.path());
+    let tracked = rev(fresh.path(), "refs/remotes/origin/memlog");
+    let out = fresh.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1));
+    assert!(
+        out.stderr().contains("is not a memlog log"),
+        "{}",
+        out.stderr()
+    );
+    assert_eq!(memlog_tip(&fresh), None);
+    assert_eq!(rev(fresh.path(), "refs/remotes/origin/memlog"), tracked);
+
+    // Memory on a ref of its own syncs beside the code branch.
+    std::fs::write(
+        mine.path().join(".memlog.yaml"),
+        "ref: refs/heads/agent-memory\n",
+    )
+    .unwrap();
+    seal_session(mine, "on-its-own-ref");
+    let out = mine.memlog(&["sync", "origin"]).ok();
+    assert!(out.stdout().contains("created"), "{}", out.stdout());
+    assert_eq!(rev(remote.path(), "refs/heads/memlog"), code_tip);
+    assert!(rev(remote.path(), "refs/heads/agent-memory").is_some());
+}
+
+#[test]
+fn a_root_commit_without_trailers_is_refused() {
+    let (remote, clones) = remote_and_clones(2);
+    let (forger, mine) = (&clones[0], &clones[1]);
+    // A branch shaped like a log (segments only) that memlog did not write.
+    seal_session(forger, "real");
+    let tree = forger
+        .git(&["rev-parse", "refs/heads/memlog^{tree}"])
+        .ok()
+        .stdout();
+    let orphan = forger
+        .git(&["commit-tree", tree.trim(), "-m", "hand made"])
+        .ok()
+        .stdout();
+    forger
+        .git(&[
+            "push",
+            "-q",
+            "origin",
+            &format!("{}:refs/heads/memlog", orphan.trim()),
+        ])
+        .ok();
+    seal_session(mine, "mine");
+    let out = mine.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1));
+    assert!(
+        out.stderr().contains("root commit") && out.stderr().contains("hand made"),
+        "{}",
+        out.stderr()
+    );
+    assert_eq!(
+        rev(remote.path(), "refs/heads/memlog"),
+        Some(orphan.trim().to_string())
+    );
+}
+
+#[test]
+fn memory_can_live_in_a_private_repository_of_its_own() {
+    let (code_remote, clones) = remote_and_clones(2);
+    let memory = tempfile::Builder::new()
+        .prefix("memlog-e2e-memory-")
+        .tempdir()
+        .expect("tempdir");
+    run(git_command(memory.path()).args(["init", "-q", "--bare"])).ok();
+    let url = memory.path().display().to_string();
+    let config = format!("sync:\n  remotes: [\"{url}\"]\n");
+    for c in &clones {
+        std::fs::write(c.path().join(".memlog.yaml"), &config).unwrap();
+    }
+    let (a, b) = (&clones[0], &clones[1]);
+    let mut expected = seal_session(a, "from-a");
+    a.memlog(&["sync"]).ok();
+    expected.extend(seal_session(b, "from-b"));
+    b.memlog(&["sync"]).ok();
+    a.memlog(&["sync"]).ok();
+    assert_eq!(ids(&a.cat()), expected);
+    assert_eq!(ids(&b.cat()), expected);
+    // The code's remote never saw memory; the memory repository has it.
+    assert!(!remote_has_memlog(code_remote.path()));
+    assert!(remote_has_memlog(memory.path()));
+    // A purge names the memory repository to sync by its URL, once (its
+    // tracking ref is named by the URL's hash, which is no remote's name).
+    let secret = a.record("from-a-2", "note", "a secret for the memory repository");
+    a.memlog(&["seal", "--session", "from-a-2"]).ok();
+    a.memlog(&["sync"]).ok();
+    a.memlog(&["forget", &secret]).ok();
+    let purged = a.memlog(&["purge", "--json"]).ok().json();
+    assert_eq!(
+        purged["remotes_to_sync"],
+        serde_json::json!([url]),
+        "{purged}"
+    );
+    // Named on the command line without being configured, a URL is refused.
+    let other = TestRepo::clone_of(code_remote.path());
+    let out = other.memlog(&["sync", &url]);
+    assert_eq!(out.code(), Some(1));
+    assert!(out.stderr().contains("not a remote"), "{}", out.stderr());
 }

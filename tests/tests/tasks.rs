@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use memlog_e2e::{TestRepo, shared_dir};
+use memlog_e2e::{McpProcess, TestRepo, shared_dir};
 use serde_json::{Value, json};
 
 /// Writes a Claude Code transcript of one session whose assistant calls
@@ -369,6 +369,139 @@ fn blockers_become_artifacts_tasks_or_conditions_with_candidates() {
     let listed = repo.memlog(&["tasks", "--blocked", "--json"]).ok().json();
     assert_eq!(listed.as_array().unwrap().len(), 1);
     assert_eq!(listed[0]["blockers"], 4);
+}
+
+#[test]
+fn a_blocker_named_by_task_id_is_that_task_and_closing_it_unblocks() {
+    let repo = TestRepo::new();
+    let id = |v: Value| v["entity_id"].as_str().unwrap().to_string();
+    let migrate = id(repo
+        .memlog(&["task", "add", "Migrate the invoices table", "--json"])
+        .ok()
+        .json());
+    let deploy = id(repo
+        .memlog(&["task", "add", "Deploy the billing service", "--json"])
+        .ok()
+        .json());
+    repo.memlog(&["task", "set", &migrate, "--status", "in_progress"])
+        .ok();
+    repo.memlog(&["task", "set", &deploy, "--status", "in_progress"])
+        .ok();
+    let blocked = repo
+        .memlog(&[
+            "task",
+            "set",
+            &deploy,
+            "--status",
+            "blocked",
+            "--blocker",
+            &migrate,
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(blocked["status"], "blocked");
+    assert_eq!(blocked["blockers"][0]["kind"], "task", "{blocked:#}");
+    assert_eq!(blocked["blockers"][0]["entity_id"], migrate.as_str());
+    let conditions = sql(
+        &repo,
+        "SELECT entity_id FROM entities WHERE entity_type = 'condition'",
+    );
+    assert_eq!(
+        conditions,
+        json!([]),
+        "the id was not mangled into a condition"
+    );
+
+    // Finishing the blocker sends the blocked task back to work.
+    repo.memlog(&["task", "set", &migrate, "--status", "done"])
+        .ok();
+    let after = repo
+        .memlog(&["task", "show", &deploy, "--json"])
+        .ok()
+        .json();
+    assert_eq!(after["status"], "in_progress", "{after:#}");
+    assert_eq!(after["blockers"], json!([]));
+    let last = after["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "unblocked");
+    assert_eq!(last["from"], "blocked");
+    // and the blocked_by edge is gone
+    let edges = sql(
+        &repo,
+        "SELECT dst_id FROM edges WHERE rel_type = 'blocked_by'",
+    );
+    assert_eq!(edges, json!([]));
+}
+
+#[test]
+fn mcp_creates_and_updates_tasks_through_the_same_state_machine() {
+    let repo = TestRepo::new();
+    let mut server = McpProcess::start(repo.path());
+    let migrate = server.tool(
+        "memory_task_add",
+        json!({"title": "Migrate the invoices table"}),
+    );
+    let migrate = migrate["entity_id"].as_str().unwrap().to_string();
+    let deploy = server.tool(
+        "memory_task_add",
+        json!({"title": "Deploy the billing service", "priority": "high"}),
+    );
+    assert_eq!(deploy["status"], "pending");
+    assert_eq!(deploy["priority"], "high");
+    let deploy = deploy["entity_id"].as_str().unwrap().to_string();
+    // pending → done is refused, as an error the model can read
+    server.call_tool(
+        "refused",
+        "memory_task_update",
+        json!({"task": deploy, "status": "done"}),
+    );
+    let refused = server.response("refused");
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("start it first"), "{text}");
+    server.tool(
+        "memory_task_update",
+        json!({"task": migrate, "status": "in_progress"}),
+    );
+    server.tool(
+        "memory_task_update",
+        json!({"task": deploy, "status": "in_progress"}),
+    );
+    // the key, as memory_tasks lists it, names the task too
+    let key = migrate.trim_start_matches("task:");
+    let blocked = server.tool(
+        "memory_task_update",
+        json!({"task": deploy, "status": "blocked", "blockers": [key]}),
+    );
+    assert_eq!(blocked["blockers"][0]["kind"], "task", "{blocked:#}");
+    let listed = server.tool("memory_tasks", json!({"status": "blocked"}));
+    assert_eq!(listed["tasks"][0]["title"], "Deploy the billing service");
+    server.tool(
+        "memory_task_update",
+        json!({"task": "Migrate the invoices table", "status": "done"}),
+    );
+    let open = server.tool("memory_tasks", json!({}));
+    let statuses: Vec<(&str, &str)> = open["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["title"].as_str().unwrap(), t["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(statuses, [("Deploy the billing service", "in_progress")]);
+    assert!(server.close().success());
+    // the events say who made them, and the CLI sees the same tasks
+    let sources: Vec<Value> = repo
+        .cat()
+        .into_iter()
+        .filter(|e| e["kind"].as_str().unwrap().starts_with("task_"))
+        .map(|e| e["body"]["source"].clone())
+        .collect();
+    assert!(sources.iter().all(|s| s == "mcp"), "{sources:?}");
+    let shown = repo
+        .memlog(&["task", "show", &deploy, "--json"])
+        .ok()
+        .json();
+    assert_eq!(shown["status"], "in_progress");
 }
 
 /// SHA-1 by `sha1sum`, so the test does not share memlog's implementation.

@@ -327,6 +327,89 @@ fn the_api_answers_what_the_cli_prints() {
     assert_eq!(bad.status, 400);
 }
 
+/// The server's resident memory at its peak so far (kB), from
+/// `/proc/PID/status`.
+fn peak_rss_kb(server: &ServeProcess) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status")
+}
+
+#[test]
+fn a_long_session_is_paged_at_a_bounded_memory() {
+    // 5,000 events of 2 KB each: a tool-heavy afternoon (10 MB of JSON);
+    // full text only (embedding them all would take the suite minutes)
+    const EVENTS: usize = 5000;
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "embedding:\n  model_dir: /nonexistent\n",
+    )
+    .unwrap();
+    let filler = "cargo test output line\n".repeat(85);
+    let mut lines = String::new();
+    for i in 0..EVENTS {
+        lines.push_str(
+            &json!({"session": "long", "ts": format!("2026-03-01T{:02}:{:02}:{:02}Z", i / 3600, i / 60 % 60, i % 60),
+                    "kind": "agent_response", "text": format!("step {i}: {filler}")})
+            .to_string(),
+        );
+        lines.push('\n');
+    }
+    std::fs::write(repo.path().join("long.jsonl"), lines).unwrap();
+    repo.memlog(&["import", "jsonl", "long.jsonl"]).ok();
+    let server = ServeProcess::start(repo.path(), &[]);
+    let first = api(&server, "/api/sessions/long");
+    assert_eq!(first["summary"]["events"], EVENTS, "{}", first["summary"]);
+    let before = peak_rss_kb(&server);
+    // Four readers walk the whole session at once, a page at a time.
+    let walk = |limit: usize| {
+        let mut ids = Vec::new();
+        let mut next: Option<String> = None;
+        loop {
+            let path = match &next {
+                Some(c) => format!("/api/sessions/long?limit={limit}&after={}", urlencode(c)),
+                None => format!("/api/sessions/long?limit={limit}"),
+            };
+            let page = api(&server, &path);
+            let events = page["events"].as_array().unwrap();
+            assert!(events.len() <= limit);
+            ids.extend(events.iter().map(|e| e["id"].as_str().unwrap().to_string()));
+            match page["next"].as_str() {
+                Some(c) => next = Some(c.to_string()),
+                None => return ids,
+            }
+        }
+    };
+    let walks: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let readers: Vec<_> = [200, 200, 500, 77]
+            .into_iter()
+            .map(|limit| scope.spawn(move || walk(limit)))
+            .collect();
+        readers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let grew_mb = (peak_rss_kb(&server) - before) / 1024;
+    // every event once, in session order, whatever the page size
+    let show = cli_json(&repo, &["show", "long", "--json"]);
+    let expected: Vec<String> = show["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(expected.len(), EVENTS);
+    for ids in &walks {
+        assert_eq!(ids, &expected);
+    }
+    eprintln!("4 parallel walks of a {EVENTS}-event session: the server's peak grew {grew_mb} MB");
+    assert!(grew_mb < 100, "the server's peak memory grew {grew_mb} MB");
+    // a cursor that is not one is refused
+    assert_eq!(server.get("/api/sessions/long?after=nonsense").status, 400);
+}
+
 fn urlencode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {

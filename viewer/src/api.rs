@@ -14,7 +14,7 @@ use std::path::Path;
 use hyper::StatusCode;
 use memlog_format::IdPrefix;
 use memlog_indexer::Projections;
-use memlog_indexer::lookup;
+use memlog_indexer::lookup::{self, SessionCursor, SessionPage};
 use memlog_indexer::overview::{self, Direction, EdgeRow};
 use memlog_ops::error::chain;
 use memlog_ops::forget::{ForgetRequest, forget as record_forget};
@@ -154,11 +154,12 @@ pub fn get(site: &mut Site, segments: &[String], query: &Query) -> Result<Value,
     let parts: Vec<&str> = segments.iter().map(String::as_str).collect();
     match parts.as_slice() {
         ["sessions"] => sessions(site, query),
-        ["sessions", id] => session(site, id),
+        ["sessions", id] => session(site, id, query),
         ["events", id] => event(site, id, query),
         ["search"] => search_hits(site, query),
         ["tasks"] => tasks(site),
         ["learned"] => learned(site),
+        ["queue"] => queue(site),
         ["entities", id] => entity(site, id),
         ["diff"] => review(site, query),
         ["stats"] => Ok(stats::stats(&site.repo)?),
@@ -239,16 +240,66 @@ struct TouchedTask {
     status: String,
 }
 
-/// `GET /api/sessions/ID`: `memlog show SESSION --json` (`session`,
-/// `events` in order) plus `commit` (the seal, `null` while live),
-/// `tasks` it touched and the `entities` it touched or mentioned.
-fn session(site: &mut Site, id: &str) -> Result<Value, ApiError> {
-    let rows = lookup::session_events(site.projections()?, id)?;
-    if rows.is_empty() {
+/// Events a session page holds by default, and at most.
+const SESSION_PAGE: usize = 200;
+const MAX_SESSION_PAGE: usize = 500;
+
+/// A session page's cursor: `ts|seq|id` of the event it starts after.
+fn session_cursor(cursor: &str) -> Result<SessionCursor, ApiError> {
+    let mut parts = cursor.splitn(3, '|');
+    match (
+        parts.next(),
+        parts.next().map(str::parse::<u64>),
+        parts.next(),
+    ) {
+        (Some(ts), Some(Ok(seq)), Some(id)) if !ts.is_empty() && !id.is_empty() => {
+            Ok(SessionCursor {
+                ts: ts.to_string(),
+                seq,
+                id: id.to_string(),
+            })
+        }
+        _ => Err(ApiError::bad_request(format!(
+            "{cursor:?} is not a session cursor (the `next` of a page)"
+        ))),
+    }
+}
+
+/// `GET /api/sessions/ID?limit=N&after=CURSOR`: a page of `memlog show
+/// SESSION --json` (`session`, `events` in order: at most `limit`, 1–500,
+/// default 200, after the cursor) with `next`, the cursor of the following
+/// page (`null` on the last), `summary` (the session's counts and span,
+/// `null` until the index has it), `commit` (the seal, `null` while live),
+/// the `tasks` it touched and the `entities` it touched or mentioned. A
+/// page costs one indexed query, whatever the session's size.
+fn session(site: &mut Site, id: &str, query: &Query) -> Result<Value, ApiError> {
+    let limit = number(query, "limit", SESSION_PAGE, MAX_SESSION_PAGE)?;
+    let after = one(query, "after").map(session_cursor).transpose()?;
+    let mut rows = lookup::session_page(
+        site.projections()?,
+        id,
+        SessionPage::After(after.as_ref(), limit + 1),
+    )?;
+    if rows.is_empty() && after.is_none() {
         return Err(ApiError::not_found(format!(
             "no session is named {id:?} (unknown, or forgotten)"
         )));
     }
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    let next = rows.last().filter(|_| more).map(|s| {
+        let c = SessionCursor::of(&s.event);
+        format!("{}|{}|{}", c.ts, c.seq, c.id)
+    });
+    let summary = overview::session(site.projections()?, id)?.map(|r| {
+        json!({
+            "events": r.events,
+            "prompts": r.prompts,
+            "tool_calls": r.tool_calls,
+            "first_ts": r.first_ts,
+            "last_ts": r.last_ts,
+        })
+    });
     let commit = site.seals()?.get(id).cloned();
     let events = workspace::exact_events(&site.repo, rows)?;
     let entities = edges(
@@ -280,6 +331,8 @@ fn session(site: &mut Site, id: &str) -> Result<Value, ApiError> {
     Ok(json!({
         "session": id,
         "events": events.iter().map(|e| e.to_value(true)).collect::<Vec<_>>(),
+        "next": next,
+        "summary": summary,
         "commit": commit,
         "tasks": tasks,
         "entities": entities,
@@ -396,11 +449,26 @@ fn tasks(site: &mut Site) -> Result<Value, ApiError> {
     Ok(json!({ "tasks": board }))
 }
 
-/// `GET /api/learned`: the rules (retired ones included) and concepts,
-/// as `memlog rules --all --json` and `memlog concepts --json` list them.
-fn learned(site: &mut Site) -> Result<Value, ApiError> {
+/// `GET /api/queue`: the review queue, decided memories included, as
+/// `memlog review --all --json` lists it.
+fn queue(site: &mut Site) -> Result<Value, ApiError> {
+    let review = site.repo.config.learn.review;
     let p = site.projections()?;
     Ok(json!({
+        "review": review,
+        "items": memlog_ops::review::queue(p, true)?,
+    }))
+}
+
+/// `GET /api/learned`: the rules (retired ones included) and concepts,
+/// as `memlog rules --all --json` and `memlog concepts --json` list them,
+/// and the candidates the last (background) reflection kept.
+fn learned(site: &mut Site) -> Result<Value, ApiError> {
+    let (reflected, candidates) = memlog_ops::reflect::kept(&site.repo);
+    let p = site.projections()?;
+    Ok(json!({
+        "reflected": reflected,
+        "candidates": candidates,
         "rules": memlog_ops::rules::list(p)?,
         "concepts": memlog_ops::concepts::list(p)?,
     }))

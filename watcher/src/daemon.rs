@@ -37,6 +37,7 @@ pub fn run(
     let activity = Activity::default();
     start_warm_server(dir, embedder.clone(), activity.clone());
     let vector_wakeup = embedder.map(|e| start_vector_thread(dir, e));
+    start_native_thread(dir);
     started(&watcher);
     let stop =
         || until() || idle_exit.is_some_and(|idle| activity.idle() >= idle) || !memlog_dir.exists();
@@ -86,6 +87,40 @@ fn start_warm_server(dir: &Path, embedder: Option<SharedEmbedder>, activity: Act
                 "the hooks' warm path is off: {}",
                 memlog_ops::error::chain(&e)
             ));
+        }
+    });
+}
+
+/// How often the agents' memory files (CLAUDE.md, AGENTS.md, MEMORY.md)
+/// are looked at: a `stat` each, read only when they changed.
+const NATIVE_POLL: Duration = Duration::from_secs(2);
+
+/// Re-reads the agents' memory files when they change, on a thread of its
+/// own (they live outside the directories the loop watches; what it
+/// records moves the memlog ref, which the loop then indexes).
+fn start_native_thread(dir: &Path) {
+    let repo_dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        loop {
+            if let Ok(repo) = workspace::open(&repo_dir)
+                && memlog_ops::native::changed(&repo)
+            {
+                match memlog_ops::native::refresh(&repo) {
+                    Ok(files) => {
+                        for f in files.iter().filter(|f| f.status != "unchanged") {
+                            eprintln!(
+                                "native: {} {} (+{} paragraphs, -{})",
+                                f.status, f.label, f.added, f.forgotten
+                            );
+                        }
+                    }
+                    Err(e) => diag::warning(format_args!(
+                        "native memory files: {}",
+                        memlog_ops::error::chain(&e)
+                    )),
+                }
+            }
+            std::thread::sleep(NATIVE_POLL);
         }
     });
 }

@@ -14,8 +14,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::time::Duration;
 
 use memlog_indexer::Projections;
+use memlog_indexer::projection::Reach;
 use memlog_ops::context::answer;
-use memlog_ops::diag;
 use memlog_ops::warm::{ContextRequest, EmbedRequest, EmbedResponse, socket_path};
 
 use crate::{Error, Result};
@@ -85,7 +85,7 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
             .as_ref()
             .is_none_or(|(p, id)| *id != identity || !p.vectors_are_current())
         {
-            // No index yet: the log is read as the unindexed tail.
+            // No index yet: the log is read past its (empty) watermark.
             warm = Projections::open(repo)
                 .or_else(|_| Projections::empty())
                 .ok()
@@ -127,19 +127,27 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
         // assembles it itself rather than taking "nothing relevant".
         let response = match (serde_json::from_str::<ContextRequest>(&line), &mut warm) {
             (Ok(mut req), Some((p, _))) => {
-                // What the watcher has not indexed yet (a seal a moment
-                // ago) is read directly, as a hook alone would.
-                if let Err(e) = p.read_tail_for(repo, Some(&req.session)) {
-                    diag::warning(format_args!("the unindexed tail was not read: {e}"));
+                // What the watch loop has not indexed yet (a seal, a forget
+                // a moment ago) holds in this answer already, read as a
+                // hook alone would; failing to read it, the hook assembles
+                // the context itself.
+                let asking = Some(req.session.as_str());
+                match p.read_unindexed(repo, Reach::Prompt { asking }) {
+                    Ok(()) => {
+                        if req.query_vector.is_none() && !req.prompt.is_empty() {
+                            req.query_vector = embedder
+                                .as_ref()
+                                .and_then(|e| prompt_vector(e, p, &req.prompt));
+                        }
+                        answer(repo, p, &req)
+                            .map_err(|e| e.to_string())
+                            .and_then(|a| serde_json::to_string(&a).map_err(|e| e.to_string()))
+                    }
+                    Err(e) => {
+                        warm = None;
+                        Err(format!("what the index lacks was not read: {e}"))
+                    }
                 }
-                if req.query_vector.is_none() && !req.prompt.is_empty() {
-                    req.query_vector = embedder
-                        .as_ref()
-                        .and_then(|e| prompt_vector(e, p, &req.prompt));
-                }
-                answer(repo, p, &req)
-                    .map_err(|e| e.to_string())
-                    .and_then(|a| serde_json::to_string(&a).map_err(|e| e.to_string()))
             }
             (Ok(_), None) => Err("the index is not open".to_string()),
             (Err(e), _) => Err(format!("not a request: {e}")),

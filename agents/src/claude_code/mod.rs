@@ -21,7 +21,7 @@ use memlog_format::Draft;
 
 use self::transcript::SidechainScope;
 use crate::protocol::{HookEvent, Payload};
-use crate::sessions::{home, jsonl_files};
+use crate::sessions::{home, jsonl_files, markdown_files};
 use crate::settings::HookSettings;
 use crate::{Agent, Error, HookOptions, Result, SessionFile, StopContract};
 
@@ -40,6 +40,8 @@ const SETTINGS: HookSettings = HookSettings {
     events: &[
         ("SessionStart", false),
         ("UserPromptSubmit", false),
+        // file-aware recall before Read, Edit, Write and Bash
+        ("PreToolUse", true),
         ("PostToolUse", true),
         ("PostToolUseFailure", true),
         ("Stop", false),
@@ -50,6 +52,7 @@ const SETTINGS: HookSettings = HookSettings {
     agent_flag: "",
     suffix: "",
     timeout: 10,
+    short_timeouts: &[],
     any_tool: "*",
 };
 
@@ -86,6 +89,14 @@ impl Agent for ClaudeCode {
         }
     }
 
+    /// GitHub Copilot CLI (1.0.102) runs the hooks of Claude Code's
+    /// settings too, with `COPILOT_CLI=1` in their environment.
+    fn hooks_run_by(&self) -> Option<&'static dyn Agent> {
+        std::env::var_os("COPILOT_CLI")
+            .is_some_and(|v| v == "1")
+            .then_some(&crate::copilot::Copilot as &'static dyn Agent)
+    }
+
     fn stop_contract(&self) -> StopContract {
         StopContract::Block
     }
@@ -113,6 +124,24 @@ impl Agent for ClaudeCode {
             });
         }
         Ok(vec![dir])
+    }
+
+    /// Claude Code adds a PreToolUse hook's `additionalContext` to the
+    /// conversation (verified in its 2.x binary).
+    fn injects_before_tool(&self) -> bool {
+        true
+    }
+
+    /// `CLAUDE.md` at the root of the work tree, and Claude Code's auto
+    /// memory of the project (`MEMORY.md` and the notes beside it).
+    fn memory_files(&self, work_tree: &Path) -> Vec<PathBuf> {
+        let mut files = vec![work_tree.join("CLAUDE.md")];
+        if let Ok(home) = home() {
+            files.extend(markdown_files(
+                &project_dir(&home, work_tree).join("memory"),
+            ));
+        }
+        files
     }
 
     /// The folder's `*.jsonl` (not its sub-folders: subagents are read

@@ -1,33 +1,46 @@
-//! OpenAI's Codex CLI (checked against 0.169.0).
+//! OpenAI's Codex CLI (checked against 0.60.1, 0.104.0, 0.149.0 and
+//! 0.169.0; hooks since 0.11x, checked against 0.169.0).
 //!
-//! - Hooks: the shared protocol as is (the same event names, payload
-//!   fields and injection output as Claude Code's); its Stop hook only
-//!   records. The version is the `cli_version` of the session file's first
-//!   line (`session_meta`), which the payload's `transcript_path` names.
+//! - Hooks: the shared protocol (the same event names, payload fields and
+//!   injection output as Claude Code's), completed from the rollout the
+//!   payload names ([`hooks`]): a command's real exit code, an edit's files
+//!   and changes, and at Stop the edits made through the shell, which no
+//!   PostToolUse reports. Its Stop hook only records. A subagent's hooks
+//!   name its parent's session and its own `agent_id`; its answer comes
+//!   with SubagentStop. The version is the
+//!   `cli_version` of the session file's first line (`session_meta`).
 //! - Settings: `.codex/hooks.json` (project), `$CODEX_HOME/hooks.json`,
-//!   else `~/.codex/hooks.json` (user); timeouts in seconds, tool matcher
-//!   `*`. Codex runs a new or changed hook only once the user trusts it.
+//!   else `~/.codex/hooks.json` (user); timeouts in seconds (SessionEnd's
+//!   3, the most Codex allows it), tool matcher `*`. Codex runs a new or
+//!   changed hook only once the user trusts it, and a project's only in a
+//!   trusted project ([`trust`]).
 //! - Sessions: [`rollout`]s in `$CODEX_HOME/sessions` (else
-//!   `~/.codex/sessions`), `YYYY/MM/DD/rollout-<time>-<id>.jsonl`; the
+//!   `~/.codex/sessions`), `YYYY/MM/DD/rollout-<time>-<id>.jsonl`, every
+//!   format since 0.60; a subagent's is read into its parent's session. The
 //!   default import keeps those that ran inside the repository.
 
+pub mod hooks;
+pub mod patch;
 pub mod rollout;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 
 use crate::protocol::Payload;
-use crate::sessions::{home, jsonl_files};
+use crate::sessions::{home, jsonl_files, markdown_files};
 use crate::settings::HookSettings;
-use crate::{Agent, Error, HookOptions, Result, SessionFile};
+use crate::{Agent, Error, HookOptions, HookTrust, Result, SessionFile};
 
-pub use rollout::{Rollout, parse, read, session_meta};
+pub use rollout::{Rollout, Subagent, parse, read, session_meta};
 
 /// Codex CLI.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Codex;
 
 /// Codex hook events memlog listens to, with whether they take a tool
-/// matcher (Codex CLI 0.169.0); seconds, like Claude Code.
+/// matcher (Codex CLI 0.169.0); seconds, like Claude Code. Codex clamps
+/// SessionEnd to 3 s (and warns on every run when asked for more): sealing
+/// a session fits it.
 const SETTINGS: HookSettings = HookSettings {
     project_file: ".codex/hooks.json",
     local_file: None,
@@ -36,12 +49,14 @@ const SETTINGS: HookSettings = HookSettings {
         ("UserPromptSubmit", false),
         ("PostToolUse", true),
         ("Stop", false),
+        ("SubagentStop", false),
         ("PreCompact", false),
         ("SessionEnd", false),
     ],
     agent_flag: "--agent codex ",
     suffix: "",
     timeout: 10,
+    short_timeouts: &[("SessionEnd", 3)],
     any_tool: "*",
 };
 
@@ -70,6 +85,24 @@ impl Agent for Codex {
         "Codex CLI"
     }
 
+    /// The payload, completed from the rollout (see [`hooks`]).
+    fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
+        let mut raw: serde_json::Value = serde_json::from_slice(bytes)
+            .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
+        if raw.is_object() {
+            if raw.get("hook_event_name").is_none() {
+                raw["hook_event_name"] = serde_json::Value::String(event_name.to_string());
+            }
+            hooks::complete_post_tool_use(&mut raw);
+        }
+        Ok(Payload::from_value(event_name, raw))
+    }
+
+    /// The turn's edits made through the shell.
+    fn unreported_calls(&self, payload: &Payload) -> Vec<(String, Payload)> {
+        hooks::unreported_edits(payload)
+    }
+
     /// The session file starts with its `session_meta` (`cli_version`).
     fn version(&self, payload: &Payload) -> Option<String> {
         use std::io::{BufRead, Read};
@@ -93,7 +126,17 @@ impl Agent for Codex {
     }
 
     fn install_note(&self) -> Option<&'static str> {
-        Some("Codex runs them once you trust them (/hooks in Codex)")
+        Some(
+            "Codex runs them only once you trust them: open Codex in the project and trust them in /hooks",
+        )
+    }
+
+    fn hook_trust(&self, settings_file: &Path, work_tree: Option<&Path>) -> Option<HookTrust> {
+        trust::hook_trust(
+            settings_file,
+            work_tree,
+            &trust::config_file(&codex_home().ok()?),
+        )
     }
 
     fn session_noun(&self) -> &'static str {
@@ -119,6 +162,16 @@ impl Agent for Codex {
             .cwd
             .as_deref()
             .is_some_and(|cwd| Path::new(cwd).starts_with(work_tree))
+    }
+
+    /// `AGENTS.md` at the root of the work tree, and Codex's memories
+    /// (`$CODEX_HOME/memories`).
+    fn memory_files(&self, work_tree: &Path) -> Vec<PathBuf> {
+        let mut files = vec![work_tree.join("AGENTS.md")];
+        if let Ok(home) = codex_home() {
+            files.extend(markdown_files(&home.join("memories")));
+        }
+        files
     }
 
     /// Every `rollout-*.jsonl` under the folder.

@@ -3,7 +3,10 @@
 //! [`read_chat`] reads `~/.gemini/tmp/<project>/chats/session-*.jsonl`: a
 //! header line (`sessionId`, `startTime`), then records with an `id` (a
 //! record whose id was seen replaces the earlier one) and `$set` updates
-//! (`messages`: records in bulk). A `user` record with text is a prompt
+//! (`messages`: records in bulk). Versions before the JSON lines (0.2x,
+//! checked against 0.24.0) saved `session-*.json`: one JSON object,
+//! `{"sessionId", "projectHash", "startTime", "lastUpdated", "messages"}`,
+//! whose messages are the same records. A `user` record with text is a prompt
 //! (without `<hook_context>` blocks; Gemini's own `<session_context>` is
 //! left out), a `gemini` record's `content` is what the agent said and its
 //! `toolCalls` (with `resultDisplay`) are tool observations. The agent's
@@ -59,7 +62,32 @@ pub fn parse_chat(text: &str, fallback_session: &str, options: &HookOptions) -> 
             records.insert(id.to_string(), record.clone());
         }
     };
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+    // A whole-file chat (before the JSON lines): its messages are records.
+    let whole = text
+        .trim_start()
+        .starts_with('{')
+        .then(|| serde_json::from_str::<Map<String, Value>>(text).ok())
+        .flatten()
+        .filter(|c| c.get("messages").is_some_and(Value::is_array));
+    let lines: Box<dyn Iterator<Item = &str>> = match &whole {
+        Some(_) => Box::new(std::iter::empty()),
+        None => Box::new(text.lines().filter(|l| !l.trim().is_empty())),
+    };
+    if let Some(whole) = &whole {
+        if let Some(id) = whole.get("sessionId").and_then(Value::as_str) {
+            chat.session_id = id.to_string();
+        }
+        for m in whole
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+        {
+            keep(m);
+        }
+    }
+    for line in lines {
         let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
             chat.malformed += 1;
             continue;
@@ -188,15 +216,21 @@ fn tool_body(
         return None;
     }
     let id = call.get("id").and_then(Value::as_str).unwrap_or(name);
+    let model_saw = call
+        .pointer("/result/0/functionResponse/response/output")
+        .and_then(Value::as_str);
     let output = call
         .get("resultDisplay")
         .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| {
-            call.pointer("/result/0/functionResponse/response/output")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        });
+        .filter(|d| !d.is_empty())
+        .or(model_saw)
+        .map(str::to_string);
+    // A shell command's result ends with its `Exit Code: N`.
+    let exit_code = model_saw.and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("Exit Code: "))
+            .and_then(|n| n.trim().parse::<i64>().ok())
+    });
     let mut body = Map::new();
     body.insert("tool".into(), Value::String(name.to_string()));
     body.insert(
@@ -208,8 +242,17 @@ fn tool_body(
     if let Some(output) = output {
         body.insert("output".into(), Value::String(output));
     }
-    let success = call.get("status").and_then(Value::as_str) != Some("error");
+    let success = call.get("status").and_then(Value::as_str) != Some("error")
+        && exit_code.is_none_or(|c| c == 0);
     body.insert("success".into(), Value::Bool(success));
+    if let Some(code) = exit_code {
+        if code != 0 {
+            body.insert("error".into(), Value::String(format!("exit code {code}")));
+        }
+        let mut metadata = Map::new();
+        metadata.insert("exit_code".into(), Value::from(code));
+        body.insert("metadata".into(), Value::Object(metadata));
+    }
     let call_ts = call
         .get("timestamp")
         .and_then(Value::as_str)
@@ -221,6 +264,43 @@ fn tool_body(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chat_saved_whole_before_the_json_lines() {
+        let chat = parse_chat(
+            include_str!("../../../fixtures/gemini/chat-0.24.json"),
+            "x",
+            &HookOptions::new("p"),
+        );
+        assert_eq!(chat.malformed, 0);
+        assert_eq!(chat.session_id, "7c1e55d0-24a0-4b7e-9c51-0a24c0ffee24");
+        let kinds: Vec<&str> = chat.drafts.iter().map(|d| d.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "user_prompt",
+                "tool_observation",
+                "tool_observation",
+                "agent_response"
+            ]
+        );
+        assert_eq!(chat.drafts[0].body["text"], "Raise the tax rate to 8 %");
+        let test = &chat.drafts[1].body;
+        assert_eq!(test["output"], "1 failing: cart total");
+        assert_eq!(test["success"], false);
+        assert_eq!(test["metadata"]["exit_code"], 1);
+        // An empty display: what the model saw.
+        assert!(
+            chat.drafts[2].body["output"]
+                .as_str()
+                .unwrap()
+                .starts_with("Successfully modified file")
+        );
+        assert_eq!(
+            chat.drafts[3].body["text"],
+            "Running the tests first.\nEditing the rate.\nThe rate is 8 %; one cart test still fails."
+        );
+    }
 
     #[test]
     fn a_saved_chat_reads_like_its_hooks() {

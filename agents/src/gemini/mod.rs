@@ -8,8 +8,9 @@
 //!   expressions, and the command ends in `2>/dev/null || true` (Gemini
 //!   reads a hook that exits non-zero with stderr as a block). Gemini runs
 //!   project hooks only in a trusted folder.
-//! - Sessions: saved [`chat`]s in `~/.gemini/tmp/<project>/chats/session-*.jsonl`,
-//!   the project's folder naming its root in `.project_root`.
+//! - Sessions: saved [`chat`]s in `~/.gemini/tmp/<project>/chats/session-*.jsonl`
+//!   (`.json`, one object, before 0.3x), the project's folder naming its
+//!   root in `.project_root`.
 
 pub mod chat;
 pub mod hooks;
@@ -17,7 +18,7 @@ pub mod hooks;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::{HookEvent, Payload};
-use crate::sessions::{home, jsonl_files};
+use crate::sessions::{files_ending, home};
 use crate::settings::HookSettings;
 use crate::{Agent, Error, HookOptions, Result, SessionFile};
 
@@ -45,6 +46,7 @@ const SETTINGS: HookSettings = HookSettings {
     agent_flag: "--agent gemini ",
     suffix: " 2>/dev/null || true",
     timeout: 10_000,
+    short_timeouts: &[],
     any_tool: ".*",
 };
 
@@ -62,11 +64,8 @@ impl Agent for Gemini {
     }
 
     fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
-        let raw: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|source| Error::MalformedPayload {
-                event: event_name.to_string(),
-                source,
-            })?;
+        let raw: serde_json::Value = serde_json::from_slice(bytes)
+            .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
         let (name, common) = to_common(event_name, raw);
         Ok(Payload::from_value(&name, common))
     }
@@ -90,7 +89,8 @@ impl Agent for Gemini {
 
     /// The chat folders of Gemini CLI projects inside `work_tree`:
     /// `~/.gemini/tmp/<slug>/chats` whose `<slug>/.project_root` names a
-    /// folder inside it.
+    /// folder inside it, or (0.2x) whose `<slug>` is the SHA-256 of its
+    /// path.
     fn default_session_paths(&self, work_tree: &Path) -> Result<Vec<PathBuf>> {
         let tmp = home()?.join(".gemini/tmp");
         if !tmp.exists() {
@@ -100,15 +100,17 @@ impl Agent for Gemini {
                 noun: self.session_noun(),
             });
         }
+        // Before `.project_root` (0.2x), a project's folder was named by the
+        // SHA-256 of its root.
+        let hashed = crate::sha256::hex(work_tree.display().to_string().as_bytes());
         let mut dirs = Vec::new();
         for entry in std::fs::read_dir(&tmp).map_err(|e| Error::io(&tmp, e))? {
             let project = entry.map_err(|e| Error::io(&tmp, e))?.path();
-            let Ok(project_root) = std::fs::read_to_string(project.join(".project_root")) else {
-                continue;
+            let ours = match std::fs::read_to_string(project.join(".project_root")) {
+                Ok(root) => Path::new(root.trim()).starts_with(work_tree),
+                Err(_) => project.file_name().is_some_and(|n| *n == *hashed),
             };
-            if Path::new(project_root.trim()).starts_with(work_tree)
-                && project.join("chats").is_dir()
-            {
+            if ours && project.join("chats").is_dir() {
                 dirs.push(project.join("chats"));
             }
         }
@@ -116,9 +118,10 @@ impl Agent for Gemini {
         Ok(dirs)
     }
 
-    /// Every `session-*.jsonl` under the folder.
+    /// Every `session-*.jsonl` (and older `session-*.json`) under the
+    /// folder.
     fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>> {
-        jsonl_files(dir, "session-", true)
+        files_ending(dir, "session-", &[".jsonl", ".json"], true)
     }
 
     fn read_session(&self, file: &Path, options: &HookOptions) -> Result<SessionFile> {

@@ -108,24 +108,35 @@ pub fn drafts_at(
             vec![maker.draft(Kind::ToolObservation, body)]
         }
         HookEvent::Stop | HookEvent::SubagentStop => {
+            // Calls no hook reported come first: they happened before the
+            // answer.
+            let mut drafts: Vec<Draft> = options
+                .agent
+                .unreported_calls(payload)
+                .iter()
+                .flat_map(|(ts, call)| drafts_at(call, context, options, ts))
+                .map(|mut draft| {
+                    draft
+                        .meta
+                        .insert("from_transcript".into(), Value::Bool(true));
+                    draft
+                })
+                .collect();
             let given = payload
                 .last_assistant_message
                 .as_deref()
                 .map(str::trim)
                 .filter(|t| !t.is_empty());
             if let Some(text) = given {
-                return vec![maker.text(Kind::AgentResponse, text)];
+                drafts.push(maker.text(Kind::AgentResponse, text));
+            } else if let Some(text) = options.agent.answer_from_files(payload) {
+                let mut draft = maker.text(Kind::AgentResponse, &text);
+                draft
+                    .meta
+                    .insert("from_transcript".into(), Value::Bool(true));
+                drafts.push(draft);
             }
-            match options.agent.answer_from_files(payload) {
-                Some(text) => {
-                    let mut draft = maker.text(Kind::AgentResponse, &text);
-                    draft
-                        .meta
-                        .insert("from_transcript".into(), Value::Bool(true));
-                    vec![draft]
-                }
-                None => Vec::new(),
-            }
+            drafts
         }
         HookEvent::PreCompact => {
             let instructions = payload

@@ -105,8 +105,10 @@ mod drafts;
 mod event;
 mod output;
 mod payload;
+mod target;
 
 pub use drafts::{drafts, drafts_at};
 pub use event::HookEvent;
 pub use output::{hook_output, stop_block_output};
-pub use payload::{Payload, parse_payload};
+pub use payload::{Payload, parse_payload, parse_translated};
+pub use target::{ToolTarget, tool_target};

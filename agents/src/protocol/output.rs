@@ -8,12 +8,13 @@ use super::event::HookEvent;
 /// What a hook prints on stdout for Claude Code to add `additional_context`
 /// to the conversation:
 /// `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"…"}}`.
-/// Only SessionStart and UserPromptSubmit inject context this way; for other
-/// events, and when there is no (or only blank) context, there is nothing
-/// to print.
+/// SessionStart, UserPromptSubmit and (file-aware recall) PreToolUse inject
+/// context this way; for other events, and when there is no (or only
+/// blank) context, there is nothing to print.
 pub fn hook_output(event: HookEvent, additional_context: Option<&str>) -> Option<String> {
     let context = additional_context.filter(|c| !c.trim().is_empty())?;
-    if !event.injects_context() {
+    // PreToolUse: file-aware recall, for agents that read it back
+    if !event.injects_context() && event != HookEvent::PreToolUse {
         return None;
     }
     let output = json!({

@@ -73,11 +73,23 @@ pub struct Payload {
 /// payload, and [`crate::drafts`] records shapes it does not understand
 /// rather than dropping them.
 pub fn parse_payload(event_name: &str, bytes: &[u8]) -> Result<Payload> {
-    let raw: Value = serde_json::from_slice(bytes).map_err(|source| Error::MalformedPayload {
-        event: event_name.to_string(),
-        source,
-    })?;
+    let raw: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
     Ok(Payload::from_value(event_name, raw))
+}
+
+/// Parses a hook's stdin for an agent with its own payload shapes:
+/// `translate` turns the event it was installed for and the JSON into the
+/// shared protocol's event name and payload.
+pub fn parse_translated(
+    event_name: &str,
+    bytes: &[u8],
+    translate: fn(&str, Value) -> (String, Value),
+) -> Result<Payload> {
+    let raw: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
+    let (name, common) = translate(event_name, raw);
+    Ok(Payload::from_value(&name, common))
 }
 
 impl Payload {
@@ -168,6 +180,12 @@ mod tests {
         assert_eq!(p.stop_hook_active, None);
         let err = parse_payload("Stop", b"{not json").unwrap_err();
         assert!(matches!(err, Error::MalformedPayload { .. }), "{err}");
+        // said without the payload's content (the message goes to hooks.log)
+        let cut = br#"{"prompt": "my password is hunter2"#;
+        let err = parse_payload("Stop", cut).unwrap_err().to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(err.contains(&format!("({} bytes)", cut.len())), "{err}");
+        assert!(err.contains("it ends early"), "{err}");
         assert!(parse_payload("Stop", b"").is_err());
     }
 }

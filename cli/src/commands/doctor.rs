@@ -9,7 +9,7 @@ use memlog_ops::workspace;
 
 use crate::output;
 
-/// Check memlog's setup: the index and semantic search.
+/// Check memlog's setup: the index, semantic search and the agents' hooks.
 ///
 /// Says whether the projections exist and are up to date, and whether
 /// semantic search is on: where the embedding model and ONNX Runtime are
@@ -19,6 +19,10 @@ use crate::output;
 /// text and the graph alone. Last, the path a UserPromptSubmit hook would
 /// take now: warm (a running `memlog watch` ranks with the prompt's own
 /// embedding) or local (the hook ranks alone, without loading a model).
+/// And where memlog's hooks are installed, for each agent, and whether the
+/// agent runs them: Codex CLI skips hooks the user has not trusted (in
+/// `/hooks`), without a word; doctor names those and says how to trust
+/// them.
 #[derive(Args)]
 pub struct DoctorArgs {
     /// Print the result as JSON.
@@ -46,12 +50,36 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         .as_str()
         .filter(|_| semantic["on"].as_bool() == Some(true));
     let (path, ranking) = memlog_ops::warm::hook_path(&repo, vectors_model);
+    let hooks = memlog_ops::install::status(dir)?;
     if args.json {
+        let hooks: Vec<_> = hooks
+            .iter()
+            .map(|h| {
+                let mut entry = json!({
+                    "agent": h.agent.name(),
+                    "path": h.path,
+                    "hooks": h.hooks,
+                });
+                if let Some(t) = &h.trust {
+                    entry["trusted"] = json!(t.trusted());
+                    entry["untrusted"] = json!(t.untrusted);
+                    entry["how"] = json!(t.how);
+                    entry["trust_store"] = json!(t.store);
+                    entry["trust_entries"] = t
+                        .entries
+                        .iter()
+                        .map(|(key, value)| json!({"key": key, "value": value}))
+                        .collect();
+                }
+                entry
+            })
+            .collect();
         output::print_json(&json!({
             "repository": repo.work_tree,
             "index": index,
             "semantic": semantic,
             "hook_path": {"path": path, "ranking": ranking},
+            "agent_hooks": hooks,
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -72,5 +100,21 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     println!("runtime    {}", semantic["runtime"].as_str().unwrap_or(""));
     println!("cache      {}", semantic["cache"].as_str().unwrap_or(""));
     println!("hook path  {path}: {ranking}");
+    if hooks.is_empty() {
+        println!("hooks      none installed (`memlog install --help` lists the agents)");
+    }
+    for h in &hooks {
+        let trust = h
+            .trust
+            .as_ref()
+            .map(|t| super::install::agent::trust_note(h.agent, t))
+            .unwrap_or_default();
+        println!(
+            "hooks      {}: {} in {}{trust}",
+            h.agent.name(),
+            h.hooks,
+            h.path.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

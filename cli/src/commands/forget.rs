@@ -15,7 +15,7 @@ use crate::output;
 /// memories giving them as evidence, summaries and recalls quoting their
 /// words (a recall that only cites an id keeps it). The bytes stay in git
 /// history until `memlog purge` rewrites it: use that for a secret that
-/// leaked.
+/// leaked; `memlog scan` finds those.
 #[derive(Args)]
 pub struct ForgetArgs {
     /// Event ids (or unique prefixes of at least 8 hex digits) to forget.
@@ -33,6 +33,10 @@ pub struct ForgetArgs {
     #[arg(long)]
     reason: Option<String>,
 
+    /// Forget every event `memlog scan` finds secret-shaped content in.
+    #[arg(long)]
+    secrets: bool,
+
     /// List what would be hidden (named and derived events) and record
     /// nothing.
     #[arg(long)]
@@ -44,12 +48,25 @@ pub struct ForgetArgs {
 }
 
 pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
-    let request = ForgetRequest {
+    let mut request = ForgetRequest {
         ids: args.ids,
         session: args.session,
         before: args.before,
         reason: args.reason,
     };
+    if args.secrets {
+        let flagged = memlog_ops::scan::flagged_ids(&workspace::open(dir)?)?;
+        let nothing_else =
+            request.ids.is_empty() && request.session.is_none() && request.before.is_none();
+        if flagged.is_empty() && nothing_else {
+            println!("`memlog scan` finds no secret-shaped content to forget");
+            return Ok(ExitCode::SUCCESS);
+        }
+        request.ids.extend(flagged);
+        request
+            .reason
+            .get_or_insert_with(|| "secret-shaped content (memlog scan)".into());
+    }
     request.check()?;
     if args.dry_run {
         let repo = workspace::open(dir)?;
@@ -97,6 +114,9 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+        }
+        if args.secrets {
+            println!("their bytes stay in git history: erase them with `memlog purge`");
         }
     }
     Ok(ExitCode::SUCCESS)

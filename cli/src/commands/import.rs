@@ -9,6 +9,9 @@ use memlog_agents::Agent;
 use memlog_agents::claude_code::ClaudeCode;
 use memlog_agents::codex::Codex;
 use memlog_agents::gemini::Gemini;
+use memlog_agents::{
+    antigravity::Antigravity, copilot::Copilot, cursor::Cursor, opencode::OpenCode,
+};
 use memlog_ops::import::{self, SessionsImport};
 use serde_json::json;
 
@@ -45,6 +48,50 @@ enum ImportSource {
     ClaudeCode(ClaudeCodeArgs),
     Codex(CodexArgs),
     Gemini(GeminiArgs),
+    /// Import GitHub Copilot CLI sessions (one commit each).
+    ///
+    /// Reads session-state/<id>/events.jsonl: prompts, answers and every
+    /// completed tool call with its output and exit code. By default, every
+    /// session under $COPILOT_HOME/session-state (else ~/.copilot/…) that
+    /// ran inside this repository. Importing again adds nothing, and a
+    /// session memlog's hooks recorded gets only what they missed.
+    Copilot(AgentSessionsArgs),
+    /// Import Antigravity CLI transcripts (one commit per conversation).
+    ///
+    /// Reads transcript_full.jsonl: prompts, answers and tool calls with
+    /// their output, into the conversation's session, beside what memlog's
+    /// hooks recorded. By default, the conversations under
+    /// ~/.gemini/antigravity-cli/brain whose tools worked inside this
+    /// repository. Importing again adds nothing.
+    Antigravity(AgentSessionsArgs),
+    /// Import Cursor agent transcripts (one commit per conversation).
+    ///
+    /// Reads agent-transcripts/*.jsonl: prompts, answers and tool calls
+    /// (Cursor writes no results, ids or times there). By default, this
+    /// project's folder under ~/.cursor/projects/. Importing again adds
+    /// nothing, and a session memlog's hooks recorded gets only what they
+    /// missed.
+    Cursor(AgentSessionsArgs),
+    /// Import OpenCode sessions from `opencode export <session>` files.
+    ///
+    /// Reads prompts, answers and tool calls with their output. Importing
+    /// again adds nothing, and a session memlog's plugin recorded gets only
+    /// what it missed.
+    Opencode(AgentSessionsArgs),
+}
+
+/// Session files to import.
+#[derive(Args)]
+struct AgentSessionsArgs {
+    /// Session files or folders of them.
+    paths: Vec<PathBuf>,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 /// Import Gemini CLI's saved chats (one commit per session).
@@ -146,6 +193,14 @@ pub fn cmd_import(dir: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
         }
         ImportSource::Codex(a) => import_sessions(dir, &Codex, &a.paths, a.json, &a.afterwards),
         ImportSource::Gemini(a) => import_sessions(dir, &Gemini, &a.paths, a.json, &a.afterwards),
+        ImportSource::Copilot(a) => import_sessions(dir, &Copilot, &a.paths, a.json, &a.afterwards),
+        ImportSource::Antigravity(a) => {
+            import_sessions(dir, &Antigravity, &a.paths, a.json, &a.afterwards)
+        }
+        ImportSource::Cursor(a) => import_sessions(dir, &Cursor, &a.paths, a.json, &a.afterwards),
+        ImportSource::Opencode(a) => {
+            import_sessions(dir, &OpenCode, &a.paths, a.json, &a.afterwards)
+        }
     }
 }
 
@@ -204,11 +259,15 @@ fn import_sessions(
 ) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let imported = import::agent_sessions(&repo, agent, paths, !afterwards.no_index)?;
-    print_import(as_json, &imported)
+    print_import(as_json, agent, &imported)
 }
 
 /// Prints an import's outcome, per file and in total.
-fn print_import(as_json: bool, imported: &SessionsImport) -> anyhow::Result<ExitCode> {
+fn print_import(
+    as_json: bool,
+    agent: &dyn Agent,
+    imported: &SessionsImport,
+) -> anyhow::Result<ExitCode> {
     let totals = &imported.totals;
     if as_json {
         output::print_json(&json!({
@@ -221,7 +280,23 @@ fn print_import(as_json: bool, imported: &SessionsImport) -> anyhow::Result<Exit
         }))?;
     } else {
         for f in &imported.files {
-            println!("{}: session {} ({} events)", f.path, f.session, f.events);
+            let mut counts = vec![format!("{} events", f.events)];
+            if f.malformed > 0 {
+                counts.push(format!("{} malformed lines left out", f.malformed));
+            }
+            if let Some(n) = f.skipped.filter(|n| *n > 0) {
+                counts.push(format!("{n} lines of kinds memlog does not read"));
+            }
+            println!("{}: session {} ({})", f.path, f.session, counts.join(", "));
+            if f.malformed > 0 && f.events == 0 {
+                eprintln!(
+                    "warning: {}: nothing read: {} lines are not what memlog reads in a {} {}",
+                    f.path,
+                    f.malformed,
+                    agent.title(),
+                    agent.session_noun()
+                );
+            }
         }
         println!(
             "imported {} new events in {} commits ({} already present)",

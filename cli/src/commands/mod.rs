@@ -26,13 +26,16 @@ mod init;
 mod install;
 pub mod log;
 mod mcp;
+mod native;
 mod note;
 mod purge;
 mod rebuild;
 mod record;
 mod reflect;
 mod reinforce;
+mod review;
 mod rules;
+mod scan;
 mod seal;
 pub mod search;
 mod serve;
@@ -42,6 +45,7 @@ pub mod stats;
 mod sync;
 mod task;
 mod textconv;
+mod verify;
 mod watch;
 
 /// Each subcommand's arguments are built only when it runs (`defer`; see
@@ -70,6 +74,9 @@ pub enum Command {
     Concepts(concepts::ConceptsArgs),
     Reflect(reflect::ReflectArgs),
     Rules(rules::RulesArgs),
+    Native(native::NativeArgs),
+    Review(review::ReviewArgs),
+    Verify(verify::VerifyArgs),
     Task(task::TaskArgs),
     Entity(entity::EntityArgs),
     Graph(graph::GraphArgs),
@@ -84,6 +91,7 @@ pub enum Command {
     Diff(diff::DiffArgs),
     Doctor(doctor::DoctorArgs),
     Purge(purge::PurgeArgs),
+    Scan(scan::ScanArgs),
     #[command(hide = true)]
     Textconv(textconv::TextconvArgs),
     Mcp(mcp::McpArgs),
@@ -128,6 +136,7 @@ impl Command {
                 | Command::Rebuild(_)
                 | Command::Sync(_)
                 | Command::Purge(_)
+                | Command::Scan(_)
                 | Command::Fsck(_)
                 | Command::Watch(_)
                 | Command::Serve(_)
@@ -157,6 +166,9 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Concepts(args) => concepts::cmd_concepts(dir, args),
         Command::Reflect(args) => reflect::cmd_reflect(dir, args),
         Command::Rules(args) => rules::cmd_rules(dir, args),
+        Command::Native(args) => native::cmd_native(dir, args),
+        Command::Review(args) => review::cmd_review(dir, args),
+        Command::Verify(args) => verify::cmd_verify(dir, args),
         Command::Task(args) => task::cmd_task(dir, args),
         Command::Entity(args) => entity::cmd_entity(dir, args),
         Command::Graph(args) => graph::cmd_graph(dir, args),
@@ -170,6 +182,7 @@ pub fn run(command: Command, dir: &Path) -> anyhow::Result<ExitCode> {
         Command::Diff(args) => diff::cmd_diff(dir, args),
         Command::Doctor(args) => doctor::cmd_doctor(dir, args),
         Command::Purge(args) => purge::cmd_purge(dir, args),
+        Command::Scan(args) => scan::cmd_scan(dir, args),
         Command::Textconv(args) => textconv::cmd_textconv(args),
         Command::Mcp(args) => mcp::cmd_mcp(dir, args),
         Command::Install(args) => install::cmd_install(dir, args),

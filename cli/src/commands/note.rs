@@ -22,6 +22,11 @@ pub struct NoteArgs {
     #[arg(long)]
     session: Option<String>,
 
+    /// Keep the note on this machine: searched and injected here, never
+    /// synced or pushed (sealed on refs/memlog/personal).
+    #[arg(long)]
+    personal: bool,
+
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -29,7 +34,7 @@ pub struct NoteArgs {
 
 pub fn cmd_note(dir: &Path, args: NoteArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let noted = record::note(&repo, args.text, args.session)?;
+    let noted = record::note(&repo, args.text, args.session, args.personal)?;
     let id = noted.event.map(|e| e.id).unwrap_or_default();
     if args.json {
         output::print_json(&json!({"id": id, "session": noted.session, "commit": noted.commit}))?;

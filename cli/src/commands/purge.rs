@@ -21,9 +21,11 @@ use crate::output;
 /// embeddings also leave the embedding cache. The forget events stay (they
 /// name ids, not content).
 ///
-/// Remotes still hold the old history: purge names them; push there with
-/// `git push --force REMOTE refs/heads/memlog` before the next `memlog sync`,
-/// or the sync would merge the old history back.
+/// The purge is recorded in the log (`purges/<name>.json`: ids and
+/// hashes, no content). Run `memlog sync` next: it replaces the remote's
+/// old history with the rewritten one (with a lease), and every teammate's
+/// next `memlog sync` applies the same rewrite to their clone; no sync
+/// merges the old history back. Personal events are purged too, locally.
 #[derive(Args)]
 pub struct PurgeArgs {
     /// Print the result as JSON.
@@ -33,24 +35,13 @@ pub struct PurgeArgs {
 
 pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
+    // The index applies every forget before history is rewritten: until
+    // the rebuild below, readers then hide what goes by the index itself
+    // (the purge records name only shared events, not personal ones).
+    Projections::update(&repo)?;
     let report = purge(&repo)?;
     if report.events_purged > 0 {
-        // Vectors are not carried across this rebuild: their files and
-        // graph would keep the purged events' embeddings.
-        memlog_indexer::vectors::discard(&repo.layout().index_dir())?;
-        let cache_path = memlog_ops::semantic::cache_path(&repo);
-        if cache_path.exists() {
-            let texts: Vec<String> = report
-                .purged
-                .iter()
-                .map(|e| memlog_indexer::derive::derive(e).text)
-                .filter(|t| !t.is_empty())
-                .collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            memlog_indexer::embed_cache::EmbeddingCache::open(&cache_path)?.forget(&refs)?;
-        }
-        Projections::rebuild(&repo)?;
-        memlog_ops::semantic::catch_up_vectors(&repo, None, true)?;
+        forget_purged(&repo, &report.purged)?;
     }
     if args.json {
         output::print_json(&report)?;
@@ -70,17 +61,48 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
         output::short_or_dash(report.old_tip.as_deref()),
         output::short_or_dash(report.new_tip.as_deref())
     );
-    println!("expired reflogs, pruned unreachable objects and rebuilt the index");
+    if let Some(record) = &report.record {
+        println!(
+            "recorded as purges/{}.json: every clone applies it at its next `memlog sync`",
+            &record[..12]
+        );
+    }
+    println!("expired memlog's reflogs, pruned unreachable objects and rebuilt the index");
     for r in &report.tracking_refs_deleted {
         println!("deleted {r} (it still reached the old history)");
     }
-    if report.remotes_to_force_push.is_empty() {
+    if report.remotes_to_sync.is_empty() {
         println!("no remote is known to hold the old history");
     } else {
-        println!("these remotes still hold the forgotten bytes; force-push before syncing again:");
-        for r in &report.remotes_to_force_push {
-            println!("  git push --force {r} {0}:{0}", repo.ref_name());
+        println!("these remotes still hold the forgotten bytes; sync to replace their history:");
+        for r in &report.remotes_to_sync {
+            println!("  memlog sync {r}");
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// After events left the history (a purge here, or one a sync applied):
+/// the index is rebuilt without them, and their vectors and cached
+/// embeddings are dropped.
+pub(crate) fn forget_purged(
+    repo: &memlog_store::Repo,
+    purged: &[memlog_format::Event],
+) -> anyhow::Result<()> {
+    // Vectors are not carried across this rebuild: their files and graph
+    // would keep the purged events' embeddings.
+    memlog_indexer::vectors::discard(&repo.layout().index_dir())?;
+    let cache_path = memlog_ops::semantic::cache_path(repo);
+    if cache_path.exists() {
+        let texts: Vec<String> = purged
+            .iter()
+            .map(|e| memlog_indexer::derive::derive(e).text)
+            .filter(|t| !t.is_empty())
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        memlog_indexer::embed_cache::EmbeddingCache::open(&cache_path)?.forget(&refs)?;
+    }
+    Projections::rebuild(repo)?;
+    memlog_ops::semantic::catch_up_vectors(repo, None, true)?;
+    Ok(())
 }

@@ -48,6 +48,11 @@ pub struct RecordArgs {
     /// Print the recorded event as JSON instead of its id.
     #[arg(long)]
     print_event: bool,
+
+    /// Keep the event on this machine, and the rest of its session: never
+    /// synced or pushed (sealed on refs/memlog/personal).
+    #[arg(long)]
+    personal: bool,
 }
 
 pub fn cmd_record(dir: &Path, args: RecordArgs) -> anyhow::Result<ExitCode> {
@@ -82,7 +87,7 @@ pub fn cmd_record(dir: &Path, args: RecordArgs) -> anyhow::Result<ExitCode> {
             meta,
         }
     };
-    let event = record::event(&repo, entry, args.project)?;
+    let event = record::event(&repo, entry, args.project, args.personal)?;
     if args.print_event {
         output::print_json(&event.to_value(true))?;
     } else {

@@ -21,7 +21,9 @@ use crate::output;
 /// `rule_retired` event, every rule neither recalled nor reinforced for
 /// `learn.rule_unused_days` (180) or contradicted
 /// `learn.rule_contradictions` (2) times; forgetting that event restores
-/// the rule.
+/// the rule. The SessionEnd hook runs it in the background (at most every
+/// `learn.reflect_every_minutes`), and the next SessionStart briefing
+/// offers its candidates with the command that promotes each.
 #[derive(Args)]
 pub struct ReflectArgs {
     /// Print {"candidates", "retired", "instruction"} as JSON.
@@ -35,13 +37,15 @@ pub struct ReflectArgs {
 
 pub fn cmd_reflect(dir: &Path, args: ReflectArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let projections = workspace::projections(&repo)?;
     let now_ms = match &args.now {
         Some(d) => time::parse(d)?.as_millisecond(),
         None => time::to_ms(&time::now()),
     };
-    let (retired, commit) = rules::retire_due(&repo, &projections, &repo.config.learn, now_ms)?;
-    let candidates = rules::candidates(&projections)?;
+    let memlog_ops::reflect::Reflected {
+        candidates,
+        retired,
+        commit,
+    } = memlog_ops::reflect::run(&repo, now_ms)?;
     let instruction = rules::reflection_instruction(&candidates);
     if args.json {
         output::print_json(&json!({

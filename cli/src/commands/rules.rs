@@ -50,9 +50,41 @@ enum RulesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write the active rules into an agent's instructions file, inside a
+    /// marked block memlog alone owns (replaced on each export; the rest
+    /// of the file is left as it is). Exporting the same rules again
+    /// changes nothing.
+    Export {
+        /// The file, relative to the work tree: AGENTS.md, CLAUDE.md, …
+        #[arg(long, value_name = "FILE")]
+        to: std::path::PathBuf,
+        /// Print {"path", "rules", "changed"} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn cmd_rules(dir: &Path, args: RulesArgs) -> anyhow::Result<ExitCode> {
+    if let Some(RulesCommand::Export { to, json }) = &args.command {
+        let repo = workspace::open(dir)?;
+        let projections = workspace::projections(&repo)?;
+        let exported = memlog_ops::native::export_rules(&repo, &projections, to)?;
+        if *json {
+            output::print_json(&exported)?;
+        } else {
+            println!(
+                "{} {} rules in {}",
+                if exported.changed {
+                    "wrote"
+                } else {
+                    "unchanged:"
+                },
+                exported.rules,
+                exported.path.display()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(RulesCommand::Add {
         kind,
         text,

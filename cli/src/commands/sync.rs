@@ -18,9 +18,15 @@ use crate::output;
 /// the branch on a remote that never had it, and updates the search index.
 /// Running it again changes nothing.
 ///
+/// A remote ref that is not a memlog log (a code branch named `memlog`) is
+/// refused and left untouched. A purge recorded on either side is applied
+/// to the other's history first: the old history is never merged back, and
+/// a remote still holding it gets the rewritten one (with a lease).
+/// Personal events are never pushed.
+///
 /// Memory can hold private context: memlog only talks to a remote named here
-/// or listed in `.memlog.yaml` (`sync: { remotes: [origin] }`), and never
-/// picks one by itself.
+/// or listed in `.memlog.yaml` (`sync: { remotes: [origin] }`; a URL there
+/// names a repository kept for memory), and never picks one by itself.
 #[derive(Args)]
 pub struct SyncArgs {
     /// A git remote of this repository (default: the configured sync.remotes).
@@ -39,14 +45,19 @@ pub fn cmd_sync(dir: &Path, args: SyncArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let remotes = remotes_to_sync(&repo, args.remote.as_deref())?;
     let mut reports = Vec::new();
+    let mut purged = false;
     for remote in &remotes {
         let report = sync(&repo, remote)?;
+        if !report.purged.is_empty() {
+            super::purge::forget_purged(&repo, &report.purged)?;
+            purged = true;
+        }
         if !args.json {
             print_report(&report);
         }
         reports.push(report);
     }
-    if !args.no_index {
+    if !args.no_index && !purged {
         let indexed = Projections::update(&repo)?;
         for w in &indexed.warnings {
             eprintln!("warning: {w}");
@@ -77,6 +88,17 @@ fn print_report(r: &SyncReport) {
         ),
     };
     println!("{what}");
+    if !r.purges_applied.is_empty() {
+        println!(
+            "applied {} purge(s) recorded in the log: the old history is gone here{}",
+            r.purges_applied.len(),
+            if r.rewrote_remote {
+                format!(" and on {}", r.remote)
+            } else {
+                String::new()
+            }
+        );
+    }
     if r.pushed {
         if r.created_on_remote {
             println!(

@@ -232,12 +232,14 @@ impl Batch<'_> {
                 .prepare("SELECT id, session FROM events WHERE key = ?1 AND id = ?2")
                 .map_err(|x| self.sql(x))?;
             // What was derived from a target follows it (format::visibility):
-            // facts aligned to it, memories giving it as evidence.
+            // facts aligned to it, a rule's retirements, memories giving it
+            // as evidence.
             let mut from_source = self
                 .tx
                 .prepare(
                     "SELECT id, session FROM events
                      WHERE (kind = 'fact' AND json_valid(body) AND json_extract(body, '$.event') = ?1)
+                        OR (kind = 'rule_retired' AND json_valid(body) AND json_extract(body, '$.target') = ?1)
                         OR (meta LIKE '%\"evidence\"%' AND json_valid(meta)
                             AND EXISTS (SELECT 1 FROM json_each(meta, '$.evidence') WHERE value = ?1))",
                 )

@@ -17,23 +17,24 @@
 
 mod batch;
 mod lock;
+mod unindexed;
 mod update;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use memlog_store::journal;
-use memlog_store::log::Log;
+use memlog_store::view::View;
 use memlog_store::{IndexLayout, Repo};
 use serde::{Deserialize, Serialize};
 
 use crate::fts::Fts;
 use crate::graph::{Graph, SCHEMA_VERSION};
-use crate::tail::Tail;
 use crate::vectors::{VectorAccess, VectorIndex};
 use crate::{Error, Result};
 
 pub use lock::WriterLock;
+pub use unindexed::{MAX_PROMPT_BYTES, Reach, Unindexed, UnindexedEvent};
 pub use update::NOT_BUILT;
 
 /// Memory of the full-text writer: incremental runs are small; a rebuild
@@ -86,9 +87,9 @@ pub struct Projections {
     /// The vectors' `meta.json` as it read when they were last opened (or
     /// failed to open): the commit of each catch-up changes it.
     vectors_meta: Option<Vec<u8>>,
-    /// What the log holds beyond these projections, when
-    /// [`Projections::read_tail`] read it: searches rank it with them.
-    pub(crate) tail: Option<Tail>,
+    /// What the log held beyond these projections when last looked at
+    /// ([`Projections::read_unindexed`]): their reads reflect it.
+    pub(crate) unindexed: Unindexed,
 }
 
 /// `<memlog dir>/index` ([`memlog_store::Layout::index_dir`]).
@@ -127,11 +128,43 @@ impl Projections {
     /// Opens existing projections for reading. A missing
     /// ([`Error::NotBuilt`]) or damaged index is an error the caller
     /// answers with [`Projections::update`].
+    ///
+    /// An update commits the full-text half first, then the database: in
+    /// between, the halves are from different runs. Read then, they answer
+    /// as the database says (full-text hits it lacks are dropped, and what
+    /// it has not indexed yet is read past its watermark, see
+    /// [`Unindexed`]), so a reader does not wait for the writer. With no
+    /// writer at work, halves that differ are an interrupted update: the
+    /// index is damaged.
     pub fn open(repo: &Repo) -> Result<Projections> {
-        Projections::open_at(&index_dir(repo))
+        let dir = index_dir(repo);
+        let p = Projections::open_unchecked(&dir)?;
+        if p.halves_agree()? || WriterLock::try_acquire(repo)?.is_none() {
+            return Ok(p);
+        }
+        // the writer may have finished in between
+        Projections::open_at(&dir)
     }
 
+    /// Opens the projections in `dir`, whose halves must be from the same
+    /// run.
     fn open_at(dir: &Path) -> Result<Projections> {
+        let p = Projections::open_unchecked(dir)?;
+        if !p.halves_agree()? {
+            return Err(Error::Corrupt {
+                what: dir.display().to_string(),
+                message: "its full-text and database halves are from different runs (an interrupted update)".into(),
+            });
+        }
+        Ok(p)
+    }
+
+    /// Whether the full-text half's last commit is the database's.
+    fn halves_agree(&self) -> Result<bool> {
+        Ok(self.fts.committed_payload()? == self.graph.get_meta("generation")?)
+    }
+
+    fn open_unchecked(dir: &Path) -> Result<Projections> {
         let db = IndexLayout::new(dir).graph();
         if !db.exists() {
             return Err(Error::NotBuilt(dir.display().to_string()));
@@ -150,26 +183,19 @@ impl Projections {
             }
         }
         let fts = Fts::open(&IndexLayout::new(dir).fts())?;
-        let committed = fts.committed_payload()?;
-        if committed != graph.get_meta("generation")? {
-            return Err(Error::Corrupt {
-                what: dir.display().to_string(),
-                message: "its full-text and database halves are from different runs (an interrupted update)".into(),
-            });
-        }
         Ok(Projections {
             dir: dir.to_path_buf(),
             graph,
             fts,
             vectors: None,
             vectors_meta: None,
-            tail: None,
+            unindexed: Unindexed::default(),
         })
     }
 
     /// Projections of nothing, in memory: what a repository whose index
     /// was never built (or cannot be opened) is searched with, its log
-    /// read as the unindexed tail ([`Projections::read_tail`]).
+    /// read past their (empty) watermark ([`Projections::read_unindexed`]).
     pub fn empty() -> Result<Projections> {
         let dir = PathBuf::from(":memory:");
         Ok(Projections {
@@ -178,42 +204,8 @@ impl Projections {
             dir,
             vectors: None,
             vectors_meta: None,
-            tail: None,
+            unindexed: Unindexed::default(),
         })
-    }
-
-    /// Reads what the log holds beyond these projections (journals'
-    /// unread lines, segments newer than the watermark; bounded, see
-    /// [`crate::tail`]) and keeps it beside them: searches then rank its
-    /// events with the indexed ones. Read again on every call (a server
-    /// calls it per request); an up-to-date index costs a ref read and a
-    /// stat of each journal.
-    pub fn read_tail(&mut self, repo: &Repo) -> Result<&Tail> {
-        self.read_tail_for(repo, None)
-    }
-
-    /// [`Projections::read_tail`] for a prompt of session `asking`, whose
-    /// own journal it skips: a prompt's context leaves its session out,
-    /// and that journal, unindexed while the session runs without a
-    /// watcher, grows with every tool call.
-    pub fn read_tail_for(&mut self, repo: &Repo, asking: Option<&str>) -> Result<&Tail> {
-        self.tail = None;
-        let tail = Tail::read(repo, self, asking)?;
-        Ok(self.tail.insert(tail))
-    }
-
-    /// The unindexed tail [`Projections::read_tail`] read, if any.
-    pub fn tail(&self) -> Option<&Tail> {
-        self.tail.as_ref()
-    }
-
-    /// Whether the index holds the event of `key`.
-    pub(crate) fn holds(&self, key: u64) -> Result<bool> {
-        self.graph
-            .conn
-            .prepare_cached("SELECT 1 FROM events WHERE key = ?1 LIMIT 1")
-            .and_then(|mut st| st.exists([key as i64]))
-            .map_err(|e| Error::sql(&self.dir, e))
     }
 
     /// Copies the database's write-ahead log into it when the log holds
@@ -261,14 +253,6 @@ impl Projections {
             == self.vectors_meta
     }
 
-    /// Whether every sealed session is indexed (journals aside): one ref
-    /// read. Hooks use this: the live session need not be searchable for
-    /// injecting memories of earlier ones.
-    pub fn has_sealed(&self, repo: &Repo) -> Result<bool> {
-        let tip = Log::new(repo).peek_tip()?.map(|t| t.to_string());
-        Ok(tip == self.graph.get_meta("indexed_commit")?)
-    }
-
     fn create_at(dir: &Path) -> Result<Projections> {
         if dir.exists() {
             std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -283,14 +267,14 @@ impl Projections {
             fts,
             vectors: None,
             vectors_meta: None,
-            tail: None,
+            unindexed: Unindexed::default(),
         })
     }
 
     /// Whether the projections are behind the log: one ref read and a stat
     /// of each journal.
     pub fn is_fresh(&self, repo: &Repo) -> Result<bool> {
-        let tip = Log::new(repo).peek_tip()?.map(|t| t.to_string());
+        let tip = View::peek(repo)?.key();
         if tip != self.graph.get_meta("indexed_commit")? {
             return Ok(false);
         }
@@ -313,6 +297,76 @@ impl Projections {
             Some(json) => serde_json::from_str(&json).unwrap_or_default(),
             None => HashMap::new(),
         })
+    }
+}
+
+/// What a journal holds beyond the mark of an earlier read: its complete
+/// lines past the mark (a torn last line waits for the next read).
+struct JournalTail {
+    /// Where the tail starts.
+    start: usize,
+    /// Its events.
+    events: Vec<memlog_format::Event>,
+    /// Its lines that did not decode.
+    problems: Vec<memlog_format::segment::LineProblem>,
+    /// The mark after it.
+    mark: JournalMark,
+    /// Bytes read.
+    bytes: usize,
+    /// Whether the bound left its older lines out.
+    cut: bool,
+}
+
+impl JournalTail {
+    /// The tail of `f` past `mark` (from its start when the file is not the
+    /// one marked), at most its last `max` bytes (from the first whole line
+    /// in them); `None` when there is nothing new, or the journal was
+    /// sealed meanwhile (its events then arrive with the segments).
+    fn read(
+        f: &journal::JournalFile,
+        mark: Option<&JournalMark>,
+        max: u64,
+    ) -> Result<Option<JournalTail>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let id = file_id(&f.path);
+        let marked = match mark {
+            Some(m) if m.id == id && m.offset <= f.bytes => m.offset,
+            _ => 0,
+        };
+        if marked == f.bytes {
+            return Ok(None);
+        }
+        let start = marked.max(f.bytes.saturating_sub(max));
+        let mut file = match std::fs::File::open(&f.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&f.path, e)),
+        };
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(start))
+            .and_then(|_| file.read_to_end(&mut bytes))
+            .map_err(|e| Error::io(&f.path, e))?;
+        let cut = start > marked;
+        let tail = if cut {
+            unindexed::after_first_line(&bytes)
+        } else {
+            &bytes[..]
+        };
+        let skipped = bytes.len() - tail.len();
+        let complete = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let (events, problems) = memlog_format::segment::decode(&tail[..complete]);
+        let start = start as usize + skipped;
+        Ok(Some(JournalTail {
+            start,
+            events,
+            problems,
+            mark: JournalMark {
+                id,
+                offset: (start + complete) as u64,
+            },
+            bytes: bytes.len(),
+            cut,
+        }))
     }
 }
 

@@ -9,6 +9,7 @@ use memlog_format::visibility::Forgets;
 use memlog_format::{Event, segment};
 use memlog_store::journal;
 use memlog_store::log::Log;
+use memlog_store::view::{Changes, View};
 use memlog_store::{Layout, Repo};
 use tantivy::IndexWriter;
 
@@ -18,8 +19,8 @@ use crate::{Error, Result};
 
 use super::batch::{Batch, Source, refresh_sessions};
 use super::{
-    IndexReport, JournalMark, MAX_UNMERGED_SEGMENTS, Projections, REBUILD_BUDGET,
-    WAL_CHECKPOINT_BYTES, WRITER_BUDGET, WriterLock, file_id, index_dir,
+    IndexReport, JournalMark, JournalTail, MAX_UNMERGED_SEGMENTS, Projections, REBUILD_BUDGET,
+    WAL_CHECKPOINT_BYTES, WRITER_BUDGET, WriterLock, index_dir,
 };
 
 impl Projections {
@@ -116,47 +117,30 @@ impl Projections {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Applied> {
         let log = Log::new(repo);
-        let tip = log.tip()?;
+        // The shared log and this machine's personal one, read as one.
+        let view = View::read(repo)?;
         let indexed_commit = self.graph.get_meta("indexed_commit")?;
         let indexed_tree = self.graph.get_meta("indexed_tree")?;
         let mut report = IndexReport {
-            commit: tip.map(|t| t.to_string()),
+            commit: view.key(),
             ..Default::default()
         };
 
         // Which segments are new.
-        let mut segments = Vec::new();
-        let mut tip_tree = None;
-        if let Some(t) = tip {
-            let tree = log.commit(t)?.tree;
-            tip_tree = Some(tree);
-            if indexed_commit.as_deref() != Some(t.to_string().as_str()) {
-                match indexed_tree.as_deref().map(gix_object_id) {
-                    None => segments = log.segments_in_tree(tree)?,
-                    Some(None) => {
-                        return Ok(Applied::NeedsRebuild(
-                            "the index watermark is unreadable".into(),
-                        ));
-                    }
-                    Some(Some(old)) => {
-                        if !log.has_tree(old) {
-                            return Ok(Applied::NeedsRebuild(
-                                "the memlog history was rewritten".into(),
-                            ));
-                        }
-                        let diff = log.diff_trees(old, tree)?;
-                        if !diff.removed.is_empty() {
-                            return Ok(Applied::NeedsRebuild(
-                                "segments were removed from the log (purge)".into(),
-                            ));
-                        }
-                        segments = diff.added;
-                    }
-                }
+        let trees = view.trees(repo)?;
+        let segments = if report.commit.is_none() {
+            if indexed_commit.is_some() {
+                return Ok(Applied::NeedsRebuild("the memlog ref was deleted".into()));
             }
-        } else if indexed_commit.is_some() {
-            return Ok(Applied::NeedsRebuild("the memlog ref was deleted".into()));
-        }
+            Vec::new()
+        } else if indexed_commit != report.commit {
+            match trees.changes_since(repo, indexed_tree.as_deref())? {
+                Changes::Added(segments) => segments,
+                Changes::Rewritten(reason) => return Ok(Applied::NeedsRebuild(reason)),
+            }
+        } else {
+            Vec::new()
+        };
         report.segments = segments.len();
 
         // A rebuild learns every forget first, so that nothing is indexed and
@@ -165,7 +149,7 @@ impl Projections {
         if rebuilding {
             for seg in &segments {
                 let bytes = log.read_blob(seg.blob)?;
-                if memchr_forget(&bytes) {
+                if super::unindexed::memchr_forget(&bytes) {
                     for e in segment::decode_trusted(&bytes).0 {
                         forgets.add(&e);
                     }
@@ -234,42 +218,22 @@ impl Projections {
             batch.drop_unsealed(&session)?;
         }
         for f in &files {
-            let id = file_id(&f.path);
-            let start = match marks.get(&f.session) {
-                Some(m) if m.id == id && m.offset <= f.bytes => m.offset,
-                _ => 0,
-            };
-            if start == f.bytes {
+            let Some(tail) = JournalTail::read(f, marks.get(&f.session), u64::MAX)? else {
                 continue;
-            }
-            let bytes = match std::fs::read(&f.path) {
-                Ok(b) => b,
-                // sealed meanwhile: its events arrive with the segments
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io(&f.path, e)),
             };
-            let start = (start as usize).min(bytes.len());
-            let tail = &bytes[start..];
-            let complete = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-            let (events, problems) = segment::decode(&tail[..complete]);
-            for p in problems {
+            for p in tail.problems {
                 batch.report.warnings.push(format!(
-                    "{}, line after byte {start}: {}",
+                    "{}, line after byte {}: {}",
                     f.path.display(),
+                    tail.start,
                     p.message
                 ));
             }
-            for e in &events {
+            for e in &tail.events {
                 batch.index(e, Source::Journal)?;
                 batch.report.journal_events += 1;
             }
-            marks.insert(
-                f.session.clone(),
-                JournalMark {
-                    id,
-                    offset: (start + complete) as u64,
-                },
-            );
+            marks.insert(f.session.clone(), tail.mark);
         }
         let sessions: Vec<String> = batch.sessions.drain().collect();
         let deleted = batch.deleted;
@@ -329,11 +293,7 @@ impl Projections {
             "indexed_commit",
             report.commit.as_deref().unwrap_or(""),
         )?;
-        Graph::set_meta(
-            &tx,
-            "indexed_tree",
-            &tip_tree.map(|t| t.to_string()).unwrap_or_default(),
-        )?;
+        Graph::set_meta(&tx, "indexed_tree", &trees.watermark())?;
         Graph::set_meta(
             &tx,
             "journals",
@@ -354,7 +314,7 @@ impl Projections {
     }
 
     /// Every forget the index has applied.
-    pub(crate) fn load_forgets(&self) -> Result<Forgets> {
+    pub(super) fn load_forgets(&self) -> Result<Forgets> {
         let mut stmt = self
             .graph
             .conn
@@ -464,12 +424,4 @@ fn merge_all(fts: &Fts, writer: &mut IndexWriter) -> Result<()> {
         let _ = writer.merge(&ids).wait();
     }
     Ok(())
-}
-
-fn memchr_forget(bytes: &[u8]) -> bool {
-    memchr::memmem::find(bytes, br#""kind":"forget""#).is_some()
-}
-
-fn gix_object_id(hex: &str) -> Option<memlog_store::ObjectId> {
-    memlog_store::ObjectId::from_hex(hex.as_bytes()).ok()
 }

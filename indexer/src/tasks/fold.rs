@@ -217,6 +217,11 @@ impl TaskGraph {
             (None, Some(key)) if may_create => self.new_or_matched(e, key),
             _ => return,
         };
+        let refs = if e.kind == Kind::TaskBlockersSet {
+            self.blocker_refs(e)
+        } else {
+            Vec::new()
+        };
         let Some(task) = self.tasks.get_mut(&id) else {
             return;
         };
@@ -271,7 +276,6 @@ impl TaskGraph {
                     Some("replace") => BlockerMode::Replace,
                     _ => BlockerMode::Suggest,
                 };
-                let refs = blocker_refs(e);
                 blockers_to_register = refs.clone();
                 outcome = task.state.set_blockers(mode, refs.clone());
                 if outcome.is_ok() {
@@ -317,11 +321,67 @@ impl TaskGraph {
         entry.status = after;
         task.history.push(entry);
         let project = task.project.clone();
-        if blockers_to_register.is_empty() {
-            return;
-        }
         for b in blockers_to_register {
             self.register_blocker(&b, &project, e);
+        }
+        if before.is_open() && !after.is_open() {
+            self.release(&id, e);
+        }
+    }
+
+    /// A task that closes blocks nothing any more: it leaves the blockers
+    /// of every task it blocked (as a task, or as a condition worded
+    /// exactly like its title), and a blocked task left without blockers
+    /// goes back to work (blocked → in_progress, the state machine's "its
+    /// blockers resolved"). Each such task's history says so (`unblocked`,
+    /// with the closing event).
+    fn release(&mut self, closed: &str, e: &TaskEvent) {
+        let names_closed = |b: &BlockerRef, project: &str| {
+            let key = match b.kind {
+                BlockerKind::Task => b.entity_id.clone(),
+                BlockerKind::Condition => task_key(&b.raw_text, project),
+                BlockerKind::Artifact => return false,
+            };
+            self.aliases.get(&key).map(String::as_str) == Some(closed)
+        };
+        let released: Vec<(String, Vec<usize>)> = self
+            .tasks
+            .values()
+            .filter(|t| t.entity_id != closed)
+            .filter_map(|t| {
+                let gone: Vec<usize> = (0..t.state.blockers.len())
+                    .filter(|&i| names_closed(&t.state.blockers[i], &t.project))
+                    .collect();
+                (!gone.is_empty()).then(|| (t.entity_id.clone(), gone))
+            })
+            .collect();
+        for (id, gone) in released {
+            let Some(task) = self.tasks.get_mut(&id) else {
+                continue;
+            };
+            let before = task.state.status;
+            let mut kept = std::mem::take(&mut task.state.blockers);
+            for i in gone.into_iter().rev() {
+                kept.remove(i);
+            }
+            task.state.blockers = kept;
+            if before == Status::Blocked && task.state.blockers.is_empty() {
+                // blocked → in_progress is an edge and needs no blocker
+                task.state.status = Status::InProgress;
+            }
+            task.updated_at = e.ts.clone();
+            let after = task.state.status;
+            task.history.push(HistoryEntry {
+                event: e.id.clone(),
+                ts: e.ts.clone(),
+                session: e.session.clone(),
+                kind: "unblocked".into(),
+                status: after,
+                from: (after != before).then_some(before),
+                implied: false,
+                rejected: None,
+                matched: None,
+            });
         }
     }
 
@@ -478,6 +538,32 @@ impl TaskGraph {
         ids
     }
 
+    /// The blockers of a `task_blockers_set` event: resolved references as
+    /// the CLI writes them, or bare texts (from other writers), which are
+    /// resolved here without the index: a known task's id is that task, a
+    /// strong reference an artifact, anything else a condition.
+    fn blocker_refs(&self, e: &TaskEvent) -> Vec<BlockerRef> {
+        let Some(Value::Array(items)) = e.body.get("blockers") else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(|item| match item {
+                Value::String(raw) => Some(match self.aliases.get(raw.trim()) {
+                    Some(task) => BlockerRef {
+                        kind: BlockerKind::Task,
+                        entity_id: task.clone(),
+                        raw_text: raw.clone(),
+                        confidence: Confidence::High,
+                        candidates: Vec::new(),
+                    },
+                    None => offline_ref(raw, &e.project),
+                }),
+                other => serde_json::from_value::<BlockerRef>(other.clone()).ok(),
+            })
+            .collect()
+    }
+
     /// Every edge the task events make, sorted.
     pub fn edges(&self) -> Vec<Edge> {
         let mut out = Vec::new();
@@ -533,23 +619,6 @@ impl TaskGraph {
         out.dedup();
         out
     }
-}
-
-/// The blockers of a `task_blockers_set` event: resolved references as the
-/// CLI writes them, or bare texts (from other writers), which are resolved
-/// here without the index: a strong reference is an artifact, anything
-/// else a condition.
-fn blocker_refs(e: &TaskEvent) -> Vec<BlockerRef> {
-    let Some(Value::Array(items)) = e.body.get("blockers") else {
-        return Vec::new();
-    };
-    items
-        .iter()
-        .filter_map(|item| match item {
-            Value::String(raw) => Some(offline_ref(raw, &e.project)),
-            other => serde_json::from_value::<BlockerRef>(other.clone()).ok(),
-        })
-        .collect()
 }
 
 /// A blocker text resolved without any index.

@@ -219,6 +219,91 @@ mod tests {
     }
 
     #[test]
+    fn a_task_named_by_id_blocks_until_it_closes_then_its_dependant_resumes() {
+        let url = offline_ref("https://ci.example.com/run/7", "p");
+        let g = |extra: &[TaskEvent]| {
+            let mut events = vec![
+                ev(
+                    1,
+                    "s1",
+                    Kind::TaskCreated,
+                    json!({"key": "p::migrate", "title": "Migrate", "status": "in_progress"}),
+                ),
+                ev(
+                    2,
+                    "s1",
+                    Kind::TaskCreated,
+                    json!({"key": "p::deploy", "title": "Deploy", "status": "in_progress"}),
+                ),
+                ev(
+                    3,
+                    "s1",
+                    Kind::TaskCreated,
+                    json!({"key": "p::announce", "title": "Announce", "status": "in_progress"}),
+                ),
+                // a bare id from another writer names the task, not a condition
+                ev(
+                    4,
+                    "s1",
+                    Kind::TaskBlockersSet,
+                    json!({"key": "p::deploy", "mode": "replace", "blockers": ["task:p::migrate"]}),
+                ),
+                ev(
+                    5,
+                    "s1",
+                    Kind::TaskStatusChanged,
+                    json!({"key": "p::deploy", "to": "blocked"}),
+                ),
+                ev(
+                    6,
+                    "s1",
+                    Kind::TaskBlockersSet,
+                    json!({"key": "p::announce", "mode": "replace", "blockers": ["task:p::migrate", url]}),
+                ),
+                ev(
+                    7,
+                    "s1",
+                    Kind::TaskStatusChanged,
+                    json!({"key": "p::announce", "to": "blocked"}),
+                ),
+            ];
+            events.extend_from_slice(extra);
+            fold(&events)
+        };
+        let blocked = g(&[]);
+        let deploy = &blocked.tasks["task:p::deploy"];
+        assert_eq!(deploy.state.blockers[0].kind, BlockerKind::Task);
+        assert_eq!(deploy.state.blockers[0].entity_id, "task:p::migrate");
+        assert!(blocked.conditions.is_empty(), "{:?}", blocked.conditions);
+
+        let done = g(&[ev(
+            8,
+            "s2",
+            Kind::TaskStatusChanged,
+            json!({"key": "p::migrate", "to": "done"}),
+        )]);
+        let deploy = &done.tasks["task:p::deploy"];
+        assert_eq!(deploy.state.status, Status::InProgress, "unblocked");
+        assert!(deploy.state.blockers.is_empty());
+        let last = deploy.history.last().unwrap();
+        assert_eq!(
+            (last.kind.as_str(), last.from, last.event.as_str()),
+            ("unblocked", Some(Status::Blocked), "e008")
+        );
+        // another blocker remains: still blocked, by that one only
+        let announce = &done.tasks["task:p::announce"];
+        assert_eq!(announce.state.status, Status::Blocked);
+        assert_eq!(announce.state.blockers.len(), 1);
+        assert_eq!(announce.state.blockers[0].kind, BlockerKind::Artifact);
+        assert!(
+            !done
+                .edges()
+                .iter()
+                .any(|e| e.rel == "blocked_by" && e.dst == "task:p::migrate")
+        );
+    }
+
+    #[test]
     fn similar_titles_from_the_same_session_stay_apart() {
         let g = fold(&[
             ev(

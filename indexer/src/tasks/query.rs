@@ -157,9 +157,10 @@ pub fn open_tasks(p: &Projections, project: &str) -> Result<Vec<(String, String)
 }
 
 /// Resolves blocker texts for a new `task_blockers_set` event (docs/DESIGN.md §5
-/// §4.2): a strong reference is an artifact; a title matching an open task
-/// for sure is that task; anything else a condition, with the tasks it
-/// came close to as candidates. Never creates a task.
+/// §4.2): an open task's id (`task:PROJECT::title`, or its key without
+/// `task:`) is that task; a strong reference is an artifact; a title
+/// matching an open task for sure is that task; anything else a condition,
+/// with the tasks it came close to as candidates. Never creates a task.
 pub fn resolve_blockers(
     texts: &[String],
     open: &[(String, String)],
@@ -176,6 +177,21 @@ pub fn resolve_blockers(
     texts
         .iter()
         .map(|raw| {
+            // An id names its task exactly: the title matcher would read
+            // `task:P::x` as words and the condition key would mangle it.
+            let id = raw.trim();
+            if let Some((entity_id, _)) = open
+                .iter()
+                .find(|(open_id, _)| open_id == id || open_id.strip_prefix("task:") == Some(id))
+            {
+                return BlockerRef {
+                    kind: BlockerKind::Task,
+                    entity_id: entity_id.clone(),
+                    raw_text: raw.clone(),
+                    confidence: Confidence::High,
+                    candidates: Vec::new(),
+                };
+            }
             let offline = offline_ref(raw, project);
             if offline.kind == BlockerKind::Artifact {
                 return offline;

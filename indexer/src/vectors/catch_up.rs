@@ -15,7 +15,7 @@ use crate::{Error, Result};
 
 use super::{
     CatchUpReport, FORMAT, ROUND, TAIL_MAX, VectorIndex, VectorMeta, embeddable_kinds_sql,
-    new_graph, read_meta, write_meta,
+    kinds_sql, new_graph, read_meta, write_meta,
 };
 
 use super::rows::{RowCheck, RowFiles, check_rows, row_text_hash};
@@ -147,55 +147,86 @@ pub fn catch_up(
         )
         .map_err(sql)? as usize;
     report.model = meta.model.clone();
-    // `+kind`: a range of rowids, not the kind index, whose entries past
-    // the cursor SQLite would otherwise visit again every round (quadratic:
-    // 5 s to check 60k kept rows).
-    let mut stmt = db
-        .prepare(&format!(
-            "SELECT rowid, key, text FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != '' ORDER BY rowid LIMIT {ROUND}"
-        ))
-        .map_err(sql)?;
-    let mut cursor = from;
-    let mut done = 0;
-    loop {
-        let rows: Vec<(i64, u64, String)> = stmt
-            .query_map([cursor], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)? as u64,
-                    r.get::<_, String>(2)?,
-                ))
-            })
-            .map_err(sql)?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql)?;
-        let Some(last) = rows.last() else { break };
-        cursor = last.0;
-        let (last_rowid, last_key) = (last.0, last.1);
-        // (the query keeps embeddable kinds only)
-        let todo: Vec<&(i64, u64, String)> = rows.iter().filter(|r| !have.contains(&r.1)).collect();
-        let texts: Vec<&str> = todo.iter().map(|r| r.2.as_str()).collect();
-        let (vectors, usage): (Vec<Vec<f32>>, CacheUse) = cache.embed(embedder, &texts, batch)?;
-        report.embedded += usage.embedded;
-        report.cached += usage.cached;
-        report.pending += todo.len();
-        let appended = todo
+    // A long catch-up (a first index, an import) embeds what was distilled
+    // or asked before the long answers, so that memory is useful early.
+    // Until its end the watermark says "check every row" (-1): rows of the
+    // first pass lie past rowids the second has not reached, and an
+    // interrupted run must not embed them twice.
+    let passes: Vec<Vec<&str>> = if pending > ROUND {
+        let (first, later) = crate::derive::EMBEDDED_KINDS
             .iter()
-            .zip(&vectors)
-            .filter(|(_, v)| v.len() == meta.dim)
-            .map(|(r, v)| (r.1, row_text_hash(&r.2), v.as_slice()));
-        let added = files.append(appended)?;
-        meta.rows += added;
-        meta.watermark_rowid = last_rowid;
-        meta.watermark_key = last_key;
-        // Committed when rows were added; rounds with nothing new (rows
-        // kept from before a rebuild) only move the watermark, written at
-        // the end: three fsyncs a round made checking 60k kept rows 6 s.
-        if added > 0 {
-            write_meta(&dir, &meta)?;
+            .partition(|k| !crate::derive::EMBEDDED_LAST.contains(k));
+        vec![first, later]
+    } else {
+        vec![crate::derive::EMBEDDED_KINDS.to_vec()]
+    };
+    let provisional = passes.len() > 1;
+    let mut last_row: Option<(i64, u64)> = None;
+    let mut done = 0;
+    for kinds in passes.iter().filter(|k| !k.is_empty()) {
+        let kinds = kinds_sql(kinds);
+        // `+kind`: a range of rowids, not the kind index, whose entries past
+        // the cursor SQLite would otherwise visit again every round (quadratic:
+        // 5 s to check 60k kept rows).
+        let mut stmt = db
+            .prepare(&format!(
+                "SELECT rowid, key, text FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != '' ORDER BY rowid LIMIT {ROUND}"
+            ))
+            .map_err(sql)?;
+        let mut cursor = from;
+        loop {
+            let rows: Vec<(i64, u64, String)> = stmt
+                .query_map([cursor], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)? as u64,
+                        r.get::<_, String>(2)?,
+                    ))
+                })
+                .map_err(sql)?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(sql)?;
+            let Some(last) = rows.last() else { break };
+            cursor = last.0;
+            if last_row.is_none_or(|(rowid, _)| last.0 > rowid) {
+                last_row = Some((last.0, last.1));
+            }
+            // (the query keeps embeddable kinds only)
+            let todo: Vec<&(i64, u64, String)> =
+                rows.iter().filter(|r| !have.contains(&r.1)).collect();
+            let texts: Vec<&str> = todo.iter().map(|r| r.2.as_str()).collect();
+            let (vectors, usage): (Vec<Vec<f32>>, CacheUse) =
+                cache.embed(embedder, &texts, batch)?;
+            report.embedded += usage.embedded;
+            report.cached += usage.cached;
+            report.pending += todo.len();
+            let appended = todo
+                .iter()
+                .zip(&vectors)
+                .filter(|(_, v)| v.len() == meta.dim)
+                .map(|(r, v)| (r.1, row_text_hash(&r.2), v.as_slice()));
+            let added = files.append(appended)?;
+            meta.rows += added;
+            match (provisional, last_row) {
+                (false, Some((rowid, key))) => {
+                    meta.watermark_rowid = rowid;
+                    meta.watermark_key = key;
+                }
+                _ => meta.watermark_rowid = -1,
+            }
+            // Committed when rows were added; rounds with nothing new (rows
+            // kept from before a rebuild) only move the watermark, written at
+            // the end: three fsyncs a round made checking 60k kept rows 6 s.
+            if added > 0 {
+                write_meta(&dir, &meta)?;
+            }
+            done += rows.len();
+            progress(done.min(pending), pending);
         }
-        done += rows.len();
-        progress(done.min(pending), pending);
+    }
+    if let Some((rowid, key)) = last_row {
+        meta.watermark_rowid = rowid;
+        meta.watermark_key = key;
     }
     drop(files);
     if meta.watermark_rowid != from {

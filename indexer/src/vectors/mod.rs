@@ -451,7 +451,12 @@ pub(super) fn best(mut hits: Vec<VectorHit>, k: usize) -> Vec<VectorHit> {
 
 /// Kinds whose events are embedded, as an SQL list.
 fn embeddable_kinds_sql() -> String {
-    crate::derive::EMBEDDED_KINDS
+    kinds_sql(&crate::derive::EMBEDDED_KINDS)
+}
+
+/// `kinds` as a list of SQL strings, for `kind IN (…)`.
+fn kinds_sql(kinds: &[&str]) -> String {
+    kinds
         .iter()
         .map(|k| format!("'{k}'"))
         .collect::<Vec<_>>()
@@ -661,5 +666,81 @@ mod tests {
         run(dir.path(), &mut cache);
         let index = VectorIndex::open(&vectors).unwrap().unwrap();
         assert_eq!((index.meta.rows, index.meta.hnsw_rows), (4200, 4200));
+    }
+
+    /// Records what it embeds, and fails once it has embedded `fail_after`
+    /// texts (an interrupted catch-up).
+    struct Recording {
+        inner: HashEmbedder,
+        seen: Vec<String>,
+        fail_after: usize,
+    }
+
+    impl crate::embed::Embedder for Recording {
+        fn model_id(&self) -> &str {
+            self.inner.model_id()
+        }
+        fn dim(&self) -> usize {
+            self.inner.dim()
+        }
+        fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            if self.seen.len() >= self.fail_after {
+                return Err(crate::Error::Model("interrupted".into()));
+            }
+            self.seen.extend(texts.iter().map(|t| t.to_string()));
+            self.inner.embed(texts)
+        }
+    }
+
+    /// A long catch-up embeds prompts and notes before answers, and one
+    /// interrupted midway embeds nothing twice when it runs again.
+    #[test]
+    fn a_long_catch_up_embeds_text_kinds_first_and_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = events_db(dir.path());
+        for i in 1..=900u64 {
+            let kind = ["agent_response", "user_prompt", "agent_response", "note"][i as usize % 4];
+            add(&db, i, kind, &text(i));
+        }
+        let embedder = |fail_after| Recording {
+            inner: HashEmbedder::new(32),
+            seen: Vec::new(),
+            fail_after,
+        };
+        let mut cache = EmbeddingCache::open(&dir.path().join("cache.sqlite")).unwrap();
+        let mut first = embedder(600);
+        assert!(catch_up(dir.path(), &mut first, &mut cache, 16, &mut |_, _| {}).is_err());
+        let answers = |seen: &[String]| {
+            seen.iter()
+                .map(|t| {
+                    db.query_row("SELECT kind FROM events WHERE text = ?1", [t], |r| {
+                        r.get::<_, String>(0)
+                    })
+                    .unwrap()
+                })
+                .map(|k| k == "agent_response")
+                .collect::<Vec<bool>>()
+        };
+        let kinds = answers(&first.seen);
+        let first_answer = kinds.iter().position(|a| *a).unwrap();
+        assert_eq!(first_answer, 450, "the 450 prompts and notes came first");
+        assert!(kinds[first_answer..].iter().all(|a| *a));
+        // a fresh cache: the rows written before the failure are what is kept
+        let mut other_cache = EmbeddingCache::open(&dir.path().join("other.sqlite")).unwrap();
+        let mut second = embedder(usize::MAX);
+        let report = catch_up(
+            dir.path(),
+            &mut second,
+            &mut other_cache,
+            16,
+            &mut |_, _| {},
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(report.rows, 900);
+        assert!(report.kept >= 448, "{report:?}");
+        assert_eq!(report.kept + second.seen.len(), 900, "{report:?}");
+        let again = run(dir.path(), &mut cache);
+        assert_eq!((again.pending, again.rows), (0, 900), "{again:?}");
     }
 }

@@ -79,6 +79,7 @@ const routes = [
   [/^\/search$/, searchPage],
   [/^\/tasks$/, tasksPage],
   [/^\/learned$/, learnedPage],
+  [/^\/queue$/, queuePage],
   [/^\/entity\/(.+)$/, entityPage],
   [/^\/review$/, reviewPage],
   [/^\/stats$/, statsPage],
@@ -205,14 +206,32 @@ function eventCard(e, target) {
 
 async function sessionPage(id) {
   const data = await api("sessions/" + enc(id));
-  const prompts = data.events.filter((e) => e.kind === "user_prompt").length;
-  const tools = data.events.filter((e) => e.kind === "tool_observation").length;
+  // The counts and span of the whole session (a page holds a part of a
+  // long one); until the index has the session, those of this page.
+  const sum = data.summary || {
+    events: data.events.length,
+    prompts: data.events.filter((e) => e.kind === "user_prompt").length,
+    tool_calls: data.events.filter((e) => e.kind === "tool_observation").length,
+    first_ts: data.events.length ? data.events[0].ts : null,
+    last_ts: data.events.length ? data.events[data.events.length - 1].ts : null,
+  };
   const seen = new Set();
   const entities = data.entities.filter((x) => !seen.has(x.rel + x.other) && seen.add(x.rel + x.other));
+  const events = h("div", { id: "events" }, data.events.map((e) => eventCard(e, false)));
+  // Later pages are fetched when asked for: a session of thousands of
+  // events is never one answer.
+  const more = h("button", { id: "more-events", hidden: !data.next }, "More events");
+  let next = data.next;
+  more.onclick = async () => {
+    const got = await api("sessions/" + enc(id) + "?after=" + enc(next));
+    got.events.forEach((e) => events.append(eventCard(e, false)));
+    next = got.next;
+    more.hidden = !next;
+  };
   page("Session " + id,
     h("dl", { class: "meta" },
-      h("dt", {}, "events"), h("dd", {}, `${data.events.length} (${prompts} prompts, ${tools} tool calls)`),
-      h("dt", {}, "span"), h("dd", {}, data.events.length ? `${when(data.events[0].ts)} – ${when(data.events[data.events.length - 1].ts)}` : "—"),
+      h("dt", {}, "events"), h("dd", {}, `${sum.events} (${sum.prompts} prompts, ${sum.tool_calls} tool calls)`),
+      h("dt", {}, "span"), h("dd", {}, sum.first_ts ? `${when(sum.first_ts)} – ${when(sum.last_ts)}` : "—"),
       h("dt", {}, "sealed in"), h("dd", { class: "mono" }, data.commit ? h("a", { href: "#/review?revs=" + enc(data.commit) }, data.commit) : "not sealed yet (live)"),
       h("dt", {}, "graph"), h("dd", {}, entityLink("session:" + id, "session entity"))),
     data.tasks.length ? h("h2", {}, "Tasks touched") : null,
@@ -220,7 +239,8 @@ async function sessionPage(id) {
     entities.length ? h("h2", {}, "Files and artifacts") : null,
     entities.length ? h("ul", {}, entities.map((x) => h("li", {}, h("span", { class: "muted" }, x.rel + " "), entityLink(x.other, x.other_title)))) : null,
     h("h2", {}, "Events"),
-    h("div", { id: "events" }, data.events.map((e) => eventCard(e, false))));
+    events,
+    more);
   state.refresh = () => sessionPage(id);
 }
 
@@ -346,6 +366,14 @@ async function learnedPage() {
         ` · ${r.recalls} recalls, ${r.successes} successes, ${r.failures} failures`,
         r.contradicted_by.length ? ` · contradicted ${r.contradicted_by.length}×` : "",
         r.superseded_by ? " · superseded" : "")))),
+    h("h2", {}, `Rule candidates (${data.candidates.length})`),
+    data.candidates.length ? null : h("p", { class: "empty" }, "none: reflection runs after sessions end (`memlog reflect`)"),
+    h("div", { id: "candidates" }, data.candidates.map((c) => h("div", { class: "card candidate" },
+      h("div", { class: "event-head" },
+        h("span", { class: "badge" }, c.rule_kind),
+        h("span", { class: "muted" }, `${c.sessions} sessions`)),
+      h("div", {}, c.text),
+      h("div", { class: "mono" }, `memlog rules add --kind ${c.rule_kind} "…" ` + c.evidence.slice(0, 3).map((e) => "--evidence " + shortId(e)).join(" "))))),
     h("h2", {}, `Concepts (${data.concepts.length})`),
     data.concepts.length ? null : h("p", { class: "empty" }, "none yet: the agent files sessions with `memlog concepts add`"),
     h("div", { id: "concepts" }, data.concepts.map((c) => h("div", { class: "card concept" },
@@ -353,6 +381,32 @@ async function learnedPage() {
       h("div", {}, "sessions: ", ...c.sessions.map((s) => [sessionLink(s), " "])),
       c.facts.length ? h("div", {}, "facts: ", ...c.facts.map((f) => [eventLink(f), " "])) : null))));
   state.refresh = learnedPage;
+}
+
+// --- the review queue (learn.review) ----------------------------------------
+
+async function queuePage() {
+  const data = await api("queue");
+  const pending = data.items.filter((i) => i.status === "pending");
+  page("Review queue",
+    h("p", { class: "muted" }, data.review
+      ? "Facts and rules agents propose wait here and are not injected until accepted."
+      : "Reviewing is off: `learn.review: true` in .memlog.yaml makes agents' facts and rules wait here."),
+    h("h2", {}, `Waiting (${pending.length})`),
+    pending.length ? null : h("p", { class: "empty" }, "nothing waits for review"),
+    h("div", { id: "queue" }, data.items.map((i) => h("div", { class: "card review-item" + (i.status === "pending" ? "" : " muted") },
+      h("div", { class: "event-head" },
+        h("span", { class: "badge" }, i.kind),
+        h("span", { class: "badge" }, i.status),
+        eventLink(i.id),
+        h("span", { class: "muted" }, when(i.ts)),
+        i.client ? h("span", { class: "muted" }, i.client) : null),
+      h("div", {}, i.text),
+      i.evidence.length ? h("div", { class: "muted" }, "evidence ", ...i.evidence.map((e) => [eventLink(e), " "])) : null,
+      i.status === "pending"
+        ? h("div", { class: "mono" }, `memlog review accept ${shortId(i.id)}  ·  memlog review reject ${shortId(i.id)}`)
+        : (i.decided_by ? h("div", { class: "muted" }, "decided by ", eventLink(i.decided_by)) : null)))));
+  state.refresh = queuePage;
 }
 
 // --- tasks board -----------------------------------------------------------

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use memlog_agents::{Agent, Scope};
+use memlog_agents::{Agent, HookTrust, Scope};
 
 /// Installs (or removes) `agent`'s hooks at `scope` and says what was done.
 pub(super) fn hooks(
@@ -19,10 +19,13 @@ pub(super) fn hooks(
     if let Some(text) = &done.dry_run {
         print!("{text}");
     } else if install {
-        let note = agent
-            .install_note()
-            .map(|n| format!("; {n}"))
-            .unwrap_or_default();
+        let note = match &done.trust {
+            Some(trust) => trust_note(agent, trust),
+            None => agent
+                .install_note()
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default(),
+        };
         println!(
             "memlog hooks installed in {} ({} events){note}",
             done.path.display(),
@@ -37,4 +40,18 @@ pub(super) fn hooks(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an agent that asks trust first will do with memlog's hooks:
+/// `; Codex CLI runs them` or why not and what to do.
+pub(crate) fn trust_note(agent: &dyn Agent, trust: &HookTrust) -> String {
+    if trust.trusted() {
+        return format!("; {} runs them (trusted)", agent.title());
+    }
+    format!(
+        "; {} will not run them until they are trusted (not yet: {}): {}",
+        agent.title(),
+        trust.untrusted.join(", "),
+        trust.how
+    )
 }

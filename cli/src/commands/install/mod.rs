@@ -1,15 +1,17 @@
 //! `memlog install` and `memlog uninstall`: connecting memlog to Claude
-//! Code (claude.rs), Codex CLI (codex.rs), Gemini CLI (gemini.rs), git's
+//! Code (claude.rs), Codex CLI (codex.rs), Gemini CLI (gemini.rs), GitHub
+//! Copilot CLI, Antigravity CLI, Cursor and OpenCode (more_agents.rs), git's
 //! diff driver (git.rs) and MCP clients (mcp.rs). An agent's file says only
 //! its arguments: what its settings hold is the agent's knowledge
 //! (memlog-agents), written by `memlog_ops::install`.
 
-mod agent;
+pub(crate) mod agent;
 mod claude;
 mod codex;
 mod gemini;
 mod git;
 mod mcp;
+mod more_agents;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -19,6 +21,10 @@ use clap::{Args, Subcommand};
 use self::claude::{ClaudeArgs, claude};
 use self::codex::{CodexArgs, codex};
 use self::gemini::{GeminiArgs, gemini};
+use self::more_agents::{AgentHooksArgs, agent_hooks};
+use memlog_agents::{
+    antigravity::Antigravity, copilot::Copilot, cursor::Cursor, opencode::OpenCode,
+};
 
 /// Connect memlog to other tools.
 #[derive(Args)]
@@ -39,6 +45,33 @@ enum InstallTarget {
     Claude(ClaudeArgs),
     Codex(CodexArgs),
     Gemini(GeminiArgs),
+    /// GitHub Copilot CLI: memlog's hooks in .github/hooks/memlog.json.
+    ///
+    /// `memlog hook --agent copilot <event>` commands for sessionStart,
+    /// userPromptSubmitted, postToolUse, postToolUseFailure, agentStop,
+    /// preCompact and sessionEnd; context is injected at session start and
+    /// with each prompt. Copilot runs a folder's hooks once you trust it.
+    Copilot(AgentHooksArgs),
+    /// Antigravity CLI (agy): memlog's named hook in .agents/hooks.json.
+    ///
+    /// `memlog hook --agent antigravity <event>` for PreInvocation (a turn's
+    /// first one starts it and gets the briefing) and Stop; with --user,
+    /// ~/.gemini/config/hooks.json. agy's hooks carry no prompts or
+    /// answers: `memlog import antigravity` brings them from its transcripts.
+    Antigravity(AgentHooksArgs),
+    /// Cursor: memlog's hooks in .cursor/hooks.json.
+    ///
+    /// `memlog hook --agent cursor <event>` for sessionStart (the briefing
+    /// is injected), beforeSubmitPrompt, postToolUse, postToolUseFailure,
+    /// afterAgentResponse and sessionEnd; with --user, ~/.cursor/hooks.json.
+    Cursor(AgentHooksArgs),
+    /// OpenCode: memlog's plugin in .opencode/plugin/memlog.js.
+    ///
+    /// A small plugin that sends OpenCode's session, prompt, tool and idle
+    /// events to `memlog hook --agent opencode` and adds the context memlog
+    /// answers to the system prompt; with --user, in
+    /// ~/.config/opencode/plugin/. Uninstalling removes the file.
+    Opencode(AgentHooksArgs),
     /// git: read memory diffs as events (`git log -p memlog`).
     ///
     /// Sets git's diff driver for segments in this repository:
@@ -56,6 +89,10 @@ pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
         InstallTarget::Claude(a) => claude(dir, a, true),
         InstallTarget::Codex(a) => codex(dir, a, true),
         InstallTarget::Gemini(a) => gemini(dir, a, true),
+        InstallTarget::Copilot(a) => agent_hooks(dir, &Copilot, a, true),
+        InstallTarget::Antigravity(a) => agent_hooks(dir, &Antigravity, a, true),
+        InstallTarget::Cursor(a) => agent_hooks(dir, &Cursor, a, true),
+        InstallTarget::Opencode(a) => agent_hooks(dir, &OpenCode, a, true),
         InstallTarget::Git => git::install(dir),
         InstallTarget::Mcp(a) => mcp::install(dir, a),
     }
@@ -66,6 +103,10 @@ pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode
         InstallTarget::Claude(a) => claude(dir, a, false),
         InstallTarget::Codex(a) => codex(dir, a, false),
         InstallTarget::Gemini(a) => gemini(dir, a, false),
+        InstallTarget::Copilot(a) => agent_hooks(dir, &Copilot, a, false),
+        InstallTarget::Antigravity(a) => agent_hooks(dir, &Antigravity, a, false),
+        InstallTarget::Cursor(a) => agent_hooks(dir, &Cursor, a, false),
+        InstallTarget::Opencode(a) => agent_hooks(dir, &OpenCode, a, false),
         InstallTarget::Git => git::uninstall(dir),
         InstallTarget::Mcp(_) => {
             anyhow::bail!(

@@ -98,7 +98,7 @@ fn show(dir: &Path, what: &str, json: bool) -> anyhow::Result<ExitCode> {
 
 fn add(dir: &Path, title: &str, priority: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    print_task(&tasks::add(&repo, title, priority)?, json)?;
+    print_task(&tasks::add(&repo, title, priority, "cli")?, json)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -115,6 +115,7 @@ fn set(
         status: status.as_deref(),
         blockers: &blockers,
         suggest,
+        source: "cli",
     };
     let repo = workspace::open_for_writing(dir)?;
     match tasks::set(&repo, &change)? {

@@ -1,8 +1,11 @@
 //! Sync: exchanging the log with a git remote.
 //!
 //! `sync(repo, remote)` fetches the remote's memlog ref into its
-//! remote-tracking ref (`refs/remotes/<remote>/memlog`), joins it with the
-//! local ref, and pushes the result back:
+//! remote-tracking ref (`refs/remotes/<remote>/memlog`), checks that it is
+//! a memlog log ([`check`]: a code branch of the same name is refused,
+//! untouched), applies the purges either side recorded and the other has
+//! not ([`purges`]), joins it with the local ref, and pushes the result
+//! back:
 //!
 //! - no local ref: the local ref takes the remote's tip;
 //! - one side contains the other: fast-forward (no merge commit);
@@ -13,11 +16,18 @@
 //! The local ref moves by compare-and-swap through the same path as a seal
 //! ([`crate::seal::publish`]). Fetch uses gix (falling back to `git fetch`
 //! for transports this build of gix lacks, such as http); push runs the
-//! `git` command, as gix has no push.
+//! `git` command, as gix has no push. A remote whose old history a purge
+//! replaced gets the rewritten one with `--force-with-lease`, so nothing
+//! pushed there meanwhile is lost (the next round merges it). Only the
+//! memlog ref is pushed, never the personal one, and a push that would
+//! carry a personal event is refused ([`check::nothing_personal`]).
 //!
 //! Memory can hold private context, so a remote is used only when the user
-//! named it or listed it in `.memlog.yaml` (`sync.remotes`): see
-//! [`remotes_to_sync`].
+//! named it or listed it in `.memlog.yaml` (`sync.remotes`, where a URL of
+//! a repository kept for memory may stand): see [`remotes_to_sync`].
+
+mod check;
+mod purges;
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -28,8 +38,10 @@ use memlog_format::segment;
 use serde::Serialize;
 
 use crate::log::{CommitInfo, Log};
-use crate::remote::{purged_commits, tracking_ref};
+use crate::purge_record::PURGES_DIR;
+use crate::remote::{is_url, purged_commits, tracking_ref, tracking_refs};
 use crate::seal::{backoff, identity, publish, remove_stale_lock, signature};
+use crate::sessions::SessionCommits;
 use crate::{Error, Repo, Result, git_command};
 
 /// Trailer of a merge commit made by `memlog sync`: the remote merged.
@@ -78,6 +90,16 @@ pub struct SyncReport {
     pub pushed: bool,
     /// Whether the remote had no memlog ref before this sync.
     pub created_on_remote: bool,
+    /// Purge records this sync applied (to the local history, the
+    /// remote's, or both).
+    pub purges_applied: Vec<String>,
+    /// Whether the remote's old history was replaced by the rewritten one
+    /// (a purge it had not had).
+    pub rewrote_remote: bool,
+    /// Events the applied purges took out of the local history, for the
+    /// caller to clear what it derived from them.
+    #[serde(skip)]
+    pub purged: Vec<memlog_format::Event>,
 }
 
 /// The remotes a sync may use: the one named on the command line, else the
@@ -99,35 +121,87 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
     check_remote(repo, remote)?;
     let log = Log::new(repo);
     let before = log.tip()?;
+    let tracking = tracking_ref(repo, remote);
     let mut last_error = None;
+    // What earlier rounds applied, should their push have failed.
+    let mut records: Vec<String> = Vec::new();
+    let mut purged = Vec::new();
     for round in 0..MAX_ROUNDS {
         if round > 0 {
             std::thread::sleep(backoff(round));
         }
+        let tracked = tracking_tip(repo, &tracking)?;
         let remote_tip = fetch(repo, remote)?;
         if let Some(tip) = remote_tip {
-            refuse_purged_history(repo, remote, tip)?;
+            let accepted = accept(repo, &log, remote, tip);
+            if accepted.is_err() {
+                // as it was before this sync: the refused ref is not kept
+                restore_ref(repo, &tracking, tracked);
+            }
+            accepted?;
         }
-        let mut report = join(repo, remote, remote_tip)?;
+        let pending = purges::Pending::of(&log, log.tip()?, remote_tip)?;
+        // Rewriting history and pruning need every other writer out.
+        let _history = if pending.any() {
+            crate::history_lock::exclusive(repo)?
+        } else {
+            crate::history_lock::shared(repo)?
+        };
+        let applied = if pending.any() {
+            purges::apply(repo, &log, &pending, remote_tip)?
+        } else {
+            purges::Applied::default()
+        };
+        let joined = applied.remote.or(remote_tip);
+        for r in &applied.records {
+            if !records.contains(r) {
+                records.push(r.clone());
+            }
+        }
+        purged.extend(applied.purged);
+        let mut report = join(repo, remote, joined)?;
         report.before = before.map(|b| b.to_string());
+        report.remote_tip = remote_tip.map(|t| t.to_string());
         let local = log.tip()?;
         report.after = local.map(|t| t.to_string());
-        let Some(local) = local else {
-            return Ok(report);
+        let rewritten = applied.remote.is_some();
+        let needs_push = local.is_some() && (local != remote_tip);
+        let pushed = match local {
+            Some(local) if needs_push => {
+                check::nothing_personal(&log, remote, local, joined)?;
+                push(repo, remote, local, remote_tip, rewritten)
+            }
+            _ => Ok(false),
         };
-        if Some(local) == remote_tip {
-            return Ok(report);
+        for keep in &applied.keep {
+            // the ref reaches the objects now (or they may go)
+            let _ = std::fs::remove_file(keep);
         }
-        let refspec = format!("{0}:{0}", repo.ref_name());
-        match git_command::run(repo, &["push", "--quiet", remote, &refspec]) {
-            Ok(_) => {
-                report.pushed = true;
-                report.created_on_remote = remote_tip.is_none();
+        match pushed {
+            Ok(pushed) => {
+                report.pushed = pushed;
+                report.created_on_remote = pushed && remote_tip.is_none();
+                report.rewrote_remote = pushed && rewritten;
+                if !records.is_empty() {
+                    if let Some(local) = local {
+                        let _ =
+                            git_command::run(repo, &["update-ref", &tracking, &local.to_string()]);
+                    }
+                    drop_old_tracking_refs(repo, &log, remote)?;
+                    crate::purge::prune(repo)?;
+                }
+                report.purges_applied = records;
+                report.purged = purged;
                 return Ok(report);
             }
             // Someone pushed meanwhile: fetch and join again.
             Err(e) => last_error = Some(e),
         }
+    }
+    if !records.is_empty() {
+        // The purge holds here even though the remote could not be updated.
+        let _history = crate::history_lock::exclusive(repo)?;
+        crate::purge::prune(repo)?;
     }
     Err(Error::Sync {
         remote: remote.to_string(),
@@ -136,6 +210,85 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
             last_error.map(|e| e.to_string()).unwrap_or_default()
         ),
     })
+}
+
+/// Pushes the local tip; a rewritten history replaces the remote's old one
+/// only if the remote is still where it was fetched (a lease).
+fn push(
+    repo: &Repo,
+    remote: &str,
+    local: ObjectId,
+    remote_tip: Option<ObjectId>,
+    rewritten: bool,
+) -> Result<bool> {
+    let refspec = format!("{local}:{}", repo.ref_name());
+    let lease = match (rewritten, remote_tip) {
+        (true, Some(old)) => Some(format!("--force-with-lease={}:{old}", repo.ref_name())),
+        _ => None,
+    };
+    let mut args = vec!["push", "--quiet"];
+    if let Some(l) = &lease {
+        args.push(l);
+    }
+    args.extend([remote, refspec.as_str()]);
+    git_command::run(repo, &args)?;
+    Ok(true)
+}
+
+/// Checks a fetched remote tip: a memlog log, and none of the old history
+/// an earlier, unrecorded purge replaced here.
+fn accept(repo: &Repo, log: &Log, remote: &str, tip: ObjectId) -> Result<()> {
+    let known = match log.tip()? {
+        Some(local) => Some(SessionCommits::at(repo, log, local)?),
+        None => None,
+    };
+    check::memlog_log(log, remote, tip, &|id| {
+        known.as_ref().is_some_and(|k| k.contains(id))
+    })?;
+    refuse_purged_history(repo, remote, tip)
+}
+
+/// Puts a ref back where it was (deleting it if it did not exist).
+fn restore_ref(repo: &Repo, name: &str, to: Option<ObjectId>) {
+    let _ = match to {
+        Some(id) => git_command::run(repo, &["update-ref", name, &id.to_string()]),
+        None => git_command::run(repo, &["update-ref", "-d", name]),
+    };
+}
+
+/// After a purge was applied: other remotes' tracking refs that still
+/// reach the old history are deleted (a later sync with them fetches
+/// again and rewrites what they hold).
+fn drop_old_tracking_refs(repo: &Repo, log: &Log, remote: &str) -> Result<()> {
+    let tip_tree = match log.tip()? {
+        Some(t) => log.commit(t)?.tree,
+        None => return Ok(()),
+    };
+    let records = crate::purge_record::records_in_tree(log, tip_tree)?;
+    let old: HashSet<ObjectId> = records.iter().flat_map(|(_, r)| r.old_commits()).collect();
+    let own = tracking_ref(repo, remote);
+    for (_, r) in tracking_refs(repo)? {
+        if r == own {
+            continue;
+        }
+        let Some(tip) = tracking_tip(repo, &r)? else {
+            continue;
+        };
+        let mut stack = vec![tip];
+        let mut seen = HashSet::new();
+        while let Some(id) = stack.pop() {
+            if old.contains(&id) {
+                git_command::run(repo, &["update-ref", "-d", &r])?;
+                break;
+            }
+            if seen.insert(id)
+                && let Ok(c) = log.commit(id)
+            {
+                stack.extend(c.parents);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A remote whose history still holds commits a purge replaced would bring
@@ -147,11 +300,13 @@ fn refuse_purged_history(repo: &Repo, remote: &str, remote_tip: ObjectId) -> Res
         return Ok(());
     }
     let log = Log::new(repo);
-    let local: HashSet<ObjectId> = match log.tip()? {
-        Some(t) => ancestors(&log, t, &HashSet::new())?.into_keys().collect(),
-        None => HashSet::new(),
+    let local = match log.tip()? {
+        Some(t) => Some(SessionCommits::at(repo, &log, t)?),
+        None => None,
     };
-    let remote_only = ancestors(&log, remote_tip, &local)?;
+    let remote_only = ancestors(&log, remote_tip, &|id| {
+        local.as_ref().is_some_and(|l| l.contains(id))
+    })?;
     if remote_only.keys().any(|id| purged.contains(id)) {
         let tracking = tracking_ref(repo, remote);
         let _ = git_command::run(repo, &["update-ref", "-d", &tracking]);
@@ -168,9 +323,13 @@ fn refuse_purged_history(repo: &Repo, remote: &str, remote_tip: ObjectId) -> Res
     Ok(())
 }
 
-/// A remote must be one of the repository's git remotes: a URL or path
-/// given by mistake (a fork, a public mirror) is not pushed to.
+/// A remote must be one of the repository's git remotes, or a URL listed
+/// in `sync.remotes` (a repository kept for memory): a URL or path typed on
+/// the command line by mistake (a fork, a public mirror) is not pushed to.
 fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
+    if is_url(remote) && repo.config.sync.remotes.iter().any(|r| r == remote) {
+        return Ok(());
+    }
     let valid_name = !remote.is_empty()
         && !remote.starts_with('-')
         && gix::validate::reference::name(format!("refs/remotes/{remote}/x").as_str().into())
@@ -180,7 +339,8 @@ fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
         return Err(Error::Sync {
             remote: remote.to_string(),
             message: "not a remote of this repository (see `git remote -v`; add it with \
-                      `git remote add NAME URL`)"
+                      `git remote add NAME URL`, or list a URL kept for memory in \
+                      .memlog.yaml as `sync: { remotes: [URL] }`)"
                 .into(),
         });
     }
@@ -199,14 +359,18 @@ fn fetch(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
 
 fn fetch_with_gix(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
     use gix::remote::Direction;
-    let configured = repo.git()?.find_remote(remote).map_err(Error::git)?;
-    let url = configured
-        .url(Direction::Fetch)
-        .cloned()
-        .ok_or_else(|| Error::Sync {
-            remote: remote.to_string(),
-            message: "the remote has no fetch URL".into(),
-        })?;
+    let url = if is_url(remote) {
+        gix::url::parse(gix::bstr::BStr::new(remote)).map_err(Error::git)?
+    } else {
+        let configured = repo.git()?.find_remote(remote).map_err(Error::git)?;
+        configured
+            .url(Direction::Fetch)
+            .cloned()
+            .ok_or_else(|| Error::Sync {
+                remote: remote.to_string(),
+                message: "the remote has no fetch URL".into(),
+            })?
+    };
     let tracking = tracking_ref(repo, remote);
     let refspec = format!("+{}:{tracking}", repo.ref_name());
     // Only this refspec: the remote's configured ones would fetch every branch.
@@ -285,6 +449,9 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
         events_received: 0,
         pushed: false,
         created_on_remote: false,
+        purges_applied: Vec::new(),
+        rewrote_remote: false,
+        purged: Vec::new(),
     };
     let Some(remote_tip) = remote_tip else {
         if log.tip()?.is_some() {
@@ -292,7 +459,7 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
         }
         return Ok(report);
     };
-    let _history = crate::history_lock::shared(repo)?;
+    // The caller holds the history lock.
     let started = Instant::now();
     let mut attempt = 0u32;
     loop {
@@ -300,9 +467,9 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
             std::thread::sleep(backoff(attempt));
         }
         attempt += 1;
-        remove_stale_lock(repo);
+        remove_stale_lock(repo, repo.ref_name());
         let local = log.tip()?;
-        let plan = plan_join(&log, local, remote_tip)?;
+        let plan = plan_join(repo, &log, local, remote_tip)?;
         report.sessions_received = plan.received_sessions.len();
         report.events_received = plan.received_events;
         let (action, new_tip, objects) = match plan.relation {
@@ -321,7 +488,7 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
         };
         let objects = objects.unwrap_or_default();
         let message = format!("memlog: sync with {remote} ({action:?})");
-        match publish(repo, &objects, local, new_tip, &message) {
+        match publish(repo, repo.ref_name(), &objects, local, new_tip, &message) {
             Ok(()) => {
                 if action == SyncAction::Merged {
                     report.merge_commit = Some(new_tip.to_string());
@@ -357,7 +524,7 @@ struct Plan {
     received_events: u64,
 }
 
-fn plan_join(log: &Log, local: Option<ObjectId>, remote: ObjectId) -> Result<Plan> {
+fn plan_join(repo: &Repo, log: &Log, local: Option<ObjectId>, remote: ObjectId) -> Result<Plan> {
     let mut plan = Plan {
         relation: Relation::Same,
         received_sessions: Vec::new(),
@@ -372,14 +539,15 @@ fn plan_join(log: &Log, local: Option<ObjectId>, remote: ObjectId) -> Result<Pla
     if local == remote {
         return Ok(plan);
     }
-    let local_history = ancestors(log, local, &HashSet::new())?;
-    if local_history.contains_key(&remote) {
+    // Every commit of the local history, from the sessions cache (a walk
+    // of only what is new since it was last brought up to date).
+    let local_history = SessionCommits::at(repo, log, local)?;
+    if local_history.contains(&remote) {
         plan.relation = Relation::RemoteBehind;
         return Ok(plan);
     }
     // Remote commits not in the local history (the walk stops at it).
-    let stop: HashSet<ObjectId> = local_history.keys().copied().collect();
-    let remote_only = ancestors(log, remote, &stop)?;
+    let remote_only = ancestors(log, remote, &|id| local_history.contains(id))?;
     let mut received: Vec<&CommitInfo> = remote_only.values().collect();
     received.sort_by_key(|c| (c.commit_time, c.author_time, c.id));
     add_received(&mut plan, received.into_iter());
@@ -404,16 +572,16 @@ fn add_received<'a>(plan: &mut Plan, commits: impl Iterator<Item = &'a CommitInf
     }
 }
 
-/// Commits reachable from `tip`, not walking past commits in `stop`.
+/// Commits reachable from `tip`, not walking past commits `stop` names.
 fn ancestors(
     log: &Log,
     tip: ObjectId,
-    stop: &HashSet<ObjectId>,
+    stop: &dyn Fn(&ObjectId) -> bool,
 ) -> Result<HashMap<ObjectId, CommitInfo>> {
     let mut out = HashMap::new();
     let mut stack = vec![tip];
     while let Some(id) = stack.pop() {
-        if stop.contains(&id) || out.contains_key(&id) {
+        if stop(&id) || out.contains_key(&id) {
             continue;
         }
         let info = log.commit(id)?;
@@ -447,6 +615,12 @@ fn merge_commit(
             )
             .map_err(Error::git)?;
     }
+    // Purge records are part of the union too.
+    for (path, blob) in purge_files(&staging, remote_tree)? {
+        editor
+            .upsert(path.as_str(), EntryKind::Blob, blob)
+            .map_err(Error::git)?;
+    }
     let tree = editor.write().map_err(Error::git)?.detach();
     let (name, email) = identity(&staging);
     let now = jiff::Timestamp::now().as_second();
@@ -462,6 +636,23 @@ fn merge_commit(
     let id = staging.write_object(&commit).map_err(Error::git)?.detach();
     let objects = staging.objects.take_object_memory().unwrap_or_default();
     Ok((id, objects))
+}
+
+/// The files of a root tree's `purges/` directory, with their blobs.
+fn purge_files(git: &gix::Repository, tree: ObjectId) -> Result<Vec<(String, ObjectId)>> {
+    let root = git.find_tree(tree).map_err(Error::git)?;
+    let Some(dir) = root.lookup_entry_by_path(PURGES_DIR).map_err(Error::git)? else {
+        return Ok(Vec::new());
+    };
+    let dir = git.find_tree(dir.object_id()).map_err(Error::git)?;
+    Ok(dir
+        .decode()
+        .map_err(Error::git)?
+        .entries
+        .iter()
+        .filter(|e| !e.mode.is_tree())
+        .map(|e| (format!("{PURGES_DIR}/{}", e.filename), e.oid.to_owned()))
+        .collect())
 }
 
 /// `Merge memlog from origin: 3 sessions, 41 events`, a list of the

@@ -1,0 +1,210 @@
+//! OpenCode sessions as `opencode export <session>` writes them (checked
+//! against 1.18.33): `{"info": session, "messages": [{"info": message,
+//! "parts": [part, …]}]}`, as memlog drafts. (OpenCode keeps its sessions
+//! in a SQLite database, which only memlog's indexer would read: an export
+//! is the file a user hands to `memlog import opencode`.)
+//!
+//! - `info`: the session's `id`, `directory` and `version`;
+//! - a `user` message: its text parts (not OpenCode's `synthetic` ones)
+//!   joined, a `user_prompt` at `info.time.created`;
+//! - an `assistant` message: its text parts joined, an `agent_response`;
+//!   each `tool` part whose `state.status` is `completed` or `error` a
+//!   `tool_observation` (`tool`, `state.input`, `state.output` or
+//!   `state.error`) with `tool_use_id` its `callID`, as the plugin's
+//!   PostToolUse has it, at `state.time.end`.
+//!
+//! Times are milliseconds since the epoch; every draft's `meta.ref` is its
+//! part's (or message's) `id`.
+
+use std::path::Path;
+
+use memlog_format::Kind;
+use serde_json::{Map, Value};
+
+use crate::sessions::{read_text, session_draft, text_body};
+use crate::tool::{ToolCall, observation_body};
+use crate::{HookOptions, Result, SessionFile};
+
+/// Reads one export.
+pub fn read(path: &Path, options: &HookOptions) -> Result<SessionFile> {
+    let (text, stem) = read_text(path)?;
+    Ok(parse(&text, &stem, options))
+}
+
+/// Converts an export's text; `fallback_session` names the session when
+/// the export has no `info.id`.
+pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> SessionFile {
+    let mut file = SessionFile {
+        session_id: fallback_session.to_string(),
+        skipped: Some(0),
+        ..SessionFile::default()
+    };
+    let export: Value = match serde_json::from_str(text) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => {
+            file.malformed = 1;
+            return file;
+        }
+    };
+    let info = export.get("info").unwrap_or(&Value::Null);
+    if let Some(id) = info.get("id").and_then(Value::as_str) {
+        file.session_id = id.to_string();
+    }
+    file.cwd = info
+        .get("directory")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let version = info.get("version").and_then(Value::as_str);
+    let mut drafts = Vec::new();
+    let mut skipped = 0;
+    for message in export
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let info = message.get("info").unwrap_or(&Value::Null);
+        let (Some(role), Some(id), Some(ts)) = (
+            info.get("role").and_then(Value::as_str),
+            info.get("id").and_then(Value::as_str),
+            millis(info.pointer("/time/created")),
+        ) else {
+            skipped += 1;
+            continue;
+        };
+        let parts: &[Value] = message
+            .get("parts")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let text = parts
+            .iter()
+            .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+            .filter(|p| p.get("synthetic").and_then(Value::as_bool) != Some(true))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let text = text.trim();
+        let mut add = |ts: &str, kind: Kind, body: Map<String, Value>, reference: &str| {
+            let mut draft = session_draft(&file.session_id, ts, kind, body, options, reference);
+            if let Some(cwd) = &file.cwd {
+                draft.meta.insert("cwd".into(), Value::String(cwd.clone()));
+            }
+            if let Some(v) = version {
+                draft
+                    .meta
+                    .insert("agent_version".into(), Value::String(v.to_string()));
+            }
+            drafts.push(draft);
+        };
+        match role {
+            "user" if !text.is_empty() => add(&ts, Kind::UserPrompt, text_body(text), id),
+            "assistant" => {
+                for part in parts {
+                    if let Some((call_ts, body, part_id)) = tool_part(part, options) {
+                        add(
+                            call_ts.as_deref().unwrap_or(&ts),
+                            Kind::ToolObservation,
+                            body,
+                            part_id,
+                        );
+                    }
+                }
+                if !text.is_empty() {
+                    let end = millis(info.pointer("/time/completed")).unwrap_or(ts);
+                    add(&end, Kind::AgentResponse, text_body(text), id);
+                }
+            }
+            _ => {}
+        }
+    }
+    file.drafts = SessionFile::numbered(drafts);
+    file.skipped = Some(skipped);
+    file
+}
+
+/// A finished tool part's observation: (end time, body, part id).
+fn tool_part<'p>(
+    part: &'p Value,
+    options: &HookOptions,
+) -> Option<(Option<String>, Map<String, Value>, &'p str)> {
+    if part.get("type").and_then(Value::as_str) != Some("tool") {
+        return None;
+    }
+    let tool = part.get("tool").and_then(Value::as_str)?;
+    let state = part.get("state")?;
+    let failed = match state.get("status").and_then(Value::as_str)? {
+        "completed" => false,
+        "error" => true,
+        _ => return None,
+    };
+    if options.excludes(tool) {
+        return None;
+    }
+    let output = state
+        .get(if failed { "error" } else { "output" })
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let body = observation_body(&ToolCall {
+        tool,
+        input: state.get("input"),
+        result_text: output,
+        tool_use_id: part.get("callID").and_then(Value::as_str),
+        is_error: Some(failed),
+        ..ToolCall::default()
+    });
+    let id = part.get("id").and_then(Value::as_str).unwrap_or(tool);
+    Some((millis(state.pointer("/time/end")), body, id))
+}
+
+/// Milliseconds since the epoch in memlog's time form.
+fn millis(value: Option<&Value>) -> Option<String> {
+    let ms = value?.as_i64()?;
+    jiff::Timestamp::from_millisecond(ms)
+        .ok()
+        .map(memlog_format::time::format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXPORT: &str =
+        include_str!("../../../fixtures/opencode/ses_5f2a9c1e7ffeQx3Lr0mB8kTz1d.json");
+
+    #[test]
+    fn prompts_calls_and_answers() {
+        let options = HookOptions {
+            agent: &crate::opencode::OpenCode,
+            ..HookOptions::new("shop")
+        };
+        let f = parse(EXPORT, "x", &options);
+        assert_eq!(f.session_id, "ses_5f2a9c1e7ffeQx3Lr0mB8kTz1d");
+        assert_eq!(f.cwd.as_deref(), Some("/work/shop"));
+        let kinds: Vec<&str> = f.drafts.iter().map(|(_, d)| d.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "user_prompt",
+                "tool_observation",
+                "agent_response",
+                "tool_observation",
+                "agent_response"
+            ]
+        );
+        let read = &f.drafts[1].1;
+        assert_eq!(read.body["tool"], "read");
+        assert_eq!(read.body["tool_use_id"], "toolu_oc01");
+        assert!(
+            read.body["output"]
+                .as_str()
+                .unwrap()
+                .contains("freeze: Wednesday")
+        );
+        let failed = &f.drafts[3].1;
+        assert_eq!(failed.body["success"], false);
+        assert_eq!(f.drafts[0].1.ts, "2026-11-26T12:00:00.000Z");
+        assert!(f.drafts.iter().all(|(_, d)| d.meta["client"] == "opencode"));
+        assert_eq!(parse(EXPORT, "x", &options), f);
+    }
+}

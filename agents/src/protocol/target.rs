@@ -1,0 +1,90 @@
+//! What a tool call is about to work on, read from a PreToolUse payload:
+//! the file of a read or an edit, or a shell command (file-aware recall).
+
+use serde_json::Value;
+
+use super::payload::Payload;
+
+/// What a tool call works on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolTarget {
+    /// A file it reads or edits, as the payload names it (absolute or
+    /// relative to the agent's `cwd`).
+    File(String),
+    /// A shell command, its words joined by single spaces.
+    Command(String),
+}
+
+/// Claude Code's tools that read or edit one file.
+const FILE_TOOLS: [&str; 5] = ["Read", "Edit", "Write", "MultiEdit", "NotebookEdit"];
+/// Input keys naming the file of other agents' tools.
+const FILE_KEYS: [&str; 4] = ["file_path", "notebook_path", "absolute_path", "path"];
+
+/// The target of `payload`'s tool call (see [`crate::Agent::tool_target`]).
+pub fn tool_target(payload: &Payload) -> Option<ToolTarget> {
+    let tool = payload.tool_name.as_deref()?;
+    let input = payload.tool_input.as_ref()?;
+    let text = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+    if let Some(command) = input.get("command") {
+        let words: Vec<String> = match command {
+            Value::String(s) => s.split_whitespace().map(str::to_string).collect(),
+            Value::Array(argv) => argv
+                .iter()
+                .filter_map(Value::as_str)
+                .flat_map(|w| w.split_whitespace().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !words.is_empty() {
+            return Some(ToolTarget::Command(words.join(" ")));
+        }
+    }
+    let keys: &[&str] = if FILE_TOOLS.contains(&tool) {
+        &FILE_KEYS[..2]
+    } else {
+        &FILE_KEYS
+    };
+    keys.iter()
+        .find_map(|k| text(k))
+        .filter(|p| !p.trim().is_empty())
+        .map(ToolTarget::File)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn target(tool: &str, input: serde_json::Value) -> Option<ToolTarget> {
+        let payload = crate::protocol::parse_payload(
+            "PreToolUse",
+            json!({"tool_name": tool, "tool_input": input})
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+        tool_target(&payload)
+    }
+
+    #[test]
+    fn files_and_commands_of_each_agents_tools() {
+        assert_eq!(
+            target("Read", json!({"file_path": "/r/src/a.rs"})),
+            Some(ToolTarget::File("/r/src/a.rs".into()))
+        );
+        assert_eq!(
+            target("Bash", json!({"command": "cargo  test -p export"})),
+            Some(ToolTarget::Command("cargo test -p export".into()))
+        );
+        assert_eq!(
+            target("shell", json!({"command": ["bash", "-lc", "cargo test"]})),
+            Some(ToolTarget::Command("bash -lc cargo test".into()))
+        );
+        assert_eq!(
+            target("read_file", json!({"absolute_path": "/r/b.rs"})),
+            Some(ToolTarget::File("/r/b.rs".into()))
+        );
+        assert_eq!(target("Grep", json!({"pattern": "x"})), None);
+    }
+}

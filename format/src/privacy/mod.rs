@@ -1,0 +1,572 @@
+//! Privacy at the door: what must never reach disk is removed from an event
+//! before it is written anywhere, the journal included (docs/DESIGN.md §3).
+//!
+//! Three steps, in this order:
+//!
+//! 1. **Private spans** ([`spans`]): `<private>…</private>` and its two
+//!    sibling forms become `[PRIVATE]`.
+//! 2. **Secrets**, everywhere, code blocks included, become
+//!    `[REDACTED:<rule>:<4 hex>]` ([`marker`]):
+//!    - a keyword prefilter ([`prefilter`], one pass over the text's byte
+//!      pairs) picks the [`rules`] whose keywords the text holds; only
+//!      those run, and their expressions are compiled on first use;
+//!    - provider rules find self-naming tokens (`ghp_…`, `xoxb-…`) and
+//!      values assigned to keys naming a provider (`TWILIO_AUTH_TOKEN=…`);
+//!    - generic rules find a key named like a secret ([`names`]) with a
+//!      value shaped like one ([`value`]), in any syntax ([`assignment`]);
+//!    - allow-lists ([`allow`]) keep placeholders, references, digests,
+//!      public keys, UUIDs, paths and plain URLs;
+//!    - in JSON, a string under a secret-named key is judged whole.
+//!    - with `privacy.pii: true`, personal data too: emails, phone
+//!      numbers, IP addresses ([`rules::pii`]), and the configured names.
+//! 3. **Truncation** of tool outputs ([`truncate_output`]), after
+//!    filtering so that it can never cut a closing tag away.
+
+mod allow;
+mod assignment;
+mod marker;
+mod names;
+mod prefilter;
+pub mod rules;
+pub mod sample;
+mod spans;
+mod truncate;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use regex::bytes::{Regex as BytesRegex, RegexBuilder as BytesRegexBuilder};
+use serde_json::Value;
+
+pub use rules::{Detect, Family, NameClass, Rule};
+pub use truncate::{TRUNCATION_MARKER, cap_strings, truncate_output};
+
+use crate::config::PrivacyConfig;
+use crate::{Error, Result};
+use marker::{MarkerKey, marker};
+use prefilter::Prefilter;
+use spans::{LazyRegex, PrivateSpans};
+
+/// Replacement for a private span.
+pub const PRIVATE_MARKER: &str = "[PRIVATE]";
+/// How every redaction marker starts (`[REDACTED:<rule>:<hex>]`).
+pub const REDACTED_PREFIX: &str = "[REDACTED";
+
+/// Texts shorter than this hold no secret any rule finds.
+const MIN_TEXT: usize = 8;
+/// Configured names shorter than this are ignored (one letter would mask
+/// every word it is).
+const MIN_NAME: usize = 2;
+/// Placeholder words inside a longer value (a key block, a JWT) are
+/// chance, not placeholders.
+const MAX_PLACEHOLDER: usize = 100;
+/// A token this short may be a word a person typed (a URL's password):
+/// the whole placeholder list applies to it.
+const MAX_TYPED: usize = 32;
+
+/// The rule of patterns configured in `.memlog.yaml`.
+static CUSTOM: Rule = rules::token("custom-pattern", Family::Custom, &[], "", "").context();
+
+/// The rule of the names configured in `.memlog.yaml` (`privacy.names`).
+static NAME: Rule = rules::token("name", Family::Pii, &[], "", "").context();
+
+/// What filtering did to a text.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Report {
+    /// Private spans replaced.
+    pub private_spans: usize,
+    /// Secrets redacted.
+    pub redactions: usize,
+    /// The rule of each redaction, in order.
+    pub rules: Vec<&'static str>,
+    /// Human-readable warnings (unclosed tags). Never contain the text.
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Adds another report's counts and warnings to this one.
+    pub fn absorb(&mut self, other: Report) {
+        self.private_spans += other.private_spans;
+        self.redactions += other.redactions;
+        self.rules.extend(other.rules);
+        self.warnings.extend(other.warnings);
+    }
+}
+
+/// How strongly a finding names its secret: when two overlap, the union is
+/// redacted under the stronger one's rule.
+const BY_TOKEN: u8 = 3;
+const BY_PROVIDER_KEY: u8 = 2;
+const BY_NAME: u8 = 1;
+
+/// A secret found in a text.
+#[derive(Clone, Copy, Debug)]
+pub struct Finding {
+    /// Its byte range.
+    pub start: usize,
+    /// End of its byte range.
+    pub end: usize,
+    /// The rule that found it.
+    pub rule: &'static Rule,
+    strength: u8,
+    order: usize,
+}
+
+impl Finding {
+    fn range(&self) -> Range<usize> {
+        self.start..self.end
+    }
+
+    /// Whether `self` names a shared span better than `other`.
+    fn beats(&self, other: &Finding) -> bool {
+        (
+            self.strength,
+            self.end - self.start,
+            std::cmp::Reverse(self.order),
+        ) > (
+            other.strength,
+            other.end - other.start,
+            std::cmp::Reverse(other.order),
+        )
+    }
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id)
+    }
+}
+
+/// The privacy filter, compiled once per process (its expressions and
+/// keyword automaton on first use).
+pub struct PrivacyFilter {
+    spans: PrivateSpans,
+    rules: Vec<&'static Rule>,
+    compiled: Vec<OnceLock<Option<BytesRegex>>>,
+    /// The rule of each generic name class, by [`NameClass::rank`].
+    generic: [Option<usize>; NameClass::COUNT],
+    prefilter: OnceLock<Prefilter>,
+    extra: Vec<LazyRegex>,
+    /// The configured allow-list (`privacy.allow`).
+    allow: Vec<LazyRegex>,
+    /// Configured names, lower-cased (ASCII).
+    names: Vec<String>,
+    key: Option<MarkerKey>,
+}
+
+impl PrivacyFilter {
+    /// The built-in rules plus `extra_patterns` (regular expressions from
+    /// `.memlog.yaml`; an invalid one is an error naming it). Markers carry
+    /// no hash until [`PrivacyFilter::keyed`].
+    pub fn new(extra_patterns: &[String]) -> Result<Self> {
+        Self::with_rules(rules::builtin(), extra_patterns)
+    }
+
+    /// The filter `.memlog.yaml` asks for: the built-in rules, its
+    /// patterns, and with `pii: true` the personal-data rules; its names
+    /// (`privacy.names`) are redacted whenever listed.
+    pub fn configured(config: &PrivacyConfig) -> Result<Self> {
+        let mut rules = rules::builtin();
+        if config.pii {
+            rules.extend(rules::pii());
+        }
+        let mut filter = Self::with_rules(rules, &config.patterns)?;
+        filter.allow = compile_checked(&config.allow, "privacy allow pattern")?;
+        filter.names = config
+            .names
+            .iter()
+            .map(|n| n.trim().to_ascii_lowercase())
+            .filter(|n| n.len() >= MIN_NAME)
+            .collect();
+        Ok(filter)
+    }
+
+    /// A filter of the given rules only (the bench measures cost against
+    /// the number of rules).
+    pub fn with_rules(rules: Vec<&'static Rule>, extra_patterns: &[String]) -> Result<Self> {
+        let extra = compile_checked(extra_patterns, "privacy pattern")?;
+        let mut generic = [None; NameClass::COUNT];
+        for (i, rule) in rules.iter().enumerate() {
+            if let Detect::Generic(class) = rule.detect {
+                generic[class.rank()].get_or_insert(i);
+            }
+        }
+        Ok(PrivacyFilter {
+            spans: PrivateSpans,
+            compiled: rules.iter().map(|_| OnceLock::new()).collect(),
+            rules,
+            generic,
+            prefilter: OnceLock::new(),
+            extra,
+            allow: Vec::new(),
+            names: Vec::new(),
+            key: None,
+        })
+    }
+
+    /// The same filter, its markers hashed with a key derived from `key`
+    /// (the repository's, so that the same secret gives the same marker
+    /// in one repository and an unrelated one elsewhere).
+    pub fn keyed(mut self, key: &[u8]) -> Self {
+        self.key = Some(MarkerKey::derive(key));
+        self
+    }
+
+    /// The rules it runs.
+    pub fn rules(&self) -> &[&'static Rule] {
+        &self.rules
+    }
+
+    fn prefilter(&self) -> &Prefilter {
+        self.prefilter.get_or_init(|| Prefilter::new(&self.rules))
+    }
+
+    /// Rule `i`'s expression, compiled on first use (`None` for a rule
+    /// without one, or one that does not compile, which tests rule out).
+    fn regex(&self, i: usize) -> Option<&BytesRegex> {
+        self.compiled[i]
+            .get_or_init(|| {
+                let pattern = match self.rules[i].detect {
+                    Detect::Token { pattern, .. } => pattern.to_string(),
+                    Detect::Assigned { value } => format!("(?i)^(?:{value})$"),
+                    Detect::Generic(_) | Detect::Scan(_) => return None,
+                };
+                BytesRegexBuilder::new(&pattern).unicode(false).build().ok()
+            })
+            .as_ref()
+    }
+
+    /// Filters one text: private spans, then secrets.
+    pub fn filter_text(&self, text: &str) -> (String, Report) {
+        let mut report = Report::default();
+        let (current, spans, warning) = self.spans.remove(text);
+        report.private_spans = spans;
+        report.warnings.extend(warning);
+        let found = self.find(&current);
+        if found.is_empty() {
+            return (current, report);
+        }
+        let mut out = String::with_capacity(current.len());
+        let mut copied = 0;
+        for f in &found {
+            out.push_str(&current[copied..f.start]);
+            out.push_str(&marker(
+                f.rule.id,
+                &current.as_bytes()[f.range()],
+                self.key.as_ref(),
+            ));
+            copied = f.end;
+            report.rules.push(f.rule.id);
+        }
+        out.push_str(&current[copied..]);
+        report.redactions = found.len();
+        (out, report)
+    }
+
+    /// The secrets in `text`, in order, overlapping ones merged.
+    pub fn find(&self, text: &str) -> Vec<Finding> {
+        let mut found = Vec::new();
+        if text.len() >= MIN_TEXT {
+            let hits = self.prefilter().scan(text);
+            let mut contextual = Vec::new();
+            for (i, rule) in self.rules.iter().enumerate() {
+                // a rule without keywords (personal data) always runs
+                if !hits.rules[i] && !rule.keywords.is_empty() {
+                    continue;
+                }
+                match rule.detect {
+                    Detect::Token { mixed, .. } => self.tokens(i, text, mixed, &mut found),
+                    Detect::Scan(scan) => {
+                        let mut ranges = Vec::new();
+                        scan(text, &mut ranges);
+                        for r in ranges {
+                            if !text.get(r.clone()).is_some_and(placeholder) {
+                                push(&mut found, text, r, rule, BY_TOKEN, i);
+                            }
+                        }
+                    }
+                    Detect::Assigned { .. } => contextual.push(i),
+                    Detect::Generic(_) => {}
+                }
+            }
+            let mut last_key: Option<Range<usize>> = None;
+            for &hit in &hits.assignments {
+                if last_key.as_ref().is_some_and(|k| k.contains(&hit)) {
+                    continue;
+                }
+                let Some(a) = assignment::at(text, hit) else {
+                    continue;
+                };
+                last_key = Some(a.key.clone());
+                let (key, value) = (&text[a.key.clone()], &text[a.value.clone()]);
+                if let Some((i, strength)) = self.judge(key, value, a.quoted, &contextual) {
+                    push(&mut found, text, a.value, self.rules[i], strength, i);
+                }
+            }
+        }
+        for lazy in &self.extra {
+            if let Some(re) = lazy.get() {
+                for m in re.find_iter(text) {
+                    push(&mut found, text, m.range(), &CUSTOM, BY_TOKEN, usize::MAX);
+                }
+            }
+        }
+        self.names_in(text, &mut found);
+        if !self.allow.is_empty() {
+            found.retain(|f| !self.allowed(&text[f.range()]));
+        }
+        merge(found)
+    }
+
+    /// Whether the configured allow-list keeps `secret`.
+    fn allowed(&self, secret: &str) -> bool {
+        self.allow
+            .iter()
+            .any(|a| a.get().is_some_and(|re| re.is_match(secret)))
+    }
+
+    /// The configured names in `text`, ignoring ASCII case, as whole
+    /// words: not beside an ASCII letter, digit or `_` (`Ann` is not in
+    /// `Annual`; a name in another script may carry a particle, `김민수가`).
+    fn names_in(&self, text: &str, found: &mut Vec<Finding>) {
+        if self.names.is_empty() {
+            return;
+        }
+        let lower = text.to_ascii_lowercase();
+        let b = text.as_bytes();
+        let word = |i: usize| b[i].is_ascii_alphanumeric() || b[i] == b'_';
+        for name in &self.names {
+            for at in memchr::memmem::find_iter(lower.as_bytes(), name.as_bytes()) {
+                let end = at + name.len();
+                if (at == 0 || !word(at - 1)) && (end == b.len() || !word(end)) {
+                    push(found, text, at..end, &NAME, BY_TOKEN, usize::MAX);
+                }
+            }
+        }
+    }
+
+    /// The matches of token rule `i`.
+    fn tokens(&self, i: usize, text: &str, mixed: bool, found: &mut Vec<Finding>) {
+        let Some(re) = self.regex(i) else { return };
+        for caps in re.captures_iter(text.as_bytes()) {
+            let Some(m) = caps.get(1).or_else(|| caps.get(0)) else {
+                continue;
+            };
+            let secret = &text.as_bytes()[m.range()];
+            let Ok(s) = std::str::from_utf8(secret) else {
+                // a match cutting a character: redact the characters
+                push(found, text, m.range(), self.rules[i], BY_TOKEN, i);
+                continue;
+            };
+            if s.is_empty()
+                || placeholder(s)
+                || allow::is_public(s)
+                || (mixed && !value::is_mixed(s))
+            {
+                continue;
+            }
+            push(found, text, m.range(), self.rules[i], BY_TOKEN, i);
+        }
+    }
+
+    /// Which rule, if any, finds a secret in `value` assigned to `key`:
+    /// a provider rule among `contextual` whose keyword the key holds and
+    /// whose shape the value has, else the generic rule of the key's name
+    /// class when the value looks like a secret.
+    fn judge(
+        &self,
+        key: &str,
+        value: &str,
+        quoted: bool,
+        contextual: &[usize],
+    ) -> Option<(usize, u8)> {
+        for &i in contextual {
+            let names_provider = self.rules[i]
+                .keywords
+                .iter()
+                .any(|k| k.split('+').all(|part| starts_a_word(key, part)));
+            if names_provider
+                && self
+                    .regex(i)
+                    .is_some_and(|re| re.is_match(value.as_bytes()))
+                && !allow::is_placeholder_token(value)
+            {
+                return Some((i, BY_PROVIDER_KEY));
+            }
+        }
+        let class = names::classify(key)?;
+        let i = self.generic[class.rank()]?;
+        value::is_secret(value, class, quoted).then_some((i, BY_NAME))
+    }
+
+    /// Filters every string inside a JSON value in place. A string under a
+    /// secret-named key is judged whole, as if assigned to it.
+    pub fn filter_value(&self, value: &mut Value) -> Report {
+        let mut report = Report::default();
+        match value {
+            Value::String(s) => {
+                let (filtered, r) = self.filter_text(s);
+                if filtered != *s {
+                    *s = filtered;
+                }
+                report.absorb(r);
+            }
+            Value::Array(items) => {
+                for item in items {
+                    report.absorb(self.filter_value(item));
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map.iter_mut() {
+                    if let Value::String(s) = item
+                        && let Some(redacted) = self.redact_assigned(key, s)
+                    {
+                        *s = redacted.0;
+                        report.redactions += 1;
+                        report.rules.push(redacted.1);
+                        continue;
+                    }
+                    report.absorb(self.filter_value(item));
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+        report
+    }
+
+    /// `value` redacted whole (past an auth scheme) when it is a secret
+    /// assigned to `key`, with the rule's id.
+    fn redact_assigned(&self, key: &str, value: &str) -> Option<(String, &'static str)> {
+        if key.len() < 2 || value.len() < 3 {
+            return None;
+        }
+        let hits = self.prefilter().scan(key);
+        let contextual: Vec<usize> = (0..self.rules.len())
+            .filter(|&i| hits.rules[i] && matches!(self.rules[i].detect, Detect::Assigned { .. }))
+            .collect();
+        let secret = assignment::without_scheme(value);
+        let (i, _) = self.judge(key, &value[secret.clone()], true, &contextual)?;
+        // a token rule names it better when one finds it
+        let rule = self
+            .find(value)
+            .into_iter()
+            .find(|f| f.strength == BY_TOKEN && f.start <= secret.start && f.end >= secret.end)
+            .map_or(self.rules[i], |f| f.rule);
+        let mut out = value[..secret.start].to_string();
+        out.push_str(&marker(
+            rule.id,
+            &value.as_bytes()[secret.clone()],
+            self.key.as_ref(),
+        ));
+        out.push_str(&value[secret.end..]);
+        Some((out, rule.id))
+    }
+}
+
+/// `patterns` ready to compile on first use, each checked now: an invalid
+/// one is an error naming it (`what` says which list it is in).
+fn compile_checked(patterns: &[String], what: &str) -> Result<Vec<LazyRegex>> {
+    patterns
+        .iter()
+        .map(|p| {
+            regex::Regex::new(p)
+                .map_err(|e| Error::invalid(format!("{what} {p:?}"), e.to_string()))?;
+            Ok(LazyRegex::new(p))
+        })
+        .collect()
+}
+
+/// Whether `part` starts a word of `key` (`TWILIO_AUTH_TOKEN`,
+/// `twilioAuthToken`, `X-Twilio-Key`; not `global` for `lob`), ignoring
+/// ASCII case, with `_`, `-` and `.` alike (`new.relic.user.id` names
+/// `new_relic` as `NEW_RELIC_USER_ID` does).
+fn starts_a_word(key: &str, part: &str) -> bool {
+    let fold = |c: u8| match c {
+        b'-' | b'.' => b'_',
+        c => c.to_ascii_lowercase(),
+    };
+    let (b, p) = (key.as_bytes(), part.as_bytes());
+    if p.is_empty() || p.len() > b.len() {
+        return false;
+    }
+    (0..=b.len() - p.len()).any(|i| {
+        let starts = i == 0
+            || !b[i - 1].is_ascii_alphanumeric()
+            || (b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase());
+        starts
+            && b[i..i + p.len()]
+                .iter()
+                .zip(p)
+                .all(|(&x, &y)| fold(x) == fold(y))
+    })
+}
+
+/// Whether a secret a token or scan rule found is a placeholder instead:
+/// one in the token's format (`ghp_xxxx…`), or, for a short one a person
+/// may have typed (a URL's password), any placeholder word.
+fn placeholder(s: &str) -> bool {
+    allow::is_placeholder_token(s) || (s.len() <= MAX_TYPED && allow::is_placeholder(s))
+}
+
+/// A message about to be printed or logged (an error echoing what a user
+/// typed, a hook's log line) with every secret the built-in rules find
+/// redacted. Its markers carry no hash: a message is not the log.
+pub fn redact_message(text: &str) -> String {
+    match PrivacyFilter::new(&[]) {
+        Ok(f) => f.filter_text(text).0,
+        Err(_) => text.to_string(),
+    }
+}
+
+/// Records a finding over `range`, widened to whole characters.
+fn push(
+    found: &mut Vec<Finding>,
+    text: &str,
+    range: Range<usize>,
+    rule: &'static Rule,
+    strength: u8,
+    order: usize,
+) {
+    let mut start = range.start.min(text.len());
+    let mut end = range.end.min(text.len());
+    while start > 0 && !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while end < text.len() && !text.is_char_boundary(end) {
+        end += 1;
+    }
+    if end > start {
+        found.push(Finding {
+            start,
+            end,
+            rule,
+            strength,
+            order,
+        });
+    }
+}
+
+/// Sorts findings and merges overlapping ones: their union, under the rule
+/// that names it best.
+fn merge(mut found: Vec<Finding>) -> Vec<Finding> {
+    found.sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
+    let mut merged: Vec<Finding> = Vec::with_capacity(found.len());
+    for f in found {
+        match merged.last_mut() {
+            Some(last) if f.start < last.end => {
+                if f.beats(last) {
+                    last.rule = f.rule;
+                    last.strength = f.strength;
+                    last.order = f.order;
+                }
+                last.end = last.end.max(f.end);
+            }
+            _ => merged.push(f),
+        }
+    }
+    merged
+}

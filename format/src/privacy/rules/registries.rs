@@ -1,0 +1,114 @@
+//! Package and artifact registries.
+
+use super::Family::Registries as F;
+use super::{Rule, assigned, token};
+
+pub(super) const RULES: &[Rule] = &[
+    token(
+        "npm-access-token",
+        F,
+        &["npm_"],
+        r"(?i)\b(npm_[a-z0-9]{36})\b",
+        "npm_{a:36}",
+    ),
+    token(
+        "pypi-upload-token",
+        F,
+        &["pypi-AgE"],
+        r"\b(pypi-AgE[A-Za-z0-9_-]{50,})",
+        "pypi-AgEIcHlwaS5vcmc{w:120}",
+    ),
+    token(
+        "rubygems-api-token",
+        F,
+        &["rubygems_"],
+        r"\b(rubygems_[a-f0-9]{48})\b",
+        "rubygems_{h:48}",
+    ),
+    token(
+        "clojars-api-token",
+        F,
+        &["clojars_"],
+        r"(?i)\b(CLOJARS_[a-z0-9]{60})\b",
+        "CLOJARS_{l:60}",
+    ),
+    token(
+        "nuget-api-key",
+        F,
+        &["oy2"],
+        r"\b(oy2[a-z0-9]{43})\b",
+        "oy2{l:43}",
+    ),
+    assigned(
+        "nuget-config-password",
+        F,
+        &["cleartextpassword"],
+        "[^\\s'\"]{1,}",
+        "<add key=\"ClearTextPassword\" value=\"«{a:20}»\" />",
+    ),
+    token(
+        "docker-hub-token",
+        F,
+        &["dckr_pat_", "dckr_oat_"],
+        r"\b(dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,})",
+        "dckr_pat_{w:27}",
+    ),
+    token(
+        "artifactory-api-key",
+        F,
+        &["AKCp"],
+        r"\b(AKCp[A-Za-z0-9]{69})\b",
+        "AKCp{a:69}",
+    ),
+    token(
+        "artifactory-reference-token",
+        F,
+        &["cmVmd"],
+        r"\b(cmVmd[A-Za-z0-9]{59})\b",
+        "cmVmd{a:59}",
+    ),
+    assigned(
+        "jfrog-api-key",
+        F,
+        &["jfrog", "artifactory", "bintray", "xray"],
+        "[A-Za-z0-9]{73}",
+        "JFROG_API_KEY=«{a:73}»",
+    ),
+    assigned(
+        "jfrog-identity-token",
+        F,
+        &["jfrog", "artifactory", "bintray", "xray"],
+        "[A-Za-z0-9]{64}",
+        "ARTIFACTORY_IDENTITY_TOKEN=«{a:64}»",
+    ),
+    token(
+        "crates-io-api-token",
+        F,
+        &["cio"],
+        r"\b(cio[A-Za-z0-9]{32})\b",
+        "cio{a:32}",
+    )
+    .mixed(),
+    assigned(
+        "sidekiq-secret",
+        F,
+        &["contribsys"],
+        "[a-f0-9]{8}:[a-f0-9]{8}",
+        "BUNDLE_ENTERPRISE__CONTRIBSYS__COM=«{h:8}:{h:8}»",
+    ),
+    token(
+        "sidekiq-sensitive-url",
+        F,
+        &["contribsys.com"],
+        r"https?://([a-f0-9]{8}:[a-f0-9]{8})@(?:gems|enterprise)\.contribsys\.com",
+        "https://«{h:8}:{h:8}»@gems.contribsys.com/",
+    )
+    .context(),
+    token(
+        "npmrc-auth-token",
+        F,
+        &["_authtoken"],
+        r"(?i)_authToken\s*=\s*([A-Za-z0-9_./+=-]{16,})",
+        "//registry.npmjs.org/:_authToken=«{a:40}»",
+    ),
+];

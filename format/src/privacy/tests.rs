@@ -1,0 +1,440 @@
+//! The filter's tests: private spans, every rule's true positives (its
+//! samples) and true negatives (its format filled with a placeholder, and
+//! glued to a word), the syntaxes of assignments, and ordinary code that
+//! must come through unchanged.
+
+use super::sample::{SplitMix, expand, placeholder};
+use super::*;
+
+fn filter(text: &str) -> (String, Report) {
+    PrivacyFilter::new(&[]).unwrap().filter_text(text)
+}
+
+/// The text filtered, with markers shortened to `[R:<rule>]` for reading.
+fn redacted(text: &str) -> String {
+    filter(text).0.replace("[REDACTED:", "[R:")
+}
+
+#[test]
+fn all_three_tag_forms() {
+    let (t, _) = filter("a <private>x</private> b [private]c[/private]");
+    assert_eq!(t, "a [PRIVATE] b [PRIVATE]");
+    let (t, r) = filter(
+        "a <private>x</private> b [PRIVATE]c[/private] d <!-- private -->y<!-- /private --> e",
+    );
+    assert_eq!(t, "a [PRIVATE] b [PRIVATE] d [PRIVATE] e");
+    assert_eq!(r.private_spans, 3);
+    let (t, _) = filter("<PRIVATE>Upper</Private> [Private]b[/PRIVATE]");
+    assert_eq!(t, "[PRIVATE] [PRIVATE]");
+    let (t, _) = filter("multi <private>line\nsecret\n</private> end");
+    assert_eq!(t, "multi [PRIVATE] end");
+}
+
+#[test]
+fn code_blocks_keep_literal_tags() {
+    let text = "see:\n```xml\n<private>example</private>\n```\nbut <private>this</private> goes";
+    let (t, r) = filter(text);
+    assert_eq!(
+        t,
+        "see:\n```xml\n<private>example</private>\n```\nbut [PRIVATE] goes"
+    );
+    assert_eq!(r.private_spans, 1);
+}
+
+#[test]
+fn nested_tags_are_absorbed_by_the_outer_span() {
+    let (t, _) = filter("<private>outer <private>inner</private> still outer</private> after");
+    assert_eq!(t, "[PRIVATE] after");
+}
+
+#[test]
+fn unclosed_tag_leaves_text_and_warns() {
+    let (t, r) = filter("ok <private>closed</private> then <private>open forever");
+    assert_eq!(t, "ok [PRIVATE] then <private>open forever");
+    assert_eq!(r.warnings.len(), 1);
+    assert!(!r.warnings[0].contains("open forever"));
+}
+
+#[test]
+fn broken_tags_are_not_tags() {
+    // docs/DESIGN.md §3: only the exact tag form counts
+    let (t, r) = filter("<private\n>x</private> <pri\nvate>y</private>");
+    assert_eq!(r.private_spans, 0);
+    assert!(t.contains('x') && t.contains('y'));
+}
+
+#[test]
+fn rule_ids_are_unique_and_expressions_compile() {
+    let f = PrivacyFilter::new(&[]).unwrap();
+    let mut ids: Vec<&str> = f.rules().iter().map(|r| r.id).collect();
+    let count = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "duplicate rule ids");
+    assert!(count >= 220, "{count} rules");
+    for (i, rule) in f.rules().iter().enumerate() {
+        if matches!(rule.detect, Detect::Token { .. } | Detect::Assigned { .. }) {
+            assert!(f.regex(i).is_some(), "{} does not compile", rule.id);
+        }
+        assert!(!rule.keywords.is_empty(), "{} has no keyword", rule.id);
+    }
+}
+
+/// True positives: every rule finds every sample of its format, alone, in
+/// a sentence and on a line of a file, and no byte of the secret is left.
+#[test]
+fn every_rule_finds_its_samples() {
+    let f = PrivacyFilter::new(&[]).unwrap().keyed(b"test key");
+    let mut rng = SplitMix::new(28);
+    let mut failures = Vec::new();
+    for rule in f.rules() {
+        for round in 0..12 {
+            let s = expand(rule.sample, &mut rng);
+            let text = match round % 3 {
+                0 => s.text.clone(),
+                1 => format!("I got this back:\n{}\nwhat now?", s.text),
+                _ => format!("# config\n{}\n# end\n", s.text),
+            };
+            let (out, report) = f.filter_text(&text);
+            if out.contains(&s.secret) || !report.rules.contains(&rule.id) {
+                failures.push(format!("{}: {text:?} -> {out:?}", rule.id));
+                break;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// True negatives: the format filled with a placeholder (`xxxx…`) is not
+/// redacted by its rule, and a self-naming token glued to a word is not
+/// that token.
+#[test]
+fn every_rule_spares_placeholders_and_glued_words() {
+    let f = PrivacyFilter::new(&[]).unwrap();
+    let mut rng = SplitMix::new(29);
+    let mut failures = Vec::new();
+    for rule in f.rules() {
+        let p = placeholder(rule.sample);
+        let (out, report) = f.filter_text(&p.text);
+        if report.rules.contains(&rule.id) {
+            failures.push(format!("{} placeholder: {:?} -> {out:?}", rule.id, p.text));
+        }
+        if let Detect::Token { pattern, .. } = rule.detect
+            && (pattern.starts_with(r"\b(") || pattern.starts_with(r"(?i)\b("))
+        {
+            let s = expand(rule.sample, &mut rng);
+            if s.secret == s.text && s.text.as_bytes()[0].is_ascii_alphanumeric() {
+                let glued = format!("x{}", s.text);
+                let (out, report) = f.filter_text(&glued);
+                if report.rules.contains(&rule.id) {
+                    failures.push(format!("{} glued: {glued:?} -> {out:?}", rule.id));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn markers_name_the_rule_and_a_keyed_hash() {
+    let token = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx";
+    let text = format!("bot token {token} here");
+    let a = PrivacyFilter::new(&[]).unwrap().keyed(b"repo a");
+    let b = PrivacyFilter::new(&[]).unwrap().keyed(b"repo b");
+    let (out_a, _) = a.filter_text(&text);
+    let re =
+        regex::Regex::new(r"^bot token \[REDACTED:slack-bot-token:[0-9a-f]{4}\] here$").unwrap();
+    assert!(re.is_match(&out_a), "{out_a}");
+    // the same secret, the same marker; another repository, another hash
+    assert_eq!(a.filter_text(&text).0, out_a);
+    let other = "xoxb-123456789012-1234567890123-ZyXwVuTsRqPoNmLkJiHgFeDc";
+    assert_ne!(a.filter_text(&format!("bot token {other} here")).0, out_a);
+    assert_ne!(b.filter_text(&text).0, out_a);
+    // without a key, the rule alone
+    assert_eq!(filter(&text).0, "bot token [REDACTED:slack-bot-token] here");
+    // filtering twice changes nothing more
+    assert_eq!(a.filter_text(&out_a).0, out_a);
+}
+
+#[test]
+fn the_issue_cases() {
+    for (text, want) in [
+        // the keyword need not stand before `=`
+        (
+            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq9Lr2t1Kc",
+            "AWS_SECRET_ACCESS_KEY=[R:aws-secret-access-key]",
+        ),
+        // the whole value, slashes and padding included
+        (
+            "Authorization: Bearer q8Vt2mZk/9XyL+pR4w==",
+            "Authorization: Bearer [R:bearer-token]",
+        ),
+        (
+            "apiToken := \"q8Vt2mZk9XyLpR4wEeT7\"",
+            "apiToken := \"[R:generic-token]\"",
+        ),
+        (
+            "{\"x_token\": \"q8Vt2mZk9XyLpR4wEeT7\"}",
+            "{\"x_token\": \"[R:generic-token]\"}",
+        ),
+        (
+            "curl -u admin:Pq8Vt2mZk9 https://api.internal.net",
+            "curl -u admin:[R:curl-auth-user] https://api.internal.net",
+        ),
+        (
+            "DATABASE_URL=postgres://app:Pq8Vt2mZk9XyL@db:5432/app",
+            "DATABASE_URL=postgres://app:[R:database-url-password]@db:5432/app",
+        ),
+        ("password=hunter2", "password=[R:generic-password]"),
+        (
+            "PASSWORD: 'hunter2' ok",
+            "PASSWORD: '[R:generic-password]' ok",
+        ),
+        // leaks the bench found: base32 without a digit, in backticks
+        (
+            "config loaded: `AKIAQRBFIPSLYEQDQPQQ`",
+            "config loaded: `[R:aws-access-token]`",
+        ),
+        // and a provider's key in a properties file
+        (
+            "new.relic.user.id=b5tnhuas9snjrtp4gzv316nm4mrqfp21ml8mf828hbgjnmlmt1loyody9wut62n7",
+            "new.relic.user.id=[R:new-relic-user-api-id]",
+        ),
+    ] {
+        assert_eq!(redacted(text), want, "{text}");
+    }
+    // ordinary code is left alone
+    for text in [
+        "deployment/risk-assessment-engine-worker",
+        "def f(password: str) -> None:",
+        "if token == None:",
+        "pub token: Option<String>,",
+        "The API uses Bearer authentication.",
+        "fn get_token_by_id() {}",
+        "the api key rotates",
+        "Secrets manager",
+        // one-case words joined by separators are not tokens
+        "MAX_CONNECTIONS_PER_HOST_LIMIT AKIA",
+        "see AKIA-DOCUMENTATION-PAGES-HERE",
+    ] {
+        assert_eq!(filter(text).0, text);
+    }
+}
+
+#[test]
+fn every_syntax_of_an_assignment() {
+    let v = "q8Vt2mZk9XyLpR4wEeT7";
+    for template in [
+        "{\"api_key\": \"V\"}",
+        "api_key: V",
+        "api_key = \"V\"",
+        "[auth]\napi_key = V",
+        "API_KEY=V",
+        "export API_KEY=\"V\"",
+        "<credentials password=\"V\"/>",
+        "<password>V</password>",
+        "<add key=\"ApiKey\" value=\"V\" />",
+        "apiKey := \"V\"",
+        "API_KEY ?= V",
+        "API_KEY := V",
+        "$api_key = 'V';",
+        "'api_key' => 'V',",
+        "define('API_KEY', 'V');",
+        "X-Api-Key: V",
+        "Authorization: Basic V",
+        "Server=db;User Id=app;Password=V;",
+        "https://api.internal.net/v1?api_key=V&page=2",
+        "deploy --token V --force",
+        "deploy --token=V",
+        "client_secret = b\"V\"",
+        "{\\\"secret\\\":\\\"V\\\"}",
+    ] {
+        let text = template.replace('V', v);
+        let (out, report) = filter(&text);
+        assert!(!out.contains(v), "{text:?} -> {out:?}");
+        assert_eq!(report.redactions, 1, "{text:?} -> {out:?}");
+    }
+}
+
+#[test]
+fn json_values_under_secret_keys() {
+    let f = PrivacyFilter::new(&["ACME-[0-9]{4}".to_string()]).unwrap();
+    let mut v = serde_json::json!({
+        "command": "curl -H 'Authorization: Bearer q8Vt2mZk9XyLpR4wEeT7' x",
+        "env": {"password": "hunter2", "user": "ann", "token_type": "Bearer"},
+        "headers": {"Authorization": "Bearer q8Vt2mZk/9XyL+pR4w=="},
+        "config": {"TWILIO_AUTH_TOKEN": "0123456789abcdef0123456789abcdef"},
+        "list": ["ACME-1234", 3]
+    });
+    let report = f.filter_value(&mut v);
+    assert_eq!(v["env"]["password"], "[REDACTED:generic-password]");
+    assert_eq!(v["env"]["user"], "ann");
+    assert_eq!(v["env"]["token_type"], "Bearer");
+    assert_eq!(
+        v["headers"]["Authorization"],
+        "Bearer [REDACTED:bearer-token]"
+    );
+    assert_eq!(
+        v["config"]["TWILIO_AUTH_TOKEN"],
+        "[REDACTED:twilio-auth-token]"
+    );
+    assert_eq!(v["list"][0], "[REDACTED:custom-pattern]");
+    assert!(
+        !v["command"]
+            .as_str()
+            .unwrap()
+            .contains("q8Vt2mZk9XyLpR4wEeT7")
+    );
+    assert_eq!(report.redactions, 5);
+}
+
+#[test]
+fn bad_extra_pattern_is_named() {
+    let err = PrivacyFilter::new(&["(".to_string()]).err().unwrap();
+    assert!(err.to_string().contains("\"(\""), "{err}");
+}
+
+#[test]
+fn truncation_head_and_tail() {
+    let text: String = (0..300).map(|i| format!("line {i}\n")).collect();
+    let (t, cut) = truncate_output(&text, 10_000, 100);
+    assert!(cut);
+    assert!(t.starts_with("line 0\n") && t.contains("line 49\n...[TRUNCATED]...\n"));
+    assert!(!t.contains("line 50\n") && t.contains("line 299"));
+    let long = "é".repeat(20_000);
+    let (t, cut) = truncate_output(&long, 10_000, 100);
+    assert!(cut && t.len() <= 10_000 + TRUNCATION_MARKER.len());
+    assert_eq!(
+        truncate_output("short", 10_000, 100),
+        ("short".to_string(), false)
+    );
+}
+
+/// The ordinary texts of `fixtures/privacy/ordinary/` (code, lockfiles,
+/// UUIDs, SHAs, digests, public keys, placeholders): at most one may be
+/// altered.
+#[test]
+fn ordinary_code_comes_through() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/privacy/ordinary");
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    assert!(entries.len() >= 28, "{} texts", entries.len());
+    let f = PrivacyFilter::new(&[]).unwrap();
+    let altered: Vec<String> = entries
+        .iter()
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            let (out, _) = f.filter_text(&text);
+            (out != text).then(|| format!("{}:\n{out}", p.display()))
+        })
+        .collect();
+    assert!(altered.len() <= 1, "{}", altered.join("\n---\n"));
+}
+
+#[test]
+fn a_provider_is_named_by_a_word_of_the_key() {
+    for (key, part, starts) in [
+        ("TWILIO_AUTH_TOKEN", "twilio", true),
+        ("twilioAuthToken", "auth", true),
+        ("X-Twilio-Key", "twilio", true),
+        ("GLOBAL_TOKEN", "lob", false),
+        ("globalToken", "lob", false),
+        ("new.relic.user.id", "new_relic", true),
+    ] {
+        assert_eq!(super::starts_a_word(key, part), starts, "{key} {part}");
+    }
+}
+
+fn with_pii(names: &[&str]) -> PrivacyFilter {
+    let config = crate::config::PrivacyConfig {
+        pii: true,
+        names: names.iter().map(|n| n.to_string()).collect(),
+        ..Default::default()
+    };
+    PrivacyFilter::configured(&config).unwrap()
+}
+
+/// Personal data is masked only when asked, and ordinary text that looks
+/// a little like it (versions, dates, times, ids, paths) is kept.
+#[test]
+fn pii_is_masked_when_asked_and_ordinary_text_kept() {
+    let text = "Ping jane.doe@acme-corp.io or +1 415 555 0123 (office 010-1234-5678); \
+                the VM is 10.20.0.7, the proxy 2001:db8::8a2e:370:7334. Jane Doe and 김민수가 agreed.";
+    assert_eq!(filter(text).0, text, "personal data is kept unless asked");
+    let (out, report) = with_pii(&["Jane Doe", "김민수"]).filter_text(text);
+    assert_eq!(
+        out.replace("[REDACTED:", "[R:"),
+        "Ping [R:email] or [R:phone-number] (office [R:phone-number]); \
+         the VM is [R:ip-address], the proxy [R:ip-address]. [R:name] and [R:name]가 agreed."
+    );
+    assert_eq!(report.redactions, 7);
+    // names ignore case, and match whole words only
+    let f = with_pii(&["Ann", "x"]);
+    assert_eq!(
+        f.filter_text("ANN said: Annual report, by ann_b and Ann.")
+            .0,
+        "[REDACTED:name] said: Annual report, by ann_b and [REDACTED:name]."
+    );
+    for ordinary in [
+        "version 1.22.3, build 10.0.19041.1, tag v1.2.3.4, semver ^4.17.21",
+        "2026-03-04T10:15:00Z, 04-03-2026, 2026.03.04, took 1.234s at 10:15:00",
+        "id 550e8400-e29b-41d4-a716-446655440000, commit 8bb2aab9f1c3, issue #1234",
+        "listening on 0.0.0.0:8080 and 127.0.0.1:3000, ::1, netmask 255.255.255.0",
+        "npm i lodash@4.17.21 @types/node; @app.route('/'); y = x@w.transpose()",
+        "std::fmt::Display, Vec::<u8>::new(), mac 00:1a:2b:3c:4d:5e",
+        "git clone git@github.com:org/repo.git; see admin@example.com",
+        "ports 8080-9090, rows 123 456 7890, serial 1234-5678-9012",
+        "test result: ok. 73 passed; 0 failed; finished in 1.38s",
+    ] {
+        assert_eq!(with_pii(&[]).filter_text(ordinary).0, ordinary);
+    }
+}
+
+/// The ordinary fixtures with personal data on: only the one holding an
+/// email (a `git log`) changes, and only there.
+#[test]
+fn ordinary_code_comes_through_with_pii() {
+    let f = with_pii(&[]);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/privacy/ordinary");
+    let mut altered = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (out, report) = f.filter_text(&text);
+        if out != text {
+            assert_eq!(report.rules, ["email"], "{}:\n{out}", path.display());
+            altered.push(path);
+        }
+    }
+    assert!(altered.len() <= 1, "{altered:?}");
+}
+
+/// The configured allow-list keeps what a rule would redact, and nothing
+/// else changes; an invalid pattern is named.
+#[test]
+fn the_allow_list_keeps_what_it_matches() {
+    let config = crate::config::PrivacyConfig {
+        allow: vec!["^sk_test_".into(), r"^support@acme\.io$".into()],
+        pii: true,
+        ..Default::default()
+    };
+    let f = PrivacyFilter::configured(&config).unwrap();
+    let text = "STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc, live sk_live_4eC39HqLyjWDarjtT1zdp7dcXyZ, \
+                mail support@acme.io or jane@acme.io";
+    let (out, report) = f.filter_text(text);
+    assert_eq!(
+        out.replace("[REDACTED:", "[R:"),
+        "STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc, live [R:stripe-access-token], \
+         mail support@acme.io or [R:email]"
+    );
+    assert_eq!(report.rules, ["stripe-access-token", "email"]);
+    let bad = crate::config::PrivacyConfig {
+        allow: vec!["(".into()],
+        ..Default::default()
+    };
+    let err = PrivacyFilter::configured(&bad).err().unwrap().to_string();
+    assert!(err.contains("privacy allow pattern \"(\""), "{err}");
+}

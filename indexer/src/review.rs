@@ -1,0 +1,99 @@
+//! The review queue (`learn.review`, issue 31): facts and rules written
+//! while reviewing is on carry `"review": "pending"` in their body and wait
+//! for a `review` event (`decision`: `accept` or `reject`, `target`: the
+//! event). Until one accepts them they are withheld from what is injected
+//! into an agent's context; a rejected one stays withheld. Both are read
+//! from the log, so that a rebuild gives the same queue.
+
+use std::collections::{HashMap, HashSet};
+
+use memlog_format::EventId;
+use serde_json::{Map, Value};
+
+use crate::{Error, Projections, Result};
+
+/// `body.review` of a fact or rule that waits for review.
+pub const PENDING: &str = "pending";
+
+/// A decision on a memory waiting for review.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// The `review` event.
+    pub event: EventId,
+    /// `accept` or `reject`.
+    pub decision: String,
+}
+
+/// Every live decision by its target (the latest wins).
+pub fn decisions(p: &Projections) -> Result<HashMap<EventId, Decision>> {
+    let err = |e| Error::sql(&p.dir, e);
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT id, body FROM events WHERE kind = 'review' ORDER BY ts, session, seq, id",
+        )
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+        })
+        .map_err(err)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(err)?;
+    let mut out = HashMap::new();
+    for (id, body) in rows {
+        let body: Map<String, Value> = body
+            .and_then(|b| serde_json::from_str(&b).ok())
+            .unwrap_or_default();
+        let (Some(target), Some(decision)) = (
+            body.get("target").and_then(Value::as_str),
+            body.get("decision").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        out.insert(
+            EventId::unchecked(target.to_string()),
+            Decision {
+                event: EventId::unchecked(id),
+                decision: decision.to_string(),
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The live facts and rules written to wait for review, in log order.
+pub fn marked(p: &Projections) -> Result<Vec<EventId>> {
+    let err = |e| Error::sql(&p.dir, e);
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT id FROM events WHERE kind IN ('fact', 'rule') AND body LIKE ?1
+             ORDER BY ts, session, seq, id",
+        )
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([format!("%\"review\":\"{PENDING}\"%")], |r| {
+            r.get::<_, String>(0)
+        })
+        .map_err(err)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(err)?;
+    Ok(rows.into_iter().map(EventId::unchecked).collect())
+}
+
+/// What is withheld from injection: memories waiting for review and
+/// rejected ones.
+pub fn withheld(p: &Projections) -> Result<HashSet<EventId>> {
+    let marked = marked(p)?;
+    if marked.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let decisions = decisions(p)?;
+    Ok(marked
+        .into_iter()
+        .filter(|id| decisions.get(id).is_none_or(|d| d.decision != "accept"))
+        .collect())
+}

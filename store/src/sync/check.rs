@@ -1,0 +1,176 @@
+//! What sync accepts from a remote, and what it sends.
+//!
+//! A remote ref is merged only when it is a memlog log (FORMAT.md §3.3):
+//! every commit the local log lacks is a seal (`Memlog-Session` and
+//! `Memlog-Events` trailers), a purge record (`Memlog-Purge`) or a merge;
+//! a root commit is a seal; and the tip's tree holds nothing but
+//! `segments/<aa>/<64 hex>.jsonl` (in the directory of its first two
+//! digits) and `purges/<64 hex>.json`. A code branch that happens to be
+//! named `memlog` fails at once (its tree holds code), and is neither
+//! merged nor pushed to.
+//!
+//! Nothing personal is pushed: before a push, the segments the remote
+//! lacks are checked for events marked `meta.scope: personal` (FORMAT.md
+//! §9). Sealing never puts one there; this is the last guard.
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+use memlog_format::scope;
+use memlog_format::segment::{self, SEGMENTS_DIR};
+
+use crate::log::{EVENTS_TRAILER, Log, SESSION_TRAILER, trailers};
+use crate::purge_record::{self, PURGE_TRAILER, PURGES_DIR};
+use crate::{Error, Result};
+
+/// Refuses `tip` (fetched from `remote`) unless it is a memlog log; the
+/// commits in `known` (the local history) are not looked at again.
+pub(super) fn memlog_log(
+    log: &Log,
+    remote: &str,
+    tip: ObjectId,
+    known: &dyn Fn(&ObjectId) -> bool,
+) -> Result<()> {
+    let refuse = |why: String| Error::NotAMemlogLog {
+        remote: remote.to_string(),
+        ref_name: log.ref_name().to_string(),
+        why,
+    };
+    let tip_tree = log.commit(tip)?.tree;
+    if let Some(why) = tree_problem(log, tip_tree)? {
+        return Err(refuse(why));
+    }
+    let mut stack = vec![tip];
+    let mut seen = HashSet::new();
+    while let Some(id) = stack.pop() {
+        if known(&id) || !seen.insert(id) {
+            continue;
+        }
+        let c = log.commit(id)?;
+        let t = trailers(&c.message);
+        let seal = t.contains_key(SESSION_TRAILER) && t.contains_key(EVENTS_TRAILER);
+        let record = t.contains_key(PURGE_TRAILER);
+        let short = &id.to_string()[..12];
+        match c.parents.len() {
+            0 if !seal => {
+                return Err(refuse(format!(
+                    "its root commit {short} ({:?}) is not a memlog seal (no {SESSION_TRAILER} \
+                     trailer)",
+                    c.subject
+                )));
+            }
+            1 if !seal && !record => {
+                return Err(refuse(format!(
+                    "commit {short} ({:?}) is neither a memlog seal nor a purge record (no \
+                     {SESSION_TRAILER} or {PURGE_TRAILER} trailer)",
+                    c.subject
+                )));
+            }
+            _ => {}
+        }
+        stack.extend(c.parents);
+    }
+    Ok(())
+}
+
+/// What is wrong with a root tree for a memlog log, if anything.
+fn tree_problem(log: &Log, tree: ObjectId) -> Result<Option<String>> {
+    let git = log.repo().git()?;
+    let entries = |id: ObjectId| -> Result<Vec<(String, bool, ObjectId)>> {
+        let t = git.find_tree(id).map_err(Error::git)?;
+        Ok(t.decode()
+            .map_err(Error::git)?
+            .entries
+            .iter()
+            .map(|e| (e.filename.to_string(), e.mode.is_tree(), e.oid.to_owned()))
+            .collect())
+    };
+    let mut foreign = Vec::new();
+    for (name, is_tree, id) in entries(tree)? {
+        match (name.as_str(), is_tree) {
+            (SEGMENTS_DIR, true) => {
+                for (dir, is_dir, dir_id) in entries(id)? {
+                    if !is_dir || dir.len() != 2 || !is_hex(&dir) {
+                        return Ok(Some(format!(
+                            "{SEGMENTS_DIR}/{dir} is not a segment directory"
+                        )));
+                    }
+                    for (file, is_sub_tree, _) in entries(dir_id)? {
+                        let ok = !is_sub_tree
+                            && segment::hash_from_name(&file).is_some_and(|h| h.starts_with(&dir));
+                        if !ok {
+                            return Ok(Some(format!(
+                                "{SEGMENTS_DIR}/{dir}/{file} is not a segment \
+                                 (<64 hex digits>.jsonl)"
+                            )));
+                        }
+                    }
+                }
+            }
+            (PURGES_DIR, true) => {
+                for (file, is_sub_tree, _) in entries(id)? {
+                    if is_sub_tree || purge_record::name_from_file(&file).is_none() {
+                        return Ok(Some(format!("{PURGES_DIR}/{file} is not a purge record")));
+                    }
+                }
+            }
+            _ => foreign.push(if is_tree { format!("{name}/") } else { name }),
+        }
+    }
+    if foreign.is_empty() {
+        return Ok(None);
+    }
+    let more = foreign.len().saturating_sub(4);
+    foreign.truncate(4);
+    Ok(Some(format!(
+        "its tree holds {}{}, which a memlog log never has (only {SEGMENTS_DIR}/ and \
+         {PURGES_DIR}/)",
+        foreign.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )))
+}
+
+fn is_hex(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Refuses to push `tip` to `remote` (whose tip is `remote_tip`) when a
+/// segment the remote lacks holds a personal event.
+pub(super) fn nothing_personal(
+    log: &Log,
+    remote: &str,
+    tip: ObjectId,
+    remote_tip: Option<ObjectId>,
+) -> Result<()> {
+    let tree = log.commit(tip)?.tree;
+    let new = match remote_tip {
+        Some(r) => log.added_between(log.commit(r)?.tree, tree)?,
+        None => log.segments_in_tree(tree)?,
+    };
+    let marker = format!("\"{}\":\"{}\"", scope::SCOPE_KEY, scope::PERSONAL);
+    let finder = memchr::memmem::Finder::new(marker.as_bytes());
+    for seg in new {
+        let bytes = log.read_segment_bytes(&seg)?;
+        if finder.find(&bytes).is_none() {
+            continue;
+        }
+        let (events, _) = segment::decode_trusted(&bytes);
+        if let Some(e) = events.iter().find(|e| scope::is_personal(&e.meta)) {
+            return Err(Error::Sync {
+                remote: remote.to_string(),
+                message: format!(
+                    "refusing to push: segment {} of {} holds the personal event {} \
+                     (personal events never leave this machine; `memlog fsck` lists them)",
+                    segment::path_for(&seg.hash),
+                    log.ref_name(),
+                    &e.id.as_str()[..12.min(e.id.as_str().len())]
+                ),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! `memlog import gemini` on what older Gemini CLI versions saved, and what
+//! any import says of lines it could not read: Gemini CLI 0.2x kept a chat
+//! as one `session-*.json` object (which read as hundreds of malformed
+//! lines, and nothing else, with nothing printed without --json) in a
+//! folder named by the SHA-256 of the project's path. No agent CLI needed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use memlog_e2e::{TestRepo, memlog_command, run};
+
+const CHAT: &str = include_str!("../../fixtures/gemini/chat-0.24.json");
+
+#[test]
+fn a_whole_file_gemini_chat_imports_from_its_hashed_folder() {
+    let repo = TestRepo::new();
+    let home = tempfile::tempdir().unwrap();
+    // Gemini 0.2x: ~/.gemini/tmp/<sha256 of the project's path>/chats/.
+    let root = repo.path().display().to_string();
+    let hashed = {
+        let out = std::process::Command::new("sha256sum")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(root.as_bytes())?;
+                c.wait_with_output()
+            });
+        match out {
+            Ok(o) => String::from_utf8(o.stdout).unwrap()[..64].to_string(),
+            Err(e) => {
+                eprintln!("skipped: sha256sum cannot run ({e})");
+                return;
+            }
+        }
+    };
+    let chats = home.path().join(".gemini/tmp").join(&hashed).join("chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    std::fs::write(chats.join("session-2026-03-02T10-00-7c1e55d0.json"), CHAT).unwrap();
+
+    let out = run(memlog_command(repo.path())
+        .env("HOME", home.path())
+        .args(["import", "gemini"]))
+    .ok();
+    assert!(
+        out.stdout()
+            .contains("session 7c1e55d0-24a0-4b7e-9c51-0a24c0ffee24 (4 events)"),
+        "{}",
+        out.stdout()
+    );
+    let events = repo.cat();
+    assert_eq!(events.len(), 4);
+    let failed = events
+        .iter()
+        .find(|e| e["body"]["input"]["command"] == "npm test")
+        .unwrap();
+    assert_eq!(failed["body"]["metadata"]["exit_code"], 1);
+    assert_eq!(failed["body"]["success"], false);
+    // Again: nothing new.
+    let again = repo.memlog(&["import", "gemini", "--json", chats.to_str().unwrap()]);
+    assert_eq!(again.ok().json()["added"], 0);
+}
+
+#[test]
+fn lines_an_import_cannot_read_are_counted_without_json() {
+    let repo = TestRepo::new();
+    let file = repo.path().join("rollout-broken.jsonl");
+    let rollout = include_str!("../../fixtures/codex/rollout-0.60.jsonl");
+    std::fs::write(&file, format!("{rollout}not json\n{{cut off\n")).unwrap();
+    let out = repo
+        .memlog(&["import", "codex", file.to_str().unwrap()])
+        .ok();
+    assert!(
+        out.stdout()
+            .contains("(13 events, 2 malformed lines left out)"),
+        "{}",
+        out.stdout()
+    );
+    // A file of which nothing could be read is named on stderr.
+    let junk = repo.path().join("rollout-junk.jsonl");
+    std::fs::write(&junk, "<html>\n</html>\n").unwrap();
+    let out = repo
+        .memlog(&["import", "codex", junk.to_str().unwrap()])
+        .ok();
+    assert!(
+        out.stdout()
+            .contains("(0 events, 2 malformed lines left out)")
+    );
+    assert!(
+        out.stderr()
+            .contains("nothing read: 2 lines are not what memlog reads in a Codex CLI session"),
+        "{}",
+        out.stderr()
+    );
+}

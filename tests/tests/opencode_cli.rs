@@ -1,0 +1,83 @@
+//! The real OpenCode, offline against a scripted Messages API on 127.0.0.1
+//! (a provider of its own with a `baseURL`), with memlog's plugin installed
+//! by `memlog install opencode`: capture of a session with a tool call, and
+//! memory from a Claude Code session reaching OpenCode's model. Skipped
+//! (with a message) when `scripts/install-assets` has not installed the
+//! CLIs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use memlog_e2e::{
+    AgentCli, ClaudeCli, DECIDED, OpencodeCli, bash_cat_notes, plan_the_migration, repo_with_notes,
+    wait_for_background_index,
+};
+use serde_json::json;
+
+/// What `notes.txt` says, for the scripted model to read.
+const NOTES: &str = "The release freeze is Wednesday noon.\n";
+
+#[test]
+fn an_opencode_session_is_captured() {
+    let repo = repo_with_notes(NOTES);
+    let Some(opencode) = OpencodeCli::find(&repo) else {
+        return;
+    };
+    let answer = "The freeze is Wednesday noon.";
+    let run = opencode.run("When is the release freeze?", &bash_cat_notes(answer));
+    assert!(
+        run.requests_contain("The release freeze is Wednesday noon."),
+        "the command's output reached the model"
+    );
+    // `opencode run` ends without deleting its session, the event the
+    // plugin seals on: the session stays in its journal.
+    let events = repo.session_events(&run.session_id);
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        events.iter().filter(|e| e["kind"] == kind).collect()
+    };
+    assert_eq!(of("session_start").len(), 1, "{events:#?}");
+    let prompts = of("user_prompt");
+    assert_eq!(prompts.len(), 1, "{events:#?}");
+    assert_eq!(prompts[0]["body"]["text"], "When is the release freeze?");
+    let calls = of("tool_observation");
+    assert_eq!(calls.len(), 1, "{events:#?}");
+    assert_eq!(calls[0]["body"]["tool"], "bash");
+    assert_eq!(calls[0]["body"]["input"]["command"], "cat notes.txt");
+    assert!(
+        calls[0]["body"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Wednesday noon"),
+        "{events:#?}"
+    );
+    let answers: Vec<_> = of("agent_response")
+        .iter()
+        .map(|e| e["body"]["text"].clone())
+        .collect();
+    assert_eq!(answers, [answer], "{events:#?}");
+    assert!(
+        events
+            .iter()
+            .filter(|e| e["kind"] != "recall")
+            .all(|e| e["meta"]["client"] == "opencode"),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn a_claude_code_session_reaches_opencode_as_injected_context() {
+    let repo = repo_with_notes(NOTES);
+    let (Some(claude), Some(opencode)) = (ClaudeCli::find(&repo), OpencodeCli::find(&repo)) else {
+        return;
+    };
+    plan_the_migration(&claude);
+    // Between sessions: the index catches up in the background, started
+    // by the Claude Code session's end (the test runs no `memlog index`).
+    wait_for_background_index(&repo);
+    let run = opencode.run(
+        "Is the quarzite migration behind the billing cutover?",
+        &json!({"turns": [{"text": "Yes, after the cutover."}], "side_text": "x"}),
+    );
+    assert!(
+        run.requests_contain(DECIDED),
+        "OpenCode's model saw Claude Code's answer"
+    );
+}

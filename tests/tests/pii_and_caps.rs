@@ -1,0 +1,176 @@
+//! Personal data and size, on the write path every event takes: with
+//! `privacy.pii: true`, emails, phone numbers, IP addresses and the
+//! configured names never reach a byte under `.git` (hooks, notes,
+//! records; sealed and indexed), while ordinary text comes through as it
+//! was; without it they are kept. A hook's text is capped (64 KB by
+//! default, configurable): a 10 MB prompt is stored as its head and tail
+//! with the cut marked.
+#![allow(clippy::unwrap_used)] // a test fails loudly
+
+use memlog_e2e::{TestRepo, git_command, run};
+use memlog_format::privacy::TRUNCATION_MARKER;
+use serde_json::{Value, json};
+
+/// Runs `memlog hook EVENT` with `payload` (its `cwd`, `session_id` and
+/// `hook_event_name` filled in); a hook always exits 0.
+fn hook(repo: &TestRepo, event: &str, session: &str, mut payload: Value) {
+    payload["cwd"] = json!(repo.path().display().to_string());
+    payload["session_id"] = json!(session);
+    payload["hook_event_name"] = json!(event);
+    repo.memlog_stdin(&["hook", event], &payload.to_string())
+        .ok();
+}
+
+/// Every byte under `.git`: git objects decompressed, and every file.
+fn everything_on_disk(repo: &TestRepo) -> Vec<u8> {
+    let mut bytes =
+        run(git_command(repo.path()).args(["cat-file", "--batch-all-objects", "--batch"]))
+            .ok()
+            .output
+            .stdout;
+    let mut dirs = vec![repo.path().join(".git")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                bytes.extend(std::fs::read(path).unwrap());
+            }
+        }
+    }
+    bytes
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+const PERSONAL: [&str; 8] = [
+    "jane.doe@acme-corp.io",
+    "+1 415 555 0123",
+    "010-1234-5678",
+    "10.20.0.7",
+    "2001:db8::8a2e:370:7334",
+    "Jane Doe",
+    "김민수",
+    "minsu.kim@univ.ac.kr",
+];
+
+/// Text that looks a little like personal data and is not.
+const ORDINARY: &str = "Bumped lodash@4.17.21 to 1.22.3 on 2026-03-04T10:15:00Z; the server \
+    listens on 0.0.0.0:8080 and 127.0.0.1:3000, std::fmt::Display is fine, \
+    see admin@example.com, commit 8bb2aab, issue #1234, 3 passed in 1.38s.";
+
+fn with_config(config: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    std::fs::write(repo.path().join(".memlog.yaml"), config).unwrap();
+    repo
+}
+
+fn send_personal_data(repo: &TestRepo) {
+    let prompt = format!(
+        "Ping {} or {}; the office is {}. The VM is {}, the proxy {}. {} and {}가 agreed.",
+        PERSONAL[0], PERSONAL[1], PERSONAL[2], PERSONAL[3], PERSONAL[4], PERSONAL[5], PERSONAL[6]
+    );
+    hook(repo, "UserPromptSubmit", "s1", json!({"prompt": prompt}));
+    let log = format!(
+        "commit 8bb2aab\nAuthor: Min-su Kim <{}>\n\n    Fix login from {}\n",
+        PERSONAL[7], PERSONAL[3]
+    );
+    hook(
+        repo,
+        "PostToolUse",
+        "s1",
+        json!({"tool_name": "Bash", "tool_input": {"command": "git log -1"},
+               "tool_response": {"stdout": log, "stderr": "", "interrupted": false, "isImage": false}}),
+    );
+    hook(
+        repo,
+        "Stop",
+        "s1",
+        json!({"stop_hook_active": false, "last_assistant_message": format!("I wrote to {} ({}).", PERSONAL[0], PERSONAL[5])}),
+    );
+    hook(repo, "SessionEnd", "s1", json!({"reason": "exit"}));
+    repo.memlog(&[
+        "note",
+        &format!("call jane: {} / {}", PERSONAL[1], PERSONAL[2]),
+    ])
+    .ok();
+    repo.record("s2", "note", ORDINARY);
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["index"]).ok();
+}
+
+#[test]
+fn personal_data_never_reaches_disk_when_asked() {
+    let repo = with_config(
+        "privacy:\n  pii: true\n  names: [\"Jane Doe\", \"김민수\"]\nembedding:\n  enabled: false\n",
+    );
+    send_personal_data(&repo);
+    let disk = everything_on_disk(&repo);
+    for p in PERSONAL {
+        assert!(!contains(&disk, p), "{p} is on disk");
+    }
+    // masked, not dropped: the marker says what was there
+    let texts: Vec<String> = repo
+        .cat()
+        .iter()
+        .filter_map(|e| e["body"]["text"].as_str().map(str::to_string))
+        .collect();
+    let all = texts.join("\n");
+    for rule in ["email", "phone-number", "ip-address", "name"] {
+        assert!(all.contains(&format!("[REDACTED:{rule}:")), "{rule}: {all}");
+    }
+    assert!(texts.iter().any(|t| t == ORDINARY), "{all}");
+}
+
+#[test]
+fn personal_data_is_kept_by_default() {
+    let repo = with_config("embedding:\n  enabled: false\n");
+    send_personal_data(&repo);
+    let all: Vec<String> = repo.cat().iter().map(Value::to_string).collect();
+    let all = all.join("\n");
+    for p in [PERSONAL[0], PERSONAL[1], PERSONAL[3], PERSONAL[7]] {
+        assert!(all.contains(p), "{p} was altered");
+    }
+}
+
+#[test]
+fn a_10_mb_prompt_is_stored_capped() {
+    let repo = with_config("embedding:\n  enabled: false\n");
+    let head = "Why does the build fail? Here is the whole log:\n";
+    let tail = "\nerror: could not compile `app` (bin) due to 1 previous error";
+    let prompt = format!(
+        "{head}{}{tail}",
+        "warning: unused variable `x`\n".repeat(360_000)
+    );
+    assert!(prompt.len() > 10_000_000);
+    hook(&repo, "UserPromptSubmit", "big", json!({"prompt": prompt}));
+    let events = repo.session_events("big");
+    let text = events[0]["body"]["text"].as_str().unwrap();
+    assert!(
+        text.len() <= 64 * 1024 + TRUNCATION_MARKER.len(),
+        "{}",
+        text.len()
+    );
+    assert!(text.starts_with(head) && text.ends_with(tail));
+    assert!(text.contains(TRUNCATION_MARKER));
+    assert_eq!(events[0]["body"]["truncated"], true);
+    let journal = repo.path().join(".git/memlog/journal/big.jsonl");
+    assert!(std::fs::metadata(journal).unwrap().len() < 80 * 1024);
+
+    // the cap is configurable, and applies to record too; short texts are
+    // not marked
+    let repo = with_config("hooks:\n  max_text_bytes: 1000\nembedding:\n  enabled: false\n");
+    repo.record("s", "note", &"é".repeat(5000));
+    repo.record("s", "note", "short");
+    let events = repo.session_events("s");
+    let text = events[0]["body"]["text"].as_str().unwrap();
+    assert!(text.len() <= 1000 + TRUNCATION_MARKER.len() && text.contains(TRUNCATION_MARKER));
+    assert_eq!(events[0]["body"]["truncated"], true);
+    assert_eq!(events[1]["body"]["text"], "short");
+    assert!(events[1]["body"].get("truncated").is_none());
+}

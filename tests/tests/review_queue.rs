@@ -1,0 +1,152 @@
+//! The review queue (issue 31, `learn.review: true`): an agent's fact or
+//! rule waits in `memlog review` and is not injected until a person
+//! accepts it; accepting and rejecting are `review` events.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use memlog_e2e::TestRepo;
+use serde_json::{Value, json};
+
+fn cited(repo: &TestRepo, prompt: &str) -> Vec<String> {
+    repo.memlog(&["context", prompt, "--json"]).ok().json()["cited"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn briefing(repo: &TestRepo) -> String {
+    let out = repo.hook("SessionStart", "brief", json!({"source": "startup"}));
+    // the hook may have started an index run in the background: let it
+    // finish, so that the next command reads what was written
+    repo.memlog(&["index"]).ok();
+    out
+}
+
+/// An answer about the export batch size, sealed, and an agent's fact
+/// quoting it: (answer id, fact id).
+fn batch_fact(repo: &TestRepo) -> (String, String) {
+    let answer = repo.record(
+        "s1",
+        "agent_response",
+        "We measured it: the invoice export batch size is 500 rows per request.",
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    let out = repo
+        .memlog_stdin(
+            &["extract", "--facts", "-", "--json"],
+            &json!([{"text": "The invoice export batch size is 500 rows per request",
+                     "quote": "the invoice export batch size is 500 rows per request",
+                     "event": answer}])
+            .to_string(),
+        )
+        .ok()
+        .json();
+    let fact = out["recorded"][0]["id"].as_str().unwrap().to_string();
+    (answer, fact)
+}
+
+#[test]
+fn an_agents_fact_is_not_injected_until_it_is_accepted() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.path().join(".memlog.yaml"), "learn:\n  review: true\n").unwrap();
+    let (answer, fact) = batch_fact(&repo);
+    let rule = repo
+        .memlog(&[
+            "rules",
+            "add",
+            "Export invoices in batches of 500 rows.",
+            "--evidence",
+            &fact,
+            "--json",
+        ])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let queue = repo.memlog(&["review", "--json"]).ok().json();
+    let waiting: Vec<(&str, &str)> = queue["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["id"].as_str().unwrap(), i["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        waiting,
+        [(fact.as_str(), "pending"), (rule.as_str(), "pending")]
+    );
+    let prompt = "what is the invoice export batch size?";
+    let before = cited(&repo, prompt);
+    assert!(
+        before.contains(&answer),
+        "the source itself is memory: {before:?}"
+    );
+    assert!(
+        !before.contains(&fact),
+        "a pending fact is withheld: {before:?}"
+    );
+    assert!(
+        !briefing(&repo).contains(&rule[..12]),
+        "a pending rule is not briefed"
+    );
+
+    repo.memlog(&["review", "accept", &fact[..12]]).ok();
+    let after = cited(&repo, prompt);
+    assert!(after.contains(&fact), "accepted, it is injected: {after:?}");
+    let rejected = repo
+        .memlog(&[
+            "review",
+            "reject",
+            &rule,
+            "--reason",
+            "too narrow",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(rejected["decision"], "reject");
+    assert!(
+        !briefing(&repo).contains(&rule[..12]),
+        "a rejected rule is not briefed"
+    );
+    // decided: out of the queue, and not decided twice
+    assert_eq!(
+        repo.memlog(&["review", "--json"]).ok().json()["items"],
+        json!([])
+    );
+    let again = repo.memlog(&["review", "accept", &rule]);
+    assert_eq!(again.code(), Some(1));
+    assert!(
+        again.stderr().contains("rejected already"),
+        "{}",
+        again.stderr()
+    );
+    let all = repo.memlog(&["review", "--all", "--json"]).ok().json();
+    assert_eq!(all["items"][1]["status"], "rejected");
+    assert!(
+        !briefing(&repo).contains(&rule[..12]),
+        "a rejected rule is not briefed"
+    );
+    // the decisions are events in the log, for review like code
+    let decisions: Vec<Value> = repo
+        .cat()
+        .into_iter()
+        .filter(|e| e["kind"] == "review")
+        .map(|e| json!([e["body"]["decision"], e["body"]["target"]]))
+        .collect();
+    assert_eq!(
+        decisions,
+        [json!(["accept", fact]), json!(["reject", rule])]
+    );
+}
+
+#[test]
+fn without_review_facts_are_injected_at_once() {
+    let repo = TestRepo::new();
+    let (_, fact) = batch_fact(&repo);
+    assert!(cited(&repo, "what is the invoice export batch size?").contains(&fact));
+    let text = repo.memlog(&["review"]).ok().stdout();
+    assert!(text.contains("nothing waits for review"), "{text}");
+}
