@@ -374,7 +374,7 @@ fn codename(tag: &str, i: usize) -> String {
 }
 
 /// A hook's time and what it printed.
-fn hook_output(
+pub fn hook_output(
     bin: &Path,
     dir: &Path,
     event: &str,
