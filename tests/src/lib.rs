@@ -230,6 +230,36 @@ impl TestRepo {
         run(memlog_command(self.path()).args(args))
     }
 
+    /// A new repository whose hooks have generous budgets (10 s, in an
+    /// untracked `.memlog.yaml`): tests that check what is injected, which
+    /// a loaded machine must not change (the bench times it).
+    pub fn with_generous_budgets() -> TestRepo {
+        let repo = TestRepo::new();
+        std::fs::write(repo.path().join(".git/info/exclude"), ".memlog.yaml\n")
+            .expect("write .git/info/exclude");
+        std::fs::write(
+            repo.path().join(".memlog.yaml"),
+            "hooks:\n  inject_budget_ms: 10000\n  record_budget_ms: 10000\n",
+        )
+        .expect("write .memlog.yaml");
+        repo
+    }
+
+    /// Writes the real-CLI tests' code file, `src/telemetry.rs` (where tank
+    /// sensor readings are appended), and `.memlog.yaml` holding `config`;
+    /// returns the file's path.
+    pub fn with_telemetry_code(&self, config: &str) -> PathBuf {
+        let file = self.path().join("src/telemetry.rs");
+        std::fs::create_dir_all(self.path().join("src")).expect("create src/");
+        std::fs::write(
+            &file,
+            "// Tank sensor readings, one line each.\npub fn append(reading: &str) {}\n",
+        )
+        .expect("write src/telemetry.rs");
+        std::fs::write(self.path().join(".memlog.yaml"), config).expect("write .memlog.yaml");
+        file
+    }
+
     /// Runs memlog with `stdin` as its standard input.
     pub fn memlog_stdin(&self, args: &[&str], stdin: &str) -> Run {
         run_stdin(memlog_command(self.path()).args(args), stdin)

@@ -63,21 +63,12 @@ fn tool_results(requests: &[Value]) -> String {
 #[test]
 fn the_model_obeys_the_stop_hook_and_the_promoted_rule_briefs_the_next_session() {
     let repo = TestRepo::new();
-    std::fs::create_dir_all(repo.path().join("src")).unwrap();
-    let file = repo.path().join("src/telemetry.rs");
-    std::fs::write(
-        &file,
-        "// Tank sensor readings, one line each.\npub fn append(reading: &str) {}\n",
-    )
-    .unwrap();
     // Ask for facts after 3 events (prompt, Read, answer); generous budgets:
     // the machine running the tests may be loaded.
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
+    let file = repo.with_telemetry_code(
         "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n\
          learn:\n  extract_after_events: 3\n",
-    )
-    .unwrap();
+    );
     let Some(claude) = ClaudeCli::find(&repo) else {
         return;
     };

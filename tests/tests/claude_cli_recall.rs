@@ -9,10 +9,15 @@
 //! message) when `scripts/install-assets` has not installed Claude Code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
+use std::path::Path;
 use std::time::Duration;
 
 use memlog_e2e::{AgentCli, ClaudeCli, TestRepo};
 use serde_json::json;
+
+/// The machine running the tests may be loaded: these tests check what
+/// reaches the model, and the bench times the hooks.
+const GENEROUS_BUDGETS: &str = "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n";
 
 const ANSWER: &str =
     "The zebrafish telemetry lives in src/telemetry.rs; it appends one line per reading.";
@@ -20,19 +25,7 @@ const ANSWER: &str =
 #[test]
 fn a_later_session_receives_the_earlier_answer_and_an_unrelated_prompt_nothing() {
     let repo = TestRepo::new();
-    std::fs::create_dir_all(repo.path().join("src")).unwrap();
-    let file = repo.path().join("src/telemetry.rs");
-    std::fs::write(
-        &file,
-        "// Tank sensor readings, one line each.\npub fn append(reading: &str) {}\n",
-    )
-    .unwrap();
-    // Generous budgets: the machine running the tests may be loaded.
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
-        "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n",
-    )
-    .unwrap();
+    let file = repo.with_telemetry_code(GENEROUS_BUDGETS);
     let Some(claude) = ClaudeCli::find(&repo) else {
         return;
     };
@@ -40,14 +33,7 @@ fn a_later_session_receives_the_earlier_answer_and_an_unrelated_prompt_nothing()
     let next_api = claude.api(&json!({"turns": [{"text": "Noted."}], "side_text": "Telemetry"}));
     let first = claude.run(
         "Where do we write the tank sensor readings?",
-        &json!({
-            "turns": [
-                {"text": "Let me look.",
-                 "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}},
-                {"text": ANSWER}
-            ],
-            "side_text": "Sensor readings"
-        }),
+        &reads_and_answers(&file),
     );
     assert_eq!(first.result["result"], ANSWER);
     // SessionEnd sealed it and started a background `memlog index`; nobody
@@ -64,6 +50,7 @@ fn a_later_session_receives_the_earlier_answer_and_an_unrelated_prompt_nothing()
         hooks_log(&repo)
     );
     let gap = follow_up.started.duration_since(first.ended);
+    eprintln!("session 2 started {gap:?} after session 1 ended");
     assert!(
         gap < Duration::from_secs(1),
         "session 2 started {gap:?} after session 1 ended"
@@ -81,6 +68,18 @@ fn a_later_session_receives_the_earlier_answer_and_an_unrelated_prompt_nothing()
     assert!(!unrelated.requests_contain("lives in src/telemetry.rs"));
 }
 
+/// The scripted model's turns: it reads `file`, then gives [`ANSWER`].
+fn reads_and_answers(file: &Path) -> serde_json::Value {
+    json!({
+        "turns": [
+            {"text": "Let me look.",
+             "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}},
+            {"text": ANSWER}
+        ],
+        "side_text": "Sensor readings"
+    })
+}
+
 fn hooks_log(repo: &TestRepo) -> String {
     std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap_or_default()
 }
@@ -88,32 +87,14 @@ fn hooks_log(repo: &TestRepo) -> String {
 #[test]
 fn the_first_session_after_install_and_import_gets_the_imported_memory() {
     let repo = TestRepo::new();
-    std::fs::create_dir_all(repo.path().join("src")).unwrap();
-    let file = repo.path().join("src/telemetry.rs");
-    std::fs::write(
-        &file,
-        "// Tank sensor readings, one line each.\npub fn append(reading: &str) {}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
-        "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n",
-    )
-    .unwrap();
+    let file = repo.with_telemetry_code(GENEROUS_BUDGETS);
     // A session from before memlog: only Claude Code's transcript has it.
     let Some(claude) = ClaudeCli::find_without_hooks(&repo) else {
         return;
     };
     let earlier = claude.run(
         "Where do we write the tank sensor readings?",
-        &json!({
-            "turns": [
-                {"text": "Let me look.",
-                 "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}},
-                {"text": ANSWER}
-            ],
-            "side_text": "Sensor readings"
-        }),
+        &reads_and_answers(&file),
     );
     let transcript = claude.transcript(&earlier.session_id);
     assert!(

@@ -212,14 +212,7 @@ fn transcripts_import_once_with_the_counted_tool_calls() {
 }
 
 fn quiet_repo_with_history() -> TestRepo {
-    let repo = TestRepo::new();
-    // generous budgets: this test checks behaviour, not speed (see the bench)
-    std::fs::write(repo.path().join(".git/info/exclude"), ".memlog.yaml\n").unwrap();
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
-        "hooks:\n  inject_budget_ms: 10000\n  record_budget_ms: 10000\n",
-    )
-    .unwrap();
+    let repo = TestRepo::with_generous_budgets();
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/sessions.jsonl");
     repo.memlog(&["import", "jsonl", demo.to_str().unwrap()])
         .ok();

@@ -6,52 +6,10 @@
 //! yet", and a memory not embedded yet is found first by search and MCP.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 
-use memlog_e2e::{McpProcess, Run, TestRepo, memlog_command, model_installed};
+use memlog_e2e::{McpProcess, TestRepo, memlog_command, model_installed};
 use serde_json::{Value, json};
-
-fn hook(repo: &TestRepo, event: &str, payload: &Value) -> Run {
-    let mut child = memlog_command(repo.path())
-        .args(["hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn memlog hook");
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(payload.to_string().as_bytes());
-    }
-    let output = child.wait_with_output().expect("wait");
-    Run { output }
-}
-
-fn payload(repo: &TestRepo, session: &str, event: &str, extra: Value) -> Value {
-    let mut p = json!({
-        "session_id": session,
-        "cwd": repo.path().display().to_string(),
-        "hook_event_name": event,
-    });
-    if let (Some(p), Some(extra)) = (p.as_object_mut(), extra.as_object()) {
-        p.extend(extra.clone());
-    }
-    p
-}
-
-/// A repository whose hooks have generous budgets: these tests check what
-/// is injected; the bench times it.
-fn repo() -> TestRepo {
-    let repo = TestRepo::new();
-    std::fs::write(repo.path().join(".git/info/exclude"), ".memlog.yaml\n").unwrap();
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
-        "hooks:\n  inject_budget_ms: 10000\n  record_budget_ms: 10000\n",
-    )
-    .unwrap();
-    repo
-}
 
 const ANSWER: &str =
     "The zebrafish telemetry lives in src/telemetry.rs; it appends one line per reading.";
@@ -71,7 +29,7 @@ fn first_session(repo: &TestRepo) {
         ),
         ("SessionEnd", json!({"reason": "other"})),
     ] {
-        hook(repo, event, &payload(repo, "s1", event, extra)).ok();
+        repo.hook(event, "s1", extra);
     }
 }
 
@@ -81,66 +39,44 @@ fn hooks_log(repo: &TestRepo) -> String {
 
 #[test]
 fn the_next_session_gets_the_last_one_with_no_index_ever_built() {
-    let repo = repo();
+    let repo = TestRepo::with_generous_budgets();
     first_session(&repo);
     // whatever the background index has done by now, start from none
     let index = repo.path().join(".git/memlog/index");
     let _ = std::fs::remove_dir_all(&index);
 
-    let start = hook(
-        &repo,
-        "SessionStart",
-        &payload(&repo, "s2", "SessionStart", json!({"source": "startup"})),
-    )
-    .ok();
+    let start = repo.hook("SessionStart", "s2", json!({"source": "startup"}));
     assert!(
-        start.stdout().contains("s1") && start.stdout().contains("tank sensor readings"),
+        start.contains("s1") && start.contains("tank sensor readings"),
         "the briefing lists the session sealed a moment ago: {}",
-        start.stdout()
+        start
     );
     let _ = std::fs::remove_dir_all(&index);
-    let prompt = hook(
-        &repo,
+    let prompt = repo.hook(
         "UserPromptSubmit",
-        &payload(
-            &repo,
-            "s2",
-            "UserPromptSubmit",
-            json!({"prompt": "Remind me: where does the zebrafish telemetry live?"}),
-        ),
-    )
-    .ok();
+        "s2",
+        json!({"prompt": "Remind me: where does the zebrafish telemetry live?"}),
+    );
     assert!(
-        prompt.stdout().contains("lives in src/telemetry.rs"),
+        prompt.contains("lives in src/telemetry.rs"),
         "the answer of the session sealed a moment ago: {}\nhooks.log:\n{}",
-        prompt.stdout(),
+        prompt,
         hooks_log(&repo)
     );
 }
 
 #[test]
 fn hooks_log_why_nothing_was_injected() {
-    let repo = repo();
-    let start = hook(
-        &repo,
-        "SessionStart",
-        &payload(&repo, "s0", "SessionStart", json!({"source": "startup"})),
-    )
-    .ok();
-    assert_eq!(start.stdout().trim(), "");
+    let repo = TestRepo::with_generous_budgets();
+    let start = repo.hook("SessionStart", "s0", json!({"source": "startup"}));
+    assert_eq!(start, "");
     first_session(&repo);
-    let unrelated = hook(
-        &repo,
+    let unrelated = repo.hook(
         "UserPromptSubmit",
-        &payload(
-            &repo,
-            "s2",
-            "UserPromptSubmit",
-            json!({"prompt": "What is a good name for a pet hamster?"}),
-        ),
-    )
-    .ok();
-    assert_eq!(unrelated.stdout().trim(), "");
+        "s2",
+        json!({"prompt": "What is a good name for a pet hamster?"}),
+    );
+    assert_eq!(unrelated, "");
     let log = hooks_log(&repo);
     assert!(
         log.contains("SessionStart") && log.contains("nothing to brief"),
@@ -158,17 +94,11 @@ fn hooks_log_why_nothing_was_injected() {
         "hooks:\n  inject_budget_ms: 0\n",
     )
     .unwrap();
-    hook(
-        &repo,
+    repo.hook(
         "UserPromptSubmit",
-        &payload(
-            &repo,
-            "s3",
-            "UserPromptSubmit",
-            json!({"prompt": "Where does the zebrafish telemetry live?"}),
-        ),
-    )
-    .ok();
+        "s3",
+        json!({"prompt": "Where does the zebrafish telemetry live?"}),
+    );
     assert!(hooks_log(&repo).contains("over the 0 ms budget"));
 }
 
