@@ -340,7 +340,7 @@ fn prompts_after_seals(
         }
         let p = json!({
             "session_id": format!("{session}-next"), "cwd": cwd, "hook_event_name": "UserPromptSubmit",
-            "prompt": format!("Where does {name} get its figures from?")
+            "prompt": follow_up(&name, i)
         });
         let (took, stdout) = hook_output(bin, dir, "UserPromptSubmit", &p)?;
         out.times.push(took);
@@ -358,6 +358,26 @@ fn prompts_after_seals(
     }
     out.over_budget = over() - over_before;
     Ok(out)
+}
+
+/// The next session's question about `name`'s answer, worded one of
+/// eight ways, each sharing a word with the answer besides the name: a
+/// person does not ask the same sentence 30 times, and 16 earlier
+/// questions worded alike (all in memory, each sharing every word but the
+/// name) outrank the answer, which shares fewer of the question's words
+/// (the same ranking on main's binary before this round).
+fn follow_up(name: &str, i: usize) -> String {
+    const ASKED: [&str; 8] = [
+        "Where does {} get its figures from?",
+        "Which store feeds the {} dashboard?",
+        "Remind me which store {} reads from.",
+        "What does the {} dashboard read its figures from?",
+        "{} figures: which vault store are they from?",
+        "Which vault does the {} dashboard read?",
+        "Is the {} store refreshed hourly?",
+        "Tell me again where the {} figures come from.",
+    ];
+    ASKED[i % ASKED.len()].replace("{}", name)
 }
 
 /// A made-up word, letters only (the tokenizer splits digits off), one
