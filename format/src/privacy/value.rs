@@ -111,10 +111,16 @@ pub(super) fn is_secret(value: &str, class: NameClass, quoted: bool) -> bool {
         }
     };
     shaped
-        && !(value.len() <= super::MAX_PLACEHOLDER && allow::is_placeholder(value))
+        && !short_placeholder(value)
         && !allow::is_public(value)
         && !allow::is_path(value)
         && !allow::is_plain_url(value)
+}
+
+/// Whether `value` is a placeholder word (only short values can be: a
+/// long random value holding `test` is still a secret).
+fn short_placeholder(value: &str) -> bool {
+    value.len() <= super::MAX_PLACEHOLDER && allow::is_placeholder(value)
 }
 
 /// Whether letters switch case the way random ones do rather than the
