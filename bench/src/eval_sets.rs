@@ -391,7 +391,11 @@ impl Evaluation {
                     writeln!(f, "{e}")?;
                 }
                 drop(f);
-                run(bin, &dir, &["import", "jsonl", "events.jsonl"])?;
+                run(
+                    bin,
+                    &dir,
+                    &["import", "jsonl", "--no-index", "events.jsonl"],
+                )?;
                 if let Some(parent) = set.parent.get(conv) {
                     self.seed_cache(&self.work.join(parent), &dir, events)?;
                 }

@@ -14,10 +14,8 @@
 //! are about something worth knowing, recall the share of those injected.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -35,22 +33,8 @@ fn hook(
     payload["cwd"] = json!(dir.display().to_string());
     payload["session_id"] = json!(session);
     payload["hook_event_name"] = json!(event);
-    let t = Instant::now();
-    let mut child = Command::new(bin)
-        .args(["hook", event])
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(payload.to_string().as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
-    Ok((
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        t.elapsed(),
-    ))
+    let (took, printed) = crate::hooks::hook_output(bin, dir, event, &payload)?;
+    Ok((printed, took))
 }
 
 fn bash(command: &str, ok: bool, stderr: &str) -> Value {

@@ -170,6 +170,11 @@ struct Args {
     #[arg(long, value_name = "N")]
     kills: Option<usize>,
 
+    /// The prompt path on a busy machine: at 20k events, 30 prompt hooks
+    /// each right after a session sealed, quiet and then under two CPU
+    /// burners and a writer that fsyncs without pause (injections, p95).
+    #[arg(long)]
+    busy: bool,
     /// The privacy filter instead: secrets of every rule's format sent in
     /// every way (hooks, record, imports, MCP) and searched for in every
     /// byte under .git, ordinary texts altered, usage errors echoing
@@ -307,6 +312,9 @@ fn main() -> anyhow::Result<()> {
             (&[20_000, 100_000], 100)
         };
         rows.extend(lean::bench(&bin, args.seed, sizes, runs)?);
+    }
+    if args.busy {
+        hooks::busy(&bin, args.seed, if args.quick { 10 } else { 30 }, &mut rows)?;
     }
     if args.build {
         let sizes: &[usize] = if args.quick {
@@ -474,7 +482,12 @@ pub fn imported_corpus(
     run(
         bin,
         repo.path(),
-        &["import", "jsonl", &file.path().to_string_lossy()],
+        &[
+            "import",
+            "jsonl",
+            "--no-index",
+            &file.path().to_string_lossy(),
+        ],
     )?;
     Ok(repo)
 }
@@ -552,7 +565,11 @@ fn bench_import(bin: &Path, seed: u64, events: usize) -> anyhow::Result<Row> {
     let mut times = Vec::new();
     for _ in 0..3 {
         let repo = fresh_repo()?;
-        times.push(run(bin, repo.path(), &["import", "jsonl", &path])?);
+        times.push(run(
+            bin,
+            repo.path(),
+            &["import", "jsonl", "--no-index", &path],
+        )?);
     }
     let median = percentile(&mut times, 0.5);
     Ok(Row {
@@ -692,7 +709,16 @@ fn bench_sync(bin: &Path, seed: u64, sessions: usize) -> anyhow::Result<Vec<Row>
     }
     let (a, b) = (&clones[0], &clones[1]);
     let base = sessions_file(seed, 10, "base")?;
-    run(bin, a, &["import", "jsonl", &base.path().to_string_lossy()])?;
+    run(
+        bin,
+        a,
+        &[
+            "import",
+            "jsonl",
+            "--no-index",
+            &base.path().to_string_lossy(),
+        ],
+    )?;
     run(bin, a, &["sync", "origin", "--no-index"])?;
     run(bin, b, &["sync", "origin", "--no-index"])?;
     for (clone, name, s) in [(a, "a", seed + 1), (b, "b", seed + 2)] {
@@ -700,7 +726,12 @@ fn bench_sync(bin: &Path, seed: u64, sessions: usize) -> anyhow::Result<Vec<Row>
         run(
             bin,
             clone,
-            &["import", "jsonl", &file.path().to_string_lossy()],
+            &[
+                "import",
+                "jsonl",
+                "--no-index",
+                &file.path().to_string_lossy(),
+            ],
         )?;
     }
     run(bin, a, &["sync", "origin", "--no-index"])?;

@@ -39,7 +39,12 @@ pub fn bench(bin: &Path, seed: u64, events: usize, rows: &mut Vec<Row>) -> anyho
     run(
         bin,
         repo_dir.path(),
-        &["import", "jsonl", &extra.path().to_string_lossy()],
+        &[
+            "import",
+            "jsonl",
+            "--no-index",
+            &extra.path().to_string_lossy(),
+        ],
     )?;
     let t = Instant::now();
     run(bin, repo_dir.path(), &["index"])?;

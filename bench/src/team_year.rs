@@ -186,7 +186,12 @@ pub fn bench(bin: &Path, seed: u64, team: &Team, rows: &mut Vec<Row>) -> anyhow:
         run(
             bin,
             &writer,
-            &["import", "jsonl", &file.path().to_string_lossy()],
+            &[
+                "import",
+                "jsonl",
+                "--no-index",
+                &file.path().to_string_lossy(),
+            ],
         )?;
         writing += t.elapsed();
         let is_quarter_day = quarters.contains(&(day + 1));

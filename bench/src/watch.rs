@@ -130,7 +130,7 @@ pub fn bench_watch(bin: &Path, seed: u64, quick: bool) -> anyhow::Result<Vec<Row
     run(
         bin,
         dir.path(),
-        &["import", "jsonl", &corpus.to_string_lossy()],
+        &["import", "jsonl", "--no-index", &corpus.to_string_lossy()],
     )?;
     let repo = Repo::discover(dir.path())?;
     let watcher = WatchProcess::start(bin, dir.path())?;

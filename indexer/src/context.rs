@@ -98,6 +98,10 @@ pub struct Assembled {
     /// What ranked the memories for a prompt (absent for a briefing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranked_by: Option<QueryKind>,
+    /// Why nothing was injected, when `markdown` is empty (for the hooks'
+    /// log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
 }
 
 /// What the prompt's memories were ranked with.
@@ -135,6 +139,10 @@ pub struct Recall {
     /// Share of the prompt's words that no event contains (computed when
     /// the vector is distilled, which needs each word's rarity anyway).
     pub unseen: Option<f32>,
+    /// Best full-text coverage among the hits still waiting for their
+    /// vector (embedding trails indexing; events not indexed yet have none),
+    /// which no cosine can vouch for.
+    pub awaiting_fts: f32,
 }
 
 impl Recall {
@@ -153,11 +161,40 @@ impl Recall {
     /// prompt has a vector, full text alone otherwise
     /// (`context.min_relevance`).
     pub fn confident(&self, config: &Config) -> bool {
+        // A memory not embedded yet is judged as full text judges it, as
+        // it would be in a memory without vectors.
+        if self.awaiting_fts >= config.context.min_relevance {
+            return true;
+        }
         match (self.query, self.best_cosine) {
             (QueryKind::Embedded, Some(c)) => EMBEDDED_GATE.passes(c, self),
             (QueryKind::Distilled, Some(c)) => DISTILLED_GATE.passes(c, self),
             _ => self.best_fts >= config.context.min_relevance,
         }
+    }
+
+    /// Why [`Recall::confident`] says no, in figures.
+    pub fn why_not(&self, config: &Config) -> String {
+        if self.hits.is_empty() {
+            return "no memory shares a word with the prompt".into();
+        }
+        let mut why = format!(
+            "nothing relevant enough (ranked by {:?}): best full-text coverage {:.2}",
+            self.query, self.best_fts
+        );
+        if let Some(c) = self.best_cosine {
+            why.push_str(&format!(", best cosine {c:.2}"));
+        }
+        if let Some(u) = self.unseen {
+            why.push_str(&format!(", unseen words {u:.2}"));
+        }
+        if self.best_cosine.is_none() {
+            why.push_str(&format!(
+                " (needs {:.2}: context.min_relevance)",
+                config.context.min_relevance
+            ));
+        }
+        why
     }
 }
 
@@ -223,17 +260,29 @@ pub fn recall(
     coverage.sort_by(|a, b| b.total_cmp(a));
     let best_fts = coverage.first().copied().unwrap_or(0.0);
     let fts_lead = best_fts - coverage.get(MARGIN_RANK - 1).copied().unwrap_or(0.0);
-    let best_cosine = match (&gate_vector, vectors) {
+    let (best_cosine, awaiting_fts) = match (&gate_vector, vectors) {
         (Some(q), Some(v)) => {
             let keys: Vec<u64> = hits.iter().map(|h| crate::fts::event_key(&h.id)).collect();
-            Some(
-                v.vectors_of(&keys)?
-                    .values()
-                    .map(|e| crate::embed::dot(q, e))
-                    .fold(0.0f32, f32::max),
+            let found = v.vectors_of(&keys)?;
+            let awaiting = hits
+                .iter()
+                .zip(&keys)
+                .filter(|(h, k)| {
+                    crate::derive::is_worth_embedding(&h.kind) && !found.contains_key(k)
+                })
+                .map(|(h, _)| h.parts.fts)
+                .fold(0.0f32, f32::max);
+            (
+                Some(
+                    found
+                        .values()
+                        .map(|e| crate::embed::dot(q, e))
+                        .fold(0.0f32, f32::max),
+                ),
+                awaiting,
             )
         }
-        _ => None,
+        _ => (None, 0.0),
     };
     Ok(Recall {
         hits,
@@ -242,6 +291,7 @@ pub fn recall(
         fts_lead,
         best_cosine,
         unseen,
+        awaiting_fts,
     })
 }
 
@@ -348,9 +398,17 @@ pub fn assemble(
     let recall = recall(p, config, prompt, exclude_session, query_vector)?;
     let ranked_by = Some(recall.query);
     let assembled = if recall.confident(config) {
-        render(p, recall.hits, budget)?
+        let a = render(p, recall.hits, budget)?;
+        let withheld = a
+            .markdown
+            .is_empty()
+            .then(|| format!("no memory fits the {budget}-token budget"));
+        Assembled { withheld, ..a }
     } else {
-        Assembled::default()
+        Assembled {
+            withheld: Some(recall.why_not(config)),
+            ..Assembled::default()
+        }
     };
     Ok(Assembled {
         ranked_by,
@@ -453,6 +511,7 @@ pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assemble
         cited,
         tokens,
         ranked_by: None,
+        withheld: None,
     })
 }
 
@@ -475,6 +534,7 @@ mod tests {
             fts_lead,
             best_cosine: Some(cosine),
             unseen: Some(0.0),
+            awaiting_fts: 0.0,
         }
     }
 

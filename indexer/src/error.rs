@@ -48,6 +48,11 @@ pub enum Error {
         message: String,
     },
 
+    /// The projections were never built (or were deleted): `memlog index`
+    /// builds them, as `install` and `import` do.
+    #[error("the index at {0} is not built yet")]
+    NotBuilt(String),
+
     /// Another process is writing the projections right now.
     #[error("another memlog process is updating the index")]
     Busy,

@@ -114,6 +114,14 @@ impl Fts {
         Fts::with_index(dir, index, fields)
     }
 
+    /// An empty index in memory (see [`crate::Projections::empty`]).
+    pub fn create_in_ram() -> Result<Fts> {
+        let (schema, fields) = schema();
+        let index = Index::create_in_ram(schema);
+        tokenizer::register(&index);
+        Fts::with_index(Path::new(":memory:"), index, fields)
+    }
+
     /// Opens an existing index, checking it: a damaged one is an error
     /// ([`Error::Corrupt`]), never a panic, so the caller can rebuild it.
     pub fn open(dir: &Path) -> Result<Fts> {
@@ -427,8 +435,6 @@ struct QueryTerm {
     /// The term searched: the query's word, or the word one edit away that
     /// the index holds when it holds the query's not at all.
     term: Term,
-    /// The query's own word, when it was corrected.
-    written: Option<Term>,
     /// A whole identifier (boosted by [`WHOLE_IDENTIFIER_BOOST`]).
     whole: bool,
     /// How many events contain `term`.
@@ -465,14 +471,21 @@ impl QueryTerm {
 }
 
 impl Fts {
-    /// The terms of `text` as a search scores them.
-    fn weigh(&self, searcher: &Searcher, text: &str) -> Result<Vec<QueryTerm>> {
+    /// The terms of `text` as a search scores them. A word no indexed
+    /// event contains may be a typo of one that some does, unless
+    /// `elsewhere` says other documents (events not indexed yet) hold it.
+    fn weigh(
+        &self,
+        searcher: &Searcher,
+        text: &str,
+        elsewhere: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<QueryTerm>> {
         let err = |e| Error::fts(Path::new("full-text index"), e);
         let mut terms = Vec::new();
         for (term, whole) in query_terms(&self.index, self.fields.text, text) {
             let df = searcher.doc_freq(&term).map_err(err)?;
-            // A word nobody wrote may be a typo of one somebody did.
-            let corrected = (df == 0 && !whole)
+            let held_elsewhere = || term.value().as_str().is_some_and(elsewhere);
+            let corrected = (df == 0 && !whole && !held_elsewhere())
                 .then(|| spelling_correction(searcher, &term))
                 .transpose()
                 .map_err(err)?
@@ -480,16 +493,10 @@ impl Fts {
             terms.push(match corrected {
                 Some((corrected, df)) => QueryTerm {
                     term: corrected,
-                    written: Some(term),
                     whole,
                     df,
                 },
-                None => QueryTerm {
-                    term,
-                    written: None,
-                    whole,
-                    df,
-                },
+                None => QueryTerm { term, whole, df },
             });
         }
         Ok(terms)
@@ -497,60 +504,80 @@ impl Fts {
 
     /// The full-text relevance to `query` of texts this index does not hold
     /// yet (events logged since its last update), as [`Fts::search`] will
-    /// give each once it is indexed: its BM25 with this index's statistics
-    /// and the text counted in them, over the ideal score counted the same
-    /// way. 0 for a text without any of the query's words.
+    /// give each once they are indexed: its BM25 on the statistics of this
+    /// index and of `texts` together (so that a word only they hold is as
+    /// rare as it is, and one they all hold as common), over the ideal score
+    /// counted the same way. 0 for a text without any of the query's words.
     pub fn relevance_of(&self, query: &str, texts: &[&str]) -> Result<Vec<f32>> {
         use tantivy::fieldnorm::FieldNormReader;
         use tantivy::query::{Bm25StatisticsProvider, Bm25Weight};
-        let searcher = self.searcher()?;
-        let terms = self.weigh(&searcher, query)?;
-        let err = |e| Error::fts(Path::new("full-text index"), e);
-        // with the text: one more document, and its tokens
-        let live = searcher.num_docs() as f32 + 1.0;
-        let docs = searcher.total_num_docs().map_err(err)? + 1;
-        let tokens = searcher.total_num_tokens(self.fields.text).map_err(err)?;
+        type Counts = std::collections::HashMap<String, u32>;
         let mut analyzer = text_analyzer(&self.index);
-        let mut out = Vec::with_capacity(texts.len());
-        for text in texts {
-            let mut freq: std::collections::HashMap<String, u32> = Default::default();
-            let mut length = 0u32;
-            let mut stream = analyzer.token_stream(text);
-            while let Some(tok) = stream.next() {
-                length += 1;
-                *freq.entry(tok.text.clone()).or_default() += 1;
-            }
-            let tf = |term: &Term| {
-                let value = term.value();
-                value.as_str().and_then(|w| freq.get(w)).copied()
-            };
-            let average = (tokens + u64::from(length)) as f32 / docs as f32;
-            let norm = FieldNormReader::fieldnorm_to_id(length);
-            let (mut score, mut ideal) = (0.0f32, 0.0f32);
-            for t in &terms {
-                // Indexed, a word only this text holds is no longer
-                // corrected to a neighbour.
-                let (found, df) = match t.written.as_ref().and_then(&tf) {
-                    Some(n) => (Some(n), 1),
-                    None => {
-                        let n = tf(&t.term);
-                        (n, t.df + u64::from(n.is_some()))
-                    }
-                };
-                ideal += t.ideal(df, live);
-                if let Some(n) = found {
-                    score += Bm25Weight::for_one_term(df, docs, average)
-                        .boost_by(t.boost())
-                        .score(norm, n);
+        let counted: Vec<(u32, Counts)> = texts
+            .iter()
+            .map(|text| {
+                let mut freq = Counts::default();
+                let mut length = 0u32;
+                let mut stream = analyzer.token_stream(text);
+                while let Some(tok) = stream.next() {
+                    length += 1;
+                    *freq.entry(tok.text.clone()).or_default() += 1;
                 }
-            }
-            out.push(if ideal > 0.0 {
-                (score / ideal).min(1.0)
-            } else {
-                0.0
-            });
-        }
-        Ok(out)
+                (length, freq)
+            })
+            .collect();
+        let tf = |freq: &Counts, term: &Term| {
+            let value = term.value();
+            value.as_str().and_then(|w| freq.get(w)).copied()
+        };
+        let searcher = self.searcher()?;
+        let held = |w: &str| counted.iter().any(|(_, f)| f.contains_key(w));
+        let terms = self.weigh(&searcher, query, &held)?;
+        let err = |e| Error::fts(Path::new("full-text index"), e);
+        // with the texts: more documents, their tokens, their terms
+        let added = texts.len() as u64;
+        let live = (searcher.num_docs() + added) as f32;
+        let docs = searcher.total_num_docs().map_err(err)? + added;
+        let tokens = searcher.total_num_tokens(self.fields.text).map_err(err)?
+            + counted.iter().map(|(l, _)| u64::from(*l)).sum::<u64>();
+        let average = tokens as f32 / docs.max(1) as f32;
+        let dfs: Vec<u64> = terms
+            .iter()
+            .map(|t| {
+                t.df + counted
+                    .iter()
+                    .filter(|(_, f)| tf(f, &t.term).is_some())
+                    .count() as u64
+            })
+            .collect();
+        let ideal: f32 = terms
+            .iter()
+            .zip(&dfs)
+            .map(|(t, df)| t.ideal(*df, live))
+            .sum();
+        Ok(counted
+            .iter()
+            .map(|(length, freq)| {
+                let norm = FieldNormReader::fieldnorm_to_id(*length);
+                let score: f32 = terms
+                    .iter()
+                    .zip(&dfs)
+                    .filter_map(|(t, df)| {
+                        let n = tf(freq, &t.term)?;
+                        Some(
+                            Bm25Weight::for_one_term(*df, docs, average)
+                                .boost_by(t.boost())
+                                .score(norm, n),
+                        )
+                    })
+                    .sum();
+                if ideal > 0.0 {
+                    (score / ideal).min(1.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect())
     }
 
     /// Whether one of `files` (paths an event touched or names) passes the
@@ -572,12 +599,25 @@ impl Fts {
 
     /// The best `limit` events for `text` under `filters`, by BM25.
     pub fn search(&self, text: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
+        self.search_beside(text, filters, limit, &|_| false)
+    }
+
+    /// [`Fts::search`] beside other documents (the unindexed tail): a word
+    /// no indexed event contains is not taken for a typo of one that some
+    /// does when `elsewhere` says those documents hold it.
+    pub fn search_beside(
+        &self,
+        text: &str,
+        filters: &Filters,
+        limit: usize,
+        elsewhere: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<Candidate>> {
         let f = self.fields;
         if limit == 0 {
             return Ok(Vec::new());
         }
         let searcher = self.searcher()?;
-        let terms = self.weigh(&searcher, text)?;
+        let terms = self.weigh(&searcher, text, elsewhere)?;
         if terms.is_empty() {
             return Ok(Vec::new());
         }

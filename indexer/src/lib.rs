@@ -18,7 +18,9 @@
 //!
 //! kept up to date incrementally, or rebuilt from scratch, by
 //! [`projection::Projections`] (open and freshness, lock, update, batch),
-//! with one writer at a time. Task entities are folded by [`tasks`]
+//! with one writer at a time; what the log holds beyond them (a session
+//! sealed a moment ago, live journals) is read past their watermark
+//! ([`projection::Unindexed`]) and searched with them. Task entities are folded by [`tasks`]
 //! (fold, refold into the database, queries); memory levels by [`memory`]
 //! (read back by [`standing`]); reinforcement by [`reinforce`].
 //! [`lookup`] reads events back by id prefix, session or time;

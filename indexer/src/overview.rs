@@ -111,8 +111,30 @@ pub struct SessionRow {
 }
 
 /// The sessions with prompts, most recently active first, leaving out
-/// `exclude` (the session asking): a SessionStart briefing's list.
+/// `exclude` (the session asking): a SessionStart briefing's list. Those
+/// the index has not seen yet come first (the latest sessions, sealed a
+/// moment ago).
 pub fn recent_sessions(p: &Projections, exclude: &str, limit: usize) -> Result<Vec<SessionRow>> {
+    let mut out: Vec<SessionRow> = p
+        .unindexed()
+        .sessions()
+        .into_iter()
+        .filter(|s| s.session != exclude)
+        .take(limit)
+        .collect();
+    for row in indexed_recent_sessions(p, exclude, limit)? {
+        if out.len() < limit && out.iter().all(|s| s.session != row.session) {
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
+fn indexed_recent_sessions(
+    p: &Projections,
+    exclude: &str,
+    limit: usize,
+) -> Result<Vec<SessionRow>> {
     let mut stmt = p
         .graph
         .conn

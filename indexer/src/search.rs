@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::event_keys::KeyMap;
 use crate::fts::Filters;
 use crate::memory::importance;
-use crate::projection::Projections;
+use crate::projection::{Projections, Unindexed, UnindexedEvent};
 use crate::reinforce::Reinforcement;
 use crate::supersede::SUPERSEDED_FACTOR;
 use crate::{Error, Result};
@@ -90,6 +90,9 @@ pub struct SearchRequest {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ScoreParts {
     pub fts: f32,
+    /// The cosine relative to the best candidate's; `None` when no
+    /// vectors take part, or the event has none yet (it then ranks by
+    /// full text alone).
     pub semantic: Option<f32>,
     /// What the event's session neighbours and reinforced partners lend it
     /// (spreading activation): a share of what the best of them has over it.
@@ -178,9 +181,11 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     let mut candidates: KeyMap<Candidate> = KeyMap::default();
     let mut best_fts_keys = Vec::new();
     if use_fts {
+        // (a word only events not indexed yet hold is no typo)
+        let unindexed = |term: &str| p.unindexed().holds_term(term);
         for (rank, c) in p
             .fts
-            .search(&req.query, &req.filters, depth)?
+            .search_beside(&req.query, &req.filters, depth, &unindexed)?
             .into_iter()
             .enumerate()
         {
@@ -295,6 +300,15 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         // every prompt's injection.
         let mut joined = event_rows(p, &joining)?;
         drop_hidden(p, &mut joined)?;
+        for key in &joining {
+            if let Some(u) = p.unindexed().get(*key)
+                && !joined.contains_key(key)
+                && Unindexed::passes(&p.fts, u, &req.filters)
+            {
+                rows.insert(*key, unindexed_row(u));
+                candidates.insert(*key, Candidate::default());
+            }
+        }
         for (n, r) in joined {
             if passes(p, &r, &req.filters)? {
                 rows.insert(n, r);
@@ -370,8 +384,19 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             } else {
                 fts
             };
+            // An event waiting for its vector (embedding trails indexing,
+            // and events not indexed yet have none) ranks by full text alone,
+            // as it would in a memory without vectors: counted as no
+            // meaning at all, a note just saved sank below every embedded
+            // event that shares a word with the query.
+            let awaiting = semantic_on
+                && c.cosine.is_none()
+                && rows
+                    .get(key)
+                    .is_some_and(|r| crate::derive::is_worth_embedding(&r.kind));
+            let ranked_semantic = if awaiting { Some(fts_rel) } else { semantic };
             let r = match fusion {
-                Fusion::Weighted => ws * semantic.unwrap_or(0.0) + wf * fts_rel,
+                Fusion::Weighted => ws * ranked_semantic.unwrap_or(0.0) + wf * fts_rel,
                 Fusion::Rrf => {
                     let rr = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (k + r as f32 + 1.0));
                     let best = lists as f32 / (k + 1.0);
@@ -379,7 +404,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                     (ws + wf) * if best > 0.0 { fused / best } else { 0.0 }
                 }
             };
-            (*key, (r, semantic))
+            (*key, (r, if awaiting { None } else { semantic }))
         })
         .collect();
 
@@ -536,33 +561,16 @@ fn drop_hidden(p: &Projections, rows: &mut KeyMap<Row>) -> Result<()> {
 }
 
 /// Events the log holds and the index does not yet join the full-text
-/// candidates, scored as the index will score them
-/// ([`crate::fts::Fts::relevance_of`]); they have no vector yet, and the
-/// full-text ranks are taken again over both.
+/// candidates, scored as the index will score them, on its statistics and
+/// theirs together ([`crate::fts::Fts::relevance_of`]); they have no vector
+/// yet, and the full-text ranks are taken again over both.
 fn add_unindexed(
     p: &Projections,
     req: &SearchRequest,
     candidates: &mut KeyMap<Candidate>,
     rows: &mut KeyMap<Row>,
 ) -> Result<()> {
-    let f = &req.filters;
-    let fresh: Vec<&crate::projection::UnindexedEvent> = p
-        .unindexed()
-        .events()
-        .iter()
-        .filter(|u| {
-            let e = &u.event;
-            !u.derived.text.is_empty()
-                && (f.kinds.is_empty() || f.kinds.iter().any(|k| k == e.kind.as_str()))
-                && f.session.as_ref().is_none_or(|s| *s == e.session)
-                && f.exclude_session.as_ref().is_none_or(|s| *s != e.session)
-                && f.since_ms.is_none_or(|ms| u.ts_ms >= ms)
-                && f.until_ms.is_none_or(|ms| u.ts_ms < ms)
-                && f.file
-                    .as_ref()
-                    .is_none_or(|file| p.fts.names_file(&u.derived.files(), file))
-        })
-        .collect();
+    let fresh: Vec<&UnindexedEvent> = p.unindexed().searchable().collect();
     if fresh.is_empty() {
         return Ok(());
     }
@@ -570,29 +578,12 @@ fn add_unindexed(
     let relevance = p.fts.relevance_of(&req.query, &texts)?;
     let mut added = false;
     for (u, r) in fresh.into_iter().zip(relevance) {
-        if r <= 0.0 {
+        if r <= 0.0 || !Unindexed::passes(&p.fts, u, &req.filters) {
             continue;
         }
-        let e = &u.event;
-        let key = crate::fts::event_key(&e.id);
-        let mut meta = String::new();
-        memlog_format::canonical::write_map(&mut meta, &e.meta);
-        rows.insert(
-            key,
-            Row {
-                id: e.id.clone(),
-                session: e.session.clone(),
-                seq: e.seq as i64,
-                kind: e.kind.as_str().to_string(),
-                ts: e.ts.clone(),
-                ts_ms: u.ts_ms,
-                text: u.derived.text.clone(),
-                meta,
-                memory: None,
-            },
-        );
+        rows.insert(u.key, unindexed_row(u));
         candidates.insert(
-            key,
+            u.key,
             Candidate {
                 fts: Some(r),
                 ..Candidate::default()
@@ -613,6 +604,25 @@ fn add_unindexed(
         }
     }
     Ok(())
+}
+
+/// The row of an event not indexed yet, as the database will hold it (no
+/// memory row: its recalls and level are not counted yet).
+fn unindexed_row(u: &UnindexedEvent) -> Row {
+    let e = &u.event;
+    let mut meta = String::new();
+    memlog_format::canonical::write_map(&mut meta, &e.meta);
+    Row {
+        id: e.id.clone(),
+        session: e.session.clone(),
+        seq: e.seq as i64,
+        kind: e.kind.as_str().to_string(),
+        ts: e.ts.clone(),
+        ts_ms: u.ts_ms,
+        text: u.derived.text.clone(),
+        meta,
+        memory: None,
+    }
 }
 
 /// The normalised mean of `vectors`; `None` when there are none.
@@ -705,6 +715,9 @@ fn linked_events(
 /// Keys of the searchable events just before and after `row` in its session
 /// (row-value comparisons: a range of the session index, not a scan).
 fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
+    if let Some(around) = p.unindexed().neighbours(crate::fts::event_key(&row.id)) {
+        return Ok(around);
+    }
     // Comparisons, not `NOT IN (…)`: a constant list makes SQLite build a
     // temporary b-tree at every run, and these run twice per ranked event.
     static SEARCHABLE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {

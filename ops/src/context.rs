@@ -218,6 +218,9 @@ pub fn briefing(
     }
     Ok(Assembled {
         tokens: approx_tokens(&md),
+        withheld: md
+            .is_empty()
+            .then(|| "nothing to brief: no earlier session, rule or open task".into()),
         markdown: md,
         cited,
         ranked_by: None,

@@ -27,22 +27,24 @@ pub fn end_progress() {
 }
 
 /// A progress bar on stderr with the rate and the time left (indicatif),
-/// drawn only when stderr is a terminal: for the minutes embedding takes.
+/// drawn only when stderr is a terminal: for the minutes embedding and a
+/// large index update take.
 pub struct ProgressBar {
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl ProgressBar {
-    /// A bar for `what` (`embedding`), shown when `shown`.
-    pub fn new(what: &str, shown: bool) -> ProgressBar {
+    /// A bar for `what` (`embedding`) counting `unit`s (`events`), shown
+    /// when `shown`.
+    pub fn new(what: &str, unit: &str, shown: bool) -> ProgressBar {
         let bar = shown.then(|| {
             let bar = indicatif::ProgressBar::with_draw_target(
                 None,
                 indicatif::ProgressDrawTarget::stderr(),
             );
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:30}] {pos}/{len} events, {per_sec}, {eta} left",
-            ) {
+            if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+                "{{msg}} [{{bar:30}}] {{pos}}/{{len}} {unit}, {{per_sec}}, {{eta}} left"
+            )) {
                 bar.set_style(style.progress_chars("=> "));
             }
             bar.set_message(what.to_string());

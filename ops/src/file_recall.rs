@@ -135,5 +135,6 @@ fn render(name: &str, known: &[Known]) -> Option<Assembled> {
         markdown,
         cited,
         ranked_by: None,
+        withheld: None,
     })
 }

@@ -13,7 +13,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -23,10 +22,12 @@ use memlog_indexer::Projections;
 use memlog_indexer::context::Assembled;
 use memlog_indexer::projection::{Reach, WriterLock};
 use memlog_indexer::vectors::VectorAccess;
+use memlog_store::journal::Durability;
 use memlog_store::seal::{JournalSelection, seal_journals};
 use memlog_store::{Layout, Recorder, Repo};
 use serde_json::{Map, Value};
 
+use crate::background::{self, Priority};
 use crate::bail;
 use crate::context::answer;
 use crate::error::Result;
@@ -112,12 +113,13 @@ pub fn run(
         _ => None,
     };
     let recorder = Recorder::new(&repo)?.withholding(crate::native::own_memory_dirs(&repo));
+    let durability = prompt_path_durability(event);
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {
         let same: Vec<Draft> = drafts
             .into_iter()
             .filter(|d| d.session == session)
             .collect();
-        recorder.record(same)?;
+        recorder.record_as(same, durability)?;
     }
     // Unknown events were recorded as such above; nothing more to do.
     let Some(event) = event else {
@@ -129,10 +131,10 @@ pub fn run(
                 crate::file_recall::forget_seen(&repo, s);
                 seal_session(&repo, s, started)?;
                 if crate::reflect::due(&repo) {
-                    // reflection brings the index up to date (unless
-                    // another writer is at it), then keeps its candidates
-                    // for the next briefing
-                    spawn_detached(&repo, &["reflect"]);
+                    // reflection brings the index up to date (unless another
+                    // writer is at it), then keeps its candidates for
+                    // the next briefing
+                    background::spawn(&repo, &["reflect"], Priority::Low);
                 } else {
                     // so that the next session's prompts find this one
                     index_in_background(&repo)?;
@@ -152,31 +154,33 @@ pub fn run(
             let reason = on_stop(&repo, &recorder, &turn)?;
             Ok(reason.and_then(|r| agent.stop_contract().output(&r)))
         }
-        HookEvent::SessionStart | HookEvent::UserPromptSubmit if let Some(job) = job => {
-            let output = inject(
-                agent,
-                &repo,
-                &recorder,
-                event,
-                &payload,
-                job.wait(started, budget)?,
-            )?;
+        HookEvent::SessionStart | HookEvent::UserPromptSubmit => {
+            let injected = match job {
+                Some(job) => inject(
+                    agent,
+                    &repo,
+                    &recorder,
+                    event,
+                    &payload,
+                    job.wait(started, budget)?,
+                ),
+                None => Err(Injected::Skipped(
+                    "injection is off (hooks.inject: false)".into(),
+                )),
+            };
             if event == HookEvent::SessionStart {
                 start_warm_watcher(&repo);
+                seal_idle_in_background(&repo, payload.session_id.as_deref());
                 // CLAUDE.md and the like, re-read off the hook's path
                 if crate::native::changed(&repo) {
-                    spawn_detached(&repo, &["native", "sync"]);
+                    background::spawn(&repo, &["native", "sync"], Priority::Low);
                 }
                 // the code moved: memories anchored to it are checked again
                 if crate::anchor::due(&repo) {
-                    spawn_detached(&repo, &["verify", "--as-is"]);
+                    background::spawn(&repo, &["verify", "--as-is"], Priority::Low);
                 }
             }
-            if event == HookEvent::SessionStart && started.elapsed() < budget {
-                let idle = Duration::from_secs(repo.config.hooks.seal_idle_minutes * 60);
-                seal_journals(&repo, &JournalSelection::IdleFor(idle))?;
-            }
-            Ok(output)
+            printed(&repo, event, injected, started)
         }
         HookEvent::PreToolUse if agent.injects_before_tool() && repo.config.hooks.inject => {
             // file-aware recall: the projections as they are (a hook never
@@ -189,30 +193,76 @@ pub fn run(
             let Ok(p) = Projections::open(&repo) else {
                 return Ok(None);
             };
-            let known = crate::file_recall::before_tool(&repo, &p, session, &target)?;
-            inject(agent, &repo, &recorder, event, &payload, (known, "local"))
+            let Some(known) = crate::file_recall::before_tool(&repo, &p, session, &target)? else {
+                return Ok(None);
+            };
+            let injected = inject(agent, &repo, &recorder, event, &payload, (known, "local"));
+            printed(&repo, event, injected, started)
         }
         _ => Ok(None),
     }
 }
 
+/// How a hook's own events are appended: on the prompt path (SessionStart,
+/// UserPromptSubmit, and the `recall` they record) without waiting for the
+/// disk, since the agent waits for the hook; the turn's next synced append
+/// or the session's seal makes them durable ([`Durability::Deferred`]).
+fn prompt_path_durability(event: Option<HookEvent>) -> Durability {
+    match event {
+        Some(e) if e.injects_context() => Durability::Deferred,
+        _ => Durability::Synced,
+    }
+}
+
+/// What came of an injection that printed nothing.
+enum Injected {
+    /// Nothing to inject, and why (for hooks.log).
+    Skipped(String),
+    /// An error.
+    Failed(crate::Error),
+}
+
+/// A hook's output for an injection, or none when it was skipped (saying
+/// why in hooks.log).
+fn printed(
+    repo: &Repo,
+    event: HookEvent,
+    injected: Result<String, Injected>,
+    started: Instant,
+) -> Result<Option<String>> {
+    match injected {
+        Ok(output) => Ok(Some(output)),
+        Err(Injected::Skipped(why)) => {
+            log_error(Some(&repo.layout()), event.as_str(), &why, started);
+            Ok(None)
+        }
+        Err(Injected::Failed(e)) => Err(e),
+    }
+}
+
+impl From<crate::Error> for Injected {
+    fn from(e: crate::Error) -> Injected {
+        Injected::Failed(e)
+    }
+}
+
 /// Records a `recall` event naming what was injected (the context a
 /// [`ContextJob`] assembled, and after compaction the session's recap) and
-/// returns the hook's JSON output.
+/// returns the hook's JSON output; or why nothing was injected.
 fn inject(
     agent: &dyn Agent,
     repo: &Repo,
     recorder: &Recorder,
     event: HookEvent,
     payload: &Payload,
-    (assembled, path): (Option<Assembled>, &'static str),
-) -> Result<Option<String>> {
+    (assembled, path): (Assembled, &'static str),
+) -> Result<String, Injected> {
     // After compaction the session's own memories come first: the summary
     // the agent continues from may have lost them.
     let assembled = match (event, payload.source.as_deref(), &payload.session_id) {
         (HookEvent::SessionStart, Some("compact"), Some(session)) => {
             let recap = crate::context::session_recap(repo, session)?;
-            let mut a = assembled.unwrap_or_default();
+            let mut a = assembled;
             if !recap.is_empty() {
                 a.markdown = if a.markdown.is_empty() {
                     recap
@@ -221,13 +271,16 @@ fn inject(
                 };
                 a.tokens = memlog_indexer::context::approx_tokens(&a.markdown);
             }
-            Some(a)
+            a
         }
         _ => assembled,
     };
-    let Some(assembled) = assembled.filter(|a| !a.markdown.is_empty()) else {
-        return Ok(None);
-    };
+    if assembled.markdown.is_empty() {
+        return Err(Injected::Skipped(format!(
+            "nothing injected ({path}): {}",
+            assembled.withheld.as_deref().unwrap_or("nothing to say")
+        )));
+    }
     if let Some(session) = payload
         .session_id
         .as_ref()
@@ -246,19 +299,34 @@ fn inject(
         );
         body.insert("hook".into(), Value::String(event.as_str().to_string()));
         body.insert("path".into(), Value::String(path.to_string()));
+        // what ranked them (text, distilled, embedded, feedback): how the
+        // memory arrived, for whoever asks why it did or did not
+        if let Some(by) = assembled
+            .ranked_by
+            .and_then(|q| serde_json::to_value(q).ok())
+        {
+            body.insert("ranked_by".into(), by);
+        }
         if let Some(p) = &payload.prompt {
             body.insert("query".into(), Value::String(p.clone()));
         }
-        recorder.record(vec![Draft {
-            session: session.clone(),
-            ts: time::now(),
-            kind: Kind::Recall,
-            project: repo.project(),
-            body,
-            meta: Map::new(),
-        }])?;
+        recorder
+            .record_as(
+                vec![Draft {
+                    session: session.clone(),
+                    ts: time::now(),
+                    kind: Kind::Recall,
+                    project: repo.project(),
+                    body,
+                    meta: Map::new(),
+                }],
+                Durability::Deferred,
+            )
+            .map_err(crate::Error::from)?;
     }
-    Ok(agent.hook_output(event, Some(&assembled.markdown)))
+    agent
+        .hook_output(event, Some(&assembled.markdown))
+        .ok_or_else(|| Injected::Skipped(format!("{event} takes no context from this agent")))
 }
 
 /// The context of a SessionStart or UserPromptSubmit hook, assembled in a
@@ -266,8 +334,13 @@ fn inject(
 /// projections in that thread. The hook gives up on it when its budget
 /// runs out (the worker dies with the process).
 struct ContextJob {
-    result: mpsc::Receiver<Result<(Option<Assembled>, &'static str)>>,
+    result: mpsc::Receiver<Result<(Assembled, &'static str)>>,
 }
+
+/// Share of a hook's remaining budget it gives a warm server: the rest is
+/// left for assembling the context itself should the server not answer
+/// in time (a loaded machine slows the server's embedding of the prompt).
+const WARM_SHARE: u32 = 2;
 
 impl ContextJob {
     fn start(
@@ -289,17 +362,14 @@ impl ContextJob {
             // The index is closed after the answer is sent, not before:
             // the hook prints the answer and exits meanwhile.
             let mut opened = None;
-            let result = (|| -> Result<(Option<Assembled>, &'static str)> {
+            let result = (|| -> Result<(Assembled, &'static str)> {
                 let repo = place.into_repo();
                 let remaining = budget.saturating_sub(started.elapsed());
-                if let Some(a) = warm::ask(&repo, &request, remaining) {
-                    return Ok((Some(a), "warm"));
+                if let Some(a) = warm::ask(&repo, &request, remaining / WARM_SHARE) {
+                    return Ok((a, "warm"));
                 }
-                let Some(p) = projections_for_hook(&repo)? else {
-                    return Ok((None, "local"));
-                };
-                let p = opened.insert(p);
-                Ok((Some(answer(&repo, p, &request)?), "local"))
+                let p = opened.insert(projections_for_hook(&repo, &request.session)?);
+                Ok((answer(&repo, p, &request)?, "local"))
             })();
             let _ = tx.send(result);
             drop(opened);
@@ -308,14 +378,14 @@ impl ContextJob {
     }
 
     /// The assembled context, or an error once the budget is spent.
-    fn wait(self, started: Instant, budget: Duration) -> Result<(Option<Assembled>, &'static str)> {
+    fn wait(self, started: Instant, budget: Duration) -> Result<(Assembled, &'static str)> {
         match self
             .result
             .recv_timeout(budget.saturating_sub(started.elapsed()))
         {
             Ok(result) => result,
             Err(_) => bail!(
-                "injection skipped: over the {} ms budget",
+                "injection skipped: over the {} ms budget (hooks.inject_budget_ms)",
                 budget.as_millis()
             ),
         }
@@ -331,7 +401,36 @@ fn start_warm_watcher(repo: &Repo) {
     if minutes == 0 || warm::answers(repo) {
         return;
     }
-    spawn_detached(repo, &["watch", "--idle-exit", &minutes.to_string()]);
+    background::spawn(
+        repo,
+        &["watch", "--idle-exit", &minutes.to_string()],
+        Priority::Normal,
+    );
+}
+
+/// At SessionStart, seals orphaned journals (of sessions that ended
+/// without sealing, idle for `hooks.seal_idle_minutes`) in a background
+/// `memlog seal --idle`: sealing commits and syncs, which the agent's
+/// first prompt must not wait for. Only a listing of the journals here.
+fn seal_idle_in_background(repo: &Repo, current: Option<&str>) {
+    let minutes = repo.config.hooks.seal_idle_minutes;
+    let idle = Duration::from_secs(minutes * 60);
+    let orphaned = memlog_store::journal::list(&repo.journal_dir())
+        .unwrap_or_default()
+        .iter()
+        .any(|j| {
+            Some(j.session.as_str()) != current
+                && j.modified
+                    .and_then(|m| m.elapsed().ok())
+                    .is_some_and(|age| age >= idle)
+        });
+    if orphaned {
+        background::spawn(
+            repo,
+            &["seal", "--idle", &format!("{minutes}m")],
+            Priority::Low,
+        );
+    }
 }
 
 /// Seals `session`'s journal, in a worker the hook waits for until
@@ -351,7 +450,7 @@ fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<()> {
     match rx.recv_timeout(SESSION_END_SEAL.saturating_sub(started.elapsed())) {
         Ok(sealed) => Ok(sealed?),
         Err(_) => {
-            spawn_detached(repo, &["seal", "--session", session]);
+            background::spawn(repo, &["seal", "--session", session], Priority::Normal);
             Ok(())
         }
     }
@@ -373,57 +472,39 @@ fn runs_elsewhere(agent: &dyn Agent, repo: &Repo) -> bool {
 /// a hook never indexes in the foreground.
 fn index_in_background(repo: &Repo) -> Result<()> {
     if WriterLock::try_acquire(repo)?.is_some() {
-        spawn_detached(repo, &["index"]);
+        background::spawn(repo, &["index"], Priority::Low);
     }
     Ok(())
 }
 
-/// Runs `memlog -C <repo> ARGS…` in the background, detached from the
-/// hook's process group (the agent may kill it when the hook ends), its
-/// output discarded. Best effort.
-fn spawn_detached(repo: &Repo, args: &[&str]) {
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    let mut command = std::process::Command::new(exe);
-    command
-        .arg("-C")
-        .arg(&repo.common_dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        command.process_group(0);
-    }
-    let _ = command.spawn();
-}
-
-/// The projections as they are, with the sealed sessions they lack read
-/// beside them (a forget acknowledged before this prompt holds even when
-/// the index has not applied it); when sealed sessions are missing, a
+/// The projections as they are, with what the log holds beyond them read
+/// past their watermark (a session sealed a moment ago, other sessions'
+/// journals; not the asking session's own, which its context leaves out:
+/// [`Reach::Prompt`]), or, when there is no usable index, those alone. A
+/// forget acknowledged before this prompt holds even when the index has
+/// not applied it. When sealed sessions are missing from the index, a
 /// background `memlog index` is started (unless one runs already): a hook
 /// never indexes in the foreground.
-fn projections_for_hook(repo: &Repo) -> Result<Option<Projections>> {
+fn projections_for_hook(repo: &Repo, asking: &str) -> Result<Projections> {
     // The vectors are opened for reading a few rows (the best full-text
     // hits' vectors make the query vector): no graph, no key map.
-    let mut opened = Projections::open(repo).ok().map(|mut p| {
-        p.load_vectors_as(VectorAccess::Scan);
-        p
-    });
-    let stale = match &mut opened {
-        Some(p) => {
-            p.read_unindexed(repo, Reach::Sealed)?;
-            p.unindexed().is_behind()
+    let (mut p, built) = match Projections::open(repo) {
+        Ok(mut p) => {
+            p.load_vectors_as(VectorAccess::Scan);
+            (p, true)
         }
-        None => true,
+        Err(_) => (Projections::empty()?, false),
     };
-    if stale {
+    p.read_unindexed(
+        repo,
+        Reach::Prompt {
+            asking: Some(asking),
+        },
+    )?;
+    if !built || p.unindexed().is_behind() {
         index_in_background(repo)?;
     }
-    Ok(opened)
+    Ok(p)
 }
 
 /// Appends a line to `<memlog dir>/hooks.log` (rotated past 1 MiB). Never

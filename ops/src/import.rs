@@ -4,7 +4,8 @@
 //! memlog-agents). Imports are sealed directly, one commit per session, and
 //! are idempotent: events the log holds already (same content, same id)
 //! are skipped, and so are prompts, answers and tool calls a session holds
-//! from another path (its hooks).
+//! from another path (its hooks). They leave the index built
+//! ([`crate::index::after`]).
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use serde::Serialize;
 use crate::bail;
 use crate::diag;
 use crate::error::{Context, Error, Result};
+use crate::index::{self, Indexed};
 
 /// What an import added, over all its sessions.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -61,16 +63,20 @@ pub struct NeutralImport {
     pub totals: Totals,
     /// Lines left out (`skip_invalid`): line number and why.
     pub skipped: Vec<(usize, String)>,
+    /// The index, brought up to date after the import.
+    pub index: Option<Indexed>,
 }
 
 /// Imports a neutral-format file read from `input` (named `origin` in
 /// messages): the whole file is checked first, and an invalid line stops
 /// the import and names the line, unless `skip_invalid` leaves it out.
+/// With `build_index`, the index is brought up to date afterwards.
 pub fn neutral(
     repo: &Repo,
     input: impl BufRead,
     origin: &str,
     skip_invalid: bool,
+    build_index: bool,
 ) -> Result<NeutralImport> {
     let batch = neutral::read(input, origin, &repo.project(), skip_invalid)?;
     let sessions = batch.sessions.len();
@@ -81,6 +87,7 @@ pub fn neutral(
         sessions,
         totals: Totals::of(&sealed, &report),
         skipped: batch.skipped,
+        index: build_index.then(|| index::after(repo, false)).flatten(),
     })
 }
 
@@ -108,15 +115,18 @@ pub struct SessionsImport {
     pub files: Vec<FileRead>,
     /// What was added.
     pub totals: Totals,
+    /// The index, brought up to date after the import.
+    pub index: Option<Indexed>,
 }
 
 /// Imports `agent`'s session files at `paths` (files, or folders of them),
 /// or when none are given, those of this repository where the agent keeps
-/// them.
+/// them. With `build_index`, the index is brought up to date afterwards.
 pub fn agent_sessions(
     repo: &Repo,
     agent: &'static dyn Agent,
     paths: &[PathBuf],
+    build_index: bool,
 ) -> Result<SessionsImport> {
     let noun = agent.session_noun();
     // By default, the sessions that ran in this repository.
@@ -180,5 +190,6 @@ pub fn agent_sessions(
     Ok(SessionsImport {
         files: read,
         totals: Totals::of(&sealed, &report),
+        index: build_index.then(|| index::after(repo, false)).flatten(),
     })
 }

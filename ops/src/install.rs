@@ -1,6 +1,7 @@
 //! Connecting memlog to a coding agent: memlog's hook commands merged into
 //! the agent's settings (which file, which events and in what form is the
 //! agent's knowledge, [`Agent::edit_settings`]), and removed again.
+//! Installing leaves the repository's index built ([`crate::index::after`]).
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,7 @@ use memlog_agents::{AGENTS, Agent, HookTrust, Scope, settings};
 use serde_json::Value;
 
 use crate::error::{Context, Result};
+use crate::index::Indexed;
 use crate::workspace;
 
 /// What installing (or removing) an agent's hooks did.
@@ -24,6 +26,9 @@ pub struct HooksInstalled {
     /// For an agent that runs hooks only once trusted: whether it runs
     /// the ones just installed.
     pub trust: Option<HookTrust>,
+    /// The index of the repository, built (or brought up to date) after
+    /// installing, so that the first prompt finds the memory there is.
+    pub index: Option<Indexed>,
 }
 
 /// Installs `agent`'s memlog hooks at `scope` (or with `install` false only
@@ -61,6 +66,7 @@ pub fn hooks(
             removed: edit.removed,
             dry_run: Some(edit.text.unwrap_or_default()),
             trust: None,
+            index: None,
         });
     }
     match &edit.text {
@@ -81,12 +87,20 @@ pub fn hooks(
         None => {}
     }
     let trust = agent.hook_trust(&path, work_tree.as_deref());
+    let index = match workspace::open(dir) {
+        Ok(repo) if install => {
+            repo.ensure_dirs()?;
+            crate::index::after(&repo, false)
+        }
+        _ => None,
+    };
     Ok(HooksInstalled {
         path,
         events: edit.events,
         removed: edit.removed,
         dry_run: None,
         trust,
+        index,
     })
 }
 

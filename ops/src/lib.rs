@@ -15,6 +15,8 @@
 //!   verification of facts, for `extract` and MCP), [`tasks`] (task
 //!   changes), [`import`] (neutral files and agents' session files),
 //!   [`install`] (an agent's hook settings), [`rules`], [`concepts`];
+//! - [`index`]: the projections brought up to date on request (and after
+//!   `install` and `import`);
 //! - [`scan`]: secret-shaped content already in the log;
 //! - [`anchor`]: facts and rules anchored to the code they cite, and
 //!   `memlog verify`, which checks them against the current tree;
@@ -31,7 +33,8 @@
 //! - [`context`]: the SessionStart briefing and the one renderer of a
 //!   prompt's memories; [`file_recall`]: what memory knows about a file
 //!   or command an agent is about to use (PreToolUse); [`hook`]: the hook
-//!   driver; [`warm`]: the client of
+//!   driver, and [`background`] the work it hands to other processes;
+//!   [`warm`]: the client of
 //!   `memlog watch`'s warm server and its protocol; [`stop`]: what the Stop
 //!   hook does (credit cited memories, ask for facts with [`extraction`]'s
 //!   instruction).
@@ -46,6 +49,7 @@
 //! indexer speaks SQL.
 
 pub mod anchor;
+pub mod background;
 pub mod concepts;
 pub mod context;
 pub mod diag;
@@ -59,6 +63,7 @@ pub mod forget;
 pub mod hook;
 pub mod ids;
 pub mod import;
+pub mod index;
 pub mod install;
 pub mod memory_diff;
 pub mod native;

@@ -63,7 +63,11 @@ pub fn catch_up_vectors(
         },
     };
     let mut cache = EmbeddingCache::open(&cache_path(repo))?;
-    let bar = diag::ProgressBar::new("embedding", !quiet && std::io::stderr().is_terminal());
+    let bar = diag::ProgressBar::new(
+        "embedding",
+        "events",
+        !quiet && std::io::stderr().is_terminal(),
+    );
     let report = catch_up(
         &index_dir(repo),
         embedder,

@@ -93,7 +93,7 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
     };
     if report.rebuilt
         && let Some(reason) = &report.reason
-        && reason != "no index yet"
+        && reason != memlog_indexer::projection::NOT_BUILT
     {
         diag::note(format_args!("index rebuilt: {reason}"));
     }

@@ -82,6 +82,12 @@ impl Journal {
 
     /// Appends events atomically (all lines in one write, one fsync).
     pub fn append_all(&self, drafts: Vec<Draft>) -> Result<Vec<Event>> {
+        self.append_all_as(drafts, Durability::Synced)
+    }
+
+    /// Appends events atomically (all lines in one write), synced to disk
+    /// or not as `durability` says.
+    pub fn append_all_as(&self, drafts: Vec<Draft>, durability: Durability) -> Result<Vec<Event>> {
         if let Some(d) = drafts.iter().find(|d| d.session != self.session) {
             return Err(Error::invalid(
                 format!("event for session {:?}", d.session),
@@ -109,7 +115,10 @@ impl Journal {
             bytes.push(b'\n');
             events.push(event);
         }
-        let written = file.write_all(&bytes).and_then(|_| file.sync_data());
+        let synced = durability == Durability::Synced;
+        let written = file
+            .write_all(&bytes)
+            .and_then(|_| if synced { file.sync_data() } else { Ok(()) });
         if let Err(e) = written {
             // Leave no partial line behind (disk full, quota): the journal
             // stays exactly as it was before this append.
@@ -118,6 +127,7 @@ impl Journal {
             return Err(io(e));
         }
         if len == 0
+            && synced
             && let Some(dir) = self.path.parent()
         {
             // A new file's directory entry must be durable too.
@@ -187,6 +197,20 @@ impl Journal {
             Err(e) => Err(Error::io(&self.path, e)),
         }
     }
+}
+
+/// Whether an append waits for its bytes to reach the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// fsync before returning: the events survive a power cut.
+    Synced,
+    /// Written (they survive the process, and every reader and sealer
+    /// sees them) but not synced: the next synced append to the journal
+    /// (the turn's next tool call or its Stop) or its seal makes them
+    /// durable. For the prompt path, where a hook must not wait for the
+    /// disk: an fsync behind another process's writes took hundreds of
+    /// milliseconds.
+    Deferred,
 }
 
 /// A journal held under its lock for sealing.

@@ -11,7 +11,7 @@ use memlog_format::privacy::{PrivacyFilter, Report, cap_strings, truncate_output
 use memlog_format::{Draft, Event, Kind, scope};
 use serde_json::Value;
 
-use crate::journal::Journal;
+use crate::journal::{Durability, Journal};
 use crate::seal::{SealRequest, Sealed, seal_import};
 use crate::{Error, Repo, Result};
 
@@ -122,6 +122,16 @@ impl<'r> Recorder<'r> {
 
     /// Filters and appends drafts (all of one session) to its journal.
     pub fn record(&self, drafts: Vec<Draft>) -> Result<(Vec<Event>, Report)> {
+        self.record_as(drafts, Durability::Synced)
+    }
+
+    /// [`Recorder::record`], synced to disk or not as `durability` says
+    /// (see [`Durability`]).
+    pub fn record_as(
+        &self,
+        drafts: Vec<Draft>,
+        durability: Durability,
+    ) -> Result<(Vec<Event>, Report)> {
         let Some(session) = drafts.first().map(|d| d.session.clone()) else {
             return Ok((Vec::new(), Report::default()));
         };
@@ -141,7 +151,7 @@ impl<'r> Recorder<'r> {
             // personal, never a personal event in a shared session
             self.remember_personal_session(&session)?;
         }
-        let events = journal.append_all(prepared)?;
+        let events = journal.append_all_as(prepared, durability)?;
         Ok((events, report))
     }
 

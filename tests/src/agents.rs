@@ -127,6 +127,10 @@ pub struct AgentRun {
     pub requests: Vec<Value>,
     /// The process's exit status and streams.
     pub run: Run,
+    /// When the agent's process was started.
+    pub started: Instant,
+    /// When it had exited.
+    pub ended: Instant,
 }
 
 impl AgentRun {
@@ -240,9 +244,26 @@ pub trait AgentCli: Sized {
     /// protocol), offline: a fresh HOME, the scripted API, memlog's git
     /// identity and model. Panics unless the agent succeeds.
     fn run_args(&self, args: &[&str], script: &Value) -> AgentRun {
+        self.run_args_on(self.api(script), args)
+    }
+
+    /// The scripted API answering `script` in this agent's protocol,
+    /// started now, for a later [`AgentCli::run_on`] (a test that times
+    /// when the agent starts keeps the API's own start out of it).
+    fn api(&self, script: &Value) -> ScriptedApi {
         let mut script = script.clone();
         script["protocol"] = Value::from(Self::PROTOCOL);
-        let api = ScriptedApi::start(&script).expect("python3 runs the scripted API");
+        ScriptedApi::start(&script).expect("python3 runs the scripted API")
+    }
+
+    /// One run on `prompt` against an API already started.
+    fn run_on(&self, api: ScriptedApi, prompt: &str) -> AgentRun {
+        let args = Self::prompt_args(prompt);
+        self.run_args_on(api, &args.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// A run with these arguments against `api`.
+    fn run_args_on(&self, api: ScriptedApi, args: &[&str]) -> AgentRun {
         let found = self.found();
         let mut command = Self::program_command(&found.program);
         command
@@ -251,7 +272,9 @@ pub trait AgentCli: Sized {
             .env("HOME", found.home.path());
         self.isolate(&mut command, &api);
         git_and_model_env(&mut command);
+        let started = Instant::now();
         let run = run_bounded(&mut command, found.home.path());
+        let ended = Instant::now();
         let requests = api.requests();
         let (session_id, result) = Self::outcome(&run);
         AgentRun {
@@ -259,6 +282,8 @@ pub trait AgentCli: Sized {
             result,
             requests,
             run,
+            started,
+            ended,
         }
     }
 }

@@ -98,6 +98,63 @@ pub struct TestRepo {
     pub dir: tempfile::TempDir,
 }
 
+impl Drop for TestRepo {
+    /// A `memlog watch` a hook started here (SessionStart does by default)
+    /// exits once the repository's memlog directory is gone (it looks
+    /// every second), and a background `memlog index` may still be
+    /// writing: removing the directory while they write into it failed
+    /// half-way and left both behind. So the watcher is let go first, and
+    /// the removal is tried again while it fails.
+    fn drop(&mut self) {
+        let_the_watcher_go(self.path());
+        for _ in 0..30 {
+            match std::fs::remove_dir_all(self.path()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                _ => return,
+            }
+        }
+    }
+}
+
+/// Makes a `memlog watch` that a hook started in the repository at
+/// `dir` exit, by removing the memlog directory until it stays gone for
+/// longer than the watcher takes to look; nothing when none answers.
+pub fn let_the_watcher_go(dir: &Path) {
+    use std::time::{Duration, Instant};
+    let memlog = dir.join(".git/memlog");
+    if !watcher_answers(&memlog.join("warm.sock")) {
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut gone_since: Option<Instant> = None;
+    while Instant::now() < deadline {
+        if memlog.exists() {
+            let _ = std::fs::remove_dir_all(&memlog);
+            gone_since = None;
+        } else if gone_since.get_or_insert_with(Instant::now).elapsed()
+            > Duration::from_millis(1500)
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether a `memlog watch` listens on this socket.
+fn watcher_answers(socket: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        std::os::unix::net::UnixStream::connect(socket).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = socket;
+        false
+    }
+}
+
 impl Default for TestRepo {
     fn default() -> Self {
         Self::new()
@@ -171,6 +228,36 @@ impl TestRepo {
 
     pub fn memlog(&self, args: &[&str]) -> Run {
         run(memlog_command(self.path()).args(args))
+    }
+
+    /// A new repository whose hooks have generous budgets (10 s, in an
+    /// untracked `.memlog.yaml`): tests that check what is injected, which
+    /// a loaded machine must not change (the bench times it).
+    pub fn with_generous_budgets() -> TestRepo {
+        let repo = TestRepo::new();
+        std::fs::write(repo.path().join(".git/info/exclude"), ".memlog.yaml\n")
+            .expect("write .git/info/exclude");
+        std::fs::write(
+            repo.path().join(".memlog.yaml"),
+            "hooks:\n  inject_budget_ms: 10000\n  record_budget_ms: 10000\n",
+        )
+        .expect("write .memlog.yaml");
+        repo
+    }
+
+    /// Writes the real-CLI tests' code file, `src/telemetry.rs` (where tank
+    /// sensor readings are appended), and `.memlog.yaml` holding `config`;
+    /// returns the file's path.
+    pub fn with_telemetry_code(&self, config: &str) -> PathBuf {
+        let file = self.path().join("src/telemetry.rs");
+        std::fs::create_dir_all(self.path().join("src")).expect("create src/");
+        std::fs::write(
+            &file,
+            "// Tank sensor readings, one line each.\npub fn append(reading: &str) {}\n",
+        )
+        .expect("write src/telemetry.rs");
+        std::fs::write(self.path().join(".memlog.yaml"), config).expect("write .memlog.yaml");
+        file
     }
 
     /// Runs memlog with `stdin` as its standard input.

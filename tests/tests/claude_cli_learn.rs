@@ -66,18 +66,10 @@ fn tool_results(requests: &[Value]) -> String {
 /// loaded.
 fn telemetry_repo() -> Option<(TestRepo, ClaudeCli)> {
     let repo = TestRepo::new();
-    std::fs::create_dir_all(repo.path().join("src")).unwrap();
-    std::fs::write(
-        repo.path().join("src/telemetry.rs"),
-        "// Tank sensor readings, one line each.\npub fn append(reading: &str) {}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
+    repo.with_telemetry_code(
         "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n\
          learn:\n  extract_after_events: 3\n",
-    )
-    .unwrap();
+    );
     let claude = ClaudeCli::find(&repo)?;
     Some((repo, claude))
 }

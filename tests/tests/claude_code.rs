@@ -212,14 +212,7 @@ fn transcripts_import_once_with_the_counted_tool_calls() {
 }
 
 fn quiet_repo_with_history() -> TestRepo {
-    let repo = TestRepo::new();
-    // generous budgets: this test checks behaviour, not speed (see the bench)
-    std::fs::write(repo.path().join(".git/info/exclude"), ".memlog.yaml\n").unwrap();
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
-        "hooks:\n  inject_budget_ms: 10000\n  record_budget_ms: 10000\n",
-    )
-    .unwrap();
+    let repo = TestRepo::with_generous_budgets();
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/sessions.jsonl");
     repo.memlog(&["import", "jsonl", demo.to_str().unwrap()])
         .ok();
@@ -376,12 +369,22 @@ fn assert_harmless(out: &Run, elapsed: Duration, what: &str) {
 
 #[test]
 fn faults_never_hurt_the_agent() {
-    // index missing: the prompt is still recorded, a background index starts
+    // index missing: the prompt is still recorded and answered from the
+    // log read directly, a background index starts
     let repo = quiet_repo_with_history();
     std::fs::remove_dir_all(repo.path().join(".git/memlog/index")).unwrap();
     let (out, t) = hook(&repo, "UserPromptSubmit", &prompt_payload(&repo, "f1"));
     assert_harmless(&out, t, "index missing");
-    assert_eq!(events_of(&repo, "f1").len(), 1);
+    assert!(
+        out.stdout().contains("price_cart"),
+        "the log is read directly: {}",
+        out.stdout()
+    );
+    let kinds: Vec<Value> = events_of(&repo, "f1")
+        .into_iter()
+        .map(|e| e["kind"].clone())
+        .collect();
+    assert_eq!(kinds, [json!("user_prompt"), json!("recall")]);
 
     // index locked by a running writer: the hook does not wait for it
     let repo = quiet_repo_with_history();
@@ -642,10 +645,11 @@ fn the_plugin_follows_the_documented_schema() {
 #[test]
 fn injection_has_a_warm_path_through_memlog_watch_and_a_local_one() {
     let repo = quiet_repo_with_history();
+    // the path of the session's last recall
     let recall_path = |session: &str| -> String {
         events_of(&repo, session)
             .into_iter()
-            .find(|e| e["kind"] == "recall")
+            .rfind(|e| e["kind"] == "recall")
             .map(|e| e["body"]["path"].as_str().unwrap_or("").to_string())
             .unwrap_or_default()
     };
@@ -661,12 +665,12 @@ fn injection_has_a_warm_path_through_memlog_watch_and_a_local_one() {
     let (local, _) = hook(&repo, "UserPromptSubmit", &p);
     assert_eq!(recall_path("cold-1"), "local");
 
+    // The same prompt of the same session (left out of its own context
+    // both times: its first prompt would otherwise be the best match).
     let _watch = memlog_e2e::start_watch(repo.path());
-    p["session_id"] = json!("warm-1");
     let (warm, _) = hook(&repo, "UserPromptSubmit", &p);
-    assert_eq!(recall_path("warm-1"), "warm");
-    // the warm index may already hold more (the watcher indexed session
-    // cold-1 meanwhile), never less
+    assert_eq!(recall_path("cold-1"), "warm");
+    // the warm index may hold more, never less
     let (warm_text, local_text) = (context(&warm), context(&local));
     for cited in local_text
         .split('[')

@@ -16,7 +16,7 @@ use crate::{IndexRun, Result, Watcher};
 /// Runs the daemon for the repository containing `dir`: `started` is told
 /// the directories watched, `on_run` each index run, until `until` says to
 /// stop, `idle_exit` passes without a request or an index run, or the
-/// repository's memlog directory is gone (a deleted checkout).
+/// repository is gone (a deleted checkout).
 pub fn run(
     dir: &Path,
     idle_exit: Option<Duration>,
@@ -24,8 +24,19 @@ pub fn run(
     until: impl Fn() -> bool,
     mut on_run: impl FnMut(&IndexRun),
 ) -> Result<()> {
+    let repo = workspace::open(dir)?;
+    // Started by a hook (with an idle exit) while another one runs (two
+    // sessions starting at once): that one serves, this one would only
+    // index and embed everything twice.
+    if idle_exit.is_some() && memlog_ops::warm::answers(&repo) {
+        return Ok(());
+    }
     let mut watcher = Watcher::new(dir)?;
-    let memlog_dir = workspace::open(dir)?.layout().dir().to_path_buf();
+    // The repository is gone when git's HEAD is: memlog's own directory
+    // does not say it, since this process writes there (an index run, the
+    // vector and native threads) and made it again after a test's
+    // repository was deleted, leaving half-deleted ones in /tmp.
+    let head = repo.common_dir.join("HEAD");
     let embedder = load_shared_model(dir)?;
     let activity = Activity::default();
     start_warm_server(dir, embedder.clone(), activity.clone());
@@ -33,7 +44,7 @@ pub fn run(
     start_native_thread(dir);
     started(&watcher);
     let stop =
-        || until() || idle_exit.is_some_and(|idle| activity.idle() >= idle) || !memlog_dir.exists();
+        || until() || idle_exit.is_some_and(|idle| activity.idle() >= idle) || !head.exists();
     watcher.run(stop, |run| {
         activity.touch();
         if let Some(tx) = &vector_wakeup {

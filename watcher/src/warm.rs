@@ -85,18 +85,14 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
             .as_ref()
             .is_none_or(|(p, id)| *id != identity || !p.vectors_are_current())
         {
-            warm = Projections::open(repo).ok().map(|mut p| {
-                p.load_vectors();
-                (p, identity)
-            });
-        }
-        // What was sealed since the watch loop last indexed (a forget a
-        // moment ago) holds in this answer already; failing to read it,
-        // the hook assembles the context itself.
-        if let Some((p, _)) = &mut warm
-            && p.read_unindexed(repo, Reach::Sealed).is_err()
-        {
-            warm = None;
+            // No index yet: the log is read past its (empty) watermark.
+            warm = Projections::open(repo)
+                .or_else(|_| Projections::empty())
+                .ok()
+                .map(|mut p| {
+                    p.load_vectors();
+                    (p, identity)
+                });
         }
         let mut reader = BufReader::new(&stream);
         let mut line = String::new();
@@ -129,16 +125,29 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
         // Without an answer (no index open, a failed assembly) the reply
         // is one the client cannot read as context: the hook then
         // assembles it itself rather than taking "nothing relevant".
-        let response = match (serde_json::from_str::<ContextRequest>(&line), &warm) {
+        let response = match (serde_json::from_str::<ContextRequest>(&line), &mut warm) {
             (Ok(mut req), Some((p, _))) => {
-                if req.query_vector.is_none() && !req.prompt.is_empty() {
-                    req.query_vector = embedder
-                        .as_ref()
-                        .and_then(|e| prompt_vector(e, p, &req.prompt));
+                // What the watch loop has not indexed yet (a seal, a forget
+                // a moment ago) holds in this answer already, read as a
+                // hook alone would; failing to read it, the hook assembles
+                // the context itself.
+                let asking = Some(req.session.as_str());
+                match p.read_unindexed(repo, Reach::Prompt { asking }) {
+                    Ok(()) => {
+                        if req.query_vector.is_none() && !req.prompt.is_empty() {
+                            req.query_vector = embedder
+                                .as_ref()
+                                .and_then(|e| prompt_vector(e, p, &req.prompt));
+                        }
+                        answer(repo, p, &req)
+                            .map_err(|e| e.to_string())
+                            .and_then(|a| serde_json::to_string(&a).map_err(|e| e.to_string()))
+                    }
+                    Err(e) => {
+                        warm = None;
+                        Err(format!("what the index lacks was not read: {e}"))
+                    }
                 }
-                answer(repo, p, &req)
-                    .map_err(|e| e.to_string())
-                    .and_then(|a| serde_json::to_string(&a).map_err(|e| e.to_string()))
             }
             (Ok(_), None) => Err("the index is not open".to_string()),
             (Err(e), _) => Err(format!("not a request: {e}")),
@@ -157,11 +166,13 @@ pub fn serve(_: &Repo, _: Option<SharedEmbedder>, _: Activity) -> Result<()> {
 }
 
 /// The prompt's embedding when the model held is the one that made the
-/// vectors (else the context does without, as a hook alone would).
+/// vectors and is free (else the context does without, as a hook alone
+/// would: the vector thread holds the model while it embeds new events,
+/// and a hook waiting for it would miss its budget).
 fn prompt_vector(embedder: &SharedEmbedder, p: &Projections, prompt: &str) -> Option<Vec<f32>> {
     use memlog_indexer::embed::Embedder;
     let vectors = p.vectors()?;
-    let mut model = embedder.lock().ok()?;
+    let mut model = embedder.try_lock().ok()?;
     if model.model_id() != vectors.meta.model {
         return None;
     }

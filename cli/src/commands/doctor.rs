@@ -40,7 +40,10 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                 "behind the log (read commands and `memlog index` update it)".to_string()
             }
         }
-        Err(e) => format!("not usable ({e}); `memlog index` makes it"),
+        Err(memlog_indexer::Error::NotBuilt(_)) => {
+            "not built yet; `memlog index` builds it (so do `memlog install` and `memlog import`), and hooks read the log directly meanwhile".to_string()
+        }
+        Err(e) => format!("damaged ({e}); `memlog rebuild` makes it again"),
     };
     let semantic = memlog_ops::semantic::status(&repo);
     let vectors_model = semantic["model"]

@@ -17,6 +17,7 @@ use serde_json::json;
 
 use memlog_ops::workspace;
 
+use crate::commands::index::print_indexed;
 use crate::output;
 
 /// Import events from other sources into memory.
@@ -29,6 +30,16 @@ use crate::output;
 pub struct ImportArgs {
     #[command(subcommand)]
     source: ImportSource,
+}
+
+/// What follows an import.
+#[derive(Args)]
+struct Afterwards {
+    /// Leave the index as it is (by default it is brought up to date, so
+    /// that the next prompt finds what was imported): for scripts that
+    /// import several times and index once.
+    #[arg(long)]
+    no_index: bool,
 }
 
 #[derive(Subcommand)]
@@ -78,6 +89,9 @@ struct AgentSessionsArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 /// Import Gemini CLI's saved chats (one commit per session).
@@ -96,6 +110,9 @@ struct GeminiArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 /// Import Codex CLI sessions (one commit each).
@@ -114,6 +131,9 @@ struct CodexArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 /// Import Claude Code transcripts (their sessions, one commit each).
@@ -135,6 +155,9 @@ struct ClaudeCodeArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 /// Import a file in memlog's neutral format (`-` for stdin).
@@ -157,18 +180,27 @@ struct JsonlArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    afterwards: Afterwards,
 }
 
 pub fn cmd_import(dir: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     match args.source {
         ImportSource::Jsonl(a) => import_jsonl(dir, a),
-        ImportSource::ClaudeCode(a) => import_sessions(dir, &ClaudeCode, &a.paths, a.json),
-        ImportSource::Codex(a) => import_sessions(dir, &Codex, &a.paths, a.json),
-        ImportSource::Gemini(a) => import_sessions(dir, &Gemini, &a.paths, a.json),
-        ImportSource::Copilot(a) => import_sessions(dir, &Copilot, &a.paths, a.json),
-        ImportSource::Antigravity(a) => import_sessions(dir, &Antigravity, &a.paths, a.json),
-        ImportSource::Cursor(a) => import_sessions(dir, &Cursor, &a.paths, a.json),
-        ImportSource::Opencode(a) => import_sessions(dir, &OpenCode, &a.paths, a.json),
+        ImportSource::ClaudeCode(a) => {
+            import_sessions(dir, &ClaudeCode, &a.paths, a.json, &a.afterwards)
+        }
+        ImportSource::Codex(a) => import_sessions(dir, &Codex, &a.paths, a.json, &a.afterwards),
+        ImportSource::Gemini(a) => import_sessions(dir, &Gemini, &a.paths, a.json, &a.afterwards),
+        ImportSource::Copilot(a) => import_sessions(dir, &Copilot, &a.paths, a.json, &a.afterwards),
+        ImportSource::Antigravity(a) => {
+            import_sessions(dir, &Antigravity, &a.paths, a.json, &a.afterwards)
+        }
+        ImportSource::Cursor(a) => import_sessions(dir, &Cursor, &a.paths, a.json, &a.afterwards),
+        ImportSource::Opencode(a) => {
+            import_sessions(dir, &OpenCode, &a.paths, a.json, &a.afterwards)
+        }
     }
 }
 
@@ -176,10 +208,22 @@ fn import_jsonl(dir: &Path, args: JsonlArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let origin = args.file.display().to_string();
     let imported = if origin == "-" {
-        import::neutral(&repo, std::io::stdin().lock(), "stdin", args.skip_invalid)?
+        import::neutral(
+            &repo,
+            std::io::stdin().lock(),
+            "stdin",
+            args.skip_invalid,
+            !args.afterwards.no_index,
+        )?
     } else {
         let file = File::open(&args.file).with_context(|| format!("opening {origin}"))?;
-        import::neutral(&repo, BufReader::new(file), &origin, args.skip_invalid)?
+        import::neutral(
+            &repo,
+            BufReader::new(file),
+            &origin,
+            args.skip_invalid,
+            !args.afterwards.no_index,
+        )?
     };
     for (line, message) in &imported.skipped {
         eprintln!("skipped {origin}, line {line}: {message}");
@@ -194,12 +238,14 @@ fn import_jsonl(dir: &Path, args: JsonlArgs) -> anyhow::Result<ExitCode> {
             "added": totals.added,
             "duplicates": totals.duplicates,
             "skipped": imported.skipped.iter().map(|(l, m)| json!({"line": l, "message": m})).collect::<Vec<_>>(),
+            "index": imported.index,
         }))?;
     } else {
         println!(
             "imported {} new events from {origin} in {} commits ({} sessions; {} already present)",
             totals.added, totals.commits, imported.sessions, totals.duplicates
         );
+        print_indexed(imported.index.as_ref());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -209,9 +255,10 @@ fn import_sessions(
     agent: &'static dyn Agent,
     paths: &[PathBuf],
     as_json: bool,
+    afterwards: &Afterwards,
 ) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let imported = import::agent_sessions(&repo, agent, paths)?;
+    let imported = import::agent_sessions(&repo, agent, paths, !afterwards.no_index)?;
     print_import(as_json, agent, &imported)
 }
 
@@ -229,6 +276,7 @@ fn print_import(
             "commits": totals.commits,
             "added": totals.added,
             "duplicates": totals.duplicates,
+            "index": imported.index,
         }))?;
     } else {
         for f in &imported.files {
@@ -254,6 +302,7 @@ fn print_import(
             "imported {} new events in {} commits ({} already present)",
             totals.added, totals.commits, totals.duplicates
         );
+        print_indexed(imported.index.as_ref());
     }
     Ok(ExitCode::SUCCESS)
 }

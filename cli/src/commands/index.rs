@@ -2,8 +2,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
+use memlog_indexer::IndexReport;
 use memlog_indexer::vectors::CatchUpReport;
-use memlog_indexer::{IndexReport, Projections};
+use memlog_ops::index::{Embedding, Indexed};
 
 use memlog_ops::workspace;
 
@@ -32,27 +33,43 @@ pub struct IndexArgs {
 
 pub fn cmd_index(dir: &Path, args: IndexArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
-    let report = Projections::update(&repo)?;
-    let vectors = if args.no_vectors {
-        None
+    let embedding = if args.no_vectors {
+        Embedding::Off
     } else {
-        memlog_ops::semantic::catch_up_vectors(&repo, None, args.json)?
+        Embedding::Now
     };
-    // Updates leave their pages in SQLite's write-ahead log, which every
-    // later process reads whole when it opens the database; this one-shot
-    // run (a hook's background index among them) leaves it empty. Best
-    // effort: the index itself is up to date either way.
-    if let Err(e) = Projections::open(&repo).and_then(|p| p.empty_log()) {
-        memlog_ops::diag::warning(format_args!("the database's log was left as it is: {e}"));
-    }
+    let indexed = memlog_ops::index::update(&repo, embedding, args.json)?;
     if args.json {
-        let mut value = serde_json::to_value(&report)?;
-        value["vectors"] = serde_json::to_value(&vectors)?;
-        return output::print_json(&value).map(|_| ExitCode::SUCCESS);
+        return output::print_json(&indexed).map(|_| ExitCode::SUCCESS);
     }
-    print_report(&report, false)?;
-    print_vectors(vectors.as_ref());
+    print_report(&indexed.report, false)?;
+    print_vectors(indexed.vectors.as_ref());
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an index run at the end of `install` or `import` did, in a line
+/// or two.
+pub fn print_indexed(indexed: Option<&Indexed>) {
+    let Some(indexed) = indexed else {
+        return;
+    };
+    let r = &indexed.report;
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
+    if r.rebuilt {
+        println!(
+            "index built: {} events ({} segments)",
+            r.events_added, r.segments
+        );
+    } else {
+        println!("index: {} new events indexed", r.events_added);
+    }
+    if indexed.embedding_in_background {
+        println!(
+            "vectors: embedding in the background (`memlog doctor` shows how far); meanwhile new events rank by full text"
+        );
+    }
 }
 
 /// One line on what embedding did.

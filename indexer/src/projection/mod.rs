@@ -34,7 +34,8 @@ use crate::vectors::{VectorAccess, VectorIndex};
 use crate::{Error, Result};
 
 pub use lock::WriterLock;
-pub use unindexed::{HOOK_SEGMENTS, Reach, Unindexed, UnindexedEvent};
+pub use unindexed::{MAX_PROMPT_BYTES, Reach, Unindexed, UnindexedEvent};
+pub use update::NOT_BUILT;
 
 /// Memory of the full-text writer: incremental runs are small; a rebuild
 /// gets more so that it writes fewer, larger segments.
@@ -70,9 +71,9 @@ pub struct IndexReport {
 
 /// How far each journal was read: file identity and byte offset.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct JournalMark {
-    id: u64,
-    offset: u64,
+pub(crate) struct JournalMark {
+    pub(crate) id: u64,
+    pub(crate) offset: u64,
 }
 
 /// The projections of one repository.
@@ -124,8 +125,9 @@ impl Projections {
         self.vectors.take()
     }
 
-    /// Opens existing projections for reading. A missing or damaged index
-    /// is an error the caller answers with [`Projections::update`].
+    /// Opens existing projections for reading. A missing
+    /// ([`Error::NotBuilt`]) or damaged index is an error the caller
+    /// answers with [`Projections::update`].
     ///
     /// An update commits the full-text half first, then the database: in
     /// between, the halves are from different runs. Read then, they answer
@@ -165,10 +167,7 @@ impl Projections {
     fn open_unchecked(dir: &Path) -> Result<Projections> {
         let db = IndexLayout::new(dir).graph();
         if !db.exists() {
-            return Err(Error::Corrupt {
-                what: dir.display().to_string(),
-                message: "no index yet".into(),
-            });
+            return Err(Error::NotBuilt(dir.display().to_string()));
         }
         let graph = Graph::open(&db)?;
         match graph.get_meta("schema_version")? {
@@ -188,6 +187,21 @@ impl Projections {
             dir: dir.to_path_buf(),
             graph,
             fts,
+            vectors: None,
+            vectors_meta: None,
+            unindexed: Unindexed::default(),
+        })
+    }
+
+    /// Projections of nothing, in memory: what a repository whose index
+    /// was never built (or cannot be opened) is searched with, its log
+    /// read past their (empty) watermark ([`Projections::read_unindexed`]).
+    pub fn empty() -> Result<Projections> {
+        let dir = PathBuf::from(":memory:");
+        Ok(Projections {
+            graph: Graph::open(&dir)?,
+            fts: Fts::create_in_ram()?,
+            dir,
             vectors: None,
             vectors_meta: None,
             unindexed: Unindexed::default(),
@@ -278,7 +292,7 @@ impl Projections {
         Ok(true)
     }
 
-    fn journal_marks(&self) -> Result<HashMap<String, JournalMark>> {
+    pub(crate) fn journal_marks(&self) -> Result<HashMap<String, JournalMark>> {
         Ok(match self.graph.get_meta("journals")? {
             Some(json) => serde_json::from_str(&json).unwrap_or_default(),
             None => HashMap::new(),
@@ -297,30 +311,51 @@ struct JournalTail {
     problems: Vec<memlog_format::segment::LineProblem>,
     /// The mark after it.
     mark: JournalMark,
+    /// Bytes read.
+    bytes: usize,
+    /// Whether the bound left its older lines out.
+    cut: bool,
 }
 
 impl JournalTail {
     /// The tail of `f` past `mark` (from its start when the file is not the
-    /// one marked); `None` when there is nothing new, or the journal was
+    /// one marked), at most its last `max` bytes (from the first whole line
+    /// in them); `None` when there is nothing new, or the journal was
     /// sealed meanwhile (its events then arrive with the segments).
-    fn read(f: &journal::JournalFile, mark: Option<&JournalMark>) -> Result<Option<JournalTail>> {
+    fn read(
+        f: &journal::JournalFile,
+        mark: Option<&JournalMark>,
+        max: u64,
+    ) -> Result<Option<JournalTail>> {
+        use std::io::{Read, Seek, SeekFrom};
         let id = file_id(&f.path);
-        let start = match mark {
+        let marked = match mark {
             Some(m) if m.id == id && m.offset <= f.bytes => m.offset,
             _ => 0,
         };
-        if start == f.bytes {
+        if marked == f.bytes {
             return Ok(None);
         }
-        let bytes = match std::fs::read(&f.path) {
-            Ok(b) => b,
+        let start = marked.max(f.bytes.saturating_sub(max));
+        let mut file = match std::fs::File::open(&f.path) {
+            Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(&f.path, e)),
         };
-        let start = (start as usize).min(bytes.len());
-        let tail = &bytes[start..];
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(start))
+            .and_then(|_| file.read_to_end(&mut bytes))
+            .map_err(|e| Error::io(&f.path, e))?;
+        let cut = start > marked;
+        let tail = if cut {
+            unindexed::after_first_line(&bytes)
+        } else {
+            &bytes[..]
+        };
+        let skipped = bytes.len() - tail.len();
         let complete = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         let (events, problems) = memlog_format::segment::decode(&tail[..complete]);
+        let start = start as usize + skipped;
         Ok(Some(JournalTail {
             start,
             events,
@@ -329,13 +364,15 @@ impl JournalTail {
                 id,
                 offset: (start + complete) as u64,
             },
+            bytes: bytes.len(),
+            cut,
         }))
     }
 }
 
 /// Identity of a journal file (inode), so a new journal for the same
 /// session is read from its start.
-fn file_id(path: &Path) -> u64 {
+pub(crate) fn file_id(path: &Path) -> u64 {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

@@ -28,41 +28,48 @@ impl Projections {
     /// missing, damaged, from another schema, or behind a rewritten history.
     /// Waits for another writer to finish first.
     pub fn update(repo: &Repo) -> Result<IndexReport> {
+        Projections::update_with_progress(repo, &mut |_, _| {})
+    }
+
+    /// [`Projections::update`], telling `progress(done, total)` how many
+    /// of the new segments it has read (for a progress bar: a first build
+    /// of a large log takes seconds).
+    pub fn update_with_progress(
+        repo: &Repo,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<IndexReport> {
         let _lock = WriterLock::acquire(repo)?;
-        Projections::update_locked(repo)
+        Projections::update_locked(repo, progress)
     }
 
     /// Like [`Projections::update`], but waits for another writer only up
     /// to `within`, then fails with [`Error::WriterBusy`] naming it.
     pub fn update_within(repo: &Repo, within: std::time::Duration) -> Result<IndexReport> {
         let _lock = WriterLock::acquire_within(repo, within)?;
-        Projections::update_locked(repo)
+        Projections::update_locked(repo, &mut |_, _| {})
     }
 
     /// Like [`Projections::update`], but returns `Ok(None)` at once if
     /// another process is writing (the caller reads what is there).
     pub fn try_update(repo: &Repo) -> Result<Option<IndexReport>> {
         match WriterLock::try_acquire(repo)? {
-            Some(_lock) => Projections::update_locked(repo).map(Some),
+            Some(_lock) => Projections::update_locked(repo, &mut |_, _| {}).map(Some),
             None => Ok(None),
         }
     }
 
-    fn update_locked(repo: &Repo) -> Result<IndexReport> {
+    fn update_locked(repo: &Repo, progress: &mut dyn FnMut(usize, usize)) -> Result<IndexReport> {
         let dir = index_dir(repo);
         let reason = match Projections::open_at(&dir) {
-            Ok(mut p) => match p.apply(repo, false)? {
+            Ok(mut p) => match p.apply(repo, false, progress)? {
                 Applied::Done(report) => return Ok(report),
                 Applied::NeedsRebuild(reason) => reason,
             },
-            Err(Error::Corrupt { what, message }) if message == "no index yet" => {
-                let _ = what;
-                "no index yet".to_string()
-            }
+            Err(Error::NotBuilt(_)) => NOT_BUILT.to_string(),
             Err(Error::Corrupt { what, message }) => format!("{what} is damaged ({message})"),
             Err(e) => return Err(e),
         };
-        let mut report = Projections::rebuild_locked(repo)?;
+        let mut report = Projections::rebuild_locked(repo, progress)?;
         report.reason = Some(reason);
         Ok(report)
     }
@@ -70,17 +77,17 @@ impl Projections {
     /// Deletes the projections and derives them again from the log.
     pub fn rebuild(repo: &Repo) -> Result<IndexReport> {
         let _lock = WriterLock::acquire(repo)?;
-        let mut report = Projections::rebuild_locked(repo)?;
+        let mut report = Projections::rebuild_locked(repo, &mut |_, _| {})?;
         report.reason = Some("requested".into());
         Ok(report)
     }
 
-    fn rebuild_locked(repo: &Repo) -> Result<IndexReport> {
+    fn rebuild_locked(repo: &Repo, progress: &mut dyn FnMut(usize, usize)) -> Result<IndexReport> {
         let dir = index_dir(repo);
         remove_leftovers(repo);
         let fresh = repo.layout().fresh_index_dir(std::process::id());
         let mut p = Projections::create_at(&fresh)?;
-        let report = match p.apply(repo, true)? {
+        let report = match p.apply(repo, true, progress)? {
             Applied::Done(r) => r,
             Applied::NeedsRebuild(reason) => {
                 return Err(Error::Invalid(format!(
@@ -110,7 +117,12 @@ impl Projections {
 
     /// Indexes what is new since the watermark (everything, for a fresh
     /// index). Returns `NeedsRebuild` when history was rewritten.
-    fn apply(&mut self, repo: &Repo, rebuilding: bool) -> Result<Applied> {
+    fn apply(
+        &mut self,
+        repo: &Repo,
+        rebuilding: bool,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Applied> {
         let log = Log::new(repo);
         // The shared log and this machine's personal one, read as one.
         let view = View::read(repo)?;
@@ -185,7 +197,8 @@ impl Projections {
             ranking_links: false,
             roots: repo.work_roots(),
         };
-        for seg in &segments {
+        for (done, seg) in segments.iter().enumerate() {
+            progress(done, segments.len());
             let (events, problem) = log.read_segment(seg, false)?;
             if let Some(p) = problem {
                 batch
@@ -198,6 +211,7 @@ impl Projections {
             }
         }
 
+        progress(segments.len(), segments.len());
         // Journals of running sessions.
         let files = journal::list(&repo.journal_dir())?;
         let present: HashSet<&str> = files.iter().map(|f| f.session.as_str()).collect();
@@ -211,7 +225,7 @@ impl Projections {
             batch.drop_unsealed(&session)?;
         }
         for f in &files {
-            let Some(tail) = JournalTail::read(f, marks.get(&f.session))? else {
+            let Some(tail) = JournalTail::read(f, marks.get(&f.session), u64::MAX)? else {
                 continue;
             };
             for p in tail.problems {
@@ -326,6 +340,10 @@ impl Projections {
         Ok(forgets)
     }
 }
+
+/// The reason [`IndexReport::reason`] gives for building an index that
+/// did not exist.
+pub const NOT_BUILT: &str = "no index yet";
 
 pub(super) enum Applied {
     Done(IndexReport),

@@ -31,6 +31,7 @@ pub(super) fn hooks(
             done.path.display(),
             done.events
         );
+        crate::commands::index::print_indexed(done.index.as_ref());
     } else {
         println!(
             "removed {} memlog hook(s) from {}",

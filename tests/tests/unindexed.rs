@@ -1,0 +1,198 @@
+//! A missing or stale index is never a reason for silence: the hooks
+//! answer from the index plus what the log holds beyond it (a session
+//! sealed a moment ago, with no `memlog index` run by anyone), say in
+//! hooks.log why they injected nothing, `install` and `import` leave the
+//! index built, `memlog doctor` calls an index never built "not built
+//! yet", and a memory not embedded yet is found first by search and MCP.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
+
+use std::path::Path;
+
+use memlog_e2e::{McpProcess, TestRepo, memlog_command, model_installed};
+use serde_json::{Value, json};
+
+const ANSWER: &str =
+    "The zebrafish telemetry lives in src/telemetry.rs; it appends one line per reading.";
+
+/// A session of hooks: a prompt, its answer (through Stop), then
+/// SessionEnd, which seals it (and starts a background `memlog index`).
+fn first_session(repo: &TestRepo) {
+    for (event, extra) in [
+        ("SessionStart", json!({"source": "startup"})),
+        (
+            "UserPromptSubmit",
+            json!({"prompt": "Where do we write the tank sensor readings?"}),
+        ),
+        (
+            "Stop",
+            json!({"stop_hook_active": false, "last_assistant_message": ANSWER}),
+        ),
+        ("SessionEnd", json!({"reason": "other"})),
+    ] {
+        repo.hook(event, "s1", extra);
+    }
+}
+
+fn hooks_log(repo: &TestRepo) -> String {
+    std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap_or_default()
+}
+
+#[test]
+fn the_next_session_gets_the_last_one_with_no_index_ever_built() {
+    let repo = TestRepo::with_generous_budgets();
+    first_session(&repo);
+    // whatever the background index has done by now, start from none
+    let index = repo.path().join(".git/memlog/index");
+    let _ = std::fs::remove_dir_all(&index);
+
+    let start = repo.hook("SessionStart", "s2", json!({"source": "startup"}));
+    assert!(
+        start.contains("s1") && start.contains("tank sensor readings"),
+        "the briefing lists the session sealed a moment ago: {}",
+        start
+    );
+    let _ = std::fs::remove_dir_all(&index);
+    let prompt = repo.hook(
+        "UserPromptSubmit",
+        "s2",
+        json!({"prompt": "Remind me: where does the zebrafish telemetry live?"}),
+    );
+    assert!(
+        prompt.contains("lives in src/telemetry.rs"),
+        "the answer of the session sealed a moment ago: {}\nhooks.log:\n{}",
+        prompt,
+        hooks_log(&repo)
+    );
+}
+
+#[test]
+fn hooks_log_why_nothing_was_injected() {
+    let repo = TestRepo::with_generous_budgets();
+    let start = repo.hook("SessionStart", "s0", json!({"source": "startup"}));
+    assert_eq!(start, "");
+    first_session(&repo);
+    let unrelated = repo.hook(
+        "UserPromptSubmit",
+        "s2",
+        json!({"prompt": "What is a good name for a pet hamster?"}),
+    );
+    assert_eq!(unrelated, "");
+    let log = hooks_log(&repo);
+    assert!(
+        log.contains("SessionStart") && log.contains("nothing to brief"),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("UserPromptSubmit") && l.contains("nothing injected")),
+        "{log}"
+    );
+
+    // over budget: said too
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 0\n",
+    )
+    .unwrap();
+    repo.hook(
+        "UserPromptSubmit",
+        "s3",
+        json!({"prompt": "Where does the zebrafish telemetry live?"}),
+    );
+    assert!(hooks_log(&repo).contains("over the 0 ms budget"));
+}
+
+fn doctor_index(dir: &Path) -> String {
+    let out = memlog_command(dir)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["index"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn doctor_says_not_built_yet_and_install_and_import_build_it() {
+    let repo = TestRepo::new();
+    let index = doctor_index(repo.path());
+    assert!(
+        index.starts_with("not built yet") && index.contains("memlog index"),
+        "{index}"
+    );
+    assert!(!index.contains("damaged"), "{index}");
+
+    let install = repo.memlog(&["install", "claude"]).ok();
+    assert!(
+        install.stdout().contains("index built"),
+        "{}",
+        install.stdout()
+    );
+    assert_eq!(doctor_index(repo.path()), "up to date");
+
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/sessions.jsonl");
+    let import = repo
+        .memlog(&["import", "jsonl", demo.to_str().unwrap()])
+        .ok();
+    assert!(
+        import.stdout().contains("new events indexed"),
+        "{}",
+        import.stdout()
+    );
+    assert_eq!(doctor_index(repo.path()), "up to date");
+    let json = repo
+        .memlog(&["import", "jsonl", "--json", demo.to_str().unwrap()])
+        .ok()
+        .json();
+    assert_eq!(json["index"]["rebuilt"], false);
+}
+
+/// The demo memory with its vectors, and a note saved after them: full
+/// text has indexed it, the model has not embedded it.
+fn embedded_memory_and_a_new_note(note: &str) -> Option<TestRepo> {
+    if !model_installed() {
+        return None;
+    }
+    let repo = TestRepo::new();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/sessions.jsonl");
+    repo.memlog(&["import", "jsonl", demo.to_str().unwrap()])
+        .ok();
+    repo.memlog(&["index"]).ok();
+    repo.memlog(&["note", note]).ok();
+    Some(repo)
+}
+
+#[test]
+fn a_note_not_embedded_yet_is_not_buried_under_embedded_events() {
+    let note = "The checkout discount service retries are capped at two by the gateway";
+    let Some(repo) = embedded_memory_and_a_new_note(note) else {
+        return;
+    };
+    let hits = repo
+        .memlog(&["search", "--json", "checkout discount retries gateway"])
+        .ok()
+        .json();
+    let first = &hits["hits"][0];
+    assert_eq!(first["text"], note, "{hits:#}");
+    assert!(
+        first["parts"]["semantic"].is_null(),
+        "not embedded: {first}"
+    );
+}
+
+#[test]
+fn mcp_search_finds_what_memory_remember_just_saved() {
+    let note = "Checkout coupons are validated by the pricing gateway before tax";
+    let Some(repo) = embedded_memory_and_a_new_note("an unrelated note about lunch") else {
+        return;
+    };
+    let mut mcp = McpProcess::start(repo.path());
+    // the server's index and model are warm before the memory arrives
+    mcp.tool("memory_search", json!({"query": "coupon"}));
+    let saved = mcp.tool("memory_remember", json!({"text": note}));
+    let found = mcp.tool(
+        "memory_search",
+        json!({"query": "pricing gateway coupon validation", "limit": 3}),
+    );
+    assert_eq!(found["hits"][0]["id"], saved["id"], "{found:#}");
+    mcp.close();
+}
