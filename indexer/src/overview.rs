@@ -218,7 +218,22 @@ pub fn sessions_page(
     let rows = stmt
         .query_map(params![ts, session, limit as i64], session_row)
         .map_err(sql)?;
-    visible_sessions(p, rows.collect::<rusqlite::Result<_>>().map_err(sql)?)
+    let mut rows: Vec<SessionRow> = rows.collect::<rusqlite::Result<_>>().map_err(sql)?;
+    // sessions the index has not seen yet (sealed a moment ago, or while
+    // a background index holds the writer lock), in the same order
+    let unindexed = p.unindexed().sessions();
+    if !unindexed.is_empty() {
+        for u in unindexed {
+            let after_cursor =
+                before.is_none_or(|(ts, s)| (u.first_ts.as_str(), u.session.as_str()) < (ts, s));
+            if after_cursor && rows.iter().all(|r| r.session != u.session) {
+                rows.push(u);
+            }
+        }
+        rows.sort_by(|a, b| (&b.first_ts, &b.session).cmp(&(&a.first_ts, &a.session)));
+        rows.truncate(limit);
+    }
+    visible_sessions(p, rows)
 }
 
 fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {

@@ -48,8 +48,16 @@ fn draft(session: &str, ts: &str, kind: Kind, body: Value) -> Draft {
 /// path), and one live, unsealed prompt.
 fn repo_with_memory() -> TestRepo {
     let repo = TestRepo::new();
-    repo.memlog(&["import", "jsonl", demo_sessions().to_str().unwrap()])
-        .ok();
+    // no background index (it would hold the writer lock while the CLI's
+    // answers are taken, and the server's come after it): both sides then
+    // read an index brought up to date by their own first read
+    repo.memlog(&[
+        "import",
+        "jsonl",
+        "--no-index",
+        demo_sessions().to_str().unwrap(),
+    ])
+    .ok();
     let r = Repo::discover(repo.path()).unwrap();
     r.ensure_dirs().unwrap();
     let key = |t: &str| format!("demo/{t}");
