@@ -58,6 +58,7 @@ pub mod review;
     reason = "another branch is rewriting this file; its docs land with it"
 )]
 pub mod search;
+pub mod session_row;
 pub mod standing;
 pub mod supersede;
 pub mod tasks;

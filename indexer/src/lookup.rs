@@ -74,16 +74,6 @@ fn sql(e: rusqlite::Error) -> Error {
     Error::sql(Path::new("graph.sqlite"), e)
 }
 
-/// Whether the index holds the event with this full id.
-pub(crate) fn is_indexed(p: &Projections, id: &str) -> Result<bool> {
-    let mut stmt = p
-        .graph
-        .conn
-        .prepare_cached("SELECT 1 FROM events WHERE key = ?1 AND id = ?2")
-        .map_err(sql)?;
-    stmt.exists(params![event_key(id) as i64, id]).map_err(sql)
-}
-
 /// An event not indexed yet, as a lookup returns it.
 fn unindexed(e: &crate::projection::UnindexedEvent) -> Stored {
     Stored {

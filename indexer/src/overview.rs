@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::projection::Projections;
+pub use crate::session_row::SessionRow;
 use crate::{Error, Result};
 
 fn sql(e: rusqlite::Error) -> Error {
@@ -87,27 +88,6 @@ pub fn event_counts(p: &Projections) -> Result<EventCounts> {
     out.first_ts = edge("ASC")?;
     out.last_ts = edge("DESC")?;
     Ok(out)
-}
-
-/// A session of the `sessions` table.
-#[derive(Clone, Debug)]
-pub struct SessionRow {
-    /// The session id.
-    pub session: String,
-    /// Time of its first event.
-    pub first_ts: String,
-    /// Time of its last event.
-    pub last_ts: String,
-    /// Its live events.
-    pub events: u64,
-    /// Its prompts.
-    pub prompts: u64,
-    /// Its tool calls.
-    pub tool_calls: u64,
-    /// Text of its first prompt.
-    pub first_prompt: Option<String>,
-    /// The code's git branch when it began.
-    pub branch: Option<String>,
 }
 
 /// The sessions with prompts, most recently active first, leaving out

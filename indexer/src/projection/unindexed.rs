@@ -44,11 +44,10 @@ use memlog_store::view::{Changes, View};
 use memlog_store::{ObjectId, Repo, journal};
 use tantivy::tokenizer::TokenStream;
 
-use crate::Result;
 use crate::derive::Derived;
 use crate::fts::{Filters, event_key};
-use crate::lookup::is_indexed;
-use crate::overview::SessionRow;
+use crate::session_row::SessionRow;
+use crate::{Error, Result};
 
 use super::{JournalTail, Projections};
 
@@ -449,4 +448,16 @@ impl Projections {
 /// Whether segment bytes hold a `forget` event.
 pub(super) fn memchr_forget(bytes: &[u8]) -> bool {
     memchr::memmem::find(bytes, br#""kind":"forget""#).is_some()
+}
+
+/// Whether the index holds the event with this full id.
+fn is_indexed(p: &Projections, id: &str) -> Result<bool> {
+    let sql = |e| Error::sql(std::path::Path::new("graph.sqlite"), e);
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached("SELECT 1 FROM events WHERE key = ?1 AND id = ?2")
+        .map_err(sql)?;
+    stmt.exists(rusqlite::params![event_key(id) as i64, id])
+        .map_err(sql)
 }
