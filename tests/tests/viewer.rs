@@ -54,8 +54,15 @@ fn seal_session(repo: &TestRepo, session: &str, branch: &str, events: &[(&str, K
 /// the board, one blocked by another), and a live, unsealed session.
 fn repo_with_memory() -> TestRepo {
     let repo = TestRepo::new();
-    repo.memlog(&["import", "jsonl", demo_sessions().to_str().expect("utf-8")])
-        .ok();
+    // no background index: the server and the CLI, compared, would read
+    // the index at different points of its run
+    repo.memlog(&[
+        "import",
+        "jsonl",
+        "--no-index",
+        demo_sessions().to_str().expect("utf-8"),
+    ])
+    .ok();
     let task = |key: &str, title: &str, status: &str| json!({"key": format!("demo::{key}"), "title": title, "status": status});
     seal_session(
         &repo,
