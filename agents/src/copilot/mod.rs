@@ -82,10 +82,7 @@ impl Agent for Copilot {
     }
 
     fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
-        let raw: Value = serde_json::from_slice(bytes)
-            .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
-        let (name, common) = hooks::to_common(event_name, raw);
-        Ok(Payload::from_value(&name, common))
+        crate::protocol::parse_translated(event_name, bytes, hooks::to_common)
     }
 
     fn hook_output(&self, event: HookEvent, context: Option<&str>) -> Option<String> {

@@ -16,7 +16,7 @@ pub mod transcript;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::protocol::{HookEvent, Payload};
 use crate::sessions::{home, jsonl_files};
@@ -67,10 +67,7 @@ impl Agent for Cursor {
     }
 
     fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
-        let raw: Value = serde_json::from_slice(bytes)
-            .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
-        let (name, common) = hooks::to_common(event_name, raw);
-        Ok(Payload::from_value(&name, common))
+        crate::protocol::parse_translated(event_name, bytes, hooks::to_common)
     }
 
     fn takes_context(&self, event: HookEvent) -> bool {

@@ -64,10 +64,7 @@ impl Agent for Gemini {
     }
 
     fn read_payload(&self, event_name: &str, bytes: &[u8]) -> Result<Payload> {
-        let raw: serde_json::Value = serde_json::from_slice(bytes)
-            .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
-        let (name, common) = to_common(event_name, raw);
-        Ok(Payload::from_value(&name, common))
+        crate::protocol::parse_translated(event_name, bytes, to_common)
     }
 
     fn hook_output(&self, event: HookEvent, context: Option<&str>) -> Option<String> {
