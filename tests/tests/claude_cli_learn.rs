@@ -186,9 +186,7 @@ fn the_model_obeys_the_stop_hook_and_the_promoted_rule_briefs_the_next_session()
         fact_id,
     ])
     .ok();
-    // the index catches up as `memlog watch` or a hook's background
-    // `memlog index` would
-    repo.memlog(&["index"]).ok();
+    // the next session at once: its hooks read what the index lacks
     let second = claude.run(
         "What should I check before changing the dashboard?",
         &json!({"turns": [{"text": "The telemetry file format."}], "side_text": "Dashboard"}),

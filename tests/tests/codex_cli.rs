@@ -90,10 +90,9 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
     let (Some(claude), Some(codex)) = (ClaudeCli::find(&repo), CodexCli::find(&repo)) else {
         return;
     };
+    // Codex starts right after Claude Code's session ended, with no
+    // `memlog index` between: the hooks read what the index lacks.
     let claude_run = plan_the_migration(&claude);
-    // What `memlog watch` (or the hooks' background refresh) does between
-    // sessions: the index catches up with the sealed Claude Code session.
-    repo.memlog(&["index"]).ok();
     let run = codex.run(
         "Is the quarzite migration behind the billing cutover?",
         &json!({"turns": [{"text": "It waits for the billing cutover."}], "side_text": "x"}),
@@ -160,7 +159,6 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
     }
 
     // And back: Codex's answer reaches Claude Code's model.
-    repo.memlog(&["index"]).ok();
     let back = claude.run(
         "What did Codex say the quarzite migration waits for?",
         &json!({"turns": [{"text": "The billing cutover."}], "side_text": "Back"}),

@@ -94,8 +94,8 @@ fn a_codex_session_reaches_gemini_as_injected_context() {
     let (Some(codex), Some(gemini)) = (CodexCli::find(&repo), GeminiCli::find(&repo)) else {
         return;
     };
+    // no `memlog index` between the sessions, as a user runs them
     plan_the_migration(&codex);
-    repo.memlog(&["index"]).ok();
     let run = gemini.run(
         "Is the quarzite migration behind the billing cutover?",
         &json!({"turns": [{"text": "Yes, after the cutover."}], "side_text": "{}"}),
