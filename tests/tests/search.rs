@@ -235,7 +235,9 @@ fn incremental_indexing_equals_rebuild_over_random_sequences() {
                     }
                     let file = repo.path().join(format!("imp-{step}.jsonl"));
                     std::fs::write(&file, lines).unwrap();
-                    repo.memlog(&["import", "jsonl", file.to_str().unwrap()])
+                    // the test's own `memlog index` steps do the indexing:
+                    // a background one would race them
+                    repo.memlog(&["import", "jsonl", "--no-index", file.to_str().unwrap()])
                         .ok();
                     sessions.push(format!("imp-{seed}-{step}"));
                 }
