@@ -34,6 +34,10 @@ const PARAPHRASES: &[(&str, &str)] = &[
     ("got a new dog from a rescue", "n3"),
 ];
 
+/// The notes, imported without the background index an import starts:
+/// each test indexes (and so embeds) itself, and a background embedder
+/// racing its `memlog index` or `memlog rebuild` would make their reports
+/// say "another process is embedding" or count rows that process checked.
 fn notes_repo() -> TestRepo {
     let repo = TestRepo::new();
     let mut lines = String::new();
@@ -46,7 +50,8 @@ fn notes_repo() -> TestRepo {
         ));
     }
     std::fs::write(repo.path().join("in.jsonl"), lines).unwrap();
-    repo.memlog(&["import", "jsonl", "in.jsonl"]).ok();
+    repo.memlog(&["import", "jsonl", "--no-index", "in.jsonl"])
+        .ok();
     repo
 }
 
@@ -496,6 +501,7 @@ fn cli_mcp_and_viewer_search_agree() {
             Some(memlog_e2e::start_watch(repo.path())),
         )
     } else {
+        repo.memlog(&["index"]).ok();
         (&["fts"], None)
     };
     let mut mcp = memlog_e2e::McpProcess::start(repo.path());
