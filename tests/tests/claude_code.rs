@@ -214,7 +214,8 @@ fn transcripts_import_once_with_the_counted_tool_calls() {
 fn quiet_repo_with_history() -> TestRepo {
     let repo = TestRepo::with_generous_budgets();
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/sessions.jsonl");
-    repo.memlog(&["import", "jsonl", demo.to_str().unwrap()])
+    // no background index: its embedder would race this `memlog index`
+    repo.memlog(&["import", "jsonl", "--no-index", demo.to_str().unwrap()])
         .ok();
     repo.memlog(&["index"]).ok();
     repo

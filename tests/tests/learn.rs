@@ -175,7 +175,8 @@ fn repo_with_history() -> TestRepo {
     .unwrap();
     let demo =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/sessions.jsonl");
-    repo.memlog(&["import", "jsonl", demo.to_str().unwrap()])
+    // no background index: its embedder would race this `memlog index`
+    repo.memlog(&["import", "jsonl", "--no-index", demo.to_str().unwrap()])
         .ok();
     repo.memlog(&["index"]).ok();
     repo

@@ -55,7 +55,9 @@ fn indexed_notes(n: usize) -> (TestRepo, Vec<String>) {
         lines.push('\n');
     }
     std::fs::write(repo.path().join("notes.jsonl"), lines).unwrap();
-    repo.memlog(&["import", "jsonl", "notes.jsonl"]).ok();
+    // no background index: its embedder would race this `memlog index`
+    repo.memlog(&["import", "jsonl", "--no-index", "notes.jsonl"])
+        .ok();
     repo.memlog(&["index"]).ok();
     let ids = (0..n)
         .map(|i| {

@@ -63,7 +63,9 @@ fn history_repo() -> TestRepo {
         lines.push('\n');
     }
     std::fs::write(repo.path().join("history.jsonl"), lines).unwrap();
-    repo.memlog(&["import", "jsonl", "history.jsonl"]).ok();
+    // no background index: its embedder would race this `memlog index`
+    repo.memlog(&["import", "jsonl", "--no-index", "history.jsonl"])
+        .ok();
     repo.memlog(&["index"]).ok();
     repo
 }

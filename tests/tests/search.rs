@@ -340,7 +340,9 @@ fn readers_keep_working_while_the_index_is_rebuilt() {
         }
     }
     std::fs::write(repo.path().join("bulk.jsonl"), lines).unwrap();
-    repo.memlog(&["import", "jsonl", "bulk.jsonl"]).ok();
+    // no background index: its embedder would race this `memlog index`
+    repo.memlog(&["import", "jsonl", "--no-index", "bulk.jsonl"])
+        .ok();
     repo.memlog(&["index"]).ok();
     let dir = repo.path().to_path_buf();
     let writer = std::thread::spawn(move || {

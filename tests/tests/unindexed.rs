@@ -154,7 +154,8 @@ fn embedded_memory_and_a_new_note(note: &str) -> Option<TestRepo> {
     }
     let repo = TestRepo::new();
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/sessions.jsonl");
-    repo.memlog(&["import", "jsonl", demo.to_str().unwrap()])
+    // no background index: its embedder would race this `memlog index`
+    repo.memlog(&["import", "jsonl", "--no-index", demo.to_str().unwrap()])
         .ok();
     repo.memlog(&["index"]).ok();
     repo.memlog(&["note", note]).ok();
