@@ -307,6 +307,7 @@ fn prompts_after_seals(
             .count()
     };
     let over_before = over();
+    let log_before = std::fs::metadata(&log).map_or(0, |m| m.len() as usize);
     let mut out = AfterSeals {
         times: Vec::with_capacity(runs),
         injected: 0,
@@ -357,6 +358,16 @@ fn prompts_after_seals(
         }
     }
     out.over_budget = over() - over_before;
+    // where slow and skipped prompts spent their time, as the hooks said
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    for line in said
+        .get(log_before..)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("slow context") || l.contains("over the"))
+    {
+        eprintln!("{tag}: {line}");
+    }
     Ok(out)
 }
 

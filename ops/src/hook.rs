@@ -162,7 +162,7 @@ pub fn run(
                     &recorder,
                     event,
                     &payload,
-                    job.wait(started, budget)?,
+                    job.wait(&repo.layout(), event, started, budget)?,
                 ),
                 None => Err(Injected::Skipped(
                     "injection is off (hooks.inject: false)".into(),
@@ -335,7 +335,47 @@ fn inject(
 /// runs out (the worker dies with the process).
 struct ContextJob {
     result: mpsc::Receiver<Result<(Assembled, &'static str)>>,
+    steps: Steps,
 }
+
+/// The steps a [`ContextJob`] finished and when (from the hook's start):
+/// hooks.log says where a skipped or slow injection spent its time.
+#[derive(Clone)]
+struct Steps {
+    started: Instant,
+    done: std::sync::Arc<std::sync::Mutex<Vec<(&'static str, Duration)>>>,
+}
+
+impl Steps {
+    fn new(started: Instant) -> Steps {
+        Steps {
+            started,
+            done: Default::default(),
+        }
+    }
+
+    fn done(&self, step: &'static str) {
+        if let Ok(mut steps) = self.done.lock() {
+            steps.push((step, self.started.elapsed()));
+        }
+    }
+
+    /// "started 4 ms, opened the index 9 ms, …": each step's end.
+    fn describe(&self) -> String {
+        let Ok(steps) = self.done.lock() else {
+            return String::new();
+        };
+        steps
+            .iter()
+            .map(|(step, at)| format!("{step} {} ms", at.as_millis()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A hook whose context took longer than this says where the time went
+/// in hooks.log.
+const SLOW_CONTEXT: Duration = Duration::from_millis(100);
 
 /// Share of a hook's remaining budget it gives a warm server: the rest is
 /// left for assembling the context itself should the server not answer
@@ -358,35 +398,62 @@ impl ContextJob {
         };
         let (tx, rx) = mpsc::channel();
         let place = repo.place();
+        let steps = Steps::new(started);
+        let log = steps.clone();
         std::thread::spawn(move || {
             // The index is closed after the answer is sent, not before:
             // the hook prints the answer and exits meanwhile.
             let mut opened = None;
             let result = (|| -> Result<(Assembled, &'static str)> {
+                steps.done("started");
                 let repo = place.into_repo();
                 let remaining = budget.saturating_sub(started.elapsed());
-                if let Some(a) = warm::ask(&repo, &request, remaining / WARM_SHARE) {
+                let warm = warm::ask(&repo, &request, remaining / WARM_SHARE);
+                steps.done("asked the warm server");
+                if let Some(a) = warm {
                     return Ok((a, "warm"));
                 }
-                let p = opened.insert(projections_for_hook(&repo, &request.session)?);
-                Ok((answer(&repo, p, &request)?, "local"))
+                let p = opened.insert(projections_for_hook(&repo, &request.session, &steps)?);
+                let a = answer(&repo, p, &request)?;
+                steps.done("ranked and assembled");
+                Ok((a, "local"))
             })();
             let _ = tx.send(result);
             drop(opened);
         });
-        ContextJob { result: rx }
+        ContextJob {
+            result: rx,
+            steps: log,
+        }
     }
 
     /// The assembled context, or an error once the budget is spent.
-    fn wait(self, started: Instant, budget: Duration) -> Result<(Assembled, &'static str)> {
+    fn wait(
+        self,
+        layout: &Layout,
+        event: HookEvent,
+        started: Instant,
+        budget: Duration,
+    ) -> Result<(Assembled, &'static str)> {
         match self
             .result
             .recv_timeout(budget.saturating_sub(started.elapsed()))
         {
-            Ok(result) => result,
+            Ok(result) => {
+                if started.elapsed() > SLOW_CONTEXT {
+                    log_error(
+                        Some(layout),
+                        event.as_str(),
+                        &format!("slow context: {}", self.steps.describe()),
+                        started,
+                    );
+                }
+                result
+            }
             Err(_) => bail!(
-                "injection skipped: over the {} ms budget (hooks.inject_budget_ms)",
-                budget.as_millis()
+                "injection skipped: over the {} ms budget (hooks.inject_budget_ms); steps done: {}",
+                budget.as_millis(),
+                self.steps.describe()
             ),
         }
     }
@@ -485,7 +552,7 @@ fn index_in_background(repo: &Repo) -> Result<()> {
 /// not applied it. When sealed sessions are missing from the index, a
 /// background `memlog index` is started (unless one runs already): a hook
 /// never indexes in the foreground.
-fn projections_for_hook(repo: &Repo, asking: &str) -> Result<Projections> {
+fn projections_for_hook(repo: &Repo, asking: &str, steps: &Steps) -> Result<Projections> {
     // The vectors are opened for reading a few rows (the best full-text
     // hits' vectors make the query vector): no graph, no key map.
     let (mut p, built) = match Projections::open(repo) {
@@ -495,14 +562,17 @@ fn projections_for_hook(repo: &Repo, asking: &str) -> Result<Projections> {
         }
         Err(_) => (Projections::empty()?, false),
     };
+    steps.done("opened the index");
     p.read_unindexed(
         repo,
         Reach::Prompt {
             asking: Some(asking),
         },
     )?;
+    steps.done("read what the index lacks");
     if !built || p.unindexed().is_behind() {
         index_in_background(repo)?;
+        steps.done("started an index");
     }
     Ok(p)
 }
