@@ -38,18 +38,21 @@ pub fn spawn(repo: &Repo, args: &[&str], priority: Priority) {
     {
         use std::os::unix::process::CommandExt;
         command.process_group(0);
-        if priority == Priority::Low {
-            // SAFETY: setpriority is a system call, safe between fork and
-            // exec; its failure only leaves the priority as it was.
-            unsafe {
-                command.pre_exec(|| {
-                    libc::setpriority(libc::PRIO_PROCESS as _, 0, 19);
-                    Ok(())
-                });
-            }
+    }
+    // Spawned without a `pre_exec` step, std starts it with posix_spawn
+    // (vfork): the hook resumes as soon as the child has exec'd, without
+    // copying the hook's page tables first. Lowered between fork and exec
+    // instead, it waited for a child already at niceness 19 to reach exec:
+    // 120 ms on a machine with a build running, far more under load.
+    let Ok(child) = command.spawn() else { return };
+    #[cfg(unix)]
+    if priority == Priority::Low {
+        // SAFETY: setpriority is a system call on a pid this process just
+        // made; its failure only leaves the child's priority as it was.
+        unsafe {
+            libc::setpriority(libc::PRIO_PROCESS as _, child.id() as _, 19);
         }
     }
     #[cfg(not(unix))]
-    let _ = priority;
-    let _ = command.spawn();
+    let _ = (priority, child);
 }
