@@ -170,11 +170,9 @@ fn the_model_obeys_the_stop_hook_and_the_promoted_rule_briefs_the_next_session()
     );
 
     // Reflection promotes a rule on that evidence; the next session's
-    // SessionStart briefing carries it to the model.
-    // `memlog index` first: it waits for a hook's background indexing,
-    // which `rules add` would otherwise read past (a stale index that does
-    // not know the fact yet).
-    repo.memlog(&["index"]).ok();
+    // SessionStart briefing carries it to the model. No `memlog index`
+    // between: a user runs none, and the hooks' background index may
+    // still be running.
     let fact_id = fact["id"].as_str().unwrap();
     repo.memlog(&[
         "rules",
