@@ -164,9 +164,13 @@ pub fn run(
                     &payload,
                     job.wait(&repo.layout(), event, started, budget)?,
                 ),
-                None => Err(Injected::Skipped(
+                None if !repo.config.hooks.inject => Err(Injected::Skipped(
                     "injection is off (hooks.inject: false)".into(),
                 )),
+                None => Err(Injected::Skipped(format!(
+                    "{} takes no context at {event}",
+                    agent.name()
+                ))),
             };
             if event == HookEvent::SessionStart {
                 start_warm_watcher(&repo);
