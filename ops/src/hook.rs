@@ -134,7 +134,7 @@ pub fn run(
                     // reflection brings the index up to date (unless another
                     // writer is at it), then keeps its candidates for
                     // the next briefing
-                    background::spawn(&repo, &["reflect"], Priority::Low);
+                    background::spawn(&repo, &["reflect", "--if-due"], Priority::Low);
                 } else {
                     // so that the next session's prompts find this one
                     index_in_background(&repo)?;

@@ -4,6 +4,13 @@
 //! being useful and keeps the promotion candidates it found in
 //! `<memlog dir>/reflection.json`, which the next SessionStart briefing
 //! offers to the agent with the exact command that promotes each.
+//!
+//! One reflection at a time (`<memlog dir>/reflect.lock`): sessions ending
+//! back to back while the first reflection still ran (seconds on a large
+//! memory, longer on a loaded machine) each started one, and they all ran
+//! at once, competing with the prompts they were meant to serve. Now each
+//! waits its turn, asleep, and the turn is skipped when a reflection that
+//! began after it was asked for has run since.
 
 use std::path::PathBuf;
 
@@ -35,6 +42,9 @@ pub struct Reflected {
 struct Saved {
     /// When it ran (RFC 3339).
     ts: String,
+    /// When it began, in milliseconds (0 when saved by an older memlog).
+    #[serde(default)]
+    started_ms: i64,
     /// The candidates, as `memlog reflect --json` prints them.
     candidates: Vec<Value>,
 }
@@ -54,11 +64,50 @@ fn load(repo: &Repo) -> Option<Saved> {
 /// the index, with what it has not indexed yet read past its watermark):
 /// waiting for that writer hung reflection while a watcher held the lock.
 pub fn run(repo: &Repo, now_ms: i64) -> Result<Reflected> {
+    let lock = lock_file(repo)?;
+    // another reflection's result is as good: wait for it to be written
+    lock.lock()
+        .context(format_args!("locking {}", lock_path(repo).display()))?;
+    reflect(repo, now_ms)
+}
+
+/// [`run`] when reflection is [`due`], after waiting for one already
+/// running; `None` when that one (or any that began after this call) has
+/// made this one needless. What the SessionEnd hook starts.
+pub fn run_if_due(repo: &Repo, now_ms: i64) -> Result<Option<Reflected>> {
+    let asked = time::to_ms(&time::now());
+    let lock = lock_file(repo)?;
+    lock.lock()
+        .context(format_args!("locking {}", lock_path(repo).display()))?;
+    let covered = load(repo).is_some_and(|s| s.started_ms >= asked);
+    if covered || !due(repo) {
+        return Ok(None);
+    }
+    reflect(repo, now_ms).map(Some)
+}
+
+fn lock_path(repo: &Repo) -> PathBuf {
+    repo.layout().dir().join("reflect.lock")
+}
+
+fn lock_file(repo: &Repo) -> Result<std::fs::File> {
+    let path = lock_path(repo);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .context(format_args!("opening {}", path.display()))
+}
+
+fn reflect(repo: &Repo, now_ms: i64) -> Result<Reflected> {
+    let started_ms = time::to_ms(&time::now());
     let p = crate::workspace::projections(repo)?;
     let (retired, commit) = rules::retire_due(repo, &p, &repo.config.learn, now_ms)?;
     let candidates = rules::candidates(&p)?;
     let saved = Saved {
         ts: time::now(),
+        started_ms,
         candidates: candidates
             .iter()
             .map(serde_json::to_value)

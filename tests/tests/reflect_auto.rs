@@ -135,3 +135,38 @@ fn sessions_that_repeat_a_problem_get_it_offered_at_the_next_session_start() {
         "{again:#}"
     );
 }
+
+/// One reflection at a time: the SessionEnd hook's `memlog reflect
+/// --if-due` waits (asleep) for one that is running, and is skipped once
+/// a reflection ran within `learn.reflect_every_minutes`.
+#[test]
+fn a_reflection_waits_for_the_running_one_and_is_skipped_when_not_due() {
+    let repo = TestRepo::new();
+    // a note, not a session: its SessionEnd would start a reflection
+    repo.memlog(&["note", "the export tests need usize"]).ok();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(repo.path().join(".git/memlog/reflect.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let mut waiting = memlog_e2e::memlog_command(repo.path())
+        .args(["reflect", "--if-due", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        waiting.try_wait().unwrap().is_none(),
+        "it ran beside the reflection holding the lock"
+    );
+    lock.unlock().unwrap();
+    let out = waiting.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let ran: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(ran["candidates"].is_array(), "{ran}");
+    // reflected a moment ago: not due for `learn.reflect_every_minutes` (60)
+    let again = repo.memlog(&["reflect", "--if-due", "--json"]).ok();
+    assert_eq!(again.stdout(), "", "a reflection that was not due ran");
+}

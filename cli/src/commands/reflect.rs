@@ -30,6 +30,13 @@ pub struct ReflectArgs {
     #[arg(long)]
     json: bool,
 
+    /// Only if reflection is due (it last ran longer ago than
+    /// `learn.reflect_every_minutes`), after waiting for one that is
+    /// running; else do nothing and print nothing. What the SessionEnd
+    /// hook starts.
+    #[arg(long)]
+    if_due: bool,
+
     /// Judge rule retirement as of this date or time instead of now.
     #[arg(long, value_name = "DATE", hide = true)]
     now: Option<String>,
@@ -41,11 +48,19 @@ pub fn cmd_reflect(dir: &Path, args: ReflectArgs) -> anyhow::Result<ExitCode> {
         Some(d) => time::parse(d)?.as_millisecond(),
         None => time::to_ms(&time::now()),
     };
+    let reflected = if args.if_due {
+        match memlog_ops::reflect::run_if_due(&repo, now_ms)? {
+            Some(r) => r,
+            None => return Ok(ExitCode::SUCCESS),
+        }
+    } else {
+        memlog_ops::reflect::run(&repo, now_ms)?
+    };
     let memlog_ops::reflect::Reflected {
         candidates,
         retired,
         commit,
-    } = memlog_ops::reflect::run(&repo, now_ms)?;
+    } = reflected;
     let instruction = rules::reflection_instruction(&candidates);
     if args.json {
         output::print_json(&json!({
