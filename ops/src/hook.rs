@@ -333,13 +333,24 @@ fn inject(
         .ok_or_else(|| Injected::Skipped(format!("{event} takes no context from this agent")))
 }
 
-/// The context of a SessionStart or UserPromptSubmit hook, assembled in a
-/// worker thread: by a warm `memlog watch` when one answers, else from the
-/// projections in that thread. The hook gives up on it when its budget
-/// runs out (the worker dies with the process).
+/// The context of a SessionStart or UserPromptSubmit hook: asked of a
+/// warm `memlog watch` when one listens, and assembled from the
+/// projections in a worker thread at the same time. The warm answer (the
+/// prompt embedded by the model) is preferred until [`WARM_SHARE`] of the
+/// budget is spent; then whichever is ready is taken. The hook gives up
+/// when its budget runs out (the workers die with the process).
 struct ContextJob {
-    result: mpsc::Receiver<Result<(Assembled, &'static str)>>,
+    result: mpsc::Receiver<(Source, Option<Result<Assembled>>)>,
+    /// Whether a warm server was asked.
+    warm: bool,
     steps: Steps,
+}
+
+/// Which worker an answer came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Warm,
+    Local,
 }
 
 /// The steps a [`ContextJob`] finished and when (from the hook's start):
@@ -381,9 +392,10 @@ impl Steps {
 /// in hooks.log.
 const SLOW_CONTEXT: Duration = Duration::from_millis(100);
 
-/// Share of a hook's remaining budget it gives a warm server: the rest is
-/// left for assembling the context itself should the server not answer
-/// in time (a loaded machine slows the server's embedding of the prompt).
+/// Share of a hook's budget during which a warm server's answer is waited
+/// for even when this process's own is ready: the warm one ranks with the
+/// model's embedding of the prompt. Past it, the first answer is taken (a
+/// loaded machine slows the server's embedding of the prompt).
 const WARM_SHARE: u32 = 2;
 
 impl ContextJob {
@@ -401,37 +413,44 @@ impl ContextJob {
             query_vector: None,
         };
         let (tx, rx) = mpsc::channel();
-        let place = repo.place();
         let steps = Steps::new(started);
-        let log = steps.clone();
+        steps.done("started");
+        let warm = warm::socket_path(repo).exists();
+        if warm {
+            let (place, request, tx, steps) =
+                (repo.place(), request.clone(), tx.clone(), steps.clone());
+            std::thread::spawn(move || {
+                let repo = place.into_repo();
+                let remaining = budget.saturating_sub(started.elapsed());
+                let answer = warm::ask(&repo, &request, remaining).map(Ok);
+                steps.done("asked the warm server");
+                let _ = tx.send((Source::Warm, answer));
+            });
+        }
+        let (place, log) = (repo.place(), steps.clone());
         std::thread::spawn(move || {
             // The index is closed after the answer is sent, not before:
             // the hook prints the answer and exits meanwhile.
             let mut opened = None;
-            let result = (|| -> Result<(Assembled, &'static str)> {
-                steps.done("started");
+            let result = (|| -> Result<Assembled> {
                 let repo = place.into_repo();
-                let remaining = budget.saturating_sub(started.elapsed());
-                let warm = warm::ask(&repo, &request, remaining / WARM_SHARE);
-                steps.done("asked the warm server");
-                if let Some(a) = warm {
-                    return Ok((a, "warm"));
-                }
                 let p = opened.insert(projections_for_hook(&repo, &request.session, &steps)?);
                 let a = answer(&repo, p, &request)?;
                 steps.done("ranked and assembled");
-                Ok((a, "local"))
+                Ok(a)
             })();
-            let _ = tx.send(result);
+            let _ = tx.send((Source::Local, Some(result)));
             drop(opened);
         });
         ContextJob {
             result: rx,
+            warm,
             steps: log,
         }
     }
 
-    /// The assembled context, or an error once the budget is spent.
+    /// The assembled context and the path it took ("warm" or "local"),
+    /// or an error once the budget is spent.
     fn wait(
         self,
         layout: &Layout,
@@ -439,27 +458,48 @@ impl ContextJob {
         started: Instant,
         budget: Duration,
     ) -> Result<(Assembled, &'static str)> {
-        match self
-            .result
-            .recv_timeout(budget.saturating_sub(started.elapsed()))
-        {
-            Ok(result) => {
-                if started.elapsed() > SLOW_CONTEXT {
-                    log_error(
-                        Some(layout),
-                        event.as_str(),
-                        &format!("slow context: {}", self.steps.describe()),
-                        started,
-                    );
+        let end = started + budget;
+        let warm_until = started + budget / WARM_SHARE;
+        let mut warm_pending = self.warm;
+        let mut local: Option<Result<Assembled>> = None;
+        let taken = loop {
+            let until = match (&local, warm_pending) {
+                (Some(_), true) => warm_until,
+                _ => end,
+            };
+            match self
+                .result
+                .recv_timeout(until.saturating_duration_since(Instant::now()))
+            {
+                Ok((Source::Warm, Some(answer))) => break Some((answer, "warm")),
+                Ok((Source::Warm, None)) => warm_pending = false,
+                Ok((Source::Local, answer)) => local = answer,
+                // the warm server's share is spent, or every worker is done
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < end => {
+                    warm_pending = false
                 }
-                result
+                Err(_) => break None,
             }
-            Err(_) => bail!(
+            if !warm_pending && let Some(answer) = local.take() {
+                break Some((answer, "local"));
+            }
+        };
+        let Some((answer, path)) = taken else {
+            bail!(
                 "injection skipped: over the {} ms budget (hooks.inject_budget_ms); steps done: {}",
                 budget.as_millis(),
                 self.steps.describe()
-            ),
+            );
+        };
+        if started.elapsed() > SLOW_CONTEXT {
+            log_error(
+                Some(layout),
+                event.as_str(),
+                &format!("slow context: {}", self.steps.describe()),
+                started,
+            );
         }
+        Ok((answer?, path))
     }
 }
 
