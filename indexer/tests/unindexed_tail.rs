@@ -106,6 +106,38 @@ fn a_session_sealed_after_the_index_is_found_with_it() {
 }
 
 #[test]
+fn the_tail_is_filtered_by_the_files_its_texts_name() {
+    let (_d, repo) = repo();
+    background(&repo, 5);
+    Projections::update(&repo).unwrap();
+    seal(&repo, "new", 100, &["Let me look.", ANSWER]);
+
+    let mut p = Projections::open(&repo).unwrap();
+    assert_eq!(read(&mut p, &repo), 2);
+    let by_file = |file: &str| {
+        search(
+            &p,
+            &Config::default().ranking,
+            &SearchRequest {
+                query: "zebrafish telemetry".into(),
+                limit: 5,
+                filters: Filters {
+                    file: Some(file.into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        by_file("src/telemetry.rs").first().map(|h| h.text.as_str()),
+        Some(ANSWER)
+    );
+    assert!(by_file("src/billing.rs").is_empty());
+}
+
+#[test]
 fn the_tail_scores_as_the_index_does() {
     let (_d, indexed) = repo();
     let (_e, tailed) = repo();
