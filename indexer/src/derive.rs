@@ -23,16 +23,21 @@ pub struct Derived {
 impl Derived {
     /// All file paths, touched or mentioned (for the `files` field).
     pub fn files(&self) -> Vec<String> {
-        let mut files = self.touched.clone();
-        for r in &self.mentions {
-            if let Reference::File(p) = r
-                && !files.contains(p)
-            {
-                files.push(p.clone());
-            }
-        }
-        files
+        files_of(&self.touched, &self.mentions)
     }
+}
+
+/// The files `touched`, then those of `mentions` not among them.
+pub fn files_of(touched: &[String], mentions: &[Reference]) -> Vec<String> {
+    let mut files = touched.to_vec();
+    for r in mentions {
+        if let Reference::File(p) = r
+            && !files.contains(p)
+        {
+            files.push(p.clone());
+        }
+    }
+    files
 }
 
 /// Kinds that are bookkeeping rather than memory: kept in the database, not
@@ -117,6 +122,17 @@ pub fn derive(event: &Event) -> Derived {
 /// it lies under (`roots`, else the event's `cwd`), so that an absolute and
 /// a relative spelling of one file are one entity.
 pub fn derive_in(event: &Event, roots: &WorkRoots) -> Derived {
+    let mut d = derive_unreferenced_in(event, roots);
+    d.mentions = mentions_in(event, &d.text, roots);
+    d
+}
+
+/// Like [`derive_in`] but without the references its text makes
+/// (`mentions` left empty): what a read of the events the index lacks needs
+/// unless it filters by file ([`mentions_in`] then). The references are
+/// most of the cost: their five patterns are compiled in every process that
+/// extracts any, and a prompt hook reads the other sessions' live journals.
+pub fn derive_unreferenced_in(event: &Event, roots: &WorkRoots) -> Derived {
     let mut d = Derived::default();
     let body = &event.body;
     d.tool = body.get("tool").and_then(Value::as_str).map(str::to_string);
@@ -158,17 +174,25 @@ pub fn derive_in(event: &Event, roots: &WorkRoots) -> Derived {
             }
         }
     }
-    d.mentions = refs::extract(&text)
+    d.text = text;
+    d
+}
+
+/// The references `text` (the searchable text [`derive_in`] made of
+/// `event`) makes, deduplicated, with files named as [`derive_in`] names
+/// them.
+pub fn mentions_in(event: &Event, text: &str, roots: &WorkRoots) -> Vec<Reference> {
+    let cwd = event.meta.get("cwd").and_then(Value::as_str);
+    let mut mentions: Vec<Reference> = refs::extract(text)
         .into_iter()
         .map(|r| match r {
             Reference::File(p) => Reference::File(roots.file_name(&p, cwd)),
             other => other,
         })
         .collect();
-    d.mentions.sort();
-    d.mentions.dedup();
-    d.text = text;
-    d
+    mentions.sort();
+    mentions.dedup();
+    mentions
 }
 
 #[cfg(test)]

@@ -80,13 +80,19 @@ fn find(p: &Projections, query: &str) -> Vec<Hit> {
 
 const ANSWER: &str = "The zebrafish telemetry lives in src/telemetry.rs, one line per reading.";
 
-#[test]
-fn a_session_sealed_after_the_index_is_found_with_it() {
-    let (_d, repo) = repo();
+/// Five indexed sessions, then one sealed after the update that says
+/// [`ANSWER`].
+fn answer_sealed_after_the_index() -> (tempfile::TempDir, Repo) {
+    let (d, repo) = repo();
     background(&repo, 5);
     Projections::update(&repo).unwrap();
     seal(&repo, "new", 100, &["Let me look.", ANSWER]);
+    (d, repo)
+}
 
+#[test]
+fn a_session_sealed_after_the_index_is_found_with_it() {
+    let (_d, repo) = answer_sealed_after_the_index();
     let mut p = Projections::open(&repo).unwrap();
     assert!(
         find(&p, "zebrafish telemetry").is_empty(),
@@ -103,6 +109,34 @@ fn a_session_sealed_after_the_index_is_found_with_it() {
     let mut p = Projections::open(&repo).unwrap();
     assert_eq!(read(&mut p, &repo), 0);
     assert_eq!(find(&p, "zebrafish telemetry")[0].text, ANSWER);
+}
+
+#[test]
+fn the_tail_is_filtered_by_the_files_its_texts_name() {
+    let (_d, repo) = answer_sealed_after_the_index();
+    let mut p = Projections::open(&repo).unwrap();
+    assert_eq!(read(&mut p, &repo), 2);
+    let by_file = |file: &str| {
+        search(
+            &p,
+            &Config::default().ranking,
+            &SearchRequest {
+                query: "zebrafish telemetry".into(),
+                limit: 5,
+                filters: Filters {
+                    file: Some(file.into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        by_file("src/telemetry.rs").first().map(|h| h.text.as_str()),
+        Some(ANSWER)
+    );
+    assert!(by_file("src/billing.rs").is_empty());
 }
 
 #[test]

@@ -35,8 +35,9 @@
 //! records' event ids are hidden.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+use memlog_format::paths::WorkRoots;
 use memlog_format::visibility::Forgets;
 use memlog_format::{Event, Kind, segment};
 use memlog_store::log::{Log, SegmentRef};
@@ -84,10 +85,28 @@ pub struct UnindexedEvent {
     pub event: Event,
     /// [`event_key`] of its id.
     pub key: u64,
-    /// What the index will derive from it (its searchable text, files).
+    /// What the index will derive from it: its searchable text, tool and
+    /// touched files, without the references its text makes (`mentions`
+    /// is empty; [`UnindexedEvent::files`] finds them when a search filters
+    /// by file).
     pub derived: Derived,
     /// Its time in milliseconds.
     pub ts_ms: i64,
+    /// Its files, touched or named, when first asked for.
+    files: OnceLock<Vec<String>>,
+    /// How its files are named ([`Repo::work_roots`]).
+    roots: Arc<WorkRoots>,
+}
+
+impl UnindexedEvent {
+    /// Every file it touches or names, as the index's `files` field will
+    /// hold them.
+    pub fn files(&self) -> &[String] {
+        self.files.get_or_init(|| {
+            let mentions = crate::derive::mentions_in(&self.event, &self.derived.text, &self.roots);
+            crate::derive::files_of(&self.derived.touched, &mentions)
+        })
+    }
 }
 
 /// What the log held beyond the projections' watermark when last read
@@ -204,7 +223,7 @@ impl Unindexed {
             && f.until_ms.is_none_or(|ms| u.ts_ms < ms)
             && f.file
                 .as_ref()
-                .is_none_or(|file| fts.names_file(&u.derived.files(), file))
+                .is_none_or(|file| fts.names_file(u.files(), file))
     }
 
     /// The sessions with prompts among these events, most recently active
@@ -359,7 +378,7 @@ impl Unindexed {
             forgets.add(e);
         }
         forgets.hide_ids(erased.iter().map(String::as_str));
-        let roots = repo.work_roots();
+        let roots = Arc::new(repo.work_roots());
         let mut seen = HashSet::new();
         let mut live = Vec::new();
         for e in events {
@@ -368,9 +387,11 @@ impl Unindexed {
             }
             live.push(UnindexedEvent {
                 key: event_key(&e.id),
-                derived: crate::derive::derive_in(&e, &roots),
+                derived: crate::derive::derive_unreferenced_in(&e, &roots),
                 ts_ms: memlog_format::time::to_ms(&e.ts),
                 event: e,
+                files: OnceLock::new(),
+                roots: Arc::clone(&roots),
             });
         }
         live.sort_by(|a, b| {
