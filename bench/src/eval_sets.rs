@@ -889,6 +889,14 @@ pub fn injection(
                     let r = recall(&m.p, &m.repo.config, question, None, vector)?;
                     let confident = r.confident(&m.repo.config);
                     let signals = r.signals();
+                    let hits: Vec<Value> = if eval.dump.is_some() {
+                        r.hits
+                            .iter()
+                            .map(|h| json!([h.meta["ref"], h.score, h.parts.fts]))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
                     let ungated = render(&m.p, r.hits, m.repo.config.context.budget_tokens)?;
                     let cited: Vec<&str> = ungated
                         .cited
@@ -915,6 +923,7 @@ pub fn injection(
                                 "path": path, "half": h, "found": found_ungated,
                                 "evidence": evidence.len(), "tokens": ungated.tokens,
                                 "confident": confident, "signals": signals,
+                                "hits": hits,
                             })
                             .to_string(),
                         );

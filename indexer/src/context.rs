@@ -34,14 +34,17 @@ const RELATIVE_FLOOR: f32 = 0.5;
 /// prompt has no embedding of its own (pseudo-relevance feedback).
 const FEEDBACK_HITS: usize = 5;
 /// The gate: whether anything in the memory is relevant enough to inject.
-/// `cosine + fts × coverage + margin × lead − unseen × share ≥ min`, from
-/// the best cosine of a hit to the prompt's vector, the best full-text
-/// coverage of the prompt by a hit, that coverage's lead over the
-/// [`MARGIN_RANK`]th best hit's (in a memory of long answers many events
-/// cover a question in part, one about something it never saw as well;
-/// what tells them apart is whether one stands out), and the share of the
-/// prompt's words that no event contains (a prompt about something the
-/// memory never saw names things it lacks). One set of weights per kind of
+/// `cosine + fts × coverage + margin × lead − unseen × share + passage ×
+/// held ≥ min`, from the best cosine of a hit to the prompt's vector, the
+/// best full-text coverage of the prompt by a hit, that coverage's lead
+/// over the [`MARGIN_RANK`]th best hit's (in a memory of long answers many
+/// events cover a question in part, one about something it never saw as
+/// well; what tells them apart is whether one stands out), the share of
+/// the prompt's words that no event contains (a prompt about something the
+/// memory never saw names things it lacks), and how much of the prompt one
+/// sentence of a best hit holds ([`Recall::passage`]: reading the hit, not
+/// only scoring it, since a long answer covers a short question's words
+/// in scattered places). One set of weights per kind of
 /// prompt vector, since a distilled vector's cosines run lower and separate
 /// less sharply than the model's. Tuned on the even questions of the
 /// shared LoCoMo and LongMemEval sets and their small memories, checked on
@@ -51,6 +54,7 @@ struct Gate {
     fts: f32,
     margin: f32,
     unseen: f32,
+    passage: f32,
     min: f32,
 }
 
@@ -58,26 +62,33 @@ impl Gate {
     fn passes(&self, cosine: f32, recall: &Recall) -> bool {
         cosine + self.fts * recall.best_fts + self.margin * recall.fts_lead
             - self.unseen * recall.unseen.unwrap_or(0.0)
+            + self.passage * recall.passage
             >= self.min
     }
 }
 
 /// The gate with the prompt's embedding by the model (a warm process).
 const EMBEDDED_GATE: Gate = Gate {
-    fts: 0.1,
-    margin: 0.4,
+    fts: 0.2,
+    margin: 0.1,
     unseen: 0.0,
-    min: 0.61,
+    passage: 0.3,
+    min: 0.68,
 };
 /// The gate with the prompt's distilled vector (no warm process).
 const DISTILLED_GATE: Gate = Gate {
-    fts: 0.3,
-    margin: 0.0,
+    fts: 0.1,
+    margin: 0.2,
     unseen: 0.5,
-    min: 0.30,
+    passage: 0.3,
+    min: 0.35,
 };
 /// Which hit's full-text coverage the best one's lead is measured from.
 const MARGIN_RANK: usize = 10;
+/// The best hits whose passages the gate reads ([`Recall::passage`]).
+const PASSAGE_HITS: usize = 5;
+/// Tokens in a passage: about a sentence.
+const PASSAGE_TOKENS: u32 = 16;
 /// Events from which the unseen share counts in full (less in proportion
 /// below: a small memory has yet to see most ordinary words).
 const UNSEEN_FULL_WEIGHT_EVENTS: f32 = 300.0;
@@ -139,6 +150,12 @@ pub struct Recall {
     /// Share of the prompt's words that no event contains (computed when
     /// the vector is distilled, which needs each word's rarity anyway).
     pub unseen: Option<f32>,
+    /// How much of the prompt, its rare words weighing most, one sentence
+    /// of one of the [`PASSAGE_HITS`] best hits holds
+    /// ([`crate::fts::Fts::passage_coverage`]): a long answer about
+    /// something else covers a short question's words in scattered places,
+    /// one about what it asks holds them together.
+    pub passage: f32,
     /// Best full-text coverage among the hits still waiting for their
     /// vector (embedding trails indexing; events not indexed yet have none),
     /// which no cosine can vouch for.
@@ -154,6 +171,7 @@ impl Recall {
             "fts_lead": self.fts_lead,
             "best_cosine": self.best_cosine,
             "unseen": self.unseen,
+            "passage": self.passage,
         })
     }
 
@@ -188,6 +206,7 @@ impl Recall {
         if let Some(u) = self.unseen {
             why.push_str(&format!(", unseen words {u:.2}"));
         }
+        why.push_str(&format!(", best passage {:.2}", self.passage));
         if self.best_cosine.is_none() {
             why.push_str(&format!(
                 " (needs {:.2}: context.min_relevance)",
@@ -284,6 +303,16 @@ pub fn recall(
         }
         _ => (None, 0.0),
     };
+    let texts: Vec<&str> = hits
+        .iter()
+        .take(PASSAGE_HITS)
+        .map(|h| h.text.as_str())
+        .collect();
+    let passage = p
+        .fts
+        .passage_coverage(prompt, &texts, PASSAGE_TOKENS)?
+        .into_iter()
+        .fold(0.0f32, f32::max);
     Ok(Recall {
         hits,
         query,
@@ -291,6 +320,7 @@ pub fn recall(
         fts_lead,
         best_cosine,
         unseen,
+        passage,
         awaiting_fts,
     })
 }
@@ -526,7 +556,7 @@ fn session_title(p: &Projections, session: &str) -> Result<Option<String>> {
 mod tests {
     use super::*;
 
-    fn recall(query: QueryKind, cosine: f32, best_fts: f32, fts_lead: f32) -> Recall {
+    fn recall(query: QueryKind, cosine: f32, best_fts: f32, fts_lead: f32, passage: f32) -> Recall {
         Recall {
             hits: Vec::new(),
             query,
@@ -534,19 +564,29 @@ mod tests {
             fts_lead,
             best_cosine: Some(cosine),
             unseen: Some(0.0),
+            passage,
             awaiting_fts: 0.0,
         }
     }
 
     #[test]
-    fn the_warm_gate_wants_a_hit_that_stands_out() {
+    fn the_warm_gate_reads_whether_a_hit_holds_the_prompt_together() {
         let config = Config::default();
         // a memory of long answers: ten of them cover the prompt as well
-        // as the best does, none of them closely in meaning
-        assert!(!recall(QueryKind::Embedded, 0.45, 0.8, 0.05).confident(&config));
-        // the same coverage, one event far ahead of the tenth
-        assert!(recall(QueryKind::Embedded, 0.45, 0.8, 0.6).confident(&config));
+        // as the best does, its words scattered over each, none of them
+        // closely in meaning
+        assert!(!recall(QueryKind::Embedded, 0.45, 0.8, 0.05, 0.1).confident(&config));
+        // the same, the prompt's words together in one sentence of one
+        assert!(recall(QueryKind::Embedded, 0.45, 0.8, 0.05, 0.7).confident(&config));
         // close in meaning alone
-        assert!(recall(QueryKind::Embedded, 0.62, 0.0, 0.0).confident(&config));
+        assert!(recall(QueryKind::Embedded, 0.69, 0.0, 0.0, 0.0).confident(&config));
+    }
+
+    #[test]
+    fn the_local_gate_weighs_a_passage_that_holds_the_prompt() {
+        let config = Config::default();
+        // the same cosine and coverage: words scattered, then together
+        assert!(!recall(QueryKind::Distilled, 0.22, 0.3, 0.0, 0.1).confident(&config));
+        assert!(recall(QueryKind::Distilled, 0.22, 0.3, 0.0, 0.5).confident(&config));
     }
 }

@@ -732,6 +732,57 @@ impl Fts {
         collect(&searcher, &BooleanQuery::new(clauses), limit, 0.0)
     }
 
+    /// How much of `query` each of `texts` holds in one passage: the most,
+    /// over runs of `window` consecutive tokens, of the query's terms found
+    /// in the run, each weighed by its rarity among the events (`ln((n + 1)
+    /// / (df + 1))`, a term no event contains as the rarest), over the
+    /// weight of them all; in [0, 1]. A long text holds a short query's
+    /// words scattered over paragraphs about something else; a text about
+    /// what the query asks holds them together.
+    pub fn passage_coverage(&self, query: &str, texts: &[&str], window: u32) -> Result<Vec<f32>> {
+        let searcher = self.searcher()?;
+        let n = searcher.num_docs() as f32;
+        let mut weights: std::collections::HashMap<String, f32> = Default::default();
+        for (term, _) in query_terms(&self.index, self.fields.text, query) {
+            let df = searcher
+                .doc_freq(&term)
+                .map_err(|e| Error::fts(Path::new("full-text index"), e))?
+                as f32;
+            if let Some(word) = term.value().as_str() {
+                weights.insert(word.to_string(), ((n + 1.0) / (df + 1.0)).ln());
+            }
+        }
+        let total: f32 = weights.values().sum();
+        if total <= 0.0 {
+            return Ok(vec![0.0; texts.len()]);
+        }
+        let mut analyzer = text_analyzer(&self.index);
+        Ok(texts
+            .iter()
+            .map(|text| {
+                // (position, term) of each query term in the text
+                let mut found: Vec<(u32, &str)> = Vec::new();
+                let mut stream = analyzer.token_stream(text);
+                while let Some(tok) = stream.next() {
+                    if let Some((word, _)) = weights.get_key_value(tok.text.as_str()) {
+                        found.push((tok.position as u32, word.as_str()));
+                    }
+                }
+                let mut best = 0.0f32;
+                let mut start = 0;
+                for end in 0..found.len() {
+                    while found[end].0.saturating_sub(found[start].0) >= window {
+                        start += 1;
+                    }
+                    let run: HashSet<&str> = found[start..=end].iter().map(|(_, w)| *w).collect();
+                    let held: f32 = run.iter().filter_map(|w| weights.get(*w)).sum();
+                    best = best.max(held / total);
+                }
+                best.min(1.0)
+            })
+            .collect())
+    }
+
     /// How rare each of `words` is among the events: `ln((n + 1) / (df +
     /// 1))` of its rarest analyzed term that some event contains (a word's
     /// stem and identifier parts are terms); 0 for a word no event

@@ -147,3 +147,28 @@ fn a_text_not_indexed_yet_scores_as_it_will_once_indexed() {
         .unwrap();
     assert!(relevance[0] > 0.9, "{relevance:?}");
 }
+
+#[test]
+fn a_passage_holding_the_query_together_covers_it_more_than_scattered_words() {
+    let (_d, fts) = index(&[
+        (DEPLOY, "We deploy with a blue-green switch on Fridays"),
+        (OTHER, "The parser reads segments line by line"),
+        (EXACT, "The parser was rewritten"),
+    ]);
+    let query = "when do we deploy the parser";
+    let together = "we deploy the parser on Fridays";
+    let scattered = "we deploy on Fridays, after lunch, once the tests, the review and \
+                     the sign-off are through and everyone agrees; later that month the \
+                     parser was looked at again";
+    let covered = fts
+        .passage_coverage(query, &[together, scattered, "nothing of it"], 16)
+        .expect("coverage");
+    assert!((covered[0] - 1.0).abs() < 1e-6, "{covered:?}");
+    assert!(covered[1] < covered[0] && covered[1] > 0.0, "{covered:?}");
+    assert_eq!(covered[2], 0.0);
+    // a word no event contains counts against the coverage
+    let unseen = fts
+        .passage_coverage("deploy the zebrafish", &[together], 16)
+        .expect("coverage");
+    assert!(unseen[0] < 0.5, "{unseen:?}");
+}
