@@ -513,32 +513,19 @@ impl Fts {
         use tantivy::query::{Bm25StatisticsProvider, Bm25Weight};
         type Counts = std::collections::HashMap<String, u32>;
         let mut analyzer = text_analyzer(&self.index);
-        // Each text's length, and how often it holds each of `wanted`: the
-        // query's words only (a map of every token, one allocation each,
-        // was most of a prompt hook's time with other sessions live).
-        let mut count = |wanted: &HashSet<String>| -> Vec<(u32, Counts)> {
-            texts
-                .iter()
-                .map(|text| {
-                    let mut freq = Counts::default();
-                    let mut length = 0u32;
-                    let mut stream = analyzer.token_stream(text);
-                    while let Some(tok) = stream.next() {
-                        length += 1;
-                        if let Some(w) = wanted.get(tok.text.as_str()) {
-                            *freq.entry(w.clone()).or_default() += 1;
-                        }
-                    }
-                    (length, freq)
-                })
-                .collect()
-        };
-        let word = |t: &Term| t.value().as_str().map(str::to_string);
-        let mut wanted: HashSet<String> = query_terms(&self.index, self.fields.text, query)
+        let counted: Vec<(u32, Counts)> = texts
             .iter()
-            .filter_map(|(t, _)| word(t))
+            .map(|text| {
+                let mut freq = Counts::default();
+                let mut length = 0u32;
+                let mut stream = analyzer.token_stream(text);
+                while let Some(tok) = stream.next() {
+                    length += 1;
+                    *freq.entry(tok.text.clone()).or_default() += 1;
+                }
+                (length, freq)
+            })
             .collect();
-        let mut counted = count(&wanted);
         let tf = |freq: &Counts, term: &Term| {
             let value = term.value();
             value.as_str().and_then(|w| freq.get(w)).copied()
@@ -546,12 +533,6 @@ impl Fts {
         let searcher = self.searcher()?;
         let held = |w: &str| counted.iter().any(|(_, f)| f.contains_key(w));
         let terms = self.weigh(&searcher, query, &held)?;
-        // a typo's correction, which the texts were not counted for
-        let before = wanted.len();
-        wanted.extend(terms.iter().filter_map(|t| word(&t.term)));
-        if wanted.len() > before {
-            counted = count(&wanted);
-        }
         let err = |e| Error::fts(Path::new("full-text index"), e);
         // with the texts: more documents, their tokens, their terms
         let added = texts.len() as u64;
