@@ -434,7 +434,12 @@ impl ContextJob {
             let mut opened = None;
             let result = (|| -> Result<Assembled> {
                 let repo = place.into_repo();
-                let p = opened.insert(projections_for_hook(&repo, &request.session, &steps)?);
+                let p = opened.insert(projections_for_hook(
+                    &repo,
+                    &request.session,
+                    !warm,
+                    &steps,
+                )?);
                 let a = answer(&repo, p, &request)?;
                 steps.done("ranked and assembled");
                 Ok(a)
@@ -593,10 +598,16 @@ fn index_in_background(repo: &Repo) -> Result<()> {
 /// journals; not the asking session's own, which its context leaves out:
 /// [`Reach::Prompt`]), or, when there is no usable index, those alone. A
 /// forget acknowledged before this prompt holds even when the index has
-/// not applied it. When sealed sessions are missing from the index, a
-/// background `memlog index` is started (unless one runs already): a hook
-/// never indexes in the foreground.
-fn projections_for_hook(repo: &Repo, asking: &str, steps: &Steps) -> Result<Projections> {
+/// not applied it. When sealed sessions are missing from the index and
+/// `catch_up` is set (no warm `memlog watch`, which indexes them itself),
+/// a background `memlog index` is started (unless one runs already): a
+/// hook never indexes in the foreground.
+fn projections_for_hook(
+    repo: &Repo,
+    asking: &str,
+    catch_up: bool,
+    steps: &Steps,
+) -> Result<Projections> {
     // The vectors are opened for reading a few rows (the best full-text
     // hits' vectors make the query vector): no graph, no key map.
     let (mut p, built) = match Projections::open(repo) {
@@ -614,7 +625,7 @@ fn projections_for_hook(repo: &Repo, asking: &str, steps: &Steps) -> Result<Proj
         },
     )?;
     steps.done("read what the index lacks");
-    if !built || p.unindexed().is_behind() {
+    if catch_up && (!built || p.unindexed().is_behind()) {
         index_in_background(repo)?;
         steps.done("started an index");
     }
