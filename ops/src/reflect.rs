@@ -8,9 +8,10 @@
 //! One reflection at a time (`<memlog dir>/reflect.lock`): sessions ending
 //! back to back while the first reflection still ran (seconds on a large
 //! memory, longer on a loaded machine) each started one, and they all ran
-//! at once, competing with the prompts they were meant to serve. Now each
-//! waits its turn, asleep, and the turn is skipped when a reflection that
-//! began after it was asked for has run since.
+//! at once, competing with the prompts they were meant to serve. Now one
+//! waits its turn, asleep (the others leave it to that one), and the turn
+//! is skipped when a reflection that began after it was asked for has run
+//! since.
 
 use std::path::PathBuf;
 
@@ -64,10 +65,12 @@ fn load(repo: &Repo) -> Option<Saved> {
 /// the index, with what it has not indexed yet read past its watermark):
 /// waiting for that writer hung reflection while a watcher held the lock.
 pub fn run(repo: &Repo, now_ms: i64) -> Result<Reflected> {
-    let lock = lock_file(repo)?;
+    let lock = lock_file(repo, "reflect.lock")?;
     // another reflection's result is as good: wait for it to be written
-    lock.lock()
-        .context(format_args!("locking {}", lock_path(repo).display()))?;
+    lock.lock().context(format_args!(
+        "locking {}",
+        lock_path(repo, "reflect.lock").display()
+    ))?;
     reflect(repo, now_ms)
 }
 
@@ -76,9 +79,18 @@ pub fn run(repo: &Repo, now_ms: i64) -> Result<Reflected> {
 /// made this one needless. What the SessionEnd hook starts.
 pub fn run_if_due(repo: &Repo, now_ms: i64) -> Result<Option<Reflected>> {
     let asked = time::to_ms(&time::now());
-    let lock = lock_file(repo)?;
-    lock.lock()
-        .context(format_args!("locking {}", lock_path(repo).display()))?;
+    // One waiter at most (`reflect.queue.lock`): a reflection already
+    // waiting will begin after this call, and so cover it.
+    let queue = lock_file(repo, "reflect.queue.lock")?;
+    if queue.try_lock().is_err() {
+        return Ok(None);
+    }
+    let lock = lock_file(repo, "reflect.lock")?;
+    lock.lock().context(format_args!(
+        "locking {}",
+        lock_path(repo, "reflect.lock").display()
+    ))?;
+    drop(queue);
     let covered = load(repo).is_some_and(|s| s.started_ms >= asked);
     if covered || !due(repo) {
         return Ok(None);
@@ -86,12 +98,12 @@ pub fn run_if_due(repo: &Repo, now_ms: i64) -> Result<Option<Reflected>> {
     reflect(repo, now_ms).map(Some)
 }
 
-fn lock_path(repo: &Repo) -> PathBuf {
-    repo.layout().dir().join("reflect.lock")
+fn lock_path(repo: &Repo, name: &str) -> PathBuf {
+    repo.layout().dir().join(name)
 }
 
-fn lock_file(repo: &Repo) -> Result<std::fs::File> {
-    let path = lock_path(repo);
+fn lock_file(repo: &Repo, name: &str) -> Result<std::fs::File> {
+    let path = lock_path(repo, name);
     std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

@@ -137,8 +137,9 @@ fn sessions_that_repeat_a_problem_get_it_offered_at_the_next_session_start() {
 }
 
 /// One reflection at a time: the SessionEnd hook's `memlog reflect
-/// --if-due` waits (asleep) for one that is running, and is skipped once
-/// a reflection ran within `learn.reflect_every_minutes`.
+/// --if-due` waits (asleep) for one that is running, one waiter at most,
+/// and is skipped once a reflection ran within
+/// `learn.reflect_every_minutes`.
 #[test]
 fn a_reflection_waits_for_the_running_one_and_is_skipped_when_not_due() {
     let repo = TestRepo::new();
@@ -161,6 +162,9 @@ fn a_reflection_waits_for_the_running_one_and_is_skipped_when_not_due() {
         waiting.try_wait().unwrap().is_none(),
         "it ran beside the reflection holding the lock"
     );
+    // a second one leaves it to the one waiting, at once
+    let second = repo.memlog(&["reflect", "--if-due", "--json"]).ok();
+    assert_eq!(second.stdout(), "", "two reflections waited");
     lock.unlock().unwrap();
     let out = waiting.wait_with_output().unwrap();
     assert!(out.status.success());
