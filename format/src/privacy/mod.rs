@@ -7,9 +7,10 @@
 //!    sibling forms become `[PRIVATE]`.
 //! 2. **Secrets**, everywhere, code blocks included, become
 //!    `[REDACTED:<rule>:<4 hex>]` ([`marker`]):
-//!    - a keyword prefilter ([`prefilter`], one pass over the text's byte
-//!      pairs) picks the [`rules`] whose keywords the text holds; only
-//!      those run, and their expressions are compiled on first use;
+//!    - a keyword prefilter ([`prefilter`], an Aho-Corasick automaton the
+//!      compiler builds: one table lookup per byte, however many rules)
+//!      picks the [`rules`] whose keywords the text holds; only those run,
+//!      and their expressions are compiled on first use;
 //!    - provider rules find self-naming tokens (`ghp_…`, `xoxb-…`) and
 //!      values assigned to keys naming a provider (`TWILIO_AUTH_TOKEN=…`);
 //!    - generic rules find a key named like a secret ([`names`]) with a
@@ -149,7 +150,7 @@ pub struct PrivacyFilter {
     compiled: Vec<OnceLock<Option<BytesRegex>>>,
     /// The rule of each generic name class, by [`NameClass::rank`].
     generic: [Option<usize>; NameClass::COUNT],
-    prefilter: OnceLock<Prefilter>,
+    prefilter: Prefilter,
     extra: Vec<LazyRegex>,
     /// The configured allow-list (`privacy.allow`).
     allow: Vec<LazyRegex>,
@@ -195,12 +196,18 @@ impl PrivacyFilter {
                 generic[class.rank()].get_or_insert(i);
             }
         }
+        let prefilter = Prefilter::new(&rules).map_err(|_| {
+            Error::invalid(
+                "privacy rules",
+                "their keywords do not fit the keyword automaton",
+            )
+        })?;
         Ok(PrivacyFilter {
             spans: PrivateSpans,
             compiled: rules.iter().map(|_| OnceLock::new()).collect(),
             rules,
             generic,
-            prefilter: OnceLock::new(),
+            prefilter,
             extra,
             allow: Vec::new(),
             names: Vec::new(),
@@ -219,10 +226,6 @@ impl PrivacyFilter {
     /// The rules it runs.
     pub fn rules(&self) -> &[&'static Rule] {
         &self.rules
-    }
-
-    fn prefilter(&self) -> &Prefilter {
-        self.prefilter.get_or_init(|| Prefilter::new(&self.rules))
     }
 
     /// Rule `i`'s expression, compiled on first use (`None` for a rule
@@ -271,8 +274,7 @@ impl PrivacyFilter {
     pub fn find(&self, text: &str) -> Vec<Finding> {
         let mut found = Vec::new();
         if text.len() >= MIN_TEXT {
-            let hits = self.prefilter().scan(text);
-            let mut contextual = Vec::new();
+            let hits = self.prefilter.scan(text);
             for (i, rule) in self.rules.iter().enumerate() {
                 // a rule without keywords (personal data) always runs
                 if !hits.rules[i] && !rule.keywords.is_empty() {
@@ -289,12 +291,11 @@ impl PrivacyFilter {
                             }
                         }
                     }
-                    Detect::Assigned { .. } => contextual.push(i),
-                    Detect::Generic(_) => {}
+                    Detect::Assigned { .. } | Detect::Generic(_) => {}
                 }
             }
             let mut last_key: Option<Range<usize>> = None;
-            for &hit in &hits.assignments {
+            for &(hit, _) in &hits.assignments {
                 if last_key.as_ref().is_some_and(|k| k.contains(&hit)) {
                     continue;
                 }
@@ -303,7 +304,8 @@ impl PrivacyFilter {
                 };
                 last_key = Some(a.key.clone());
                 let (key, value) = (&text[a.key.clone()], &text[a.value.clone()]);
-                if let Some((i, strength)) = self.judge(key, value, a.quoted, &contextual) {
+                let named = self.named_in(&hits.assignments, a.key.clone());
+                if let Some((i, strength)) = self.judge(key, value, a.quoted, &named) {
                     push(&mut found, text, a.value, self.rules[i], strength, i);
                 }
             }
@@ -371,6 +373,21 @@ impl PrivacyFilter {
             }
             push(found, text, m.range(), self.rules[i], BY_TOKEN, i);
         }
+    }
+
+    /// The provider rules (assigned rules) whose keywords the prefilter
+    /// found within `key`, in rule order: the ones that may name its value.
+    fn named_in(&self, assignments: &[(usize, usize)], key: Range<usize>) -> Vec<usize> {
+        let from = assignments.partition_point(|&(at, _)| at < key.start);
+        let mut named: Vec<usize> = assignments[from..]
+            .iter()
+            .take_while(|&&(at, _)| at < key.end)
+            .map(|&(_, rule)| rule)
+            .filter(|&rule| matches!(self.rules[rule].detect, Detect::Assigned { .. }))
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        named
     }
 
     /// Which rule, if any, finds a secret in `value` assigned to `key`:
@@ -444,10 +461,8 @@ impl PrivacyFilter {
         if key.len() < 2 || value.len() < 3 {
             return None;
         }
-        let hits = self.prefilter().scan(key);
-        let contextual: Vec<usize> = (0..self.rules.len())
-            .filter(|&i| hits.rules[i] && matches!(self.rules[i].detect, Detect::Assigned { .. }))
-            .collect();
+        let hits = self.prefilter.scan(key);
+        let contextual = self.named_in(&hits.assignments, 0..key.len());
         let secret = assignment::without_scheme(value);
         let (i, _) = self.judge(key, &value[secret.clone()], true, &contextual)?;
         // a token rule names it better when one finds it

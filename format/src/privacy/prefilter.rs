@@ -1,163 +1,341 @@
 //! The keyword prefilter: one pass over a text finds every rule keyword in
 //! it, so that only the rules whose keywords appear run (and have their
 //! expressions compiled), and the assignment scanner looks only where a
-//! secret-ish key may be. Its cost grows with the text, barely with the
-//! number of rules.
+//! secret-ish key may be.
 //!
-//! It is a multi-pattern matcher built for a process that filters one
-//! payload and exits. Each keyword is anchored on its rarest pair of
-//! bytes (`ok` in `token`, `p_` in `ghp_`, `:/` in `://`); the text's
-//! case-folded byte pairs are looked up in one bitmap of 8 KB of anchors,
-//! which rejects almost every position in a few instructions, and the rare
-//! survivors are checked against the keywords anchored there. Building it
-//! costs about as much as scanning a few kilobytes. (An Aho-Corasick
-//! automaton of the same keywords, from the `aho-corasick` crate, cost a
-//! hook 3.9 M instructions to build, about what the whole PostToolUse hook
-//! cost before, and 45 instructions a byte to run.)
+//! It is an Aho-Corasick automaton over the keywords of every rule, made a
+//! full DFA: one table lookup per byte of text, whatever the number of
+//! keywords, so a text's cost stays flat as rules are added. The
+//! automaton of the built-in rules is built by the compiler (const
+//! evaluation), so no process pays to build it: a hook that filters one
+//! payload and exits starts with it ready. (An automaton built at run time
+//! by the `aho-corasick` crate cost a hook 3.9 M instructions; the anchor
+//! bitmap that replaced it then was cheap to build, but its cost grew with
+//! the number of keywords, 5× from 10 rules to 299.)
+//!
+//! The automaton matches ignoring ASCII case and with `_`, `-` and `.`
+//! alike; each match is then checked against its keyword as written: an
+//! upper-case keyword must match exactly, and only a key's keyword
+//! (`new_relic`, which a properties file writes `new.relic`) may be spelt
+//! with another separator.
 
-use std::borrow::Cow;
+use super::rules::{BUILTIN, BUILTIN_COUNT, Detect, Rule};
 
-use super::rules::{Detect, Rule};
-
-/// Bytes folded for matching: ASCII letters to lower case (other bytes
-/// may collide, which only lets a position through to the exact check).
-fn fold(b: u8) -> u8 {
-    b | 0x20
-}
-
-fn pair(a: u8, b: u8) -> u16 {
-    u16::from(fold(a)) << 8 | u16::from(fold(b))
-}
-
-/// How often a folded byte turns up in code and prose, roughly (per
-/// thousand), to anchor each keyword where the text rarely matches.
-const fn frequency(b: u8) -> u32 {
+/// One byte's class: its lower case, with the three separators one class;
+/// bytes no built-in keyword holds share class 0.
+const fn class_byte(b: u8) -> u8 {
     match b {
-        b' ' => 150,
-        b'e' => 110,
-        b't' => 90,
-        b'a' => 80,
-        b'o' | b'i' => 75,
-        b'n' => 70,
-        b's' | b'r' => 65,
-        b'h' | b'l' => 45,
-        b'd' => 40,
-        b'c' | b'\n' | b'.' | b'/' => 35,
-        b'u' | b'_' => 30,
-        b'm' | b':' => 28,
-        b'p' | b'(' | b')' | b'"' | b',' | b';' => 25,
-        b'f' => 22,
-        b'g' | b'w' | b'y' | b'{' | b'}' => 20,
-        b'b' | b'=' | b'-' | b'&' => 15,
-        b'0'..=b'9' | b'v' | b'<' | b'>' | b'\'' => 10,
-        b'k' => 8,
-        b'x' => 5,
-        b'+' | b'$' | b'#' => 3,
-        b'j' | b'q' | b'z' | b'~' => 2,
-        _ => 5,
+        b'-' | b'.' => b'_',
+        b => b.to_ascii_lowercase(),
     }
 }
 
-/// Pairs common in code and prose, whatever their bytes' frequencies.
-const COMMON: &[u8] = b"\n  \n, ->. //: ::=>acalanarasatbecacechcodeeaecedeielemeneresetexfngehahehiicidifilinioisitlalelilllymamendnengnsntofomonoroupeprrarerirosesisssttatethtitourusve";
-
-/// [`COMMON`] as a set of pairs, made at compile time.
-static COMMON_PAIRS: [u64; 1024] = {
-    let mut bits = [0u64; 1024];
+/// The part of a keyword the text is searched for: `a+b` needs both in
+/// the key, and the text is searched for `a`.
+const fn searched(keyword: &'static str) -> &'static [u8] {
+    let b = keyword.as_bytes();
     let mut i = 0;
-    while i + 1 < COMMON.len() {
-        let p = (COMMON[i] as usize) << 8 | COMMON[i + 1] as usize;
-        bits[p >> 6] |= 1 << (p & 63);
-        i += 2;
-    }
-    bits
-};
-
-/// [`frequency`] of every byte, made at compile time.
-static FREQUENCY: [u32; 256] = {
-    let mut table = [0; 256];
-    let mut b = 0;
-    while b < 256 {
-        table[b] = frequency(b as u8);
-        b += 1;
-    }
-    table
-};
-
-/// How often the folded pair `a b` turns up, roughly.
-fn pair_frequency(a: u8, b: u8) -> u32 {
-    let p = usize::from(a) << 8 | usize::from(b);
-    if COMMON_PAIRS[p >> 6] & (1 << (p & 63)) != 0 {
-        return 10_000;
-    }
-    FREQUENCY[usize::from(a)] * FREQUENCY[usize::from(b)]
-}
-
-/// A set of 65,536 bits.
-struct Bits(Box<[u64; 1024]>);
-
-impl Bits {
-    fn new() -> Bits {
-        Bits(Box::new([0; 1024]))
-    }
-
-    fn set(&mut self, i: u16) {
-        self.0[usize::from(i >> 6)] |= 1 << (i & 63);
-    }
-}
-
-/// One keyword: its bytes, whether they must match exactly (a keyword
-/// written with an upper-case letter) or ignoring ASCII case (one written
-/// in lower case), where its anchor pair is, and its rule.
-struct Keyword {
-    /// Borrowed from the rule unless it is another spelling of its key.
-    bytes: Cow<'static, [u8]>,
-    /// Its anchor pair, folded (what the keywords are sorted by).
-    pair: u16,
-    exact: bool,
-    anchor: usize,
-    rule: usize,
-}
-
-/// The matcher over every rule's keywords.
-pub(super) struct Prefilter {
-    /// The anchor pairs.
-    anchors: Bits,
-    /// Keywords sorted by anchor pair.
-    keywords: Vec<Keyword>,
-    /// Each anchor pair's run of `keywords`, by [`slot`]: (pair, start,
-    /// end), open-addressed.
-    runs: Box<[(u16, u16, u16); SLOTS]>,
-    /// Whether a rule reads assignments (assigned and generic rules).
-    assigns: Vec<bool>,
-    /// Whether a rule's keyword is part of its token, which must then be
-    /// long enough (`pat` in `path` does not run the Airtable rule).
-    gated: Vec<bool>,
-}
-
-/// The first `i` from `from` where the folded pair ending at `i` is an
-/// anchor, and that pair (`p`: the pair ending at `from - 1`). The hot
-/// loop, kept small so that it runs in registers.
-#[inline(never)]
-fn next_anchor(anchors: &Bits, b: &[u8], from: usize, mut p: u16) -> Option<(usize, u16)> {
-    let bits = &*anchors.0;
-    let mut i = from;
     while i < b.len() {
-        p = p << 8 | u16::from(fold(b[i]));
-        if bits[usize::from(p >> 6)] & (1 << (p & 63)) != 0 {
-            return Some((i, p));
+        if b[i] == b'+' {
+            return b.split_at(i).0;
         }
         i += 1;
     }
-    None
+    b
 }
 
-/// Slots of the run table (a power of two, well above the anchors).
-const SLOTS: usize = 1024;
+/// Walks every keyword of `rules` the automaton holds (two bytes or
+/// more): the rule's index and the keyword.
+struct Keywords<'r> {
+    rules: &'r [&'static Rule],
+    rule: usize,
+    keyword: usize,
+}
 
-/// The first slot an anchor pair is looked for in.
-fn slot(p: u16) -> usize {
-    (u32::from(p).wrapping_mul(0x9E37_79B1) >> 22) as usize
+impl<'r> Keywords<'r> {
+    const fn of(rules: &'r [&'static Rule]) -> Self {
+        Keywords {
+            rules,
+            rule: 0,
+            keyword: 0,
+        }
+    }
+
+    const fn next(&mut self) -> Option<(usize, &'static [u8])> {
+        while self.rule < self.rules.len() {
+            let keywords = self.rules[self.rule].keywords;
+            if self.keyword < keywords.len() {
+                let k = searched(keywords[self.keyword]);
+                self.keyword += 1;
+                if k.len() >= 2 {
+                    return Some((self.rule, k));
+                }
+            } else {
+                (self.rule, self.keyword) = (self.rule + 1, 0);
+            }
+        }
+        None
+    }
+}
+
+/// The byte classes of the built-in keywords: (class of every byte, how
+/// many classes).
+const CLASSES_OF_BUILTIN: ([u8; 256], usize) = {
+    let mut seen = [false; 256];
+    let mut words = Keywords::of(&BUILTIN);
+    while let Some((_, k)) = words.next() {
+        let mut i = 0;
+        while i < k.len() {
+            seen[class_byte(k[i]) as usize] = true;
+            i += 1;
+        }
+    }
+    let mut id = [0u8; 256];
+    let mut n = 1;
+    let mut b = 0;
+    while b < 256 {
+        if seen[b] {
+            id[b] = n as u8;
+            n += 1;
+        }
+        b += 1;
+    }
+    let mut class = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        class[b] = id[class_byte(b as u8) as usize];
+        b += 1;
+    }
+    (class, n)
+};
+
+/// Each byte's class (for const evaluation, which may not read a static).
+const CLASS_TABLE: [u8; 256] = CLASSES_OF_BUILTIN.0;
+/// Each byte's class.
+static CLASS: [u8; 256] = CLASS_TABLE;
+/// How many classes (class 0: bytes no keyword holds).
+const CLASSES: usize = CLASSES_OF_BUILTIN.1;
+/// A state's row in the transition table: the classes rounded up to a
+/// power of two, so that finding a row is a shift, not a multiplication,
+/// on the scan's chain of dependent loads.
+const STRIDE: usize = CLASSES.next_power_of_two();
+
+/// How many keywords the built-in rules have.
+const KEYWORDS: usize = {
+    let (mut words, mut n) = (Keywords::of(&BUILTIN), 0);
+    while words.next().is_some() {
+        n += 1;
+    }
+    n
+};
+
+/// How many bytes the built-in keywords have.
+const KEYWORD_BYTES: usize = {
+    let (mut words, mut n) = (Keywords::of(&BUILTIN), 0);
+    while let Some((_, k)) = words.next() {
+        n += k.len();
+    }
+    n
+};
+
+/// How many states the automaton of the built-in keywords has: the root
+/// and one per distinct prefix (by class), counted by building their trie.
+const STATES: usize = {
+    let mut child = [0u16; (KEYWORD_BYTES + 1) * CLASSES];
+    let mut n = 1;
+    let mut words = Keywords::of(&BUILTIN);
+    while let Some((_, k)) = words.next() {
+        let mut s = 0;
+        let mut i = 0;
+        while i < k.len() {
+            let at = s * CLASSES + CLASS_TABLE[k[i] as usize] as usize;
+            if child[at] == 0 {
+                child[at] = n as u16;
+                n += 1;
+            }
+            s = child[at] as usize;
+            i += 1;
+        }
+    }
+    n
+};
+
+/// No state (the end of a chain of failure links).
+const NONE: u16 = u16::MAX;
+
+/// What a state reports: a keyword ending there and how to check it.
+#[derive(Clone, Copy)]
+struct Found {
+    /// The keyword as written (the part searched for).
+    keyword: &'static [u8],
+    /// Its rule, by its index in the rules the automaton was built from.
+    rule: u16,
+    /// It has an upper-case letter: it must match exactly.
+    exact: bool,
+    /// A key's keyword (an assigned rule's): any separator matches.
+    any_separator: bool,
+}
+
+const NOTHING: Found = Found {
+    keyword: b"",
+    rule: 0,
+    exact: false,
+    any_separator: false,
+};
+
+/// The automaton: a DFA whose states are the keywords' prefixes.
+pub(super) struct Automaton {
+    /// The next state, at `state * STRIDE + class`.
+    next: [u16; STATES * STRIDE],
+    /// Whether a keyword ends in the state or along its failure links.
+    reports: [bool; STATES],
+    /// The state's own keywords: `found[starts[s]..starts[s + 1]]`.
+    starts: [u16; STATES + 1],
+    found: [Found; KEYWORDS],
+    /// The nearest state along the failure links with keywords of its own.
+    more: [u16; STATES],
+}
+
+/// The keywords of the rules a filter was given do not fit an automaton
+/// the size of the built-in one (only rules other than the built-in ones
+/// can do that).
+#[derive(Debug)]
+pub(super) struct TooManyKeywords;
+
+impl Automaton {
+    /// The automaton of `rules`' keywords (a const fn: the built-in one is
+    /// made by the compiler).
+    const fn build(rules: &[&'static Rule]) -> Result<Automaton, TooManyKeywords> {
+        let mut a = Automaton {
+            next: [0; STATES * STRIDE],
+            reports: [false; STATES],
+            starts: [0; STATES + 1],
+            found: [NOTHING; KEYWORDS],
+            more: [NONE; STATES],
+        };
+        // the trie: a transition to 0 (the root) is no child yet
+        let mut end = [0u16; KEYWORDS];
+        let mut own = [0u16; STATES];
+        let (mut states, mut n) = (1, 0);
+        let mut words = Keywords::of(rules);
+        while let Some((rule, k)) = words.next() {
+            if n == KEYWORDS {
+                return Err(TooManyKeywords);
+            }
+            let mut s = 0;
+            let mut i = 0;
+            while i < k.len() {
+                let at = s * STRIDE + CLASS_TABLE[k[i] as usize] as usize;
+                if a.next[at] == 0 {
+                    if states == STATES {
+                        return Err(TooManyKeywords);
+                    }
+                    a.next[at] = states as u16;
+                    states += 1;
+                }
+                s = a.next[at] as usize;
+                i += 1;
+            }
+            let mut exact = false;
+            let mut i = 0;
+            while i < k.len() {
+                exact |= k[i].is_ascii_uppercase();
+                i += 1;
+            }
+            a.found[n] = Found {
+                keyword: k,
+                rule: rule as u16,
+                exact,
+                any_separator: matches!(rules[rule].detect, Detect::Assigned { .. }),
+            };
+            end[n] = s as u16;
+            own[s] += 1;
+            n += 1;
+        }
+        // each state's own keywords, in order of state
+        let mut s = 0;
+        while s < STATES {
+            a.starts[s + 1] = a.starts[s] + own[s];
+            s += 1;
+        }
+        let mut sorted = [NOTHING; KEYWORDS];
+        let mut filled = [0u16; STATES];
+        let mut i = 0;
+        while i < n {
+            let s = end[i] as usize;
+            sorted[(a.starts[s] + filled[s]) as usize] = a.found[i];
+            filled[s] += 1;
+            i += 1;
+        }
+        a.found = sorted;
+        // failure links, breadth first: a missing transition takes the
+        // failure state's, whose row is complete (it is shallower)
+        let mut fail = [0u16; STATES];
+        let mut queue = [0u16; STATES];
+        let (mut head, mut tail) = (0, 0);
+        let mut c = 0;
+        while c < CLASSES {
+            let t = a.next[c];
+            if t != 0 {
+                queue[tail] = t;
+                tail += 1;
+            }
+            c += 1;
+        }
+        while head < tail {
+            let s = queue[head] as usize;
+            head += 1;
+            let f = fail[s] as usize;
+            a.more[s] = if own[f] > 0 { f as u16 } else { a.more[f] };
+            a.reports[s] = own[s] > 0 || a.more[s] != NONE;
+            let mut c = 0;
+            while c < CLASSES {
+                let t = a.next[s * STRIDE + c];
+                let via = a.next[f * STRIDE + c];
+                if t != 0 {
+                    fail[t as usize] = via;
+                    queue[tail] = t;
+                    tail += 1;
+                } else {
+                    a.next[s * STRIDE + c] = via;
+                }
+                c += 1;
+            }
+        }
+        Ok(a)
+    }
+
+    /// The keywords ending in state `s`, its own and along its failure
+    /// links.
+    fn ending_in(&self, mut s: usize) -> impl Iterator<Item = &Found> {
+        std::iter::from_fn(move || {
+            if s == usize::from(NONE) {
+                return None;
+            }
+            let own = &self.found[usize::from(self.starts[s])..usize::from(self.starts[s + 1])];
+            s = usize::from(self.more[s]);
+            Some(own)
+        })
+        .flatten()
+    }
+}
+
+/// The automaton of the built-in rules' keywords, made at compile time.
+static BUILTIN_AUTOMATON: Automaton = match Automaton::build(&BUILTIN) {
+    Ok(a) => a,
+    Err(_) => panic!("the built-in keywords fit the automaton sized for them"),
+};
+
+impl Found {
+    /// Whether `text` (the bytes it matched, ignoring case and
+    /// separators) is this keyword as it must be spelt.
+    fn spelt(&self, text: &[u8]) -> bool {
+        text.iter().zip(self.keyword).all(|(&t, &k)| match k {
+            b'_' | b'-' | b'.' => t == k || self.any_separator,
+            _ if self.exact => t == k,
+            _ => t.eq_ignore_ascii_case(&k),
+        })
+    }
 }
 
 /// The shortest run of token characters a keyword that is part of a token
@@ -204,119 +382,60 @@ fn could_be_token(b: &[u8], start: usize, end: usize) -> bool {
             || (one_case && !slash && !joined && upper + lower >= MIN_RUN))
 }
 
-/// A key's keyword as it is and, when it holds a separator
-/// (`new_relic`, `dd-api`), with each of `_`, `-` and `.` in its place: a
-/// properties file writes `new.relic.license.key`, an environment
-/// `NEW_RELIC_…`.
-fn spellings(keyword: &'static str) -> Vec<Cow<'static, [u8]>> {
-    let mut out: Vec<Cow<'static, [u8]>> = vec![Cow::Borrowed(keyword.as_bytes())];
-    if keyword.contains(SEPARATORS) {
-        for sep in SEPARATORS {
-            let variant: Cow<'static, [u8]> =
-                Cow::Owned(keyword.replace(SEPARATORS, &sep.to_string()).into_bytes());
-            if !out.contains(&variant) {
-                out.push(variant);
-            }
-        }
-    }
-    out
-}
-
-/// Separators between the words of a key name, any of which a provider's
-/// keyword may be spelt with.
-const SEPARATORS: [char; 3] = ['_', '-', '.'];
-
 /// What the prefilter found in a text.
 pub(super) struct Hits {
     /// For each rule, whether one of its keywords is in the text.
     pub rules: Vec<bool>,
-    /// Where keywords of assignment rules start (ascending, deduplicated).
-    pub assignments: Vec<usize>,
+    /// Where keywords of assignment rules start, with their rule
+    /// (ascending, deduplicated).
+    pub assignments: Vec<(usize, usize)>,
+}
+
+/// The matcher over every rule's keywords.
+pub(super) struct Prefilter {
+    automaton: Automata,
+    /// Whether a rule reads assignments (assigned and generic rules).
+    assigns: Vec<bool>,
+    /// Whether a rule's keyword is part of its token, which must then be
+    /// long enough (`pat` in `path` does not run the Airtable rule).
+    gated: Vec<bool>,
+}
+
+/// The built-in automaton, or one of other rules (the bench's subsets).
+enum Automata {
+    Builtin,
+    Own(Box<Automaton>),
 }
 
 impl Prefilter {
-    pub(super) fn new(rules: &[&'static Rule]) -> Prefilter {
-        let mut keywords: Vec<Keyword> = Vec::with_capacity(rules.len() * 4);
-        for (i, rule) in rules.iter().enumerate() {
-            let mut push = |bytes: Cow<'static, [u8]>| {
-                let anchor = (0..bytes.len() - 1)
-                    .min_by_key(|&o| pair_frequency(fold(bytes[o]), fold(bytes[o + 1])))
-                    .unwrap_or(0);
-                keywords.push(Keyword {
-                    exact: bytes.iter().any(u8::is_ascii_uppercase),
-                    pair: pair(bytes[anchor], bytes[anchor + 1]),
-                    bytes,
-                    anchor,
-                    rule: i,
-                });
-            };
-            for &keyword in rule.keywords {
-                // `a+b` needs both in the key: the text is searched for `a`
-                let first = keyword.split('+').next().unwrap_or(keyword);
-                if first.len() < 2 {
-                    continue;
-                }
-                // a key's words may be joined by any separator; a token's
-                // prefix is spelt one way
-                if matches!(rule.detect, Detect::Assigned { .. }) {
-                    spellings(first).into_iter().for_each(&mut push);
-                } else {
-                    push(Cow::Borrowed(first.as_bytes()));
-                }
-            }
-        }
-        // by the pair computed once (every process that records builds
-        // this: folding the pair again in each comparison was 13 % of a
-        // `memlog record`'s instructions)
-        let key = |k: &Keyword| k.pair;
-        keywords.sort_unstable_by_key(key);
-        let mut anchors = Bits::new();
-        // (pair, start, end), end 0 for an empty slot
-        let mut runs = Box::new([(0u16, 0u16, 0u16); SLOTS]);
-        let mut i = 0;
-        while i < keywords.len() {
-            let p = key(&keywords[i]);
-            let mut end = i;
-            while end < keywords.len() && key(&keywords[end]) == p {
-                end += 1;
-            }
-            anchors.set(p);
-            let mut at = slot(p);
-            while runs[at].2 != 0 {
-                at = (at + 1) % SLOTS;
-            }
-            runs[at] = (p, i as u16, end as u16);
-            i = end;
-        }
-        let assigns = rules
-            .iter()
-            .map(|r| matches!(r.detect, Detect::Assigned { .. } | Detect::Generic(_)))
-            .collect();
-        let gated = rules
-            .iter()
-            .map(|r| matches!(r.detect, Detect::Token { context: false, .. }))
-            .collect();
-        Prefilter {
-            anchors,
-            keywords,
-            runs,
-            assigns,
-            gated,
-        }
+    pub(super) fn new(rules: &[&'static Rule]) -> Result<Prefilter, TooManyKeywords> {
+        // the built-in rules, then only rules without keywords (personal
+        // data): the automaton made at compile time serves
+        let builtin = rules.len() >= BUILTIN_COUNT
+            && rules.iter().zip(BUILTIN).all(|(a, b)| std::ptr::eq(*a, b))
+            && rules[BUILTIN_COUNT..].iter().all(|r| r.keywords.is_empty());
+        let automaton = if builtin {
+            Automata::Builtin
+        } else {
+            Automata::Own(Box::new(Automaton::build(rules)?))
+        };
+        Ok(Prefilter {
+            automaton,
+            assigns: rules
+                .iter()
+                .map(|r| matches!(r.detect, Detect::Assigned { .. } | Detect::Generic(_)))
+                .collect(),
+            gated: rules
+                .iter()
+                .map(|r| matches!(r.detect, Detect::Token { context: false, .. }))
+                .collect(),
+        })
     }
 
-    /// The keywords anchored on the folded pair `p`.
-    fn run_of(&self, p: u16) -> &[Keyword] {
-        let mut at = slot(p);
-        loop {
-            let (pair, start, end) = self.runs[at];
-            if end == 0 {
-                return &[];
-            }
-            if pair == p {
-                return &self.keywords[usize::from(start)..usize::from(end)];
-            }
-            at = (at + 1) % SLOTS;
+    fn automaton(&self) -> &Automaton {
+        match &self.automaton {
+            Automata::Builtin => &BUILTIN_AUTOMATON,
+            Automata::Own(a) => a,
         }
     }
 
@@ -327,31 +446,26 @@ impl Prefilter {
             rules: vec![false; self.assigns.len()],
             assignments: Vec::new(),
         };
+        let a = self.automaton();
         let b = text.as_bytes();
-        let mut from = 1;
-        let mut p: u16 = b.first().map_or(0, |&c| u16::from(fold(c)));
-        while let Some((i, at)) = next_anchor(&self.anchors, b, from, p) {
-            (from, p) = (i + 1, at);
-            for k in self.run_of(p) {
-                let Some(start) = (i - 1).checked_sub(k.anchor) else {
-                    continue;
-                };
-                let Some(found) = b.get(start..start + k.bytes.len()) else {
-                    continue;
-                };
-                let matches = if k.exact {
-                    found == &*k.bytes
-                } else {
-                    found.eq_ignore_ascii_case(&k.bytes)
-                };
-                if !matches
-                    || (self.gated[k.rule] && !could_be_token(b, start, start + k.bytes.len()))
+        let mut s = 0;
+        for (i, &byte) in b.iter().enumerate() {
+            s = usize::from(a.next[s * STRIDE + usize::from(CLASS[usize::from(byte)])]);
+            if !a.reports[s] {
+                continue;
+            }
+            let end = i + 1;
+            for found in a.ending_in(s) {
+                let start = end - found.keyword.len();
+                let rule = usize::from(found.rule);
+                if !found.spelt(&b[start..end])
+                    || (self.gated[rule] && !could_be_token(b, start, end))
                 {
                     continue;
                 }
-                hits.rules[k.rule] = true;
-                if self.assigns[k.rule] {
-                    hits.assignments.push(start);
+                hits.rules[rule] = true;
+                if self.assigns[rule] {
+                    hits.assignments.push((start, rule));
                 }
             }
         }
@@ -369,7 +483,8 @@ mod tests {
     #[test]
     fn finds_every_keyword_anywhere_in_any_case() {
         let all = rules::builtin();
-        let p = Prefilter::new(&all);
+        let p = Prefilter::new(&all).unwrap();
+        assert!(matches!(p.automaton, Automata::Builtin));
         for (i, rule) in all.iter().enumerate() {
             for keyword in rule.keywords {
                 let first = keyword.split('+').next().unwrap_or(keyword);
@@ -406,21 +521,54 @@ mod tests {
     }
 
     #[test]
-    fn anchors_on_rare_pairs() {
-        let anchor = |k: &'static str| {
-            let rule: &'static Rule = Box::leak(Box::new(Rule {
-                id: "t",
-                family: rules::Family::Generic,
-                keywords: Box::leak(Box::new([k])),
-                detect: Detect::Generic(rules::NameClass::Token),
-                sample: "",
-            }));
-            let p = Prefilter::new(&[rule]);
-            let k = &p.keywords[0];
-            String::from_utf8_lossy(&k.bytes[k.anchor..k.anchor + 2]).into_owned()
-        };
-        assert_eq!(anchor("token"), "ok");
-        assert_eq!(anchor("ghp_"), "p_");
-        assert_eq!(anchor("://"), ":/");
+    fn a_keys_keyword_takes_any_separator_and_a_tokens_only_its_own() {
+        let all = rules::builtin();
+        let p = Prefilter::new(&all).unwrap();
+        let rule = |id: &str| all.iter().position(|r| r.id == id).unwrap();
+        let keyed = all
+            .iter()
+            .position(|r| {
+                matches!(r.detect, Detect::Assigned { .. })
+                    && r.keywords.iter().any(|k| searched(k).contains(&b'_'))
+            })
+            .unwrap();
+        let keyword = std::str::from_utf8(searched(all[keyed].keywords[0])).unwrap();
+        for sep in ["-", ".", "_"] {
+            let text = format!("{}=abc", keyword.replace('_', sep));
+            let hits = p.scan(&text);
+            assert!(hits.rules[keyed], "{} not found in {text:?}", all[keyed].id);
+            assert!(hits.assignments.contains(&(0, keyed)), "{text:?}");
+        }
+        let ghp = rule("github-pat");
+        let token = format!("ghp_{}", "aB3".repeat(12));
+        assert!(p.scan(&token).rules[ghp]);
+        assert!(!p.scan(&token.replace('_', "-")).rules[ghp]);
+    }
+
+    #[test]
+    fn overlapping_and_nested_keywords_are_all_found() {
+        let all = rules::builtin();
+        let p = Prefilter::new(&all).unwrap();
+        // `secret` inside `client_secret`, `token` inside `access_token`
+        let hits = p.scan("x = {client_secret: 1, refresh_access_token: 2}");
+        let generic = |id: &str| hits.rules[all.iter().position(|r| r.id == id).unwrap()];
+        assert!(generic("generic-secret") && generic("generic-token"));
+    }
+
+    #[test]
+    fn a_subset_of_the_rules_gets_an_automaton_of_its_own() {
+        let all = rules::builtin();
+        let some: Vec<_> = all.iter().copied().step_by(7).collect();
+        let own = Prefilter::new(&some).unwrap();
+        assert!(matches!(own.automaton, Automata::Own(_)));
+        let full = Prefilter::new(&all).unwrap();
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/privacy/tests.rs"))
+                .unwrap();
+        let (a, b) = (own.scan(&text), full.scan(&text));
+        for (i, r) in some.iter().enumerate() {
+            let j = all.iter().position(|x| std::ptr::eq(*x, *r)).unwrap();
+            assert_eq!(a.rules[i], b.rules[j], "{}", r.id);
+        }
     }
 }

@@ -264,28 +264,55 @@ pub(crate) const fn assigned(
     }
 }
 
-/// Every built-in rule, provider rules first (a more specific rule names a
-/// secret that a generic one also finds).
+/// The built-in rule lists, provider rules first (a more specific rule
+/// names a secret that a generic one also finds).
+const LISTS: [&[Rule]; 14] = [
+    cloud::RULES,
+    vcs::RULES,
+    messaging::RULES,
+    payments::RULES,
+    ai::RULES,
+    registries::RULES,
+    cicd::RULES,
+    observability::RULES,
+    saas::RULES,
+    databases::RULES,
+    vaults::RULES,
+    keys::RULES,
+    urls::RULES,
+    generic::RULES,
+];
+
+/// How many built-in rules there are.
+pub(crate) const BUILTIN_COUNT: usize = {
+    let mut n = 0;
+    let mut l = 0;
+    while l < LISTS.len() {
+        n += LISTS[l].len();
+        l += 1;
+    }
+    n
+};
+
+/// Every built-in rule, in [`LISTS`] order, made at compile time (the
+/// keyword automaton is built from it by the compiler too).
+pub(crate) const BUILTIN: [&Rule; BUILTIN_COUNT] = {
+    let mut out = [&LISTS[0][0]; BUILTIN_COUNT];
+    let (mut l, mut n) = (0, 0);
+    while l < LISTS.len() {
+        let mut i = 0;
+        while i < LISTS[l].len() {
+            out[n] = &LISTS[l][i];
+            (i, n) = (i + 1, n + 1);
+        }
+        l += 1;
+    }
+    out
+};
+
+/// Every built-in rule, provider rules first.
 pub fn builtin() -> Vec<&'static Rule> {
-    [
-        cloud::RULES,
-        vcs::RULES,
-        messaging::RULES,
-        payments::RULES,
-        ai::RULES,
-        registries::RULES,
-        cicd::RULES,
-        observability::RULES,
-        saas::RULES,
-        databases::RULES,
-        vaults::RULES,
-        keys::RULES,
-        urls::RULES,
-        generic::RULES,
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    BUILTIN.to_vec()
 }
 
 /// The personal-data rules (emails, phone numbers, IP addresses), which
