@@ -148,7 +148,7 @@ fn sql_err(e: rusqlite::Error) -> Error {
 
 /// The event ids a `reinforce` or `recall` body names: `targets` (a list)
 /// or `target` (one id).
-fn targets(body: &Map<String, Value>) -> Vec<EventId> {
+pub(crate) fn targets(body: &Map<String, Value>) -> Vec<EventId> {
     let mut out = crate::supersede::ids_in(body, "targets");
     out.extend(crate::supersede::ids_in(body, "target"));
     out.sort();
@@ -159,7 +159,7 @@ fn targets(body: &Map<String, Value>) -> Vec<EventId> {
 /// Whether a `reinforce` body reports a success: `outcome: "success"` or
 /// `success: true` (`failure` / `false` otherwise); `None` if it says
 /// neither.
-fn outcome(body: &Map<String, Value>) -> Option<bool> {
+pub(crate) fn outcome(body: &Map<String, Value>) -> Option<bool> {
     match body.get("outcome").and_then(Value::as_str) {
         Some("success") => return Some(true),
         Some("failure") => return Some(false),

@@ -11,8 +11,9 @@
 
 use std::collections::HashMap;
 
+use memlog_format::Kind;
 use rusqlite::params;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::fts::event_key;
 use crate::projection::Projections;
@@ -62,22 +63,32 @@ impl Reinforcement {
         let mut learnt = Reinforcement::default();
         for body in bodies {
             let body = body.map_err(|e| Error::sql(&p.dir, e))?;
-            let Ok(body) = serde_json::from_str::<Value>(&body) else {
-                continue;
-            };
-            let delta = match body.get("outcome").and_then(Value::as_str) {
-                Some("success") => SUCCESS_STEP,
-                Some("failure") => FAILURE_STEP,
-                _ => continue,
-            };
-            let targets: Vec<u64> = body
-                .get("targets")
-                .and_then(Value::as_array)
-                .map(|t| t.iter().filter_map(Value::as_str).map(event_key).collect())
-                .unwrap_or_default();
-            learnt.apply(&targets, delta);
+            if let Ok(Value::Object(body)) = serde_json::from_str::<Value>(&body) {
+                learnt.apply_body(&body);
+            }
+        }
+        // then those the index has not caught up with (they are newer)
+        for u in p.unindexed().events() {
+            if u.event.kind == Kind::Reinforce && u.event.session.starts_with("reinforce-") {
+                learnt.apply_body(&u.event.body);
+            }
         }
         Ok(learnt)
+    }
+
+    /// One `reinforce` event's body: its outcome on its targets.
+    fn apply_body(&mut self, body: &Map<String, Value>) {
+        let delta = match body.get("outcome").and_then(Value::as_str) {
+            Some("success") => SUCCESS_STEP,
+            Some("failure") => FAILURE_STEP,
+            _ => return,
+        };
+        let targets: Vec<u64> = body
+            .get("targets")
+            .and_then(Value::as_array)
+            .map(|t| t.iter().filter_map(Value::as_str).map(event_key).collect())
+            .unwrap_or_default();
+        self.apply(&targets, delta);
     }
 
     /// One `reinforce` event: every target and every pair of targets.

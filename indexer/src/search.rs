@@ -267,7 +267,13 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     };
     // Both queries below were a few percent of a one-shot search, and
     // find nothing in most memories.
-    let links = p.graph.get_meta(crate::graph::RANKING_LINKS)?.as_deref() != Some("absent");
+    // (a reinforcement or link the index has not seen yet counts at once:
+    // an acknowledged write is read by the next search)
+    let links = p.graph.get_meta(crate::graph::RANKING_LINKS)?.as_deref() != Some("absent")
+        || p.unindexed()
+            .events()
+            .iter()
+            .any(|u| read_by_ranking(&u.event));
     let learnt = if links {
         Reinforcement::load(p)?
     } else {
@@ -323,6 +329,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             }
         }
     }
+    count_unindexed_uses(p, &mut rows);
     if let Some((query, index)) = vectors {
         // candidates the vector list missed still have a vector
         let missing: Vec<u64> = candidates
@@ -475,6 +482,43 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     });
     hits.truncate(want);
     Ok(hits.into_iter().map(|(_, _, h)| h).collect())
+}
+
+/// Adds to the rows' memory counts the reinforcements and recalls the
+/// index has not caught up with (it folds them into its `memory` table
+/// when it does): an acknowledged `memlog reinforce` moves the next
+/// search's ranking, even while another process holds the index.
+fn count_unindexed_uses(p: &Projections, rows: &mut KeyMap<Row>) {
+    use memlog_format::Kind;
+    for u in p.unindexed().events() {
+        let (kind, body) = (&u.event.kind, &u.event.body);
+        if !matches!(kind, Kind::Reinforce | Kind::Recall) {
+            continue;
+        }
+        for target in crate::memory::targets(body) {
+            let Some(row) = rows.get_mut(&crate::fts::event_key(target.as_str())) else {
+                continue;
+            };
+            if row.id != target {
+                continue;
+            }
+            let level = crate::memory::kind_level(&row.kind);
+            let m = row.memory.get_or_insert_with(|| crate::memory::MemoryRow {
+                base_level: level,
+                ..Default::default()
+            });
+            if *kind == Kind::Recall {
+                m.recalls += 1;
+                m.last_recall = m.last_recall.take().max(Some(u.event.ts.clone()));
+            } else {
+                match crate::memory::outcome(body) {
+                    Some(true) => m.success += 1,
+                    Some(false) => m.failure += 1,
+                    None => {}
+                }
+            }
+        }
+    }
 }
 
 /// Whether search reads `e` besides its hits, on every query: a

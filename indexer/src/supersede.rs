@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use memlog_format::EventId;
+use memlog_format::{EventId, Kind};
 use serde_json::{Map, Value};
 
 use crate::{Error, Projections, Result};
@@ -27,10 +27,15 @@ fn body_of(p: &Projections, id: &EventId) -> Result<Map<String, Value>> {
             rows.next()?.map(|r| r.get(0)).transpose()
         })
         .map_err(|e| Error::sql(&p.dir, e))?;
-    Ok(body
-        .flatten()
-        .and_then(|b| serde_json::from_str(&b).ok())
-        .unwrap_or_default())
+    match body.flatten() {
+        Some(b) => Ok(serde_json::from_str(&b).unwrap_or_default()),
+        // one the index has not caught up with
+        None => Ok(p
+            .unindexed()
+            .event(id.as_str())
+            .map(|u| u.event.body.clone())
+            .unwrap_or_default()),
+    }
 }
 
 /// The events a memory rests on: the event its quote was found in and its
@@ -105,6 +110,14 @@ pub fn links(p: &Projections, field: &str) -> Result<Vec<(EventId, EventId)>> {
             .unwrap_or_default();
         for older in ids_in(&body, field) {
             out.push((older, id.clone()));
+        }
+    }
+    // then those of facts and rules the index has not caught up with
+    for u in p.unindexed().events() {
+        if matches!(u.event.kind, Kind::Fact | Kind::Rule) {
+            for older in ids_in(&u.event.body, field) {
+                out.push((older, u.event.id.clone()));
+            }
         }
     }
     Ok(out)

@@ -186,6 +186,74 @@ fn writes_are_read_at_once_while_the_index_cannot_catch_up() {
     assert!(!serve.get("/api/sessions/live").text().contains(&recorded));
 }
 
+/// What the index derives from a write (a memory's successes, a fact
+/// replacing another) is read at once too, not only the write itself.
+#[test]
+fn derived_state_is_read_at_once_while_the_index_cannot_catch_up() {
+    let (repo, _) = indexed_notes(1);
+    let _lock = repo.hold_index_lock();
+    let w = word(20);
+    let old = repo.record(
+        "s",
+        "agent_response",
+        &format!("The {w} export batch size is 500 rows per request."),
+    );
+    let new = repo.record(
+        "s",
+        "agent_response",
+        &format!("The {w} export batch size is now 1000 rows per request."),
+    );
+    let facts = |facts: Value| {
+        repo.memlog_stdin(&["extract", "--facts", "-", "--json"], &facts.to_string())
+            .ok()
+            .json()["recorded"][0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let old_fact = facts(
+        json!([{"text": format!("The {w} export batch size is 500 rows"),
+        "quote": "export batch size is 500 rows", "event": old}]),
+    );
+    let new_fact = facts(
+        json!([{"text": format!("The {w} export batch size is 1000 rows"),
+        "quote": "export batch size is now 1000 rows", "event": new, "supersedes": old_fact}]),
+    );
+    let hits = repo.memlog(&["search", &w, "--json"]).ok().json()["hits"].clone();
+    let hit = |id: &str| {
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not among {hits:#}"))
+            .clone()
+    };
+    assert_eq!(
+        hit(&old_fact)["superseded_by"],
+        new_fact.as_str(),
+        "{hits:#}"
+    );
+    assert!(
+        hit(&old_fact)["score"].as_f64() < hit(&new_fact)["score"].as_f64(),
+        "{hits:#}"
+    );
+    // a reinforcement moves the memory's importance in the next search (a
+    // failure: a fact starts at full importance)
+    let importance = |hits: &Value| {
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["id"] == new_fact.as_str())
+            .unwrap()["parts"]["importance"]
+            .as_f64()
+            .unwrap()
+    };
+    let before = importance(&hits);
+    repo.memlog(&["reinforce", &new_fact, "--failure"]).ok();
+    let after = importance(&repo.memlog(&["search", &w, "--json"]).ok().json()["hits"]);
+    assert!(after < before, "importance {before} -> {after}");
+}
+
 #[test]
 fn a_forget_reaches_rules_their_retirements_and_rules_left_without_evidence() {
     let (repo, ids) = indexed_notes(3);
