@@ -40,7 +40,9 @@ mod tests;
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use regex::bytes::{Regex as BytesRegex, RegexBuilder as BytesRegexBuilder};
+use regex_automata::meta::{self, Regex as RuleRegex};
+use regex_automata::util::syntax;
+use regex_automata::{Input, Span};
 use serde_json::Value;
 
 pub use rules::{Detect, Family, NameClass, Rule};
@@ -147,7 +149,7 @@ impl std::fmt::Debug for Rule {
 pub struct PrivacyFilter {
     spans: PrivateSpans,
     rules: Vec<&'static Rule>,
-    compiled: Vec<OnceLock<Option<BytesRegex>>>,
+    compiled: Vec<OnceLock<Option<RuleRegex>>>,
     /// The rule of each generic name class, by [`NameClass::rank`].
     generic: [Option<usize>; NameClass::COUNT],
     prefilter: Prefilter,
@@ -230,7 +232,7 @@ impl PrivacyFilter {
 
     /// Rule `i`'s expression, compiled on first use (`None` for a rule
     /// without one, or one that does not compile, which tests rule out).
-    fn regex(&self, i: usize) -> Option<&BytesRegex> {
+    fn regex(&self, i: usize) -> Option<&RuleRegex> {
         self.compiled[i]
             .get_or_init(|| {
                 let pattern = match self.rules[i].detect {
@@ -238,7 +240,21 @@ impl PrivacyFilter {
                     Detect::Assigned { value } => format!("(?i)^(?:{value})$"),
                     Detect::Generic(_) | Detect::Scan(_) => return None,
                 };
-                BytesRegexBuilder::new(&pattern).unicode(false).build().ok()
+                // A rule's expression runs only near its keywords (or on
+                // one value), which the automaton has found: the engine's
+                // own literal prefilter and one-pass DFA would be built
+                // for nothing, and building them was a third of what a
+                // hook spent compiling a rule.
+                RuleRegex::builder()
+                    .syntax(syntax::Config::new().unicode(false).utf8(false))
+                    .configure(
+                        meta::Config::new()
+                            .utf8_empty(false)
+                            .auto_prefilter(false)
+                            .onepass(false),
+                    )
+                    .build(&pattern)
+                    .ok()
             })
             .as_ref()
     }
@@ -281,7 +297,10 @@ impl PrivacyFilter {
                     continue;
                 }
                 match rule.detect {
-                    Detect::Token { mixed, .. } => self.tokens(i, text, mixed, &mut found),
+                    Detect::Token { mixed, .. } => {
+                        let near = near_keywords(text.as_bytes(), rule, i, &hits.tokens);
+                        self.tokens(i, text, &near, mixed, &mut found);
+                    }
                     Detect::Scan(scan) => {
                         let mut ranges = Vec::new();
                         scan(text, &mut ranges);
@@ -351,27 +370,43 @@ impl PrivacyFilter {
         }
     }
 
-    /// The matches of token rule `i`.
-    fn tokens(&self, i: usize, text: &str, mixed: bool, found: &mut Vec<Finding>) {
+    /// The matches of token rule `i` within `near`.
+    fn tokens(
+        &self,
+        i: usize,
+        text: &str,
+        near: &[Range<usize>],
+        mixed: bool,
+        found: &mut Vec<Finding>,
+    ) {
         let Some(re) = self.regex(i) else { return };
-        for caps in re.captures_iter(text.as_bytes()) {
-            let Some(m) = caps.get(1).or_else(|| caps.get(0)) else {
-                continue;
-            };
-            let secret = &text.as_bytes()[m.range()];
-            let Ok(s) = std::str::from_utf8(secret) else {
-                // a match cutting a character: redact the characters
-                push(found, text, m.range(), self.rules[i], BY_TOKEN, i);
-                continue;
-            };
-            if s.is_empty()
-                || placeholder(s)
-                || allow::is_public(s)
-                || (mixed && !value::is_mixed(s))
-            {
-                continue;
+        for window in near {
+            // the window bounds the search; the text around it still
+            // decides `\b` at its edges
+            let input = Input::new(text.as_bytes()).range(window.clone());
+            for caps in re.captures_iter(input) {
+                let Some(m) = caps
+                    .get_group(1)
+                    .or_else(|| caps.get_match().map(|m| m.span()))
+                else {
+                    continue;
+                };
+                let Span { start, end } = m;
+                let secret = &text.as_bytes()[start..end];
+                let Ok(s) = std::str::from_utf8(secret) else {
+                    // a match cutting a character: redact the characters
+                    push(found, text, start..end, self.rules[i], BY_TOKEN, i);
+                    continue;
+                };
+                if s.is_empty()
+                    || placeholder(s)
+                    || allow::is_public(s)
+                    || (mixed && !value::is_mixed(s))
+                {
+                    continue;
+                }
+                push(found, text, start..end, self.rules[i], BY_TOKEN, i);
             }
-            push(found, text, m.range(), self.rules[i], BY_TOKEN, i);
         }
     }
 
@@ -493,6 +528,46 @@ fn compile_checked(patterns: &[String], what: &str) -> Result<Vec<LazyRegex>> {
             Ok(LazyRegex::new(p))
         })
         .collect()
+}
+
+/// How far before its keyword a token rule's match may start (a URL's
+/// scheme and credentials before `sentry.io`), and how far after it a
+/// match may end, on one line: the window runs from the start of the line
+/// this far before the keyword to the end of the line this far after it.
+const BEFORE_KEYWORD: usize = 256;
+const AFTER_KEYWORD: usize = 1024;
+
+/// Where token rule `i` runs: around each of its keywords the prefilter
+/// found (`tokens`: (rule, start, end), ascending), merged. A rule without
+/// keywords, or an expression that spans lines (`(?s)`: a PEM block), runs
+/// on the whole text. Keeping the search near the keywords ties a text's
+/// cost to its keywords, not to its length times the rules they call for.
+fn near_keywords(
+    text: &[u8],
+    rule: &Rule,
+    i: usize,
+    tokens: &[(usize, usize, usize)],
+) -> Vec<Range<usize>> {
+    let whole = match rule.detect {
+        Detect::Token { pattern, .. } => pattern.starts_with("(?s)"),
+        _ => true,
+    };
+    if whole || rule.keywords.is_empty() {
+        return vec![0..text.len()];
+    }
+    let from = tokens.partition_point(|&(r, _, _)| r < i);
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for &(_, start, end) in tokens[from..].iter().take_while(|&&(r, _, _)| r == i) {
+        let before = start.saturating_sub(BEFORE_KEYWORD);
+        let start = memchr::memrchr(b'\n', &text[..before]).map_or(0, |p| p + 1);
+        let after = (end + AFTER_KEYWORD).min(text.len());
+        let end = memchr::memchr(b'\n', &text[after..]).map_or(text.len(), |p| after + p);
+        match out.last_mut() {
+            Some(last) if start <= last.end => last.end = last.end.max(end),
+            _ => out.push(start..end),
+        }
+    }
+    out
 }
 
 /// Whether `part` starts a word of `key` (`TWILIO_AUTH_TOKEN`,

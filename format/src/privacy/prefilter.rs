@@ -389,6 +389,9 @@ pub(super) struct Hits {
     /// Where keywords of assignment rules start, with their rule
     /// (ascending, deduplicated).
     pub assignments: Vec<(usize, usize)>,
+    /// Where keywords of token rules are, with their rule: (rule, start,
+    /// end), ascending.
+    pub tokens: Vec<(usize, usize, usize)>,
 }
 
 /// The matcher over every rule's keywords.
@@ -399,6 +402,9 @@ pub(super) struct Prefilter {
     /// Whether a rule's keyword is part of its token, which must then be
     /// long enough (`pat` in `path` does not run the Airtable rule).
     gated: Vec<bool>,
+    /// Whether a rule is a token rule (its expression runs around its
+    /// keywords).
+    token: Vec<bool>,
 }
 
 /// The built-in automaton, or one of other rules (the bench's subsets).
@@ -429,6 +435,10 @@ impl Prefilter {
                 .iter()
                 .map(|r| matches!(r.detect, Detect::Token { context: false, .. }))
                 .collect(),
+            token: rules
+                .iter()
+                .map(|r| matches!(r.detect, Detect::Token { .. }))
+                .collect(),
         })
     }
 
@@ -445,6 +455,7 @@ impl Prefilter {
         let mut hits = Hits {
             rules: vec![false; self.assigns.len()],
             assignments: Vec::new(),
+            tokens: Vec::new(),
         };
         let a = self.automaton();
         let b = text.as_bytes();
@@ -467,10 +478,14 @@ impl Prefilter {
                 if self.assigns[rule] {
                     hits.assignments.push((start, rule));
                 }
+                if self.token[rule] {
+                    hits.tokens.push((rule, start, end));
+                }
             }
         }
         hits.assignments.sort_unstable();
         hits.assignments.dedup();
+        hits.tokens.sort_unstable();
         hits
     }
 }
