@@ -186,7 +186,9 @@ pub fn run(
             }
             printed(&repo, event, injected, started)
         }
-        HookEvent::PreToolUse if agent.injects_before_tool() && repo.config.hooks.inject => {
+        HookEvent::PreToolUse | HookEvent::PostToolUse
+            if agent.tool_recall_event() == Some(event) && repo.config.hooks.inject =>
+        {
             // file-aware recall: the projections as they are (a hook never
             // indexes in the foreground), no vectors, no model
             let (Some(session), Some(target)) =

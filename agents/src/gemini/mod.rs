@@ -72,6 +72,14 @@ impl Agent for Gemini {
         Some(rename_output(output, event))
     }
 
+    /// Gemini's BeforeTool output only allows, denies or rewrites the call
+    /// (0.61.0 reads no `additionalContext` there); AfterTool's
+    /// `additionalContext` is appended to the tool's result the model
+    /// reads, so recall about a file comes with its `read_file`.
+    fn tool_recall_event(&self) -> Option<HookEvent> {
+        Some(HookEvent::PostToolUse)
+    }
+
     fn hook_settings(&self) -> &'static HookSettings {
         &SETTINGS
     }
