@@ -5,7 +5,9 @@
 //!   injection output as Claude Code's), completed from the rollout the
 //!   payload names ([`hooks`]): a command's real exit code, an edit's files
 //!   and changes, and at Stop the edits made through the shell, which no
-//!   PostToolUse reports. Its Stop hook only records. A subagent's hooks
+//!   PostToolUse reports. Its Stop hook only records. PreToolUse carries
+//!   file-aware recall (a file read through the shell, or patched, is
+//!   that file: [`hooks::tool_target`]). A subagent's hooks
 //!   name its parent's session and its own `agent_id`; its answer comes
 //!   with SubagentStop. The version is the
 //!   `cli_version` of the session file's first line (`session_meta`).

@@ -2,7 +2,9 @@
 //!
 //! - Hooks: its own event names and two payload shapes of its own,
 //!   translated into the shared protocol by [`hooks`]; injection under its
-//!   event names; its Stop hook (AfterAgent) only records.
+//!   event names; its Stop hook (AfterAgent) only records. File-aware
+//!   recall rides on AfterTool, appended to the tool's result (BeforeTool
+//!   takes no context).
 //! - Settings: `.gemini/settings.json` (project), `~/.gemini/settings.json`
 //!   (user); timeouts in milliseconds, tool matchers are regular
 //!   expressions, and the command ends in `2>/dev/null || true` (Gemini
