@@ -40,8 +40,11 @@ fn repo() -> TestRepo {
 
 /// An earlier session, through Claude Code's hooks: the export tests fail
 /// in src/invoice.rs, an edit there fixes them, and src/unrelated.rs is
-/// only read. Returns the failure's and the fix's ids (12 characters).
-fn earlier_session(repo: &TestRepo) -> (String, String) {
+/// only read. Returns the failure's and the fix's ids (12 characters),
+/// and the index's writer lock, taken before the session ended: the index
+/// cannot catch up while the caller holds it, as when the next session
+/// starts at once, before the background index has run.
+fn earlier_session(repo: &TestRepo) -> (String, String, std::fs::File) {
     let file = |p: &str| repo.path().join(p).display().to_string();
     let s1 = "earlier";
     hook(repo, "SessionStart", s1, json!({"source": "startup"}));
@@ -83,8 +86,8 @@ fn earlier_session(repo: &TestRepo) -> (String, String) {
         "tool_input": {"command": "cargo test -p export"},
         "tool_response": {"stdout": "test result: ok. 12 passed", "stderr": "", "exit_code": 0}}),
     );
+    let lock = repo.hold_index_lock();
     hook(repo, "SessionEnd", s1, json!({"reason": "exit"}));
-    repo.memlog(&["index"]).ok();
     let events = repo.session_events(s1);
     let id_of = |pred: &dyn Fn(&Value) -> bool| -> String {
         events.iter().find(|e| pred(e)).unwrap()["id"]
@@ -94,14 +97,14 @@ fn earlier_session(repo: &TestRepo) -> (String, String) {
     };
     let failure = id_of(&|e| e["body"]["success"] == false);
     let fix = id_of(&|e| e["body"]["tool"] == "Edit");
-    (failure, fix)
+    (failure, fix, lock)
 }
 
 #[test]
 fn a_read_of_a_file_that_failed_and_was_fixed_injects_the_fix_once() {
     let repo = repo();
     let file = |p: &str| repo.path().join(p).display().to_string();
-    let (failure, fix) = earlier_session(&repo);
+    let (failure, fix, _lock) = earlier_session(&repo);
 
     // a later session reads the file: the failure and its fix, cited
     let s2 = "later";
@@ -226,7 +229,7 @@ fn codex_pre_tool(repo: &TestRepo, session: &str, tool: &str, command: &str) -> 
 #[test]
 fn codex_reading_a_file_through_its_shell_gets_the_fix() {
     let repo = repo();
-    let (failure, fix) = earlier_session(&repo);
+    let (failure, fix, _lock) = earlier_session(&repo);
     let s2 = "019a0b3d-later";
     let context = codex_pre_tool(&repo, s2, "Bash", "sed -n '1,200p' src/invoice.rs")
         .expect("the fix is injected");
@@ -278,7 +281,7 @@ fn gemini_read(repo: &TestRepo, session: &str, path: &str) -> Option<String> {
 #[test]
 fn gemini_reading_a_file_gets_the_fix_with_its_content() {
     let repo = repo();
-    let (failure, fix) = earlier_session(&repo);
+    let (failure, fix, _lock) = earlier_session(&repo);
     let s2 = "gemini-later";
     let context = gemini_read(&repo, s2, "src/invoice.rs").expect("the fix is injected");
     assert!(
