@@ -26,85 +26,11 @@ fn pre_tool(repo: &TestRepo, session: &str, tool: &str, input: Value) -> Option<
     )
 }
 
-/// A repository whose hooks may take their time (the machine running the
-/// tests may be loaded).
-fn repo() -> TestRepo {
-    let repo = TestRepo::new();
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
-        "hooks:\n  record_budget_ms: 10000\n  inject_budget_ms: 10000\n",
-    )
-    .unwrap();
-    repo
-}
-
-/// An earlier session, through Claude Code's hooks: the export tests fail
-/// in src/invoice.rs, an edit there fixes them, and src/unrelated.rs is
-/// only read. Returns the failure's and the fix's ids (12 characters),
-/// and the index's writer lock, taken before the session ended: the index
-/// cannot catch up while the caller holds it, as when the next session
-/// starts at once, before the background index has run.
-fn earlier_session(repo: &TestRepo) -> (String, String, std::fs::File) {
-    let file = |p: &str| repo.path().join(p).display().to_string();
-    let s1 = "earlier";
-    hook(repo, "SessionStart", s1, json!({"source": "startup"}));
-    hook(
-        repo,
-        "UserPromptSubmit",
-        s1,
-        json!({"prompt": "make the export tests pass"}),
-    );
-    hook(
-        repo,
-        "PostToolUse",
-        s1,
-        json!({"tool_name": "Bash",
-        "tool_input": {"command": "cargo test -p export"},
-        "tool_response": {"stdout": "", "stderr": "error[E0308]: mismatched types in src/invoice.rs", "exit_code": 101}}),
-    );
-    hook(
-        repo,
-        "PostToolUse",
-        s1,
-        json!({"tool_name": "Read",
-        "tool_input": {"file_path": file("src/unrelated.rs")},
-        "tool_response": {"type": "text", "file": {"filePath": file("src/unrelated.rs"), "content": "fn x() {}", "numLines": 1}}}),
-    );
-    hook(
-        repo,
-        "PostToolUse",
-        s1,
-        json!({"tool_name": "Edit",
-        "tool_input": {"file_path": file("src/invoice.rs"), "old_string": "500u32", "new_string": "500usize"},
-        "tool_response": {"filePath": file("src/invoice.rs")}}),
-    );
-    hook(
-        repo,
-        "PostToolUse",
-        s1,
-        json!({"tool_name": "Bash",
-        "tool_input": {"command": "cargo test -p export"},
-        "tool_response": {"stdout": "test result: ok. 12 passed", "stderr": "", "exit_code": 0}}),
-    );
-    let lock = repo.hold_index_lock();
-    hook(repo, "SessionEnd", s1, json!({"reason": "exit"}));
-    let events = repo.session_events(s1);
-    let id_of = |pred: &dyn Fn(&Value) -> bool| -> String {
-        events.iter().find(|e| pred(e)).unwrap()["id"]
-            .as_str()
-            .unwrap()[..12]
-            .to_string()
-    };
-    let failure = id_of(&|e| e["body"]["success"] == false);
-    let fix = id_of(&|e| e["body"]["tool"] == "Edit");
-    (failure, fix, lock)
-}
-
 #[test]
 fn a_read_of_a_file_that_failed_and_was_fixed_injects_the_fix_once() {
-    let repo = repo();
+    let repo = TestRepo::with_generous_budgets();
     let file = |p: &str| repo.path().join(p).display().to_string();
-    let (failure, fix, _lock) = earlier_session(&repo);
+    let (failure, fix, _lock) = repo.failed_and_fixed_session();
 
     // a later session reads the file: the failure and its fix, cited
     let s2 = "later";
@@ -228,8 +154,8 @@ fn codex_pre_tool(repo: &TestRepo, session: &str, tool: &str, command: &str) -> 
 /// per file); a read of an unrelated file nothing.
 #[test]
 fn codex_reading_a_file_through_its_shell_gets_the_fix() {
-    let repo = repo();
-    let (failure, fix, _lock) = earlier_session(&repo);
+    let repo = TestRepo::with_generous_budgets();
+    let (failure, fix, _lock) = repo.failed_and_fixed_session();
     let s2 = "019a0b3d-later";
     let context = codex_pre_tool(&repo, s2, "Bash", "sed -n '1,200p' src/invoice.rs")
         .expect("the fix is injected");
@@ -280,8 +206,8 @@ fn gemini_read(repo: &TestRepo, session: &str, path: &str) -> Option<String> {
 /// an unrelated file nothing.
 #[test]
 fn gemini_reading_a_file_gets_the_fix_with_its_content() {
-    let repo = repo();
-    let (failure, fix, _lock) = earlier_session(&repo);
+    let repo = TestRepo::with_generous_budgets();
+    let (failure, fix, _lock) = repo.failed_and_fixed_session();
     let s2 = "gemini-later";
     let context = gemini_read(&repo, s2, "src/invoice.rs").expect("the fix is injected");
     assert!(
