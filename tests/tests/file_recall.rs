@@ -26,6 +26,20 @@ fn pre_tool(repo: &TestRepo, session: &str, tool: &str, input: Value) -> Option<
     )
 }
 
+/// That `context` cites the earlier failure and the edit that fixed it
+/// (see [`TestRepo::failed_and_fixed_session`]).
+fn assert_cites_fix(context: &str, failure: &str, fix: &str) {
+    assert!(context.contains("src/invoice.rs"), "{context}");
+    assert!(
+        context.contains(&format!("[{failure}] failure")),
+        "{context}"
+    );
+    assert!(
+        context.contains(&format!("edited src/invoice.rs [{fix}]")),
+        "{context}"
+    );
+}
+
 #[test]
 fn a_read_of_a_file_that_failed_and_was_fixed_injects_the_fix_once() {
     let repo = TestRepo::with_generous_budgets();
@@ -42,15 +56,7 @@ fn a_read_of_a_file_that_failed_and_was_fixed_injects_the_fix_once() {
         json!({"file_path": file("src/invoice.rs")}),
     )
     .expect("the fix is injected");
-    assert!(context.contains("src/invoice.rs"), "{context}");
-    assert!(
-        context.contains(&format!("[{failure}] failure")),
-        "{context}"
-    );
-    assert!(
-        context.contains(&format!("edited src/invoice.rs [{fix}]")),
-        "{context}"
-    );
+    assert_cites_fix(&context, &failure, &fix);
     // about 300 tokens at most (four bytes a token)
     assert!(context.len() <= 1200, "{} bytes", context.len());
     // once per file per session
@@ -159,14 +165,7 @@ fn codex_reading_a_file_through_its_shell_gets_the_fix() {
     let s2 = "019a0b3d-later";
     let context = codex_pre_tool(&repo, s2, "Bash", "sed -n '1,200p' src/invoice.rs")
         .expect("the fix is injected");
-    assert!(
-        context.contains(&format!("[{failure}] failure")),
-        "{context}"
-    );
-    assert!(
-        context.contains(&format!("edited src/invoice.rs [{fix}]")),
-        "{context}"
-    );
+    assert_cites_fix(&context, &failure, &fix);
     let patch = "*** Begin Patch\n*** Update File: src/invoice.rs\n@@\n-a\n+b\n*** End Patch\n";
     assert_eq!(codex_pre_tool(&repo, s2, "apply_patch", patch), None);
     assert_eq!(
@@ -210,14 +209,7 @@ fn gemini_reading_a_file_gets_the_fix_with_its_content() {
     let (failure, fix, _lock) = repo.failed_and_fixed_session();
     let s2 = "gemini-later";
     let context = gemini_read(&repo, s2, "src/invoice.rs").expect("the fix is injected");
-    assert!(
-        context.contains(&format!("[{failure}] failure")),
-        "{context}"
-    );
-    assert!(
-        context.contains(&format!("edited src/invoice.rs [{fix}]")),
-        "{context}"
-    );
+    assert_cites_fix(&context, &failure, &fix);
     assert_eq!(
         gemini_read(&repo, s2, "src/invoice.rs"),
         None,

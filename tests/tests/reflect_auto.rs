@@ -78,6 +78,32 @@ fn reflected(repo: &TestRepo, kind: &str) -> Value {
     }
 }
 
+/// The candidate of `kind` the background reflection kept (its text holds
+/// `about`), and the briefing of the next session, started at once (no
+/// `memlog index`, which no user runs), which offers the candidates.
+fn offered_at_the_next_start(repo: &TestRepo, kind: &str, about: &str) -> (Value, String) {
+    let saved = reflected(repo, kind);
+    let candidate = saved["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["rule_kind"] == kind)
+        .unwrap_or_else(|| panic!("{saved:#}"))
+        .clone();
+    assert!(
+        candidate["text"].as_str().unwrap().contains(about),
+        "{candidate:#}"
+    );
+    let out = hook(repo, "SessionStart", "four", json!({"source": "startup"}));
+    let briefing: Value = serde_json::from_str(&out).unwrap();
+    let text = briefing["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.contains("rule candidates from reflection"), "{text}");
+    (candidate, text)
+}
+
 #[test]
 fn sessions_that_repeat_a_problem_get_it_offered_at_the_next_session_start() {
     let repo = TestRepo::new();
@@ -89,28 +115,7 @@ fn sessions_that_repeat_a_problem_get_it_offered_at_the_next_session_start() {
     for s in ["one", "two", "three"] {
         session(&repo, s);
     }
-    let saved = reflected(&repo, "solution");
-    let candidate = saved["candidates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["rule_kind"] == "solution")
-        .unwrap_or_else(|| panic!("{saved:#}"))
-        .clone();
-    assert!(
-        candidate["text"]
-            .as_str()
-            .unwrap()
-            .contains("cargo test -p export"),
-        "{candidate:#}"
-    );
-    // the next session at once: no `memlog index`, which no user runs
-    let out = hook(&repo, "SessionStart", "four", json!({"source": "startup"}));
-    let briefing: Value = serde_json::from_str(&out).unwrap();
-    let text = briefing["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap();
-    assert!(text.contains("rule candidates from reflection"), "{text}");
+    let (candidate, text) = offered_at_the_next_start(&repo, "solution", "cargo test -p export");
     let first = &candidate["evidence"][0].as_str().unwrap()[..12];
     assert!(
         text.contains(&format!(
@@ -240,28 +245,8 @@ fn sessions_that_repeat_a_decision_get_a_rule_offered_at_the_next_session_start(
     for (s, decision) in ["one", "two", "three"].into_iter().zip(DECISIONS) {
         deciding_session(&repo, s, decision);
     }
-    let saved = reflected(&repo, "rule");
-    let candidate = saved["candidates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["rule_kind"] == "rule")
-        .unwrap()
-        .clone();
+    let (candidate, text) = offered_at_the_next_start(&repo, "rule", "integer cents");
     assert_eq!(candidate["sessions"], 3, "{candidate:#}");
-    assert!(
-        candidate["text"]
-            .as_str()
-            .unwrap()
-            .contains("integer cents"),
-        "{candidate:#}"
-    );
-    let out = hook(&repo, "SessionStart", "four", json!({"source": "startup"}));
-    let briefing: Value = serde_json::from_str(&out).unwrap();
-    let text = briefing["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap();
-    assert!(text.contains("rule candidates from reflection"), "{text}");
     let evidence: Vec<String> = candidate["evidence"]
         .as_array()
         .unwrap()
