@@ -175,7 +175,8 @@ pub trait Agent: Sync {
     /// The session files in folder `dir`, in path order.
     fn session_files(&self, dir: &Path) -> Result<Vec<PathBuf>>;
 
-    /// What a PreToolUse payload is about to work on — a file it reads or
+    /// What a tool call's payload (PreToolUse, or the
+    /// [`Agent::tool_recall_event`]) works on — a file it reads or
     /// edits, or a shell command — for file-aware recall; `None` for other
     /// tools. By default Claude Code's tools (`Read`, `Edit`, `Write`,
     /// `MultiEdit`, `NotebookEdit` with `file_path`; `Bash` with
@@ -185,10 +186,14 @@ pub trait Agent: Sync {
         crate::protocol::tool_target(payload)
     }
 
-    /// Whether the agent reads context injected by a PreToolUse hook (the
-    /// same JSON as a prompt's); file-aware recall stays silent otherwise.
-    fn injects_before_tool(&self) -> bool {
-        false
+    /// The hook around a tool call whose context reaches the model (the
+    /// same JSON as a prompt's), which file-aware recall answers:
+    /// PreToolUse, before the call, where the agent reads it back;
+    /// PostToolUse (appended to the tool's result) for an agent whose
+    /// pre-tool hook takes no context. `None` (the default): recall stays
+    /// silent.
+    fn tool_recall_event(&self) -> Option<HookEvent> {
+        None
     }
 
     /// The memory files the agent keeps itself for the project at

@@ -4,7 +4,10 @@
 //! and notes about it (naming it, anchored to it, or resting on an event
 //! that touched it). Nothing else: that a file was read before is not
 //! knowledge. Fast enough for every tool call: one full-text filter on the
-//! file (or search for the command), rows by key, no model.
+//! file (or search for the command), rows by key, no model. Events the
+//! index lacks (read past its watermark: a session sealed a moment ago)
+//! count as well, so the next session knows at once what the last one
+//! learned.
 
 use std::collections::HashSet;
 
@@ -137,6 +140,22 @@ fn fix_of(p: &Projections, f: &Event, path: Option<&str>) -> Result<Vec<(EventId
     Ok(Vec::new())
 }
 
+/// The events the index lacks that `wanted` picks, leaving out
+/// `exclude_session`: (key, time in milliseconds), as the index's
+/// candidates are.
+fn unindexed_keys(
+    p: &Projections,
+    exclude_session: Option<&str>,
+    wanted: impl Fn(&crate::projection::UnindexedEvent) -> bool,
+) -> Vec<(u64, i64)> {
+    p.unindexed()
+        .events()
+        .iter()
+        .filter(|u| exclude_session != Some(u.event.session.as_str()) && wanted(u))
+        .map(|u| (u.key, u.ts_ms))
+        .collect()
+}
+
 /// Facts and rules resting on one of `sources` (their quote's event).
 fn resting_on(p: &Projections, sources: &[EventId]) -> Result<Vec<Event>> {
     if sources.is_empty() {
@@ -164,6 +183,20 @@ fn resting_on(p: &Projections, sources: &[EventId]) -> Result<Vec<Event>> {
             out.push(s.event);
         }
     }
+    out.extend(
+        p.unindexed()
+            .events()
+            .iter()
+            .map(|u| &u.event)
+            .filter(|e| matches!(e.kind, Kind::Fact | Kind::Rule))
+            .filter(|e| {
+                e.body
+                    .get("event")
+                    .and_then(Value::as_str)
+                    .is_some_and(|src| sources.iter().any(|s| s.as_str() == src))
+            })
+            .cloned(),
+    );
     Ok(out)
 }
 
@@ -208,12 +241,23 @@ pub fn about_file(
     exclude_session: Option<&str>,
     limit: usize,
 ) -> Result<Vec<Known>> {
-    let mut candidates = p.fts.touching(path, exclude_session, TOUCHING)?;
-    candidates.sort_by_key(|c| std::cmp::Reverse(c.ts_ms));
+    let wanted = memlog_format::refs::normalize_path(path).to_lowercase();
+    let mut candidates: Vec<(u64, i64)> = p
+        .fts
+        .touching(path, exclude_session, TOUCHING)?
+        .into_iter()
+        .map(|c| (c.key, c.ts_ms))
+        .collect();
+    candidates.extend(unindexed_keys(p, exclude_session, |u| {
+        u.files()
+            .iter()
+            .any(|f| memlog_format::refs::normalize_path(f).to_lowercase() == wanted)
+    }));
+    candidates.sort_by_key(|&(_, ts_ms)| std::cmp::Reverse(ts_ms));
     let mut known = Vec::new();
     let mut touched = Vec::new();
-    for c in candidates {
-        let Some(Stored { event: e, .. }) = lookup::by_key(p, c.key)? else {
+    for (key, _) in candidates {
+        let Some(Stored { event: e, .. }) = lookup::by_key(p, key)? else {
             continue;
         };
         if let Some(m) = memory(&e) {
@@ -254,9 +298,18 @@ pub fn about_command(
         exclude_session: exclude_session.map(str::to_string),
         ..Filters::default()
     };
+    let mut keys: Vec<(u64, i64)> = p
+        .fts
+        .search(command_line, &filters, TOUCHING)?
+        .into_iter()
+        .map(|c| (c.key, c.ts_ms))
+        .collect();
+    keys.extend(unindexed_keys(p, exclude_session, |u| {
+        u.event.kind == Kind::ToolObservation && command(&u.event).as_deref() == Some(command_line)
+    }));
     let mut known = Vec::new();
-    for c in p.fts.search(command_line, &filters, TOUCHING)? {
-        let Some(Stored { event: e, .. }) = lookup::by_key(p, c.key)? else {
+    for (key, _) in keys {
+        let Some(Stored { event: e, .. }) = lookup::by_key(p, key)? else {
             continue;
         };
         if !failed(&e) || command(&e).as_deref() != Some(command_line) {

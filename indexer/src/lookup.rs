@@ -210,9 +210,15 @@ pub fn by_key(p: &Projections, key: u64) -> Result<Option<Stored>> {
         .conn
         .prepare_cached(&format!("SELECT {COLUMNS} FROM events WHERE key = ?1"))
         .map_err(sql)?;
-    stmt.query_row(params![key as i64], stored)
+    let row = stmt
+        .query_row(params![key as i64], stored)
         .optional()
-        .map_err(sql)
+        .map_err(sql)?;
+    // an event the index lacks (read past its watermark) is found too
+    Ok(match row {
+        Some(s) => visible(p, vec![s]).pop(),
+        None => p.unindexed().get(key).map(unindexed),
+    })
 }
 
 /// Up to `limit` events of `session` after (`ts`, `seq`), of `kind`, in
@@ -237,6 +243,17 @@ pub fn session_after(
         .map_err(sql)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(sql)?;
+    // and those the index lacks: a session sealed a moment ago
+    let (mut rows, _) = with_unindexed(
+        p,
+        rows,
+        |u| {
+            let e = &u.event;
+            e.session == session && e.kind.as_str() == kind && (e.ts.as_str(), e.seq) > (ts, seq)
+        },
+        |e| (e.ts.clone(), e.seq, e.id.clone()),
+    );
+    rows.truncate(limit);
     Ok(rows)
 }
 

@@ -3,7 +3,8 @@
 //! ([`memlog_indexer::file_recall`]: failures there and their fixes,
 //! facts, rules and notes about it), within about 300 tokens, at most once
 //! per file or command per session, and nothing when memory knows nothing.
-//! On the PreToolUse hook of the agents that read its context back: no
+//! On the hook around a tool call whose context reaches the model
+//! (`Agent::tool_recall_event`: PreToolUse, or for Gemini CLI AfterTool): no
 //! model, no index update, a few milliseconds.
 
 use std::io::Write;

@@ -186,17 +186,28 @@ pub fn run(
             }
             printed(&repo, event, injected, started)
         }
-        HookEvent::PreToolUse if agent.injects_before_tool() && repo.config.hooks.inject => {
+        HookEvent::PreToolUse | HookEvent::PostToolUse
+            if agent.tool_recall_event() == Some(event) && repo.config.hooks.inject =>
+        {
             // file-aware recall: the projections as they are (a hook never
-            // indexes in the foreground), no vectors, no model
+            // indexes in the foreground), no vectors, no model; with what
+            // the index lacks, read as a prompt reads it, so that a session
+            // sealed a moment ago is known to the next at once
             let (Some(session), Some(target)) =
                 (payload.session_id.as_deref(), agent.tool_target(&payload))
             else {
                 return Ok(None);
             };
-            let Ok(p) = Projections::open(&repo) else {
-                return Ok(None);
+            let mut p = match Projections::open(&repo) {
+                Ok(p) => p,
+                Err(_) => Projections::empty()?,
             };
+            p.read_unindexed(
+                &repo,
+                Reach::Prompt {
+                    asking: Some(session),
+                },
+            )?;
             let Some(known) = crate::file_recall::before_tool(&repo, &p, session, &target)? else {
                 return Ok(None);
             };

@@ -245,6 +245,64 @@ impl TestRepo {
         repo
     }
 
+    /// An earlier session, through Claude Code's hooks: the export tests fail
+    /// in src/invoice.rs, an edit there fixes them, and src/unrelated.rs is
+    /// only read. Returns the failure's and the fix's ids (12 characters),
+    /// and the index's writer lock, taken before the session ended: the index
+    /// cannot catch up while the caller holds it, as when the next session
+    /// starts at once, before the background index has run.
+    pub fn failed_and_fixed_session(&self) -> (String, String, std::fs::File) {
+        let repo = self;
+        let file = |p: &str| repo.path().join(p).display().to_string();
+        let s1 = "earlier";
+        repo.hook("SessionStart", s1, serde_json::json!({"source": "startup"}));
+        repo.hook(
+            "UserPromptSubmit",
+            s1,
+            serde_json::json!({"prompt": "make the export tests pass"}),
+        );
+        repo.hook(
+            "PostToolUse",
+            s1,
+            serde_json::json!({"tool_name": "Bash",
+            "tool_input": {"command": "cargo test -p export"},
+            "tool_response": {"stdout": "", "stderr": "error[E0308]: mismatched types in src/invoice.rs", "exit_code": 101}}),
+        );
+        repo.hook(
+            "PostToolUse",
+            s1,
+            serde_json::json!({"tool_name": "Read",
+            "tool_input": {"file_path": file("src/unrelated.rs")},
+            "tool_response": {"type": "text", "file": {"filePath": file("src/unrelated.rs"), "content": "fn x() {}", "numLines": 1}}}),
+        );
+        repo.hook(
+            "PostToolUse",
+            s1,
+            serde_json::json!({"tool_name": "Edit",
+            "tool_input": {"file_path": file("src/invoice.rs"), "old_string": "500u32", "new_string": "500usize"},
+            "tool_response": {"filePath": file("src/invoice.rs")}}),
+        );
+        repo.hook(
+            "PostToolUse",
+            s1,
+            serde_json::json!({"tool_name": "Bash",
+            "tool_input": {"command": "cargo test -p export"},
+            "tool_response": {"stdout": "test result: ok. 12 passed", "stderr": "", "exit_code": 0}}),
+        );
+        let lock = repo.hold_index_lock();
+        repo.hook("SessionEnd", s1, serde_json::json!({"reason": "exit"}));
+        let events = repo.session_events(s1);
+        let id_of = |pred: &dyn Fn(&serde_json::Value) -> bool| -> String {
+            let id = events.iter().find(|e| pred(e)).expect("the event")["id"]
+                .as_str()
+                .expect("an id");
+            id[..12].to_string()
+        };
+        let failure = id_of(&|e| e["body"]["success"] == false);
+        let fix = id_of(&|e| e["body"]["tool"] == "Edit");
+        (failure, fix, lock)
+    }
+
     /// Writes the real-CLI tests' code file, `src/telemetry.rs` (where tank
     /// sensor readings are appended), and `.memlog.yaml` holding `config`;
     /// returns the file's path.

@@ -72,6 +72,7 @@ fn codex_hooks_json_keeps_other_hooks() {
         &[
             "SessionStart",
             "UserPromptSubmit",
+            "PreToolUse",
             "PostToolUse",
             "Stop",
             "SubagentStop",

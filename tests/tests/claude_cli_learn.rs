@@ -75,25 +75,20 @@ fn telemetry_repo() -> Option<(TestRepo, ClaudeCli)> {
 }
 
 /// A session on [`PROMPT`] in [`telemetry_repo`] where the scripted model
-/// reads the file and answers `answer`; asked for facts, it hands them to
-/// memlog through Bash (no words for the user), then ends with `last`.
-/// Every scripted turn answers, in order.
-fn saving_session(answer: &str, last: &str) -> Option<(TestRepo, ClaudeCli, AgentRun)> {
+/// reads the file and answers `answer`; asked for facts, it answers with
+/// the `asked` turns. Every scripted turn answers, in order, and no request
+/// is left for a turn the script does not have (a loop would be).
+fn scripted_session(answer: &str, asked: Vec<Value>) -> Option<(TestRepo, ClaudeCli, AgentRun)> {
     let (repo, claude) = telemetry_repo()?;
     let file = repo.path().join("src/telemetry.rs");
-    let script = json!({
-        "turns": [
-            {"text": "Let me look.",
-             "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}},
-            {"text": answer},
-            {"when_contains": "Self-question",
-             "tool_use": {"name": "Bash", "input": {
-                 "command": extract_command(),
-                 "description": "Hand the session's facts to memlog"}}},
-            {"when_contains": "recorded", "text": last}
-        ],
-        "side_text": "Telemetry"
-    });
+    let mut turns = vec![
+        json!({"text": "Let me look.",
+               "tool_use": {"name": "Read", "input": {"file_path": file.display().to_string()}}}),
+        json!({"text": answer}),
+    ];
+    let expected: Vec<Value> = (0..turns.len() + asked.len()).map(|i| json!(i)).collect();
+    turns.extend(asked);
+    let script = json!({"turns": turns, "side_text": "Telemetry"});
     let run = claude.run(PROMPT, &script);
     let answered: Vec<&Value> = run
         .requests
@@ -103,10 +98,35 @@ fn saving_session(answer: &str, last: &str) -> Option<(TestRepo, ClaudeCli, Agen
         .collect();
     assert_eq!(
         answered,
-        [&json!(0), &json!(1), &json!(2), &json!(3)],
+        expected.iter().collect::<Vec<_>>(),
         "every scripted turn answered, in order"
     );
+    // the main loop's requests carry tools; each was answered by a turn
+    let unanswered = run
+        .requests
+        .iter()
+        .filter(|r| r["answered_by"].is_null() && r["body"]["tools"].is_array())
+        .count();
+    assert_eq!(
+        unanswered, 0,
+        "the agent asked for more turns than scripted"
+    );
     Some((repo, claude, run))
+}
+
+/// [`scripted_session`] where, asked for facts, the model hands them to
+/// memlog through Bash (no words for the user), then ends with `last`.
+fn saving_session(answer: &str, last: &str) -> Option<(TestRepo, ClaudeCli, AgentRun)> {
+    scripted_session(
+        answer,
+        vec![
+            json!({"when_contains": "Self-question",
+                   "tool_use": {"name": "Bash", "input": {
+                       "command": extract_command(),
+                       "description": "Hand the session's facts to memlog"}}}),
+            json!({"when_contains": "recorded", "text": last}),
+        ],
+    )
 }
 
 #[test]
@@ -250,4 +270,72 @@ fn the_stop_hook_loop_saves_facts_and_leaves_the_reply_intact() {
     // the user-facing reply is the answer, intact
     assert_eq!(run.result["result"], ANSWER, "{}", run.result);
     assert!(!run.result["result"].to_string().contains("memlog"));
+    // asked once, one fact saved, and SessionEnd sealed the session
+    assert_eq!(asked_saved_sealed(&repo), (1, 1, true));
+    eprintln!("saved: asked 1, saved 1, reply intact");
+}
+
+/// What a session that was asked for facts left behind: how many times it
+/// was asked, how many facts it saved, and whether it was sealed.
+fn asked_saved_sealed(repo: &TestRepo) -> (usize, usize, bool) {
+    let events = repo.memlog(&["cat"]).ok().json_lines();
+    let count = |kind: &str| events.iter().filter(|e| e["kind"] == kind).count();
+    let sealed = repo.memlog(&["stats", "--json"]).ok().json()["journals"] == 0
+        && !repo.memlog_commits().is_empty();
+    (count("extraction_request"), count("fact"), sealed)
+}
+
+/// Issue 31, the Stop-hook loop when the agent skips the save: asked for
+/// facts, the (scripted) model calls no tool and gives the user its answer
+/// again, as the instruction's last words ask when nothing is worth
+/// keeping. `claude -p` prints the answer, the hook does not ask again
+/// (no loop: the model is not called once more), and SessionEnd seals the
+/// session.
+#[test]
+fn a_model_that_skips_the_save_keeps_the_reply_and_is_not_asked_again() {
+    let Some((repo, _claude, run)) = scripted_session(
+        ANSWER,
+        vec![json!({"when_contains": "Self-question", "text": ANSWER})],
+    ) else {
+        return;
+    };
+    assert!(run.requests_contain("Stop hook feedback"), "never asked");
+    assert_eq!(run.result["result"], ANSWER, "{}", run.result);
+    assert_eq!(asked_saved_sealed(&repo), (1, 0, true));
+    eprintln!("skipped save: asked 1, saved 0, reply intact");
+}
+
+/// The same when the model only says it has nothing to save: no loop, the
+/// session seals, and what `claude -p` prints is what the model said last
+/// — Claude Code shows the final message, and a Stop hook cannot rewrite
+/// it. memlog's instruction asks for the answer again for this reason; a
+/// model that ignores it displaces the reply (measured here, not hidden).
+/// The answer itself stays in memory as the session's `agent_response`.
+#[test]
+fn a_model_that_says_it_has_nothing_to_save_is_not_asked_again() {
+    let nothing = "Nothing from this session is worth keeping.";
+    let Some((repo, _claude, run)) = scripted_session(
+        ANSWER,
+        vec![json!({"when_contains": "Self-question", "text": nothing})],
+    ) else {
+        return;
+    };
+    assert!(run.requests_contain("Stop hook feedback"), "never asked");
+    assert_eq!(asked_saved_sealed(&repo), (1, 0, true));
+    let answers: Vec<String> = repo
+        .memlog(&["cat", "--kind", "agent_response"])
+        .ok()
+        .json_lines()
+        .iter()
+        .map(|e| e["body"]["text"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(answers.iter().any(|a| a == ANSWER), "{answers:?}");
+    // the reply is the answer or the model's own last words, never memlog's
+    let displaced = run.result["result"] != ANSWER;
+    assert!(
+        !displaced || run.result["result"] == nothing,
+        "{}",
+        run.result
+    );
+    eprintln!("said nothing to save: asked 1, saved 0, reply displaced: {displaced}");
 }

@@ -3,7 +3,8 @@
 //! exit code, edits made with `apply_patch` as Codex's tool and through the
 //! shell (which fires no PostToolUse), and a subagent recorded in its
 //! parent's session; each time, an import of Codex's own session files
-//! finds the same calls and adds nothing. Skipped (with a message) when
+//! finds the same calls and adds nothing. And file-aware recall: a file
+//! Codex reads through its shell brings what failed there. Skipped (with a message) when
 //! `scripts/install-assets` has not installed the CLI.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
@@ -225,4 +226,62 @@ fn a_subagent_is_recorded_in_its_parents_session() {
         .unwrap();
     assert_eq!(prompt["meta"]["agent_id"], agent_id.as_str());
     assert_eq!(prompt["meta"]["sidechain"], true);
+}
+
+/// File-aware recall through the real Codex CLI (issue 31): an earlier
+/// session failed on src/invoice.rs and fixed it; Codex reads the file
+/// through its shell (`sed -n`), and memlog's PreToolUse hook gives what
+/// memory knows about it — the failure and the fix, cited by id — which
+/// Codex hands to the model with the call's result. A read of another file
+/// gets nothing.
+#[test]
+fn a_file_codex_reads_through_its_shell_brings_what_failed_there() {
+    let repo = repo_with_notes(NOTES);
+    std::fs::create_dir_all(repo.path().join("src")).unwrap();
+    std::fs::write(
+        repo.path().join("src/invoice.rs"),
+        "pub fn total() -> usize { 500 }\n",
+    )
+    .unwrap();
+    let Some(codex) = CodexCli::find(&repo) else {
+        return;
+    };
+    let (failure, fix, _lock) = repo.failed_and_fixed_session();
+    let run = codex.run(
+        "Look at the invoice code and the notes.",
+        &json!({
+            "turns": [
+                {"text": "Reading the invoice code.",
+                 "tool_use": {"name": "exec_command", "input": {"cmd": "sed -n '1,80p' src/invoice.rs"}}},
+                {"text": "And the notes.",
+                 "tool_use": {"name": "exec_command", "input": {"cmd": "cat notes.txt"}}},
+                {"text": "Totals are usize; the freeze is Wednesday noon."}
+            ],
+            "side_text": "Invoice"
+        }),
+    );
+    assert!(run.requests_contain("pub fn total()"), "the read ran");
+    assert!(
+        run.requests_contain("what earlier sessions learned about src/invoice.rs"),
+        "the PreToolUse context did not reach the model"
+    );
+    assert!(
+        run.requests_contain(&format!("[{failure}] failure")),
+        "the failure on src/invoice.rs did not reach the model: {:#?}",
+        run.requests.last()
+    );
+    assert!(
+        run.requests_contain(&format!("edited src/invoice.rs [{fix}]")),
+        "the fix did not reach the model"
+    );
+    assert!(
+        !run.requests_contain("earlier sessions learned about notes.txt"),
+        "something was injected for a file memory knows nothing about"
+    );
+    let recalls: Vec<Value> = repo
+        .session_events(&run.session_id)
+        .into_iter()
+        .filter(|e| e["kind"] == "recall" && e["body"]["hook"] == "PreToolUse")
+        .collect();
+    assert_eq!(recalls.len(), 1, "{recalls:#?}");
 }

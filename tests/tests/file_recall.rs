@@ -1,7 +1,10 @@
 //! File-aware recall (issue 31): before Claude Code reads or edits a file,
 //! or runs a command again, the PreToolUse hook injects what memory knows
 //! about it — a failure there and its fix, cited by id — once per session,
-//! and nothing for a file memory knows nothing about.
+//! and nothing for a file memory knows nothing about. The same through
+//! Codex CLI's PreToolUse (files read through its shell, `apply_patch`)
+//! and Gemini CLI's AfterTool (its BeforeTool takes no context), each in
+//! its own output.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::TestRepo;
@@ -11,88 +14,37 @@ fn hook(repo: &TestRepo, event: &str, session: &str, payload: Value) -> String {
     repo.hook(event, session, payload)
 }
 
-fn injected(out: &str) -> Option<String> {
-    if out.is_empty() {
-        return None;
-    }
-    let v: Value = serde_json::from_str(out).unwrap();
-    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
-    v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .map(str::to_string)
+fn pre_tool(repo: &TestRepo, session: &str, tool: &str, input: Value) -> Option<String> {
+    injected_as(
+        &hook(
+            repo,
+            "PreToolUse",
+            session,
+            json!({"tool_name": tool, "tool_input": input}),
+        ),
+        "PreToolUse",
+    )
 }
 
-fn pre_tool(repo: &TestRepo, session: &str, tool: &str, input: Value) -> Option<String> {
-    injected(&hook(
-        repo,
-        "PreToolUse",
-        session,
-        json!({"tool_name": tool, "tool_input": input}),
-    ))
+/// That `context` cites the earlier failure and the edit that fixed it
+/// (see [`TestRepo::failed_and_fixed_session`]).
+fn assert_cites_fix(context: &str, failure: &str, fix: &str) {
+    assert!(context.contains("src/invoice.rs"), "{context}");
+    assert!(
+        context.contains(&format!("[{failure}] failure")),
+        "{context}"
+    );
+    assert!(
+        context.contains(&format!("edited src/invoice.rs [{fix}]")),
+        "{context}"
+    );
 }
 
 #[test]
 fn a_read_of_a_file_that_failed_and_was_fixed_injects_the_fix_once() {
-    let repo = TestRepo::new();
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
-        "hooks:\n  record_budget_ms: 10000\n  inject_budget_ms: 10000\n",
-    )
-    .unwrap();
+    let repo = TestRepo::with_generous_budgets();
     let file = |p: &str| repo.path().join(p).display().to_string();
-    // an earlier session: the export tests fail in src/invoice.rs, an edit
-    // there fixes them
-    let s1 = "earlier";
-    hook(&repo, "SessionStart", s1, json!({"source": "startup"}));
-    hook(
-        &repo,
-        "UserPromptSubmit",
-        s1,
-        json!({"prompt": "make the export tests pass"}),
-    );
-    hook(
-        &repo,
-        "PostToolUse",
-        s1,
-        json!({"tool_name": "Bash",
-        "tool_input": {"command": "cargo test -p export"},
-        "tool_response": {"stdout": "", "stderr": "error[E0308]: mismatched types in src/invoice.rs", "exit_code": 101}}),
-    );
-    hook(
-        &repo,
-        "PostToolUse",
-        s1,
-        json!({"tool_name": "Read",
-        "tool_input": {"file_path": file("src/unrelated.rs")},
-        "tool_response": {"type": "text", "file": {"filePath": file("src/unrelated.rs"), "content": "fn x() {}", "numLines": 1}}}),
-    );
-    hook(
-        &repo,
-        "PostToolUse",
-        s1,
-        json!({"tool_name": "Edit",
-        "tool_input": {"file_path": file("src/invoice.rs"), "old_string": "500u32", "new_string": "500usize"},
-        "tool_response": {"filePath": file("src/invoice.rs")}}),
-    );
-    hook(
-        &repo,
-        "PostToolUse",
-        s1,
-        json!({"tool_name": "Bash",
-        "tool_input": {"command": "cargo test -p export"},
-        "tool_response": {"stdout": "test result: ok. 12 passed", "stderr": "", "exit_code": 0}}),
-    );
-    hook(&repo, "SessionEnd", s1, json!({"reason": "exit"}));
-    repo.memlog(&["index"]).ok();
-    let events = repo.session_events(s1);
-    let id_of = |pred: &dyn Fn(&Value) -> bool| -> String {
-        events.iter().find(|e| pred(e)).unwrap()["id"]
-            .as_str()
-            .unwrap()[..12]
-            .to_string()
-    };
-    let failure = id_of(&|e| e["body"]["success"] == false);
-    let fix = id_of(&|e| e["body"]["tool"] == "Edit");
+    let (failure, fix, _lock) = repo.failed_and_fixed_session();
 
     // a later session reads the file: the failure and its fix, cited
     let s2 = "later";
@@ -104,15 +56,7 @@ fn a_read_of_a_file_that_failed_and_was_fixed_injects_the_fix_once() {
         json!({"file_path": file("src/invoice.rs")}),
     )
     .expect("the fix is injected");
-    assert!(context.contains("src/invoice.rs"), "{context}");
-    assert!(
-        context.contains(&format!("[{failure}] failure")),
-        "{context}"
-    );
-    assert!(
-        context.contains(&format!("edited src/invoice.rs [{fix}]")),
-        "{context}"
-    );
+    assert_cites_fix(&context, &failure, &fix);
     // about 300 tokens at most (four bytes a token)
     assert!(context.len() <= 1200, "{} bytes", context.len());
     // once per file per session
@@ -164,4 +108,112 @@ fn a_read_of_a_file_that_failed_and_was_fixed_injects_the_fix_once() {
         .filter(|e| e["kind"] == "recall" && e["body"]["hook"] == "PreToolUse")
         .collect();
     assert_eq!(recalls.len(), 2, "{recalls:#?}");
+}
+
+/// `memlog hook --agent AGENT EVENT` with `payload`, as the agent runs
+/// it; what memlog printed.
+fn agent_hook(repo: &TestRepo, agent: &str, event: &str, payload: Value) -> String {
+    let out = repo.memlog_stdin(&["hook", "--agent", agent, event], &payload.to_string());
+    assert_eq!(out.code(), Some(0), "{}", out.stderr());
+    out.stdout().trim().to_string()
+}
+
+/// The context of an injection under `event`'s name; `None` when nothing
+/// was printed.
+fn injected_as(out: &str, event: &str) -> Option<String> {
+    if out.is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(out).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], event, "{v}");
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// A Codex CLI PreToolUse hook, with the payload Codex 0.169.0 sends
+/// (every field its schema requires).
+fn codex_pre_tool(repo: &TestRepo, session: &str, tool: &str, command: &str) -> Option<String> {
+    let payload = json!({
+        "session_id": session,
+        "transcript_path": null,
+        "cwd": repo.path().display().to_string(),
+        "hook_event_name": "PreToolUse",
+        "model": "gpt-5.1-codex",
+        "permission_mode": "default",
+        "turn_id": "019a0b3d-5c0f-7ee0-9149-5c0ffee0b001",
+        "tool_name": tool,
+        "tool_use_id": format!("call_{}", command.len()),
+        "tool_input": {"command": command},
+    });
+    injected_as(
+        &agent_hook(repo, "codex", "PreToolUse", payload),
+        "PreToolUse",
+    )
+}
+
+/// Codex CLI reads files through its shell and edits them with
+/// `apply_patch`; its PreToolUse hook's `additionalContext` reaches the
+/// model (0.169.0's hook output schema). A `sed -n` of the file an earlier
+/// session failed on and fixed injects the fix, cited by id, in Codex's
+/// output; the patch of the same file in that session nothing more (once
+/// per file); a read of an unrelated file nothing.
+#[test]
+fn codex_reading_a_file_through_its_shell_gets_the_fix() {
+    let repo = TestRepo::with_generous_budgets();
+    let (failure, fix, _lock) = repo.failed_and_fixed_session();
+    let s2 = "019a0b3d-later";
+    let context = codex_pre_tool(&repo, s2, "Bash", "sed -n '1,200p' src/invoice.rs")
+        .expect("the fix is injected");
+    assert_cites_fix(&context, &failure, &fix);
+    let patch = "*** Begin Patch\n*** Update File: src/invoice.rs\n@@\n-a\n+b\n*** End Patch\n";
+    assert_eq!(codex_pre_tool(&repo, s2, "apply_patch", patch), None);
+    assert_eq!(
+        codex_pre_tool(&repo, s2, "Bash", "cat src/unrelated.rs"),
+        None
+    );
+    // the command that failed before: its failure and what fixed it
+    let command = codex_pre_tool(&repo, s2, "Bash", "cargo test -p export")
+        .expect("the command's failure is injected");
+    assert!(command.contains("then it passed"), "{command}");
+}
+
+/// A Gemini CLI AfterTool hook of `read_file`, with the payload Gemini
+/// 0.61.0 sends.
+fn gemini_read(repo: &TestRepo, session: &str, path: &str) -> Option<String> {
+    let file = repo.path().join(path).display().to_string();
+    let payload = json!({
+        "session_id": session,
+        "transcript_path": "/home/dev/.gemini/tmp/p/chats/session-x.jsonl",
+        "cwd": repo.path().display().to_string(),
+        "hook_event_name": "AfterTool",
+        "timestamp": "2026-11-26T12:00:00.000Z",
+        "tool_name": "read_file",
+        "tool_input": {"file_path": file},
+        "tool_response": {"llmContent": "pub fn total() -> usize { 500 }", "returnDisplay": ""},
+    });
+    injected_as(
+        &agent_hook(repo, "gemini", "AfterTool", payload),
+        "AfterTool",
+    )
+}
+
+/// Gemini CLI's BeforeTool takes no context (0.61.0 reads only a decision
+/// and rewritten arguments from it), but AfterTool's is appended to the
+/// tool's result the model reads: a `read_file` of the file an earlier
+/// session failed on and fixed brings the fix with it, cited by id, once;
+/// an unrelated file nothing.
+#[test]
+fn gemini_reading_a_file_gets_the_fix_with_its_content() {
+    let repo = TestRepo::with_generous_budgets();
+    let (failure, fix, _lock) = repo.failed_and_fixed_session();
+    let s2 = "gemini-later";
+    let context = gemini_read(&repo, s2, "src/invoice.rs").expect("the fix is injected");
+    assert_cites_fix(&context, &failure, &fix);
+    assert_eq!(
+        gemini_read(&repo, s2, "src/invoice.rs"),
+        None,
+        "once per file"
+    );
+    assert_eq!(gemini_read(&repo, s2, "src/unrelated.rs"), None);
 }

@@ -1,6 +1,7 @@
 //! The real Gemini CLI, offline against a scripted Gemini API on
 //! 127.0.0.1, with memlog's hooks installed by `memlog install gemini`:
-//! capture of a session with a tool call, and memory shared with Codex CLI.
+//! capture of a session with a tool call, memory shared with Codex CLI,
+//! and file-aware recall appended to a `read_file` result.
 //! Skipped (with a message) when `scripts/install-assets` has not installed
 //! the CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
@@ -108,4 +109,40 @@ fn a_codex_session_reaches_gemini_as_injected_context() {
         run.requests_contain(DECIDED),
         "Gemini's model saw Codex's answer"
     );
+}
+
+/// File-aware recall through the real Gemini CLI (issue 31): its
+/// BeforeTool takes no context, so memlog's AfterTool hook appends what
+/// memory knows about the file to the `read_file` result the model reads
+/// — here an earlier session's failure on src/invoice.rs and its fix,
+/// cited by id.
+#[test]
+fn a_file_gemini_reads_brings_what_failed_there() {
+    let repo = repo_with_notes(NOTES);
+    let file = repo.path().join("src/invoice.rs");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "pub fn total() -> usize { 500 }\n").unwrap();
+    let Some(gemini) = GeminiCli::find(&repo) else {
+        return;
+    };
+    let (failure, fix, _lock) = repo.failed_and_fixed_session();
+    let run = gemini.run(
+        "Look at the invoice code.",
+        &json!({
+            "turns": [
+                {"text": "Reading the invoice code.",
+                 "tool_use": {"name": "read_file", "input": {"file_path": file.display().to_string()}}},
+                {"text": "Totals are usize."}
+            ],
+            "side_text": "{}"
+        }),
+    );
+    assert!(run.requests_contain("pub fn total()"), "the read ran");
+    assert!(
+        run.requests_contain("what earlier sessions learned about src/invoice.rs"),
+        "the AfterTool context did not reach the model: {:#?}",
+        run.requests.last()
+    );
+    assert!(run.requests_contain(&format!("[{failure}] failure")));
+    assert!(run.requests_contain(&format!("edited src/invoice.rs [{fix}]")));
 }

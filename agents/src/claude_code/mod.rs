@@ -128,8 +128,8 @@ impl Agent for ClaudeCode {
 
     /// Claude Code adds a PreToolUse hook's `additionalContext` to the
     /// conversation (verified in its 2.x binary).
-    fn injects_before_tool(&self) -> bool {
-        true
+    fn tool_recall_event(&self) -> Option<HookEvent> {
+        Some(HookEvent::PreToolUse)
     }
 
     /// `CLAUDE.md` at the root of the work tree, and Claude Code's auto

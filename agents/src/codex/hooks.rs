@@ -12,6 +12,11 @@
 //!   turn's edits of that kind are read from the rollout and recorded as
 //!   the PostToolUse they never had ([`unreported_edits`]).
 //!
+//! - Codex reads files through the shell (`sed -n '1,200p' src/a.rs`,
+//!   `cat`, `head`) and edits them with `apply_patch`: for file-aware
+//!   recall, a PreToolUse of such a command is about that file
+//!   ([`tool_target`]).
+//!
 //! Only the rollout's last few MiB are read ([`TAIL`]); what is not there
 //! is left to `memlog import codex`, which reads the whole file and adds
 //! what the hooks missed.
@@ -21,8 +26,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::patch;
 use super::rollout::{Call, Index, Line};
-use crate::protocol::{HookEvent, Payload};
+use crate::protocol::{HookEvent, Payload, ToolTarget};
 
 /// How much of the rollout's end a hook reads: a turn's lines, however
 /// long its outputs (Codex cuts them), fit well within it.
@@ -57,6 +63,75 @@ fn tail_lines(path: &Path, max: u64, needles: &[&str]) -> Vec<Value> {
         .filter(|l| needles.iter().any(|n| l.contains(n)))
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+/// Programs that only print a file, as Codex runs them to read one.
+const READERS: [&str; 7] = ["cat", "sed", "head", "tail", "nl", "less", "bat"];
+
+/// What a Codex PreToolUse is about to work on: the first file of an
+/// `apply_patch` (Codex's tool, or the shell running it), the file a
+/// simple shell command only prints, else the command (see
+/// [`crate::protocol::tool_target`]).
+pub fn tool_target(payload: &Payload) -> Option<ToolTarget> {
+    let command = match payload.tool_input.as_ref()?.get("command")? {
+        Value::String(s) => s.clone(),
+        // older versions: argv, often `bash -lc "…"`
+        Value::Array(argv) => {
+            let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+            match words.as_slice() {
+                [shell, flag, script] if shell.ends_with("sh") && flag.ends_with('c') => {
+                    script.to_string()
+                }
+                _ => words.join(" "),
+            }
+        }
+        _ => return None,
+    };
+    let patched = match payload.tool_name.as_deref() {
+        Some("apply_patch") => Some(patch::patch_text(&command).unwrap_or(&command)),
+        _ => patch::patch_text(&command),
+    };
+    if let Some(text) = patched {
+        return patch::from_patch_text(text)
+            .into_iter()
+            .next()
+            .map(|edit| ToolTarget::File(edit.path));
+    }
+    match file_printed_by(&command) {
+        Some(file) => Some(ToolTarget::File(file)),
+        None => crate::protocol::tool_target(payload),
+    }
+}
+
+/// The file a shell command only prints (`sed -n '1,80p' src/a.rs`, `cat
+/// src/a.rs`, `head -n 40 src/a.rs`): one simple command of [`READERS`]
+/// (no pipe, redirection or substitution), its last operand.
+fn file_printed_by(command: &str) -> Option<String> {
+    if command.contains(['|', ';', '&', '>', '<', '$', '`', '\n']) {
+        return None;
+    }
+    let words: Vec<&str> = command
+        .split_whitespace()
+        .map(|w| w.trim_matches(['\'', '"']))
+        .collect();
+    let (program, args) = words.split_first()?;
+    let edits_in_place = *program == "sed" && args.iter().any(|a| a.starts_with("-i"));
+    if !READERS.contains(program) || edits_in_place {
+        return None;
+    }
+    let operands: Vec<&&str> = args
+        .iter()
+        .filter(|a| !a.is_empty() && !a.starts_with('-'))
+        .collect();
+    // sed's first operand is its script
+    let least = if *program == "sed" { 2 } else { 1 };
+    if operands.len() < least {
+        return None;
+    }
+    operands
+        .last()
+        .filter(|f| !f.chars().all(|c| c.is_ascii_digit()))
+        .map(|f| f.to_string())
 }
 
 /// Completes a PostToolUse payload (`raw`, as Codex sent it) with what the
@@ -218,6 +293,59 @@ mod tests {
         });
         complete_post_tool_use(&mut raw);
         raw
+    }
+
+    fn target(tool: &str, command: Value) -> Option<ToolTarget> {
+        let payload = crate::protocol::parse_payload(
+            "PreToolUse",
+            json!({"tool_name": tool, "tool_input": {"command": command}})
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+        tool_target(&payload)
+    }
+
+    #[test]
+    fn reads_and_patches_through_the_shell_are_about_their_file() {
+        let file = |p: &str| Some(ToolTarget::File(p.into()));
+        assert_eq!(
+            target("Bash", json!("sed -n '1,200p' src/invoice.rs")),
+            file("src/invoice.rs")
+        );
+        assert_eq!(target("Bash", json!("cat src/a.rs")), file("src/a.rs"));
+        assert_eq!(
+            target("Bash", json!("head -n 40 src/a.rs")),
+            file("src/a.rs")
+        );
+        assert_eq!(
+            target("Bash", json!(["bash", "-lc", "nl -ba src/a.rs"])),
+            file("src/a.rs")
+        );
+        let patch = "*** Begin Patch\n*** Update File: src/cart.js\n@@\n-a\n+b\n*** End Patch\n";
+        assert_eq!(target("apply_patch", json!(patch)), file("src/cart.js"));
+        assert_eq!(
+            target("Bash", json!(format!("apply_patch <<'EOF'\n{patch}EOF"))),
+            file("src/cart.js")
+        );
+        // anything else is a command
+        let command = |c: &str| Some(ToolTarget::Command(c.into()));
+        assert_eq!(
+            target("Bash", json!("cargo test -p export")),
+            command("cargo test -p export")
+        );
+        assert_eq!(
+            target("Bash", json!("cat src/a.rs | wc -l")),
+            command("cat src/a.rs | wc -l")
+        );
+        assert_eq!(
+            target("Bash", json!("sed -i s/a/b/ src/a.rs")),
+            command("sed -i s/a/b/ src/a.rs")
+        );
+        assert_eq!(
+            target("Bash", json!("sed -n 1,20p")),
+            command("sed -n 1,20p")
+        );
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //!   injection output as Claude Code's), completed from the rollout the
 //!   payload names ([`hooks`]): a command's real exit code, an edit's files
 //!   and changes, and at Stop the edits made through the shell, which no
-//!   PostToolUse reports. Its Stop hook only records. A subagent's hooks
+//!   PostToolUse reports. Its Stop hook only records. PreToolUse carries
+//!   file-aware recall (a file read through the shell, or patched, is
+//!   that file: [`hooks::tool_target`]). A subagent's hooks
 //!   name its parent's session and its own `agent_id`; its answer comes
 //!   with SubagentStop. The version is the
 //!   `cli_version` of the session file's first line (`session_meta`).
@@ -26,7 +28,7 @@ pub mod trust;
 
 use std::path::{Path, PathBuf};
 
-use crate::protocol::Payload;
+use crate::protocol::{HookEvent, Payload, ToolTarget};
 use crate::sessions::{home, jsonl_files, markdown_files};
 use crate::settings::HookSettings;
 use crate::{Agent, Error, HookOptions, HookTrust, Result, SessionFile};
@@ -47,6 +49,7 @@ const SETTINGS: HookSettings = HookSettings {
     events: &[
         ("SessionStart", false),
         ("UserPromptSubmit", false),
+        ("PreToolUse", true),
         ("PostToolUse", true),
         ("Stop", false),
         ("SubagentStop", false),
@@ -101,6 +104,18 @@ impl Agent for Codex {
     /// The turn's edits made through the shell.
     fn unreported_calls(&self, payload: &Payload) -> Vec<(String, Payload)> {
         hooks::unreported_edits(payload)
+    }
+
+    /// Files read through the shell and patched (see [`hooks::tool_target`]).
+    fn tool_target(&self, payload: &Payload) -> Option<ToolTarget> {
+        hooks::tool_target(payload)
+    }
+
+    /// Codex 0.169.0 adds a PreToolUse hook's
+    /// `hookSpecificOutput.additionalContext` to what the model reads (its
+    /// hook output schema; SessionStart's and UserPromptSubmit's the same).
+    fn tool_recall_event(&self) -> Option<HookEvent> {
+        Some(HookEvent::PreToolUse)
     }
 
     /// The session file starts with its `session_meta` (`cli_version`).

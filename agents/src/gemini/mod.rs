@@ -2,7 +2,9 @@
 //!
 //! - Hooks: its own event names and two payload shapes of its own,
 //!   translated into the shared protocol by [`hooks`]; injection under its
-//!   event names; its Stop hook (AfterAgent) only records.
+//!   event names; its Stop hook (AfterAgent) only records. File-aware
+//!   recall rides on AfterTool, appended to the tool's result (BeforeTool
+//!   takes no context).
 //! - Settings: `.gemini/settings.json` (project), `~/.gemini/settings.json`
 //!   (user); timeouts in milliseconds, tool matchers are regular
 //!   expressions, and the command ends in `2>/dev/null || true` (Gemini
@@ -70,6 +72,14 @@ impl Agent for Gemini {
     fn hook_output(&self, event: HookEvent, context: Option<&str>) -> Option<String> {
         let output = crate::protocol::hook_output(event, context)?;
         Some(rename_output(output, event))
+    }
+
+    /// Gemini's BeforeTool output only allows, denies or rewrites the call
+    /// (0.61.0 reads no `additionalContext` there); AfterTool's
+    /// `additionalContext` is appended to the tool's result the model
+    /// reads, so recall about a file comes with its `read_file`.
+    fn tool_recall_event(&self) -> Option<HookEvent> {
+        Some(HookEvent::PostToolUse)
     }
 
     fn hook_settings(&self) -> &'static HookSettings {

@@ -8,13 +8,14 @@ use super::event::HookEvent;
 /// What a hook prints on stdout for Claude Code to add `additional_context`
 /// to the conversation:
 /// `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"…"}}`.
-/// SessionStart, UserPromptSubmit and (file-aware recall) PreToolUse inject
-/// context this way; for other events, and when there is no (or only
-/// blank) context, there is nothing to print.
+/// SessionStart, UserPromptSubmit and (file-aware recall) PreToolUse and
+/// PostToolUse inject context this way; for other events, and when there
+/// is no (or only blank) context, there is nothing to print.
 pub fn hook_output(event: HookEvent, additional_context: Option<&str>) -> Option<String> {
     let context = additional_context.filter(|c| !c.trim().is_empty())?;
-    // PreToolUse: file-aware recall, for agents that read it back
-    if !event.injects_context() && event != HookEvent::PreToolUse {
+    // around a tool call: file-aware recall, for agents that read it back
+    let tool_call = matches!(event, HookEvent::PreToolUse | HookEvent::PostToolUse);
+    if !event.injects_context() && !tool_call {
         return None;
     }
     let output = json!({
