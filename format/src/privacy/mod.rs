@@ -562,7 +562,7 @@ fn near_keywords(
     tokens: &[(usize, usize, usize)],
 ) -> Vec<Range<usize>> {
     if searches_whole(rule) {
-        return vec![0..text.len()];
+        return std::iter::once(0..text.len()).collect();
     }
     let from = tokens.partition_point(|&(r, _, _)| r < i);
     let mut out: Vec<Range<usize>> = Vec::new();
