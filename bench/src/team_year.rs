@@ -236,7 +236,7 @@ pub fn bench(bin: &Path, seed: u64, team: &Team, rows: &mut Vec<Row>) -> anyhow:
                 (day * team.sessions_a_day() * team.events_per_session) as f64 / 1e6
             ),
             value: format!("sync {} + index {}", ms(*synced), ms(*indexed)),
-            target: "sync ≤ 2 s, index ≤ 2 s".into(),
+            target: "sync ≤ 2 s, index ≤ 2 s (≤ 10 s on the day it waits for a merge)".into(),
         });
     }
 
@@ -251,7 +251,7 @@ pub fn bench(bin: &Path, seed: u64, team: &Team, rows: &mut Vec<Row>) -> anyhow:
     rows.push(Row {
         name: "team year: a newcomer's `git clone` / first `memlog sync` / first `memlog index` (full text and graph)".into(),
         value: format!("{} / {} / {}", secs(cloned), secs(took), secs(indexed)),
-        target: "index ≥ 50k events/s".into(),
+        target: "first index ≤ 2 min (a year, 2.5M events)".into(),
     });
 
     // Search and the prompt hook on the whole year.
