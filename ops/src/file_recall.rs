@@ -64,18 +64,21 @@ fn key(repo: &Repo, target: &ToolTarget) -> (String, String) {
 /// session already. Marks the target as told.
 pub fn before_tool(
     repo: &Repo,
-    p: &Projections,
+    projections: impl FnOnce() -> Result<Projections>,
     session: &str,
     target: &ToolTarget,
 ) -> Result<Option<Assembled>> {
     let (key, name) = key(repo, target);
     let seen = seen_path(repo, session);
+    // a file recalled once this session: nothing more to read (the
+    // projections, and what the index lacks, are opened only past this)
     if std::fs::read_to_string(&seen).is_ok_and(|s| s.lines().any(|l| l == key)) {
         return Ok(None);
     }
+    let p = projections()?;
     let known = match target {
-        ToolTarget::File(_) => about_file(p, name.as_str(), Some(session), MAX_ITEMS)?,
-        ToolTarget::Command(c) => about_command(p, c, Some(session), MAX_ITEMS)?,
+        ToolTarget::File(_) => about_file(&p, name.as_str(), Some(session), MAX_ITEMS)?,
+        ToolTarget::Command(c) => about_command(&p, c, Some(session), MAX_ITEMS)?,
     };
     let Some(assembled) = render(&name, &known) else {
         return Ok(None);

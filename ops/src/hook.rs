@@ -198,17 +198,22 @@ pub fn run(
             else {
                 return Ok(None);
             };
-            let mut p = match Projections::open(&repo) {
-                Ok(p) => p,
-                Err(_) => Projections::empty()?,
+            let projections = || -> Result<Projections> {
+                let mut p = match Projections::open(&repo) {
+                    Ok(p) => p,
+                    Err(_) => Projections::empty()?,
+                };
+                p.read_unindexed(
+                    &repo,
+                    Reach::Prompt {
+                        asking: Some(session),
+                    },
+                )?;
+                Ok(p)
             };
-            p.read_unindexed(
-                &repo,
-                Reach::Prompt {
-                    asking: Some(session),
-                },
-            )?;
-            let Some(known) = crate::file_recall::before_tool(&repo, &p, session, &target)? else {
+            let Some(known) =
+                crate::file_recall::before_tool(&repo, projections, session, &target)?
+            else {
                 return Ok(None);
             };
             let injected = inject(agent, &repo, &recorder, event, &payload, (known, "local"));
