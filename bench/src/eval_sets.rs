@@ -184,10 +184,16 @@ impl EvalSet {
         ))
     }
 
+    /// LongMemEval's own session ids hold characters a memlog session id
+    /// may not (`gpt4_c27434e8_abs`'s `8c64ce26_3~2`): they become `_`.
     pub fn lme(dir: &Path, prefix: &str) -> anyhow::Result<EvalSet> {
         let queries = read_jsonl(&dir.join(format!("{prefix}_queries.jsonl")), false)?;
         let abstention = read_jsonl(&dir.join(format!("{prefix}_abs_queries.jsonl")), true)?;
-        let events = read_jsonl(&dir.join(format!("{prefix}_events.jsonl")), false)?;
+        let mut events = read_jsonl(&dir.join(format!("{prefix}_events.jsonl")), false)?;
+        for e in &mut events {
+            let session = session_name(str_of(e, "session"));
+            e["session"] = Value::String(session);
+        }
         Ok(EvalSet::from_parts(
             format!("LongMemEval dev ({prefix})"),
             prefix,
@@ -242,7 +248,7 @@ impl EvalSet {
                         .map(|a| {
                             a.iter()
                                 .filter_map(Value::as_str)
-                                .map(|s| format!("{conv}-{s}"))
+                                .map(|s| session_name(&format!("{conv}-{s}")))
                                 .collect()
                         })
                         .unwrap_or_default();
@@ -807,6 +813,19 @@ impl Tally {
     fn mean_tokens(&self) -> f64 {
         self.tokens as f64 / self.injected.max(1) as f64
     }
+}
+
+/// `s` as a memlog session id: characters it may not hold become `_`.
+fn session_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-:@+=".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// Whom a question is asked of.
