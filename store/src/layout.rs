@@ -109,6 +109,12 @@ impl Layout {
         self.dir.join("purged-commits")
     }
 
+    /// `watch.lock`: held by the one `memlog watch` of the repository for as
+    /// long as it runs; it holds that process's id.
+    pub fn watch_lock(&self) -> PathBuf {
+        self.dir.join("watch.lock")
+    }
+
     /// `warm.sock`: the socket of `memlog watch`'s warm server.
     pub fn warm_socket(&self) -> PathBuf {
         self.dir.join("warm.sock")

@@ -352,3 +352,73 @@ fn watch_outside_a_repository_fails_with_a_message() {
     assert_eq!(out.code(), Some(1));
     assert!(out.stderr().contains("error:"), "{}", out.stderr());
 }
+
+/// `child`'s stderr, once it has exited.
+fn stderr_of(child: &mut Child) -> String {
+    use std::io::Read;
+    let mut err = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        pipe.read_to_string(&mut err).expect("read stderr");
+    }
+    err
+}
+
+#[test]
+fn one_watcher_runs_per_repository() {
+    let repo = TestRepo::new();
+    // Two sessions starting at once each start one, as SessionStart does
+    // (neither sees the other's socket yet): one stays, the other leaves
+    // without a word.
+    let spawn_hook_started = || {
+        memlog_command(repo.path())
+            .args(["watch", "--idle-exit", "1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn memlog watch")
+    };
+    let mut pair = [spawn_hook_started(), spawn_hook_started()];
+    let started = Instant::now();
+    let (left, status) = loop {
+        let done = (0..2).find_map(|i| pair[i].try_wait().expect("try_wait").map(|s| (i, s)));
+        if let Some(done) = done {
+            break done;
+        }
+        assert!(started.elapsed() < TIMEOUT, "neither of the two left");
+        thread::sleep(Duration::from_millis(20));
+    };
+    let stayed = 1 - left;
+    let err = stderr_of(&mut pair[left]);
+    assert!(status.success(), "the one that leaves exits 0: {err}");
+    assert!(err.is_empty(), "and says nothing: {err}");
+    thread::sleep(Duration::from_millis(500));
+    assert!(
+        pair[stayed].try_wait().expect("try_wait").is_none(),
+        "the other keeps running: {}",
+        stderr_of(&mut pair[stayed])
+    );
+    let lock = std::fs::read_to_string(repo.path().join(".git/memlog/watch.lock")).unwrap();
+    assert_eq!(
+        lock.trim(),
+        pair[stayed].id().to_string(),
+        "the lock names it"
+    );
+
+    // One started by hand meanwhile is refused, naming the one that runs.
+    let out = memlog_e2e::run(memlog_command(repo.path()).args(["watch"]));
+    assert_eq!(out.code(), Some(1), "{}", out.stderr());
+    let expected = format!(
+        "memlog watch already runs for this repository (pid {},",
+        pair[stayed].id()
+    );
+    assert!(out.stderr().contains(&expected), "{}", out.stderr());
+
+    // Once it is gone (killed: no clean exit), the next one takes over.
+    pair[stayed].kill().unwrap();
+    pair[stayed].wait().unwrap();
+    let mut next = spawn_hook_started();
+    thread::sleep(Duration::from_millis(500));
+    assert!(next.try_wait().unwrap().is_none(), "the next one runs");
+    next.kill().unwrap();
+    let _ = next.wait();
+}

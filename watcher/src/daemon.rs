@@ -25,12 +25,15 @@ pub fn run(
     mut on_run: impl FnMut(&IndexRun),
 ) -> Result<()> {
     let repo = workspace::open(dir)?;
-    // Started by a hook (with an idle exit) while another one runs (two
-    // sessions starting at once): that one serves, this one would only
-    // index and embed everything twice.
-    if idle_exit.is_some() && memlog_ops::warm::answers(&repo) {
-        return Ok(());
-    }
+    // One watcher per repository: a second would only index and embed
+    // everything twice, and hold the model twice. Two sessions starting at
+    // once both start one (neither sees the other's socket yet): the lock
+    // decides, and the one started by a hook (with an idle exit) leaves
+    // without a word.
+    let _lock = match WatchLock::claim(&repo) {
+        Err(crate::Error::AlreadyWatching { .. }) if idle_exit.is_some() => return Ok(()),
+        other => other?,
+    };
     let mut watcher = Watcher::new(dir)?;
     // The repository is gone when git's HEAD is: memlog's own directory
     // does not say it, since this process writes there (an index run, the
@@ -53,6 +56,52 @@ pub fn run(
         on_run(run);
     });
     Ok(())
+}
+
+/// `watch.lock`, held (an advisory lock the system drops when the process
+/// ends, however it ends) for as long as the watcher runs.
+struct WatchLock {
+    _file: std::fs::File,
+}
+
+impl WatchLock {
+    fn claim(repo: &memlog_store::Repo) -> Result<WatchLock> {
+        use std::io::{Read, Seek, Write};
+        let path = repo.layout().watch_lock();
+        let lock_error = |source| crate::Error::Lock {
+            path: path.clone(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(lock_error)?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(lock_error)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                let pid = pid.trim();
+                return Err(crate::Error::AlreadyWatching {
+                    pid: if pid.is_empty() { "?" } else { pid }.to_string(),
+                    lock: path,
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(lock_error(e)),
+        }
+        // who holds it, for the message a second `memlog watch` gives
+        file.set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| writeln!(file, "{}", std::process::id()))
+            .map_err(lock_error)?;
+        Ok(WatchLock { _file: file })
+    }
 }
 
 /// The model, loaded once and shared: the vector thread embeds new events

@@ -84,6 +84,28 @@ pub enum Error {
     #[error(transparent)]
     Ops(#[from] memlog_ops::Error),
 
+    /// Another `memlog watch` runs for this repository.
+    #[error(
+        "memlog watch already runs for this repository (pid {pid}, holding {}); stop it first",
+        lock.display()
+    )]
+    AlreadyWatching {
+        /// Its process id, as written in the lock file ("?" when unreadable).
+        pid: String,
+        /// The lock file.
+        lock: PathBuf,
+    },
+
+    /// The lock file of the watcher could not be opened or locked.
+    #[error("cannot lock {path}: {source}")]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// The warm server's socket could not be bound.
     #[error("cannot listen on {path}: {source}")]
     Socket {

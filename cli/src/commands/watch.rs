@@ -21,6 +21,10 @@ use memlog_ops::workspace;
 /// While it runs it also answers Claude Code hooks from its open indexes
 /// over a local socket (`.git/memlog/warm.sock`): the warm path, which spares
 /// each hook opening the indexes itself.
+///
+/// One runs per repository (`.git/memlog/watch.lock` holds its pid): a
+/// second one started by hand is refused with that pid, one started by
+/// SessionStart leaves without a word.
 #[derive(Args)]
 pub struct WatchArgs {
     /// Index once, bring the vectors up to date (as `memlog index` does)
