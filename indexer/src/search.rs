@@ -82,7 +82,9 @@ pub struct SearchRequest {
     /// The query vector is a distilled one
     /// ([`crate::context::distilled_query`]), whose cosines run lower than
     /// the model's: vector hits join full text's from
-    /// [`DISTILLED_JOIN_MIN`] instead of [`VECTOR_JOIN_MIN`].
+    /// [`DISTILLED_JOIN_MIN`] instead of [`VECTOR_JOIN_MIN`], and weigh
+    /// [`DISTILLED_SEMANTIC_SHARE`] of `ranking.semantic` unless
+    /// `rerank_only`.
     pub distilled: bool,
 }
 
@@ -150,6 +152,17 @@ const VECTOR_JOIN_MIN: f32 = 0.3;
 /// LoCoMo dev 0.2 and 0.3 rank alike (hybrid R@10 0.713, 0.712), and at
 /// 0.3 a paraphrase's only match in a small memory (cosine 0.24) was lost.
 const DISTILLED_JOIN_MIN: f32 = 0.2;
+/// Share of `ranking.semantic` a distilled query vector's cosine weighs
+/// when its hits join full text's (a one-shot `memlog search`): made
+/// without the model, it tells meaning apart less sharply, and at full
+/// weight the events it brings crowded out full text's (LongMemEval dev
+/// R@5 0.615 against full text's 0.677). Chosen on the even questions of
+/// both sets (LongMemEval R@5 0.637, 0.708, 0.727, 0.735, 0.696 at 1, 0.7,
+/// 0.6, 0.5, 0.4; LoCoMo 0.630 to 0.634 throughout), checked on the odd
+/// ones (docs/TUNING.md). Reranking only full text's candidates (the
+/// prompt hook) keeps the full weight its gate was tuned with: there the
+/// half weight cost LoCoMo's local hit 0.802 → 0.794.
+const DISTILLED_SEMANTIC_SHARE: f32 = 0.5;
 
 /// One candidate while ranking: where it stands in each list.
 #[derive(Clone, Debug, Default)]
@@ -354,7 +367,13 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         .fold(0f32, f32::max);
     let now_ms = jiff::Timestamp::now().as_millisecond();
     let half_life_ms = (ranking.half_life_days.max(0.001) as f64) * 86_400_000.0;
-    let ws = if semantic_on { ranking.semantic } else { 0.0 };
+    let ws = if !semantic_on {
+        0.0
+    } else if req.distilled && !rerank_only {
+        ranking.semantic * DISTILLED_SEMANTIC_SHARE
+    } else {
+        ranking.semantic
+    };
     let wf = if use_fts { ranking.fts } else { 0.0 };
     let total = ws + wf + ranking.recency + ranking.importance;
     let (ws, wf, wr, wi) = if total > 0.0 {
