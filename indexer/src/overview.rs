@@ -44,7 +44,9 @@ pub struct EventCounts {
 }
 
 /// Counts of live events, read off the index on (kind, source): no table
-/// scan, no sort.
+/// scan, no sort. The events the index lacks yet ([`Projections::unindexed`]:
+/// sealed while a background `memlog index` held the writer lock, say)
+/// are counted too.
 pub fn event_counts(p: &Projections) -> Result<EventCounts> {
     let conn = &p.graph.conn;
     let mut out = EventCounts::default();
@@ -87,6 +89,31 @@ pub fn event_counts(p: &Projections) -> Result<EventCounts> {
     };
     out.first_ts = edge("ASC")?;
     out.last_ts = edge("DESC")?;
+    let unindexed = p.unindexed().events();
+    let mut new_sessions: std::collections::HashSet<&str> = Default::default();
+    for u in unindexed {
+        let e = &u.event;
+        *out.by_kind.entry(e.kind.as_str().to_string()).or_default() += 1;
+        out.events += 1;
+        if u.from_journal {
+            out.journal_events += 1;
+        }
+        if out.first_ts.as_ref().is_none_or(|t| e.ts < *t) {
+            out.first_ts = Some(e.ts.clone());
+        }
+        if out.last_ts.as_ref().is_none_or(|t| e.ts > *t) {
+            out.last_ts = Some(e.ts.clone());
+        }
+        new_sessions.insert(&e.session);
+    }
+    let mut known = conn
+        .prepare_cached("SELECT 1 FROM sessions WHERE session = ?1")
+        .map_err(sql)?;
+    for s in new_sessions {
+        if !known.exists([s]).map_err(sql)? {
+            out.sessions += 1;
+        }
+    }
     Ok(out)
 }
 

@@ -379,3 +379,26 @@ fn under_a_running_watcher_a_thousand_pairs_each() {
     );
     assert_eq!((injections, misses), (0, 0));
 }
+
+/// `memlog stats` (and MCP's `memory_stats`, the viewer's page: one
+/// function) counts what the index lacks too: a session sealed and one
+/// still live while a background `memlog index` holds the writer lock.
+#[test]
+fn stats_count_what_the_index_cannot_catch_up_with() {
+    let (repo, _) = indexed_notes(2);
+    let before = repo.memlog(&["stats", "--json"]).ok().json();
+    assert_eq!(before["events"], 2, "{before}");
+    let _lock = repo.hold_index_lock();
+    repo.record("sealed", "user_prompt", "how do we deploy");
+    repo.record("sealed", "agent_response", "with the release script");
+    repo.memlog(&["seal", "--session", "sealed"]).ok();
+    repo.record("live", "note", &note_text(&word(30)));
+    let stats = repo.memlog(&["stats", "--json"]).ok().json();
+    assert_eq!(stats["events"], 5, "{stats}");
+    assert_eq!(stats["journal_events"], 1, "{stats}");
+    assert_eq!(stats["sealed_events"], 4, "{stats}");
+    assert_eq!(stats["sessions"], 4, "{stats}");
+    assert_eq!(stats["events_by_kind"]["note"], 3, "{stats}");
+    assert_eq!(stats["events_by_kind"]["user_prompt"], 1, "{stats}");
+    assert_eq!(stats["events_by_kind"]["agent_response"], 1, "{stats}");
+}

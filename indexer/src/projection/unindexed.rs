@@ -92,6 +92,9 @@ pub struct UnindexedEvent {
     pub derived: Derived,
     /// Its time in milliseconds.
     pub ts_ms: i64,
+    /// Whether it was read from a live journal (else from a sealed
+    /// segment).
+    pub from_journal: bool,
     /// Its files, touched or named, when first asked for.
     files: OnceLock<Vec<String>>,
     /// How its files are named ([`Repo::work_roots`]).
@@ -307,6 +310,8 @@ impl Unindexed {
                 events.extend(tail.events);
             }
         }
+        // (journals' events come first in `events`)
+        let journal_events = events.len();
         let indexed_commit = p.graph.get_meta("indexed_commit")?;
         let mut erased: Vec<String> = Vec::new();
         let mut behind = false;
@@ -381,7 +386,7 @@ impl Unindexed {
         let roots = Arc::new(repo.work_roots());
         let mut seen = HashSet::new();
         let mut live = Vec::new();
-        for e in events {
+        for (i, e) in events.into_iter().enumerate() {
             if forgets.hides(&e) || !seen.insert(e.id.clone()) || is_indexed(p, &e.id)? {
                 continue;
             }
@@ -389,6 +394,7 @@ impl Unindexed {
                 key: event_key(&e.id),
                 derived: crate::derive::derive_unreferenced_in(&e, &roots),
                 ts_ms: memlog_format::time::to_ms(&e.ts),
+                from_journal: i < journal_events,
                 event: e,
                 files: OnceLock::new(),
                 roots: Arc::clone(&roots),
