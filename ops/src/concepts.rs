@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::bail;
 use crate::error::Result;
-use crate::forget::{record_sealed, resolve_ids};
+use crate::forget::{record_sealed_as, resolve_ids};
 
 /// Longest concept name: a handful of words.
 const MAX_NAME: usize = 80;
@@ -191,7 +191,8 @@ pub fn add(repo: &Repo, p: &Projections, filing: &Filing) -> Result<Filed> {
     if let Some(r) = filing.reason.map(str::trim).filter(|r| !r.is_empty()) {
         body.insert("reason".into(), json!(r));
     }
-    let (id, commit) = record_sealed(repo, Kind::Concept, body)?;
+    let personal = crate::workspace::rests_on_personal(p, &facts)?;
+    let (id, commit) = record_sealed_as(repo, Kind::Concept, body, personal)?;
     Ok(Filed {
         id,
         commit,

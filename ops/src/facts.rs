@@ -111,6 +111,10 @@ pub struct Verified {
     /// Body fields: the evidence fields of [`align_quote`], `supersedes`,
     /// `contradicts` and `supersedes_detected`.
     pub fields: Map<String, Value>,
+    /// Whether an event it rests on is personal: what is drawn from a
+    /// personal event (its quote above all) is personal too, and never
+    /// leaves this machine.
+    pub personal: bool,
 }
 
 /// Checks proposed facts against the live log: the one verification of
@@ -234,10 +238,14 @@ impl<'a> Verifier<'a> {
                 fields.insert("anchor".into(), anchor);
             }
         }
+        let personal = evidence
+            .iter()
+            .any(|e| memlog_format::scope::is_personal(&e.meta));
         Ok(Verified {
             evidence: evidence.into_iter().map(|e| e.id).collect(),
             quoted,
             fields,
+            personal,
         })
     }
 
@@ -401,6 +409,8 @@ pub fn extract(
     let verifier = Verifier::new(repo, &projections, threshold)?;
     let mut known = verifier.recorded();
     let session = memlog_store::journal::mint_session("facts");
+    // facts drawn from personal events: a session of their own, personal
+    let personal_session = memlog_store::journal::mint_session("personal");
     let now = time::now();
     let mut drafts = Vec::new();
     let mut accepted: Vec<(Given, EventId, Span)> = Vec::new();
@@ -413,12 +423,13 @@ pub fn extract(
             supersedes: &fact.supersedes,
             contradicts: &fact.contradicts,
         };
-        let (fields, source, span) = match verifier.check(&Kind::Fact, &proposal) {
+        let (fields, source, span, personal) = match verifier.check(&Kind::Fact, &proposal) {
             Ok(Verified {
                 quoted: Some((source, span)),
                 fields,
+                personal,
                 ..
-            }) => (fields, source, span),
+            }) => (fields, source, span, personal),
             Ok(_) => continue,
             Err(reason) => {
                 rejected.push(Rejected { fact, reason });
@@ -433,13 +444,21 @@ pub fn extract(
         let mut body = Map::new();
         body.insert("text".into(), json!(fact.text));
         body.extend(fields);
-        drafts.push(Draft::new(
-            &session,
+        let mut draft = Draft::new(
+            if personal {
+                &personal_session
+            } else {
+                &session
+            },
             &now,
             Kind::Fact,
             source.project.clone(),
             body,
-        ));
+        );
+        if personal {
+            memlog_format::scope::mark_personal(&mut draft.meta);
+        }
+        drafts.push(draft);
         accepted.push((fact, source.id, span));
     }
     drop(projections);
@@ -454,8 +473,13 @@ pub fn extract(
             span,
         })
         .collect();
+    let session = stored
+        .iter()
+        .find(|e| e.session == session)
+        .or(stored.first())
+        .map(|e| e.session.clone());
     Ok(Extracted {
-        session: (!recorded.is_empty()).then_some(session),
+        session,
         recorded,
         rejected,
         already_recorded: skipped,
@@ -531,11 +555,10 @@ pub fn remember(
         .quoted
         .as_ref()
         .map_or_else(|| repo.project(), |(source, _)| source.project.clone());
-    // A personal event makes the rest of its session personal: it gets a
-    // session of its own.
-    let own = remember
-        .personal
-        .then(|| memlog_store::journal::mint_session("personal"));
+    // What rests on a personal event is personal too. A personal event
+    // makes the rest of its session personal: it gets a session of its own.
+    let personal = remember.personal || verified.personal;
+    let own = personal.then(|| memlog_store::journal::mint_session("personal"));
     let mut draft = Draft::text(
         own.as_deref().unwrap_or(remember.session),
         time::now(),
@@ -544,7 +567,7 @@ pub fn remember(
         text.to_string(),
     );
     draft.meta = remember_meta(remember.client, &verified.evidence);
-    if remember.personal {
+    if personal {
         memlog_format::scope::mark_personal(&mut draft.meta);
     }
     draft.body.extend(verified.fields);

@@ -191,14 +191,29 @@ pub fn record_sealed(
     kind: Kind,
     body: Map<String, Value>,
 ) -> Result<(EventId, Option<String>)> {
+    record_sealed_as(repo, kind, body, false)
+}
+
+/// [`record_sealed`], personal when `personal` is set (sealed on the
+/// personal ref, never synced).
+pub fn record_sealed_as(
+    repo: &Repo,
+    kind: Kind,
+    body: Map<String, Value>,
+    personal: bool,
+) -> Result<(EventId, Option<String>)> {
     let session = memlog_store::journal::mint_session(kind.as_str());
+    let mut meta = Map::new();
+    if personal {
+        memlog_format::scope::mark_personal(&mut meta);
+    }
     let draft = Draft {
         session: session.clone(),
         ts: time::now(),
         kind,
         project: repo.project(),
         body,
-        meta: Map::new(),
+        meta,
     };
     let (events, _) = Recorder::new(repo)?.record(vec![draft])?;
     let report = seal_journals(repo, &JournalSelection::Session(session))?;

@@ -510,7 +510,8 @@ pub struct Exported {
 /// Writes the active, reviewed rules into the block memlog owns in `to`
 /// (relative to the work tree), replacing the block if there is one,
 /// appending it otherwise. Everything outside the block is kept byte for
-/// byte.
+/// byte. Personal rules (promoted on a personal event's evidence) are left
+/// out: an instructions file is committed with the code.
 pub fn export_rules(repo: &Repo, p: &Projections, to: &Path) -> Result<Exported> {
     let path = match (to.is_absolute(), repo.work_tree.as_deref()) {
         (true, _) => to.to_path_buf(),
@@ -520,7 +521,12 @@ pub fn export_rules(repo: &Repo, p: &Projections, to: &Path) -> Result<Exported>
             to.display()
         ),
     };
-    let rules = crate::rules::active(p)?;
+    let mut rules = Vec::new();
+    for r in crate::rules::active(p)? {
+        if !crate::workspace::rests_on_personal(p, std::slice::from_ref(&r.id))? {
+            rules.push(r);
+        }
+    }
     let mut block = String::new();
     block.push_str(BLOCK_BEGIN);
     block.push_str("\n## Rules learned by memlog\n\n");

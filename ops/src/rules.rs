@@ -216,6 +216,7 @@ pub fn add(repo: &Repo, promotion: &Promotion) -> Result<Added> {
         bail!("a rule needs evidence: name the facts or events that prove it (--evidence ID)");
     }
     let evidence = resolve_ids(repo, promotion.evidence)?;
+    let personal = workspace::rests_on_personal(&workspace::projections(repo)?, &evidence)?;
     let mut body = Map::new();
     body.insert("text".into(), json!(text));
     body.insert("rule_kind".into(), json!(promotion.rule_kind));
@@ -232,7 +233,7 @@ pub fn add(repo: &Repo, promotion: &Promotion) -> Result<Added> {
     if let Some(anchor) = crate::anchor::anchor(repo, &[text]) {
         body.insert("anchor".into(), anchor);
     }
-    let (id, commit) = crate::forget::record_sealed(repo, Kind::Rule, body)?;
+    let (id, commit) = crate::forget::record_sealed_as(repo, Kind::Rule, body, personal)?;
     Ok(Added {
         id,
         commit,
@@ -264,6 +265,9 @@ pub fn retire_due(
 ) -> Result<(Vec<Retired>, Option<String>)> {
     let unused_ms = i64::from(cfg.rule_unused_days) * 86_400_000;
     let session = memlog_store::journal::mint_session("rules");
+    // a personal rule's retirement repeats its text: personal too, in a
+    // session of its own
+    let personal_session = memlog_store::journal::mint_session("personal");
     let ts = time::now();
     let mut due = Vec::new();
     let mut drafts = Vec::new();
@@ -282,13 +286,22 @@ pub fn retire_due(
         body.insert("last_used".into(), json!(r.last_used));
         body.insert("contradictions".into(), json!(contradictions));
         body.insert("text".into(), json!(r.text));
-        drafts.push(Draft::new(
-            &session,
+        let personal = workspace::rests_on_personal(p, std::slice::from_ref(&r.id))?;
+        let mut draft = Draft::new(
+            if personal {
+                &personal_session
+            } else {
+                &session
+            },
             &ts,
             Kind::RuleRetired,
             repo.project(),
             body,
-        ));
+        );
+        if personal {
+            memlog_format::scope::mark_personal(&mut draft.meta);
+        }
+        drafts.push(draft);
         due.push((r, reason));
     }
     let (events, commit) = workspace::record(repo, drafts, true)?;

@@ -130,6 +130,20 @@ pub fn of_kinds(p: &Projections, kinds: &[&str]) -> Result<Vec<Stored>> {
     )?)
 }
 
+/// Whether one of the events `ids` names is personal: what rests on a
+/// personal event (a rule, a concept, a fact) is personal too, and never
+/// leaves this machine.
+pub fn rests_on_personal(p: &Projections, ids: &[memlog_format::EventId]) -> Result<bool> {
+    for id in ids {
+        if let Some(row) = lookup::event(p, id)?
+            && memlog_format::scope::is_personal(&row.event.meta)
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// The events of index rows, exactly as logged: a row that does not give
 /// back its event (`verified` false: a damaged database) is replaced by the
 /// event read from the log.
@@ -150,25 +164,44 @@ pub fn exact_events(repo: &Repo, rows: Vec<Stored>) -> Result<Vec<Event>> {
         .collect())
 }
 
-/// Records drafts (all of one session) and, when `seal` is set, seals
-/// that session into a commit at once (a note, a task change, extracted
-/// facts: small sessions of their own). Privacy warnings go to stderr.
-/// Returns the events as stored and the commit, if sealed.
+/// Records drafts and, when `seal` is set, seals their sessions into
+/// commits at once (a note, a task change, extracted facts: small sessions
+/// of their own). Privacy warnings go to stderr. Returns the events as
+/// stored and the commit of the first session, if sealed.
 pub fn record(repo: &Repo, drafts: Vec<Draft>, seal: bool) -> Result<(Vec<Event>, Option<String>)> {
-    let Some(session) = drafts.first().map(|d| d.session.clone()) else {
-        return Ok((Vec::new(), None));
-    };
-    let recorder = Recorder::new(repo)?;
-    let (events, report) = recorder.record(drafts)?;
-    for w in &report.warnings {
-        diag::warning(w);
+    // a journal holds one session: the drafts of each, in the order given
+    let mut sessions: Vec<(String, Vec<(usize, Draft)>)> = Vec::new();
+    for (i, d) in drafts.into_iter().enumerate() {
+        match sessions.iter_mut().find(|(s, _)| *s == d.session) {
+            Some((_, group)) => group.push((i, d)),
+            None => sessions.push((d.session.clone(), vec![(i, d)])),
+        }
     }
-    let commit = if seal {
-        let sealed = seal_journals(repo, &JournalSelection::Session(session))?;
-        sealed.sealed.into_iter().find_map(|s| s.commit)
-    } else {
-        None
-    };
+    if sessions.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    let recorder = Recorder::new(repo)?;
+    let mut events: Vec<(usize, Event)> = Vec::new();
+    for (_, group) in &mut sessions {
+        let (order, drafts): (Vec<usize>, Vec<Draft>) = std::mem::take(group).into_iter().unzip();
+        let (stored, report) = recorder.record(drafts)?;
+        for w in &report.warnings {
+            diag::warning(w);
+        }
+        events.extend(order.into_iter().zip(stored));
+    }
+    events.sort_by_key(|(i, _)| *i);
+    let events = events.into_iter().map(|(_, e)| e).collect();
+    // every session written (facts drawn from personal events have one of
+    // their own); the commit of the first
+    let mut commit = None;
+    if seal {
+        for (session, _) in sessions {
+            let sealed = seal_journals(repo, &JournalSelection::Session(session))?;
+            let sealed_commit = sealed.sealed.into_iter().find_map(|s| s.commit);
+            commit = commit.or(sealed_commit);
+        }
+    }
     Ok((events, commit))
 }
 

@@ -170,3 +170,87 @@ fn personal_memory_is_found_here_and_never_leaves() {
     assert!(!holds(&all_objects(me.path()), NOTE));
     assert!(holds(&all_objects(me.path()), FLAG));
 }
+
+/// What rests on a personal event is personal too: a fact extracted from
+/// it (whose quote holds its words), a memory MCP's `memory_remember`
+/// grounds in it, a rule promoted on its evidence. None reaches the
+/// remote, while a fact from a shared event, extracted in the same run,
+/// does.
+#[test]
+fn facts_drawn_from_personal_events_stay_personal() {
+    const QUOTED: &str = "PRSNL-QUOTED-4417";
+    const GROUNDED: &str = "PRSNL-GROUNDED-8826";
+    const RULED: &str = "PRSNL-RULED-2290";
+    let (remote, clones) = remote_and_clones(1);
+    let me = &clones[0];
+    let id_of = |out: serde_json::Value| out["id"].as_str().unwrap().to_string();
+    let private = id_of(
+        me.memlog(&[
+            "note",
+            "--personal",
+            "--json",
+            &format!("my salary band is {QUOTED} this year"),
+        ])
+        .ok()
+        .json(),
+    );
+    let shared = id_of(
+        me.memlog(&["note", "--json", "The ledger service uses Postgres 16"])
+            .ok()
+            .json(),
+    );
+    let facts = serde_json::json!([
+        {"text": format!("The user's salary band is {QUOTED}"),
+         "quote": format!("my salary band is {QUOTED}"), "event": private},
+        {"text": "The ledger runs on Postgres 16",
+         "quote": "The ledger service uses Postgres 16", "event": shared},
+    ]);
+    let out = me
+        .memlog_stdin(&["extract", "--facts", "-", "--json"], &facts.to_string())
+        .ok()
+        .json();
+    assert_eq!(out["recorded"].as_array().map(Vec::len), Some(2), "{out}");
+    let mut mcp = McpProcess::start(me.path());
+    mcp.tool(
+        "memory_remember",
+        serde_json::json!({"kind": "fact", "text": format!("Salary talks mention {GROUNDED}"),
+                           "evidence": [private], "personal": false}),
+    );
+    assert!(mcp.close().success());
+    // a rule promoted from it
+    me.memlog(&[
+        "rules",
+        "add",
+        &format!("Never mention {RULED} in reviews"),
+        "--evidence",
+        &private,
+    ])
+    .ok();
+    me.memlog(&["seal", "--all"]).ok();
+    let rules = me.memlog(&["rules", "--json"]).ok().stdout();
+    assert!(rules.contains(RULED), "{rules}");
+    // and left out of the instructions file committed with the code
+    me.memlog(&["rules", "export", "--to", "AGENTS.md"]).ok();
+    let exported = std::fs::read_to_string(me.path().join("AGENTS.md")).unwrap();
+    assert!(!exported.contains(RULED), "{exported}");
+    // found here
+    for marker in [QUOTED, GROUNDED] {
+        let hits = me
+            .memlog(&["search", marker, "--mode", "fts", "--json"])
+            .ok()
+            .json();
+        let kinds: Vec<&str> = hits["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|h| h["kind"].as_str())
+            .collect();
+        assert!(kinds.contains(&"fact"), "{marker}: {hits}");
+    }
+    me.memlog(&["sync", "origin"]).ok();
+    let on_remote = all_objects(remote.path());
+    assert!(holds(&on_remote, "The ledger runs on Postgres 16"));
+    for marker in [QUOTED, GROUNDED, RULED] {
+        assert!(!holds(&on_remote, marker), "{marker} reached the remote");
+    }
+}
