@@ -74,14 +74,23 @@ pub fn hook_path(repo: &Repo, vectors_model: Option<&str>) -> (&'static str, Str
         0 => "run `memlog watch`, or set hooks.warm_watcher_idle_minutes to have SessionStart start one".to_string(),
         n => format!("SessionStart starts `memlog watch --idle-exit {n}`"),
     };
+    // which process, so that a user can find it (and stop it)
+    let watcher = std::fs::read_to_string(repo.layout().watch_lock())
+        .ok()
+        .map(|pid| pid.trim().to_string())
+        .filter(|pid| !pid.is_empty())
+        .map_or_else(
+            || "`memlog watch`".to_string(),
+            |pid| format!("`memlog watch` (pid {pid})"),
+        );
     match (answers(repo), vectors_model) {
         (true, Some(_)) => (
             "warm",
-            "`memlog watch` answers: hybrid ranking with the prompt's own embedding".into(),
+            format!("{watcher} answers: hybrid ranking with the prompt's own embedding"),
         ),
         (true, None) => (
             "warm",
-            "`memlog watch` answers from open indexes: full text (no vectors yet)".into(),
+            format!("{watcher} answers from open indexes: full text (no vectors yet)"),
         ),
         (false, Some(model)) => {
             let table = memlog_indexer::token_vectors::path_for(model);

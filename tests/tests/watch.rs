@@ -412,6 +412,19 @@ fn one_watcher_runs_per_repository() {
         pair[stayed].id()
     );
     assert!(out.stderr().contains(&expected), "{}", out.stderr());
+    // and `memlog doctor` names it, once its socket answers
+    let socket = repo.path().join(".git/memlog/warm.sock");
+    let started = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(started.elapsed() < TIMEOUT, "the watcher never answered");
+        thread::sleep(Duration::from_millis(50));
+    }
+    let doctor = repo.memlog(&["doctor", "--json"]).json();
+    let ranking = doctor["hook_path"]["ranking"].as_str().unwrap_or_default();
+    assert!(
+        ranking.contains(&format!("`memlog watch` (pid {})", pair[stayed].id())),
+        "{doctor}"
+    );
 
     // Once it is gone (killed: no clean exit), the next one takes over.
     pair[stayed].kill().unwrap();
