@@ -819,7 +819,7 @@ impl Tally {
 fn session_name(s: &str) -> String {
     s.chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-:@+=".contains(c) {
+            if memlog_format::session_id::is_allowed(c) {
                 c
             } else {
                 '_'

@@ -16,9 +16,12 @@ pub fn is_valid(session: &str) -> bool {
     !session.is_empty()
         && session.len() <= MAX_LEN
         && !session.starts_with('.')
-        && session
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-:@+=".contains(&b))
+        && session.chars().all(is_allowed)
+}
+
+/// Whether a session id may hold `c`: `A–Z a–z 0–9 . _ - : @ + =`.
+pub fn is_allowed(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "._-:@+=".contains(c)
 }
 
 /// [`is_valid`], with an error that names the id and says what is allowed.

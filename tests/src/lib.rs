@@ -261,13 +261,17 @@ impl TestRepo {
             s1,
             serde_json::json!({"prompt": "make the export tests pass"}),
         );
-        repo.hook(
-            "PostToolUse",
-            s1,
-            serde_json::json!({"tool_name": "Bash",
-            "tool_input": {"command": "cargo test -p export"},
-            "tool_response": {"stdout": "", "stderr": "error[E0308]: mismatched types in src/invoice.rs", "exit_code": 101}}),
-        );
+        // `cargo test -p export`, with what it printed and its exit code
+        let tests_ran = |stdout: &str, stderr: &str, exit_code: i32| {
+            repo.hook(
+                "PostToolUse",
+                s1,
+                serde_json::json!({"tool_name": "Bash",
+                "tool_input": {"command": "cargo test -p export"},
+                "tool_response": {"stdout": stdout, "stderr": stderr, "exit_code": exit_code}}),
+            );
+        };
+        tests_ran("", "error[E0308]: mismatched types in src/invoice.rs", 101);
         repo.hook(
             "PostToolUse",
             s1,
@@ -282,13 +286,7 @@ impl TestRepo {
             "tool_input": {"file_path": file("src/invoice.rs"), "old_string": "500u32", "new_string": "500usize"},
             "tool_response": {"filePath": file("src/invoice.rs")}}),
         );
-        repo.hook(
-            "PostToolUse",
-            s1,
-            serde_json::json!({"tool_name": "Bash",
-            "tool_input": {"command": "cargo test -p export"},
-            "tool_response": {"stdout": "test result: ok. 12 passed", "stderr": "", "exit_code": 0}}),
-        );
+        tests_ran("test result: ok. 12 passed", "", 0);
         let lock = repo.hold_index_lock();
         repo.hook("SessionEnd", s1, serde_json::json!({"reason": "exit"}));
         let events = repo.session_events(s1);
