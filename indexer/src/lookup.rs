@@ -203,6 +203,33 @@ pub fn event(p: &Projections, id: &str) -> Result<Option<Stored>> {
     })
 }
 
+/// The indexed events a forget not applied to the index yet hides, each
+/// with whether it is still in a journal: what the index counts as live
+/// until it catches up. Reads every row, so call it only when
+/// [`crate::projection::Unindexed::hides_any`] says such a forget waits.
+pub fn hidden_by_pending_forgets(p: &Projections) -> Result<Vec<(Stored, bool)>> {
+    let unindexed = p.unindexed();
+    if !unindexed.hides_any() {
+        return Ok(Vec::new());
+    }
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare(&format!("SELECT {COLUMNS}, source = 'journal' FROM events"))
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map([], |row| Ok((stored(row)?, row.get::<_, bool>(9)?)))
+        .map_err(sql)?;
+    let mut hidden = Vec::new();
+    for row in rows {
+        let (s, journal) = row.map_err(sql)?;
+        if unindexed.hides(&s.event) {
+            hidden.push((s, journal));
+        }
+    }
+    Ok(hidden)
+}
+
 /// The live event of index key `key` ([`event_key`]).
 pub fn by_key(p: &Projections, key: u64) -> Result<Option<Stored>> {
     let mut stmt = p

@@ -46,7 +46,8 @@ pub struct EventCounts {
 /// Counts of live events, read off the index on (kind, source): no table
 /// scan, no sort. The events the index lacks yet ([`Projections::unindexed`]:
 /// sealed while a background `memlog index` held the writer lock, say)
-/// are counted too.
+/// are counted too, and the rows a forget the index has not applied yet
+/// hides count as hidden, not live.
 pub fn event_counts(p: &Projections) -> Result<EventCounts> {
     let conn = &p.graph.conn;
     let mut out = EventCounts::default();
@@ -89,6 +90,36 @@ pub fn event_counts(p: &Projections) -> Result<EventCounts> {
     };
     out.first_ts = edge("ASC")?;
     out.last_ts = edge("DESC")?;
+    // a forget the index has not applied yet hides rows it still counts
+    let pending = crate::lookup::hidden_by_pending_forgets(p)?;
+    for (s, journal) in &pending {
+        if let Some(n) = out.by_kind.get_mut(s.event.kind.as_str()) {
+            *n = n.saturating_sub(1);
+        }
+        out.events = out.events.saturating_sub(1);
+        if *journal {
+            out.journal_events = out.journal_events.saturating_sub(1);
+        }
+        out.hidden += 1;
+    }
+    // a session left with no live event is gone
+    let mut hidden_in: BTreeMap<&str, u64> = BTreeMap::new();
+    for (s, _) in &pending {
+        *hidden_in.entry(s.event.session.as_str()).or_default() += 1;
+    }
+    let mut live_in = conn
+        .prepare_cached("SELECT events FROM sessions WHERE session = ?1")
+        .map_err(sql)?;
+    for (session, hidden) in hidden_in {
+        let live: Option<i64> = live_in
+            .query_row([session], |r| r.get(0))
+            .optional()
+            .map_err(sql)?;
+        if live.is_some_and(|n| count(n) <= hidden) {
+            out.sessions = out.sessions.saturating_sub(1);
+        }
+    }
+    out.by_kind.retain(|_, n| *n > 0);
     let unindexed = p.unindexed().events();
     let mut new_sessions: std::collections::HashSet<&str> = Default::default();
     for u in unindexed {

@@ -58,20 +58,32 @@ pub fn standing(p: &Projections, event_id: &str, cfg: &LevelsConfig) -> Result<O
 pub fn level_counts(p: &Projections, cfg: &LevelsConfig) -> Result<[u64; 5]> {
     let err = |e| Error::sql(&p.dir, e);
     let mut counts = [0u64; 5];
+    // rows a forget the index has not applied yet hides are not memories
+    let hidden: std::collections::HashSet<String> = crate::lookup::hidden_by_pending_forgets(p)?
+        .into_iter()
+        .map(|(s, _)| s.event.id.to_string())
+        .collect();
     let kinds = "'note', 'session_summary', 'fact', 'rule', 'concept'";
     let mut by_kind = p
         .graph
         .conn
         .prepare(&format!(
-            "SELECT e.kind, {MEMORY_COLUMNS}
+            "SELECT e.kind, e.id, {MEMORY_COLUMNS}
              FROM events e LEFT JOIN memory m ON m.event_id = e.id WHERE e.kind IN ({kinds})"
         ))
         .map_err(err)?;
     let rows = by_kind
-        .query_map([], |r| memory_row(&r.get::<_, String>(0)?, r, 1))
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(1)?,
+                memory_row(&r.get::<_, String>(0)?, r, 2)?,
+            ))
+        })
         .map_err(err)?;
     for row in rows {
-        if let Some(row) = row.map_err(err)? {
+        if let (id, Some(row)) = row.map_err(err)?
+            && !hidden.contains(&id)
+        {
             counts[usize::from(row.level(cfg).min(4))] += 1;
         }
     }
@@ -99,6 +111,9 @@ pub fn level_counts(p: &Projections, cfg: &LevelsConfig) -> Result<[u64; 5]> {
         .prepare_cached("SELECT kind FROM events WHERE key = ?1 AND id = ?2")
         .map_err(err)?;
     for (id, row) in rows {
+        if hidden.contains(&id) {
+            continue;
+        }
         let kind: Option<String> = kind_of
             .query_row(params![crate::fts::event_key(&id) as i64, id], |r| r.get(0))
             .optional()

@@ -402,3 +402,31 @@ fn stats_count_what_the_index_cannot_catch_up_with() {
     assert_eq!(stats["events_by_kind"]["user_prompt"], 1, "{stats}");
     assert_eq!(stats["events_by_kind"]["agent_response"], 1, "{stats}");
 }
+
+#[test]
+fn stats_count_what_a_pending_forget_hides() {
+    let (repo, ids) = indexed_notes(3);
+    let lock = repo.hold_index_lock();
+    repo.memlog(&["forget", &ids[0]]).ok();
+    repo.memlog(&["forget", "--session", "n1"]).ok();
+    let counts = |s: &Value| {
+        [
+            "events",
+            "events_by_kind",
+            "hidden_events",
+            "sealed_events",
+            "journal_events",
+            "sessions",
+            "memory_levels",
+        ]
+        .map(|k| s[k].clone())
+    };
+    let pending = repo.memlog(&["stats", "--json"]).ok().json();
+    assert_eq!(pending["events_by_kind"]["note"], 1, "{pending}");
+    assert_eq!(pending["hidden_events"], 2, "{pending}");
+    // the same as once the index has applied both forgets
+    drop(lock);
+    repo.memlog(&["index"]).ok();
+    let applied = repo.memlog(&["stats", "--json"]).ok().json();
+    assert_eq!(counts(&pending), counts(&applied), "{pending}\n{applied}");
+}
