@@ -29,7 +29,9 @@
 //! evidence turn is among the injected events (hit), evidence recall over
 //! them and tokens; then each memory is asked the next one's questions
 //! ("foreign": nothing in it answers them), and the abstention questions
-//! their own haystack. Figures are given for the even and the odd
+//! their own haystack, counting the injections that carry the turns the
+//! set labels for them: the near miss a reference answer names ("you
+//! mentioned your cat Luna but not your hamster"). Figures are given for the even and the odd
 //! questions apart: the ranking and gate were tuned on the even ones.
 
 use std::collections::{BTreeMap, HashMap};
@@ -898,10 +900,14 @@ pub fn injection(
                 if eval.dump.is_some() {
                     signals.push(every_signal(&m, q, who_name, &v)?);
                 }
-                let evidence = if who == Asked::Own {
-                    evidence_of(q)
-                } else {
+                // a foreign question has no evidence in this memory; an
+                // abstention question's labelled turns are the near miss its
+                // reference answer names ("you mentioned your cat, not a
+                // hamster")
+                let evidence = if who == Asked::Foreign {
                     Vec::new()
+                } else {
+                    evidence_of(q)
                 };
                 for (path, vector) in [None, Some(v.as_slice())].into_iter().enumerate() {
                     let question = str_of(q, "question");
@@ -932,7 +938,7 @@ pub fn injection(
                     match who {
                         Asked::Own => own[path][h].add(&a, found, evidence.len()),
                         Asked::Foreign => foreign[path][h].add(&a, 0, 0),
-                        Asked::Abstention => abstention[path].add(&a, 0, 0),
+                        Asked::Abstention => abstention[path].add(&a, found, evidence.len()),
                     }
                     if eval.dump.is_some() {
                         dump.push(
@@ -983,9 +989,11 @@ pub fn injection(
                     set.name, a.questions
                 ),
                 value: format!(
-                    "injected {:.3}, {:.0} tokens",
+                    "injected {:.3}, {:.0} tokens; {} of the {} injected carry the near miss the set labels (what its reference answer says was mentioned instead)",
                     a.rate(a.injected),
-                    a.mean_tokens()
+                    a.mean_tokens(),
+                    a.hits,
+                    a.injected,
                 ),
                 target: "injected ≤ 0.20".into(),
             });
