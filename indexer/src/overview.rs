@@ -79,19 +79,28 @@ pub fn event_counts(p: &Projections) -> Result<EventCounts> {
     };
     out.sessions = total("SELECT count(*) FROM sessions")?;
     out.hidden = total("SELECT count(*) FROM hidden")?;
+    // a forget the index has not applied yet hides rows it still counts
+    let pending = crate::lookup::hidden_by_pending_forgets(p)?;
+    let hidden_ids: std::collections::HashSet<&str> =
+        pending.iter().map(|(s, _)| s.event.id.as_str()).collect();
+    // the earliest (latest) row no such forget hides: the first, as a rule
     let edge = |order: &str| -> Result<Option<String>> {
-        conn.query_row(
-            &format!("SELECT ts FROM events ORDER BY ts_ms {order}, ts {order} LIMIT 1"),
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(sql)
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT id, ts FROM events ORDER BY ts_ms {order}, ts {order}"
+            ))
+            .map_err(sql)?;
+        let mut rows = stmt.query([]).map_err(sql)?;
+        while let Some(row) = rows.next().map_err(sql)? {
+            let id: String = row.get(0).map_err(sql)?;
+            if !hidden_ids.contains(id.as_str()) {
+                return row.get(1).map_err(sql);
+            }
+        }
+        Ok(None)
     };
     out.first_ts = edge("ASC")?;
     out.last_ts = edge("DESC")?;
-    // a forget the index has not applied yet hides rows it still counts
-    let pending = crate::lookup::hidden_by_pending_forgets(p)?;
     for (s, journal) in &pending {
         if let Some(n) = out.by_kind.get_mut(s.event.kind.as_str()) {
             *n = n.saturating_sub(1);
