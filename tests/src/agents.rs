@@ -935,6 +935,35 @@ pub fn bash_cat_notes(answer: &str) -> Value {
     })
 }
 
+/// What file-aware recall must bring an agent's model that read
+/// src/invoice.rs after [`TestRepo::failed_and_fixed_session`]: the read
+/// ran, and the context the agent's `hook` gave (what earlier sessions
+/// learned about the file) cites the `failure` there and its `fix`.
+pub fn assert_invoice_recall(run: &AgentRun, hook: &str, failure: &str, fix: &str) {
+    assert!(run.requests_contain("pub fn total()"), "the read ran");
+    assert!(
+        run.requests_contain("what earlier sessions learned about src/invoice.rs"),
+        "the {hook} context did not reach the model: {:#?}",
+        run.requests.last()
+    );
+    assert!(
+        run.requests_contain(&format!("[{failure}] failure")),
+        "the failure on src/invoice.rs did not reach the model"
+    );
+    assert!(
+        run.requests_contain(&format!("edited src/invoice.rs [{fix}]")),
+        "the fix did not reach the model"
+    );
+}
+
+/// The `recall` events file-aware recall recorded at `hook` in `session`.
+pub fn tool_recalls(repo: &TestRepo, session: &str, hook: &str) -> Vec<Value> {
+    repo.session_events(session)
+        .into_iter()
+        .filter(|e| e["kind"] == "recall" && e["body"]["hook"] == hook)
+        .collect()
+}
+
 /// What the first agent of a shared-memory test answers
 /// ([`plan_the_migration`]), for the next agent's model to be shown.
 pub const DECIDED: &str = "We moved the quarzite migration behind the billing cutover.";

@@ -8,7 +8,10 @@
 //! `scripts/install-assets` has not installed the CLI.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{AgentCli, CodexCli, TestRepo, memlog_command, repo_with_notes, run};
+use memlog_e2e::{
+    AgentCli, CodexCli, TestRepo, assert_invoice_recall, memlog_command, repo_with_notes, run,
+    tool_recalls,
+};
 use serde_json::{Value, json};
 
 const NOTES: &str = "The release freeze is Wednesday noon.\n";
@@ -260,28 +263,11 @@ fn a_file_codex_reads_through_its_shell_brings_what_failed_there() {
             "side_text": "Invoice"
         }),
     );
-    assert!(run.requests_contain("pub fn total()"), "the read ran");
-    assert!(
-        run.requests_contain("what earlier sessions learned about src/invoice.rs"),
-        "the PreToolUse context did not reach the model"
-    );
-    assert!(
-        run.requests_contain(&format!("[{failure}] failure")),
-        "the failure on src/invoice.rs did not reach the model: {:#?}",
-        run.requests.last()
-    );
-    assert!(
-        run.requests_contain(&format!("edited src/invoice.rs [{fix}]")),
-        "the fix did not reach the model"
-    );
+    assert_invoice_recall(&run, "PreToolUse", &failure, &fix);
     assert!(
         !run.requests_contain("earlier sessions learned about notes.txt"),
         "something was injected for a file memory knows nothing about"
     );
-    let recalls: Vec<Value> = repo
-        .session_events(&run.session_id)
-        .into_iter()
-        .filter(|e| e["kind"] == "recall" && e["body"]["hook"] == "PreToolUse")
-        .collect();
+    let recalls = tool_recalls(&repo, &run.session_id, "PreToolUse");
     assert_eq!(recalls.len(), 1, "{recalls:#?}");
 }

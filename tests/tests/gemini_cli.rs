@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, CodexCli, DECIDED, GeminiCli, captured_session, memlog_command, plan_the_migration,
-    repo_with_notes, run as run_memlog,
+    AgentCli, CodexCli, DECIDED, GeminiCli, assert_invoice_recall, captured_session,
+    memlog_command, plan_the_migration, repo_with_notes, run as run_memlog,
 };
 use serde_json::json;
 
@@ -137,12 +137,5 @@ fn a_file_gemini_reads_brings_what_failed_there() {
             "side_text": "{}"
         }),
     );
-    assert!(run.requests_contain("pub fn total()"), "the read ran");
-    assert!(
-        run.requests_contain("what earlier sessions learned about src/invoice.rs"),
-        "the AfterTool context did not reach the model: {:#?}",
-        run.requests.last()
-    );
-    assert!(run.requests_contain(&format!("[{failure}] failure")));
-    assert!(run.requests_contain(&format!("edited src/invoice.rs [{fix}]")));
+    assert_invoice_recall(&run, "AfterTool", &failure, &fix);
 }

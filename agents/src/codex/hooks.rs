@@ -65,9 +65,6 @@ fn tail_lines(path: &Path, max: u64, needles: &[&str]) -> Vec<Value> {
         .collect()
 }
 
-/// Programs that only print a file, as Codex runs them to read one.
-const READERS: [&str; 7] = ["cat", "sed", "head", "tail", "nl", "less", "bat"];
-
 /// What a Codex PreToolUse is about to work on: the first file of an
 /// `apply_patch` (Codex's tool, or the shell running it), the file a
 /// simple shell command only prints, else the command (see
@@ -97,41 +94,10 @@ pub fn tool_target(payload: &Payload) -> Option<ToolTarget> {
             .next()
             .map(|edit| ToolTarget::File(edit.path));
     }
-    match file_printed_by(&command) {
+    match crate::protocol::file_printed_by(&command) {
         Some(file) => Some(ToolTarget::File(file)),
         None => crate::protocol::tool_target(payload),
     }
-}
-
-/// The file a shell command only prints (`sed -n '1,80p' src/a.rs`, `cat
-/// src/a.rs`, `head -n 40 src/a.rs`): one simple command of [`READERS`]
-/// (no pipe, redirection or substitution), its last operand.
-fn file_printed_by(command: &str) -> Option<String> {
-    if command.contains(['|', ';', '&', '>', '<', '$', '`', '\n']) {
-        return None;
-    }
-    let words: Vec<&str> = command
-        .split_whitespace()
-        .map(|w| w.trim_matches(['\'', '"']))
-        .collect();
-    let (program, args) = words.split_first()?;
-    let edits_in_place = *program == "sed" && args.iter().any(|a| a.starts_with("-i"));
-    if !READERS.contains(program) || edits_in_place {
-        return None;
-    }
-    let operands: Vec<&&str> = args
-        .iter()
-        .filter(|a| !a.is_empty() && !a.starts_with('-'))
-        .collect();
-    // sed's first operand is its script
-    let least = if *program == "sed" { 2 } else { 1 };
-    if operands.len() < least {
-        return None;
-    }
-    operands
-        .last()
-        .filter(|f| !f.chars().all(|c| c.is_ascii_digit()))
-        .map(|f| f.to_string())
 }
 
 /// Completes a PostToolUse payload (`raw`, as Codex sent it) with what the

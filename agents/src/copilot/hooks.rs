@@ -9,6 +9,7 @@
 //! | --- | --- | --- |
 //! | sessionStart | SessionStart | `source` (`new`, `resume`, `startup`) |
 //! | userPromptSubmitted | UserPromptSubmit | `prompt` |
+//! | preToolUse | PreToolUse | `toolArgs` as the input; its `additionalContext` reaches the model with the call (checked with 1.0.102): file-aware recall |
 //! | postToolUse | PostToolUse | `toolArgs` as the input, `toolResult.textResultForLlm` as the output; a `resultType` other than `success` makes it a failure; no call id |
 //! | postToolUseFailure | PostToolUseFailure | `error` |
 //! | agentStop | Stop | no answer in the payload: it is read from `transcriptPath` |
@@ -24,6 +25,7 @@ pub fn common_event(copilot: &str) -> Option<HookEvent> {
     Some(match copilot {
         "sessionStart" => HookEvent::SessionStart,
         "userPromptSubmitted" => HookEvent::UserPromptSubmit,
+        "preToolUse" => HookEvent::PreToolUse,
         "postToolUse" => HookEvent::PostToolUse,
         "postToolUseFailure" => HookEvent::PostToolUseFailure,
         "agentStop" => HookEvent::Stop,

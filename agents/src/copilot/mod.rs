@@ -2,7 +2,9 @@
 //!
 //! - Hooks: its own camelCase events and payloads, translated into the
 //!   shared protocol by [`hooks`]; context is injected at `sessionStart`
-//!   and `userPromptSubmitted` as `{"additionalContext": …}`; its Stop hook
+//!   and `userPromptSubmitted` as `{"additionalContext": …}`, and
+//!   file-aware recall at `preToolUse` the same way (the model reads it
+//!   with the call; a file `bash` only prints counts as read); its Stop hook
 //!   (`agentStop`) may keep the agent going (`{"decision":"block",
 //!   "reason"}`), and its answer is read from the session's
 //!   `events.jsonl`. Its tool payloads carry no call id.
@@ -23,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::protocol::{HookEvent, Payload};
+use crate::protocol::{HookEvent, Payload, ToolTarget};
 use crate::sessions::home;
 use crate::settings::{self, HookSettings, SettingsEdit};
 use crate::{Agent, Error, HookOptions, Result, SessionFile, StopContract};
@@ -43,6 +45,7 @@ const SETTINGS: HookSettings = HookSettings {
     events: &[
         ("sessionStart", false),
         ("userPromptSubmitted", false),
+        ("preToolUse", false),
         ("postToolUse", false),
         ("postToolUseFailure", false),
         ("agentStop", false),
@@ -87,9 +90,30 @@ impl Agent for Copilot {
 
     fn hook_output(&self, event: HookEvent, context: Option<&str>) -> Option<String> {
         let context = context.filter(|c| !c.trim().is_empty())?;
-        event
-            .injects_context()
+        (event.injects_context() || event == HookEvent::PreToolUse)
             .then(|| json!({ "additionalContext": context }).to_string())
+    }
+
+    /// Copilot CLI 1.0.102 hands a `preToolUse` hook's `additionalContext`
+    /// to the model with the call (seen with the real CLI), although its
+    /// documentation names only a permission decision there.
+    fn tool_recall_event(&self) -> Option<HookEvent> {
+        Some(HookEvent::PreToolUse)
+    }
+
+    /// The file of `view`, `edit` and `create` (`path`), the file a `bash`
+    /// command only prints (`cat notes.txt`), else the command.
+    fn tool_target(&self, payload: &Payload) -> Option<ToolTarget> {
+        let printed = payload
+            .tool_input
+            .as_ref()
+            .and_then(|input| input.get("command"))
+            .and_then(Value::as_str)
+            .and_then(crate::protocol::file_printed_by);
+        match printed {
+            Some(file) => Some(ToolTarget::File(file)),
+            None => crate::protocol::tool_target(payload),
+        }
     }
 
     /// The last thing the agent said in the session's `events.jsonl`,

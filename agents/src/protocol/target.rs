@@ -20,6 +20,41 @@ const FILE_TOOLS: [&str; 5] = ["Read", "Edit", "Write", "MultiEdit", "NotebookEd
 /// Input keys naming the file of other agents' tools.
 const FILE_KEYS: [&str; 4] = ["file_path", "notebook_path", "absolute_path", "path"];
 
+/// Programs that only print a file, as agents run them to read one
+/// (Codex CLI and Copilot CLI read files through their shell).
+const READERS: [&str; 7] = ["cat", "sed", "head", "tail", "nl", "less", "bat"];
+
+/// The file a shell command only prints (`sed -n '1,80p' src/a.rs`, `cat
+/// src/a.rs`, `head -n 40 src/a.rs`): one simple command of [`READERS`]
+/// (no pipe, redirection or substitution), its last operand.
+pub fn file_printed_by(command: &str) -> Option<String> {
+    if command.contains(['|', ';', '&', '>', '<', '$', '`', '\n']) {
+        return None;
+    }
+    let words: Vec<&str> = command
+        .split_whitespace()
+        .map(|w| w.trim_matches(['\'', '"']))
+        .collect();
+    let (program, args) = words.split_first()?;
+    let edits_in_place = *program == "sed" && args.iter().any(|a| a.starts_with("-i"));
+    if !READERS.contains(program) || edits_in_place {
+        return None;
+    }
+    let operands: Vec<&&str> = args
+        .iter()
+        .filter(|a| !a.is_empty() && !a.starts_with('-'))
+        .collect();
+    // sed's first operand is its script
+    let least = if *program == "sed" { 2 } else { 1 };
+    if operands.len() < least {
+        return None;
+    }
+    operands
+        .last()
+        .filter(|f| !f.chars().all(|c| c.is_ascii_digit()))
+        .map(|f| f.to_string())
+}
+
 /// The target of `payload`'s tool call (see [`crate::Agent::tool_target`]).
 pub fn tool_target(payload: &Payload) -> Option<ToolTarget> {
     let tool = payload.tool_name.as_deref()?;
