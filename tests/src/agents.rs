@@ -935,12 +935,52 @@ pub fn bash_cat_notes(answer: &str) -> Value {
     })
 }
 
+/// A repository with `notes.txt` saying `notes` and src/invoice.rs, for
+/// file-aware recall through a real agent; the invoice's absolute path.
+pub fn invoice_repo(notes: &str) -> (TestRepo, PathBuf) {
+    let repo = repo_with_notes(notes);
+    let invoice = repo.path().join("src/invoice.rs");
+    std::fs::create_dir_all(repo.path().join("src")).expect("src/ is created");
+    std::fs::write(&invoice, "pub fn total() -> usize { 500 }\n").expect("the invoice is written");
+    (repo, invoice)
+}
+
+/// The scripted model of a file-aware recall test: reads src/invoice.rs
+/// with each of `reads` (tool name and input), then notes.txt with
+/// `notes_read`, then answers.
+pub fn read_invoice_then_notes(reads: &[(&str, Value)], notes_read: (&str, Value)) -> Value {
+    let mut turns: Vec<Value> = reads
+        .iter()
+        .map(|(name, input)| {
+            serde_json::json!({"text": "Reading the invoice code.",
+                               "tool_use": {"name": name, "input": input}})
+        })
+        .collect();
+    turns.push(serde_json::json!({"text": "And the notes.",
+                                  "tool_use": {"name": notes_read.0, "input": notes_read.1}}));
+    turns.push(serde_json::json!({"text": "Totals are usize; the freeze is Wednesday noon."}));
+    serde_json::json!({"turns": turns, "side_text": "Invoice"})
+}
+
 /// What file-aware recall must bring an agent's model that read
-/// src/invoice.rs after [`TestRepo::failed_and_fixed_session`]: the read
-/// ran, and the context the agent's `hook` gave (what earlier sessions
-/// learned about the file) cites the `failure` there and its `fix`.
-pub fn assert_invoice_recall(run: &AgentRun, hook: &str, failure: &str, fix: &str) {
+/// src/invoice.rs and then notes.txt after
+/// [`TestRepo::failed_and_fixed_session`] (`failure`, `fix`): both reads
+/// ran; the context the agent's `hook` gave (what earlier sessions learned
+/// about the file) cites the failure there and its fix; nothing came for
+/// notes.txt, which memory knows nothing about; and one `recall` was
+/// recorded, at the shared protocol's `recorded` hook (once per file and
+/// session, however often it is read).
+pub fn assert_invoice_recall(
+    repo: &TestRepo,
+    run: &AgentRun,
+    (hook, recorded): (&str, &str),
+    (failure, fix): (&str, &str),
+) {
     assert!(run.requests_contain("pub fn total()"), "the read ran");
+    assert!(
+        run.requests_contain("The release freeze is Wednesday noon."),
+        "the notes were read: the hook's answer did not stop the call"
+    );
     assert!(
         run.requests_contain("what earlier sessions learned about src/invoice.rs"),
         "the {hook} context did not reach the model: {:#?}",
@@ -954,14 +994,16 @@ pub fn assert_invoice_recall(run: &AgentRun, hook: &str, failure: &str, fix: &st
         run.requests_contain(&format!("edited src/invoice.rs [{fix}]")),
         "the fix did not reach the model"
     );
-}
-
-/// The `recall` events file-aware recall recorded at `hook` in `session`.
-pub fn tool_recalls(repo: &TestRepo, session: &str, hook: &str) -> Vec<Value> {
-    repo.session_events(session)
+    assert!(
+        !run.requests_contain("earlier sessions learned about notes.txt"),
+        "something was injected for a file memory knows nothing about"
+    );
+    let recalls: Vec<Value> = repo
+        .session_events(&run.session_id)
         .into_iter()
-        .filter(|e| e["kind"] == "recall" && e["body"]["hook"] == hook)
-        .collect()
+        .filter(|e| e["kind"] == "recall" && e["body"]["hook"] == recorded)
+        .collect();
+    assert_eq!(recalls.len(), 1, "{recalls:#?}");
 }
 
 /// What the first agent of a shared-memory test answers

@@ -9,8 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, CodexCli, TestRepo, assert_invoice_recall, memlog_command, repo_with_notes, run,
-    tool_recalls,
+    AgentCli, CodexCli, TestRepo, assert_invoice_recall, invoice_repo, memlog_command,
+    read_invoice_then_notes, repo_with_notes, run,
 };
 use serde_json::{Value, json};
 
@@ -239,35 +239,20 @@ fn a_subagent_is_recorded_in_its_parents_session() {
 /// gets nothing.
 #[test]
 fn a_file_codex_reads_through_its_shell_brings_what_failed_there() {
-    let repo = repo_with_notes(NOTES);
-    std::fs::create_dir_all(repo.path().join("src")).unwrap();
-    std::fs::write(
-        repo.path().join("src/invoice.rs"),
-        "pub fn total() -> usize { 500 }\n",
-    )
-    .unwrap();
+    let (repo, _) = invoice_repo(NOTES);
     let Some(codex) = CodexCli::find(&repo) else {
         return;
     };
     let (failure, fix, _lock) = repo.failed_and_fixed_session();
     let run = codex.run(
         "Look at the invoice code and the notes.",
-        &json!({
-            "turns": [
-                {"text": "Reading the invoice code.",
-                 "tool_use": {"name": "exec_command", "input": {"cmd": "sed -n '1,80p' src/invoice.rs"}}},
-                {"text": "And the notes.",
-                 "tool_use": {"name": "exec_command", "input": {"cmd": "cat notes.txt"}}},
-                {"text": "Totals are usize; the freeze is Wednesday noon."}
-            ],
-            "side_text": "Invoice"
-        }),
+        &read_invoice_then_notes(
+            &[(
+                "exec_command",
+                json!({"cmd": "sed -n '1,80p' src/invoice.rs"}),
+            )],
+            ("exec_command", json!({"cmd": "cat notes.txt"})),
+        ),
     );
-    assert_invoice_recall(&run, "PreToolUse", &failure, &fix);
-    assert!(
-        !run.requests_contain("earlier sessions learned about notes.txt"),
-        "something was injected for a file memory knows nothing about"
-    );
-    let recalls = tool_recalls(&repo, &run.session_id, "PreToolUse");
-    assert_eq!(recalls.len(), 1, "{recalls:#?}");
+    assert_invoice_recall(&repo, &run, ("PreToolUse", "PreToolUse"), (&failure, &fix));
 }

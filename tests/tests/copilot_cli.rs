@@ -8,8 +8,8 @@
 
 use memlog_e2e::{
     AgentCli, ClaudeCli, CopilotCli, DECIDED, assert_invoice_recall, bash_cat_notes,
-    captured_session, memlog_command, plan_the_migration, repo_with_notes, run as run_memlog,
-    tool_recalls, wait_for_background_index,
+    captured_session, invoice_repo, memlog_command, plan_the_migration, read_invoice_then_notes,
+    repo_with_notes, run as run_memlog, wait_for_background_index,
 };
 use serde_json::json;
 
@@ -130,41 +130,21 @@ fn a_claude_code_session_reaches_copilot_as_injected_context() {
 /// call. A read of a file memory knows nothing about gets nothing.
 #[test]
 fn a_file_copilot_reads_brings_what_failed_there() {
-    let repo = repo_with_notes(NOTES);
-    std::fs::create_dir_all(repo.path().join("src")).unwrap();
-    let invoice = repo.path().join("src/invoice.rs");
-    std::fs::write(&invoice, "pub fn total() -> usize { 500 }\n").unwrap();
+    let (repo, invoice) = invoice_repo(NOTES);
     let Some(copilot) = CopilotCli::find(&repo) else {
         return;
     };
     let (failure, fix, _lock) = repo.failed_and_fixed_session();
+    let bash = |command: &str| json!({"command": command, "description": "Read it"});
     let run = copilot.run(
         "Look at the invoice code and the notes.",
-        &json!({
-            "turns": [
-                {"text": "Reading the invoice code.",
-                 "tool_use": {"name": "view", "input": {"path": invoice.display().to_string()}}},
-                {"text": "And its first lines again.",
-                 "tool_use": {"name": "bash",
-                              "input": {"command": "sed -n '1,80p' src/invoice.rs", "description": "Print the invoice code"}}},
-                {"text": "And the notes.",
-                 "tool_use": {"name": "bash",
-                              "input": {"command": "cat notes.txt", "description": "Read the notes"}}},
-                {"text": "Totals are usize; the freeze is Wednesday noon."}
+        &read_invoice_then_notes(
+            &[
+                ("view", json!({"path": invoice.display().to_string()})),
+                ("bash", bash("sed -n '1,80p' src/invoice.rs")),
             ],
-            "side_text": "Invoice"
-        }),
+            ("bash", bash("cat notes.txt")),
+        ),
     );
-    assert_invoice_recall(&run, "preToolUse", &failure, &fix);
-    assert!(
-        run.requests_contain("The release freeze is Wednesday noon."),
-        "the notes were read: the hook's answer did not stop the call"
-    );
-    assert!(
-        !run.requests_contain("earlier sessions learned about notes.txt"),
-        "something was injected for a file memory knows nothing about"
-    );
-    // once per file and session: the `sed` after the `view` adds nothing
-    let recalls = tool_recalls(&repo, &run.session_id, "PreToolUse");
-    assert_eq!(recalls.len(), 1, "{recalls:#?}");
+    assert_invoice_recall(&repo, &run, ("preToolUse", "PreToolUse"), (&failure, &fix));
 }

@@ -7,8 +7,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, CodexCli, DECIDED, GeminiCli, assert_invoice_recall, captured_session,
-    memlog_command, plan_the_migration, repo_with_notes, run as run_memlog,
+    AgentCli, CodexCli, DECIDED, GeminiCli, assert_invoice_recall, captured_session, invoice_repo,
+    memlog_command, plan_the_migration, read_invoice_then_notes, repo_with_notes,
+    run as run_memlog,
 };
 use serde_json::json;
 
@@ -118,24 +119,23 @@ fn a_codex_session_reaches_gemini_as_injected_context() {
 /// cited by id.
 #[test]
 fn a_file_gemini_reads_brings_what_failed_there() {
-    let repo = repo_with_notes(NOTES);
-    let file = repo.path().join("src/invoice.rs");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, "pub fn total() -> usize { 500 }\n").unwrap();
+    let (repo, invoice) = invoice_repo(NOTES);
     let Some(gemini) = GeminiCli::find(&repo) else {
         return;
     };
     let (failure, fix, _lock) = repo.failed_and_fixed_session();
-    let run = gemini.run(
-        "Look at the invoice code.",
-        &json!({
-            "turns": [
-                {"text": "Reading the invoice code.",
-                 "tool_use": {"name": "read_file", "input": {"file_path": file.display().to_string()}}},
-                {"text": "Totals are usize."}
-            ],
-            "side_text": "{}"
-        }),
+    let mut script = read_invoice_then_notes(
+        &[(
+            "read_file",
+            json!({"file_path": invoice.display().to_string()}),
+        )],
+        (
+            "read_file",
+            json!({"file_path": repo.path().join("notes.txt").display().to_string()}),
+        ),
     );
-    assert_invoice_recall(&run, "AfterTool", &failure, &fix);
+    // Gemini's side requests (its next-speaker check) want JSON
+    script["side_text"] = json!("{}");
+    let run = gemini.run("Look at the invoice code and the notes.", &script);
+    assert_invoice_recall(&repo, &run, ("AfterTool", "PostToolUse"), (&failure, &fix));
 }

@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, ClaudeCli, DECIDED, OpencodeCli, bash_cat_notes, plan_the_migration, repo_with_notes,
-    wait_for_background_index,
+    AgentCli, ClaudeCli, DECIDED, OpencodeCli, assert_invoice_recall, bash_cat_notes, invoice_repo,
+    plan_the_migration, read_invoice_then_notes, repo_with_notes, wait_for_background_index,
 };
 use serde_json::json;
 
@@ -79,5 +79,34 @@ fn a_claude_code_session_reaches_opencode_as_injected_context() {
     assert!(
         run.requests_contain(DECIDED),
         "OpenCode's model saw Claude Code's answer"
+    );
+}
+
+/// File-aware recall through the real OpenCode: an earlier session failed
+/// on src/invoice.rs and fixed it; OpenCode reads the file, and memlog's
+/// plugin appends what memory knows about it to the `read` result its
+/// model gets. A file memory knows nothing about gets nothing.
+#[test]
+fn a_file_opencode_reads_brings_what_failed_there() {
+    let (repo, invoice) = invoice_repo(NOTES);
+    let Some(opencode) = OpencodeCli::find(&repo) else {
+        return;
+    };
+    let (failure, fix, _lock) = repo.failed_and_fixed_session();
+    let run = opencode.run(
+        "Look at the invoice code and the notes.",
+        &read_invoice_then_notes(
+            &[("read", json!({"filePath": invoice.display().to_string()}))],
+            (
+                "bash",
+                json!({"command": "cat notes.txt", "description": "Read the notes"}),
+            ),
+        ),
+    );
+    assert_invoice_recall(
+        &repo,
+        &run,
+        ("tool.execute.after", "PostToolUse"),
+        (&failure, &fix),
     );
 }

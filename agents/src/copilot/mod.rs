@@ -104,16 +104,7 @@ impl Agent for Copilot {
     /// The file of `view`, `edit` and `create` (`path`), the file a `bash`
     /// command only prints (`cat notes.txt`), else the command.
     fn tool_target(&self, payload: &Payload) -> Option<ToolTarget> {
-        let printed = payload
-            .tool_input
-            .as_ref()
-            .and_then(|input| input.get("command"))
-            .and_then(Value::as_str)
-            .and_then(crate::protocol::file_printed_by);
-        match printed {
-            Some(file) => Some(ToolTarget::File(file)),
-            None => crate::protocol::tool_target(payload),
-        }
+        crate::protocol::tool_target_reading_through_shell(payload)
     }
 
     /// The last thing the agent said in the session's `events.jsonl`,

@@ -7,7 +7,8 @@
 //!   (`tool.execute.after`, with the call id), Stop (`session.idle`, with
 //!   the agent's last text) and SessionEnd (`session.deleted`) — and adds
 //!   the context memlog answers to the system prompt of the turn's model
-//!   calls. Its Stop hook only records.
+//!   calls, and file-aware recall (PostToolUse's) to the tool's output the
+//!   model reads. Its Stop hook only records.
 //! - Settings: the plugin file, `.opencode/plugin/memlog.js` (project) or
 //!   `$XDG_CONFIG_HOME/opencode/plugin/memlog.js` (user); removing the hooks
 //!   removes it.
@@ -21,6 +22,7 @@ pub mod export;
 
 use std::path::{Path, PathBuf};
 
+use crate::protocol::{HookEvent, Payload, ToolTarget};
 use crate::sessions::home;
 use crate::settings::{HookSettings, SettingsEdit};
 use crate::{Agent, Error, HookOptions, Result, SessionFile};
@@ -75,6 +77,19 @@ impl Agent for OpenCode {
 
     fn hook_settings(&self) -> &'static HookSettings {
         &SETTINGS
+    }
+
+    /// `tool.execute.after` may change the tool's output: the plugin
+    /// appends what memory knows about the file to the result the model
+    /// reads (its `tool.execute.before` can only change the arguments).
+    fn tool_recall_event(&self) -> Option<HookEvent> {
+        Some(HookEvent::PostToolUse)
+    }
+
+    /// The `filePath` of `read`, `edit` and `write`, the file a `bash`
+    /// command only prints, else the command.
+    fn tool_target(&self, payload: &Payload) -> Option<ToolTarget> {
+        crate::protocol::tool_target_reading_through_shell(payload)
     }
 
     fn user_settings_file(&self) -> Result<PathBuf> {

@@ -86,7 +86,7 @@ export const MemlogPlugin = async ({ directory }) => {
       if (text) output.system.push(text);
     },
     "tool.execute.after": async (input, output) => {
-      await hook("PostToolUse", {
+      const out = await hook("PostToolUse", {
         session_id: input.sessionID,
         cwd,
         tool_name: input.tool,
@@ -94,6 +94,12 @@ export const MemlogPlugin = async ({ directory }) => {
         tool_response: output?.output ?? "",
         tool_use_id: input.callID,
       });
+      // file-aware recall: what memory knows about the file, read by the
+      // model with the tool's result
+      const recalled = contextOf(out);
+      if (recalled && typeof output?.output === "string") {
+        output.output = `${output.output}\n\n${recalled}`;
+      }
     },
   };
 };

@@ -111,4 +111,4 @@ pub use drafts::{drafts, drafts_at};
 pub use event::HookEvent;
 pub use output::{hook_output, stop_block_output};
 pub use payload::{Payload, parse_payload, parse_translated};
-pub use target::{ToolTarget, file_printed_by, tool_target};
+pub use target::{ToolTarget, file_printed_by, tool_target, tool_target_reading_through_shell};

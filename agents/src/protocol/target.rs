@@ -18,7 +18,13 @@ pub enum ToolTarget {
 /// Claude Code's tools that read or edit one file.
 const FILE_TOOLS: [&str; 5] = ["Read", "Edit", "Write", "MultiEdit", "NotebookEdit"];
 /// Input keys naming the file of other agents' tools.
-const FILE_KEYS: [&str; 4] = ["file_path", "notebook_path", "absolute_path", "path"];
+const FILE_KEYS: [&str; 5] = [
+    "file_path",
+    "notebook_path",
+    "absolute_path",
+    "path",
+    "filePath",
+];
 
 /// Programs that only print a file, as agents run them to read one
 /// (Codex CLI and Copilot CLI read files through their shell).
@@ -83,6 +89,22 @@ pub fn tool_target(payload: &Payload) -> Option<ToolTarget> {
         .find_map(|k| text(k))
         .filter(|p| !p.trim().is_empty())
         .map(ToolTarget::File)
+}
+
+/// [`tool_target`] for an agent that reads files through its shell too
+/// (Copilot CLI, OpenCode): a `command` that only prints one file
+/// ([`file_printed_by`]) is about that file.
+pub fn tool_target_reading_through_shell(payload: &Payload) -> Option<ToolTarget> {
+    let printed = payload
+        .tool_input
+        .as_ref()
+        .and_then(|input| input.get("command"))
+        .and_then(Value::as_str)
+        .and_then(file_printed_by);
+    match printed {
+        Some(file) => Some(ToolTarget::File(file)),
+        None => tool_target(payload),
+    }
 }
 
 #[cfg(test)]
