@@ -299,9 +299,10 @@ impl PrivacyFilter {
                     continue;
                 }
                 match rule.detect {
-                    Detect::Token { mixed, .. } => {
+                    Detect::Token { mixed, told, .. } => {
                         let near = near_keywords(text.as_bytes(), rule, i, &hits.tokens);
-                        self.tokens(i, text, &near, mixed, &mut found);
+                        let strength = if told { BY_NAME } else { BY_TOKEN };
+                        self.tokens(i, text, &near, (mixed, strength), &mut found);
                     }
                     Detect::Scan(scan) => {
                         let mut ranges = Vec::new();
@@ -378,7 +379,7 @@ impl PrivacyFilter {
         i: usize,
         text: &str,
         near: &[Range<usize>],
-        mixed: bool,
+        (mixed, strength): (bool, u8),
         found: &mut Vec<Finding>,
     ) {
         let Some(re) = self.regex(i) else { return };
@@ -397,7 +398,7 @@ impl PrivacyFilter {
                 let secret = &text.as_bytes()[start..end];
                 let Ok(s) = std::str::from_utf8(secret) else {
                     // a match cutting a character: redact the characters
-                    push(found, text, start..end, self.rules[i], BY_TOKEN, i);
+                    push(found, text, start..end, self.rules[i], strength, i);
                     continue;
                 };
                 if s.is_empty()
@@ -407,7 +408,7 @@ impl PrivacyFilter {
                 {
                     continue;
                 }
-                push(found, text, start..end, self.rules[i], BY_TOKEN, i);
+                push(found, text, start..end, self.rules[i], strength, i);
             }
         }
     }

@@ -221,6 +221,44 @@ fn the_issue_cases() {
     }
 }
 
+/// Secrets told in words rather than assigned, as a field test wrote them
+/// to an agent; and the sentences and ids near the same words that are not.
+#[test]
+fn secrets_told_in_words() {
+    let secret = "XxQPplH8ACyjkz4jmBQlm7knI4pShZFC8ZrXbeg+";
+    for text in [
+        "aws secret key: {s}",
+        "AWS secret access key is {s}",
+        "key AKIAQUMPMHS6PJARB7LM / {s}",
+        "AKIAQUMPMHS6PJARB7LM:{s}",
+        "credentials: AKIAQUMPMHS6PJARB7LM {s}",
+        "my aws creds are `{s}` until Friday",
+    ] {
+        let text = text.replace("{s}", secret);
+        let out = filter(&text).0;
+        assert!(!out.contains(secret), "{text} -> {out}");
+        assert!(!out.contains("AKIAQUMPMHS6PJARB7LM"), "{text} -> {out}");
+    }
+    assert_eq!(
+        redacted("the password is bWitsITvNsUHbDwx, do not share"),
+        "the password is [R:password-in-text], do not share"
+    );
+    assert_eq!(
+        redacted("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq9Lr2t1Kc"),
+        "AWS_SECRET_ACCESS_KEY=[R:aws-secret-access-key]",
+        "an assignment keeps its provider rule's name"
+    );
+    for text in [
+        "the password is required",
+        "the password is stored in the vault",
+        "aws deploy ran at 3f2a9c81d04e5b7a6c9e8f1d2b3a4c5d6e7f8091 today",
+        "aws s3 cp s3://prod-assets/reports/2026/daily-summary.csv .",
+        "AWS keys rotate every ninety days according to the security policy",
+    ] {
+        assert_eq!(filter(text).0, text);
+    }
+}
+
 #[test]
 fn every_syntax_of_an_assignment() {
     let v = "q8Vt2mZk9XyLpR4wEeT7";

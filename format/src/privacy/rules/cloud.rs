@@ -25,6 +25,16 @@ pub(super) const RULES: &[Rule] = &[
         "[A-Za-z0-9/+]{40}",
         "AWS_SECRET_ACCESS_KEY=«{b:40}»",
     ),
+    // the same secret written in words, not assigned: "aws secret key:
+    // …", "AKIA… / …" (a key id and its secret side by side)
+    token(
+        "aws-secret-access-key-in-text",
+        F,
+        &["aws", "AKIA", "ASIA"],
+        r"(?:(?i:aws)|(?:AKIA|ASIA)[A-Z0-9]{16})[^\n]{0,80}?(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
+        "the AWS secret key is «{b:40}» for now",
+    )
+    .told(),
     token(
         "aws-amazon-bedrock-api-key-long-lived",
         F,

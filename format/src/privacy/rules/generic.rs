@@ -58,4 +58,15 @@ pub(super) const RULES: &[Rule] = &[
         "credentials = \"«{a:32}»\"",
     ),
     generic("generic-key", &["key"], NameClass::Key, "ACME_KEY=«{a:32}»"),
+    // a password said in words: "the password is …" (a value that looks
+    // random, without the sentence's closing punctuation; "the password
+    // is required" is not one)
+    super::token(
+        "password-in-text",
+        F,
+        &["password", "passwd", "passphrase"],
+        r#"(?i:password|passwd|passphrase)\s+(?:is|was|=|:)\s+["'`]?([^\s"'`]{7,63}[^\s"'`.,;:!?)])"#,
+        "the password is «{a:16}»",
+    )
+    .told(),
 ];

@@ -180,6 +180,10 @@ pub enum Detect {
         /// Whether the keyword is context around the secret (`curl`,
         /// `://`, `private key`) rather than part of it.
         context: bool,
+        /// Whether the secret is told in words near its keyword ("the
+        /// password is …"): any other rule that finds the same span names
+        /// it better.
+        told: bool,
     },
     /// A value assigned to a key whose name holds one of the keywords
     /// (`a+b`: both), matching `value` whole (ASCII, case-insensitive).
@@ -226,6 +230,7 @@ pub(crate) const fn token(
             pattern,
             mixed: false,
             context: false,
+            told: false,
         },
         sample,
     }
@@ -237,6 +242,24 @@ impl Rule {
     pub(crate) const fn context(mut self) -> Rule {
         if let Detect::Token { context, .. } = &mut self.detect {
             *context = true;
+        }
+        self
+    }
+
+    /// This token rule for a secret told in words near its keyword ("the
+    /// AWS secret key is …"): the keyword is context, the secret must look
+    /// random, and a rule naming the same span names it better.
+    pub(crate) const fn told(mut self) -> Rule {
+        if let Detect::Token {
+            context,
+            mixed,
+            told,
+            ..
+        } = &mut self.detect
+        {
+            *context = true;
+            *mixed = true;
+            *told = true;
         }
         self
     }
