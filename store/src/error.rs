@@ -78,6 +78,22 @@ pub enum Error {
         why: String,
     },
 
+    /// The local ref of the log's name holds something else than a memlog
+    /// log (the user's own branch named `memlog`): memlog writes nothing
+    /// on it.
+    #[error(
+        "{ref_name} is not memlog's log: {why}. memlog wrote nothing to it; the session stays \
+         in its journal. Rename that branch (`git branch -m memlog <new name>`), or keep memory \
+         on a ref of its own (`ref: refs/heads/agent-memory` in .memlog.yaml), then run \
+         `memlog seal --all`"
+    )]
+    ForeignRef {
+        /// The ref.
+        ref_name: String,
+        /// What gives it away.
+        why: String,
+    },
+
     /// A `git` command run as a child process failed.
     #[error("`{command}` failed: {message}")]
     GitCommand {

@@ -309,3 +309,37 @@ fn seal_without_a_git_identity() {
     assert_eq!(who.stdout().trim(), "memlog <memlog@localhost>");
     assert_fsck_clean(&repo);
 }
+
+/// A user's own branch named `memlog` (code, not memory) is never written
+/// on: the seal refuses, naming what gives it away, the session stays in
+/// its journal, and once the branch is renamed it seals on a ref of its own.
+#[test]
+fn a_users_own_branch_named_memlog_is_left_alone() {
+    let repo = TestRepo::new();
+    repo.git(&["branch", "memlog"]).ok();
+    let before = repo.git(&["rev-parse", "memlog"]).stdout();
+    repo.record("s1", "user_prompt", "keep the feature flag off");
+    repo.hook("SessionEnd", "s1", serde_json::json!({"reason": "exit"}));
+    assert_eq!(repo.git(&["rev-parse", "memlog"]).stdout(), before);
+    let refused = repo.memlog(&["seal", "--all"]);
+    assert_ne!(refused.code(), Some(0), "{}", refused.stderr());
+    assert!(
+        refused
+            .stderr()
+            .contains("refs/heads/memlog is not memlog's log: its tree holds README.md"),
+        "{}",
+        refused.stderr()
+    );
+    assert_eq!(repo.git(&["rev-parse", "memlog"]).stdout(), before);
+    repo.git(&["branch", "-m", "memlog", "my-work"]).ok();
+    repo.memlog(&["seal", "--all"]).ok();
+    assert_eq!(repo.git(&["rev-parse", "my-work"]).stdout(), before);
+    let events = repo.session_events("s1");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["body"]["text"] == "keep the feature flag off"),
+        "{events:#?}"
+    );
+    assert_eq!(repo.memlog_commits().len(), 1);
+}

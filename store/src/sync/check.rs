@@ -73,6 +73,58 @@ pub(super) fn memlog_log(
     Ok(())
 }
 
+/// Refuses to write on the local ref when its tip's tree holds anything
+/// but `segments/` and `purges/` (the user's own branch of that name, with
+/// code): the top level only, which a seal can afford every time.
+pub(crate) fn local_tip_is_memlogs(log: &Log, tip: ObjectId) -> Result<()> {
+    let git = log.repo().git()?;
+    let tree = log.commit(tip)?.tree;
+    let t = git.find_tree(tree).map_err(Error::git)?;
+    let entries: Vec<(String, bool)> = t
+        .decode()
+        .map_err(Error::git)?
+        .entries
+        .iter()
+        .map(|e| (e.filename.to_string(), e.mode.is_tree()))
+        .collect();
+    match foreign_entries(&entries) {
+        Some(why) => Err(Error::ForeignRef {
+            ref_name: log.ref_name().to_string(),
+            why,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What a memlog log's top level never holds, named (a few of them).
+fn foreign_entries(entries: &[(String, bool)]) -> Option<String> {
+    let foreign: Vec<String> = entries
+        .iter()
+        .filter(|(name, is_tree)| !(*is_tree && (name == SEGMENTS_DIR || name == PURGES_DIR)))
+        .map(|(name, is_tree)| {
+            if *is_tree {
+                format!("{name}/")
+            } else {
+                name.clone()
+            }
+        })
+        .collect();
+    if foreign.is_empty() {
+        return None;
+    }
+    let more = foreign.len().saturating_sub(4);
+    Some(format!(
+        "its tree holds {}{}, which a memlog log never has (only {SEGMENTS_DIR}/ and \
+         {PURGES_DIR}/)",
+        foreign[..foreign.len().min(4)].join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ))
+}
+
 /// What is wrong with a root tree for a memlog log, if anything.
 fn tree_problem(log: &Log, tree: ObjectId) -> Result<Option<String>> {
     let git = log.repo().git()?;
@@ -85,7 +137,7 @@ fn tree_problem(log: &Log, tree: ObjectId) -> Result<Option<String>> {
             .map(|e| (e.filename.to_string(), e.mode.is_tree(), e.oid.to_owned()))
             .collect())
     };
-    let mut foreign = Vec::new();
+    let mut top = Vec::new();
     for (name, is_tree, id) in entries(tree)? {
         match (name.as_str(), is_tree) {
             (SEGMENTS_DIR, true) => {
@@ -114,24 +166,10 @@ fn tree_problem(log: &Log, tree: ObjectId) -> Result<Option<String>> {
                     }
                 }
             }
-            _ => foreign.push(if is_tree { format!("{name}/") } else { name }),
+            _ => top.push((name, is_tree)),
         }
     }
-    if foreign.is_empty() {
-        return Ok(None);
-    }
-    let more = foreign.len().saturating_sub(4);
-    foreign.truncate(4);
-    Ok(Some(format!(
-        "its tree holds {}{}, which a memlog log never has (only {SEGMENTS_DIR}/ and \
-         {PURGES_DIR}/)",
-        foreign.join(", "),
-        if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        }
-    )))
+    Ok(foreign_entries(&top))
 }
 
 fn is_hex(s: &str) -> bool {

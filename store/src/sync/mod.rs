@@ -26,7 +26,7 @@
 //! named it or listed it in `.memlog.yaml` (`sync.remotes`, where a URL of
 //! a repository kept for memory may stand): see [`remotes_to_sync`].
 
-mod check;
+pub(crate) mod check;
 mod purges;
 
 use std::collections::{HashMap, HashSet};
