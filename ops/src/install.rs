@@ -89,6 +89,10 @@ pub fn hooks(
     let trust = agent.hook_trust(&path, work_tree.as_deref());
     let index = match workspace::open(dir) {
         Ok(repo) if install => {
+            // said now, not at the first session's end
+            if let Err(e) = memlog_store::log::Log::new(&repo).check_ours() {
+                crate::diag::warning(e);
+            }
             repo.ensure_dirs()?;
             crate::index::after(&repo, false)
         }

@@ -118,6 +118,16 @@ impl<'r> Log<'r> {
         self.repo
     }
 
+    /// Fails when the ref exists and is not a memlog log (the user's own
+    /// branch of that name: its tip holds code), naming what gives it away:
+    /// memlog writes nothing on such a ref.
+    pub fn check_ours(&self) -> Result<()> {
+        match self.tip()? {
+            Some(t) => crate::sync::check::local_tip_is_memlogs(self, t),
+            None => Ok(()),
+        }
+    }
+
     /// The commit the ref points to, if it exists.
     pub fn tip(&self) -> Result<Option<ObjectId>> {
         let name = self.ref_name;

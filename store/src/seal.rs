@@ -143,10 +143,8 @@ fn seal_scope(
         }
         attempt += 1;
         remove_stale_lock(repo, log.ref_name());
+        log.check_ours()?;
         let tip = log.tip()?;
-        if let Some(t) = tip {
-            crate::sync::check::local_tip_is_memlogs(&log, t)?;
-        }
         let known = match tip {
             Some(t) => sealed_ids(repo, &log, t, &sessions)?,
             None => HashMap::new(),

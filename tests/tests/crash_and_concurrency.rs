@@ -318,6 +318,13 @@ fn a_users_own_branch_named_memlog_is_left_alone() {
     let repo = TestRepo::new();
     repo.git(&["branch", "memlog"]).ok();
     let before = repo.git(&["rev-parse", "memlog"]).stdout();
+    // said at install, not only at the first session's end
+    let installed = repo.memlog(&["install", "claude"]).ok();
+    assert!(
+        installed.stderr().contains("is not memlog's log"),
+        "{}",
+        installed.stderr()
+    );
     repo.record("s1", "user_prompt", "keep the feature flag off");
     repo.hook("SessionEnd", "s1", serde_json::json!({"reason": "exit"}));
     assert_eq!(repo.git(&["rev-parse", "memlog"]).stdout(), before);
