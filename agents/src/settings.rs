@@ -66,21 +66,60 @@ pub fn edit_json(
     let mut root = parse_object(path, current)?;
     let removed = apply(&mut root, exe, settings, install);
     Ok(SettingsEdit {
-        text: Some(pretty(root)),
+        text: kept(root, current, install),
         events: if install { settings.events.len() } else { 0 },
         removed,
     })
 }
 
+/// The settings file's text after an edit, or `None` to leave no file:
+/// an uninstall creates none, and removes one left with nothing (or, for a
+/// flat hook file, only its `version`).
+pub fn kept(root: Map<String, Value>, current: Option<&str>, install: bool) -> Option<String> {
+    let emptied = root.keys().all(|k| k == "version");
+    if !install && (current.is_none() || emptied) {
+        return None;
+    }
+    Some(pretty(root))
+}
+
 /// The shell command running `exe` with `args` (`hook --agent x Event`),
-/// the program quoted when its path has spaces.
+/// the program single-quoted when its path holds anything but letters,
+/// digits and `/._-+` (a space, a quote, `$`).
 pub fn command_line(exe: &Path, args: &str) -> String {
     let program = exe.display().to_string();
-    if program.contains(' ') {
-        format!("\"{program}\" {args}")
-    } else {
+    let plain = !program.is_empty()
+        && program
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
+    if plain {
         format!("{program} {args}")
+    } else {
+        format!("'{}' {args}", program.replace('\'', r"'\''"))
     }
+}
+
+/// The first word of a shell command, unquoted (`'…'`, `"…"`, `\x`, and
+/// their concatenation), and the rest of the command.
+fn first_word(command: &str) -> (String, &str) {
+    let command = command.trim_start();
+    let mut word = String::new();
+    let mut chars = command.char_indices();
+    let mut quote: Option<char> = None;
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (None, c) if c.is_whitespace() => return (word, &command[i..]),
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '\\') | (Some('"'), '\\') => {
+                if let Some((_, next)) = chars.next() {
+                    word.push(next);
+                }
+            }
+            (_, c) => word.push(c),
+        }
+    }
+    (word, "")
 }
 
 /// Replaces memlog's entries in a flat hook list per event
@@ -156,7 +195,7 @@ pub fn edit_flat(
         root.insert("version".into(), json!(1));
     }
     Ok(SettingsEdit {
-        text: Some(pretty(root)),
+        text: kept(root, current, install),
         events: if install { entries.len() } else { 0 },
         removed,
     })
@@ -206,16 +245,16 @@ impl HookSettings {
 
 /// Whether a hook command is one of memlog's (`… memlog hook <Event>`).
 pub fn is_memlog_command(command: &str) -> bool {
-    let mut words = command.split_whitespace();
-    let Some(program) = words.next() else {
-        return false;
-    };
-    let program = program.trim_matches(['"', '\'']);
-    let name = Path::new(program)
+    let (program, rest) = first_word(command);
+    let name = Path::new(&program)
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    (name == "memlog" || name == "memlog.exe") && words.next() == Some("hook")
+    // `memlog`, `memlog.exe`, and a release's or a copy's longer name
+    // (`memlog-x86_64-unknown-linux-gnu`): installing again from any of
+    // them must find the others' entries
+    let memlog = name == "memlog" || name.starts_with("memlog.") || name.starts_with("memlog-");
+    memlog && rest.split_whitespace().next() == Some("hook")
 }
 
 /// How many of memlog's hook commands the settings object `settings`
@@ -375,5 +414,58 @@ mod tests {
         ));
         assert!(!is_memlog_command("memlog search x"));
         assert!(!is_memlog_command(""));
+        // a release's or a copy's name, and a path with spaces
+        assert!(is_memlog_command(
+            "/opt/memlog-x86_64-unknown-linux-gnu hook Stop"
+        ));
+        assert!(is_memlog_command("'/home/a b/bin/memlog' hook Stop"));
+        assert!(!is_memlog_command("/usr/bin/memlogger hook Stop"));
+        assert!(!is_memlog_command("./my-stop.sh"));
+    }
+
+    /// Whatever the binary's path holds, the command runs it, and
+    /// installing again finds it.
+    #[test]
+    fn command_lines_quote_what_the_shell_would_read() {
+        for path in [
+            "/usr/local/bin/memlog",
+            "/tmp/a b/memlog",
+            "/tmp/it's/memlog",
+            "/tmp/$HOME`x`/\"q\"/memlog",
+        ] {
+            let line = command_line(Path::new(path), "hook Stop");
+            let (program, rest) = first_word(&line);
+            assert_eq!(program, path, "{line}");
+            assert_eq!(rest.trim(), "hook Stop", "{line}");
+            assert!(is_memlog_command(&line), "{line}");
+            let shell = std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    &format!("printf %s {}", line.trim_end_matches(" hook Stop")),
+                ])
+                .output();
+            if let Ok(out) = shell {
+                assert_eq!(String::from_utf8_lossy(&out.stdout), path, "{line}");
+            }
+        }
+        assert_eq!(
+            command_line(Path::new("/usr/bin/memlog"), "hook Stop"),
+            "/usr/bin/memlog hook Stop"
+        );
+    }
+
+    #[test]
+    fn uninstalling_creates_no_file_and_removes_an_emptied_one() {
+        let path = Path::new(".claude/settings.json");
+        let exe = Path::new("/usr/bin/memlog");
+        let nothing = edit_json(path, None, exe, &SETTINGS, false).unwrap();
+        assert_eq!(nothing.text, None);
+        let installed = edit_json(path, None, exe, &SETTINGS, true).unwrap();
+        let text = installed.text.unwrap();
+        let emptied = edit_json(path, Some(&text), exe, &SETTINGS, false).unwrap();
+        assert_eq!(emptied.text, None);
+        let mine = "{\"model\": \"x\"}";
+        let kept = edit_json(path, Some(mine), exe, &SETTINGS, false).unwrap();
+        assert_eq!(kept.text.as_deref(), Some("{\n  \"model\": \"x\"\n}\n"));
     }
 }

@@ -127,3 +127,67 @@ fn codex_session_end_gets_the_3_seconds_codex_allows() {
         assert_eq!(timeout, expected, "{event}: {config:#}");
     }
 }
+
+/// A binary named otherwise (a release's `memlog-<target>`, a copy) and at
+/// a path with a quote in it: installing again from `memlog` replaces its
+/// entries rather than adding a second set, and its commands run.
+#[test]
+fn installing_from_another_binary_name_replaces_its_hooks() {
+    let repo = TestRepo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir
+        .path()
+        .join("it's")
+        .join("memlog-x86_64-unknown-linux-gnu");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::copy(memlog_e2e::memlog_bin(), &other).unwrap();
+    let installed = memlog_e2e::run(
+        std::process::Command::new(&other)
+            .current_dir(repo.path())
+            .args(["install", "claude"]),
+    )
+    .ok();
+    assert!(
+        installed.stdout().contains("(9 events)"),
+        "{}",
+        installed.stdout()
+    );
+    let path = repo.path().join(".claude/settings.json");
+    let first = commands(&read(&path));
+    assert_eq!(first.len(), 9, "{first:#?}");
+    // the quoted command runs that binary
+    let (_, command) = &first[0];
+    let version = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command.replace(" hook SessionStart", " --version"))
+        .output()
+        .unwrap();
+    assert!(version.status.success(), "{command}");
+    let status = repo.memlog(&["doctor", "--json"]).ok().json();
+    assert!(status.to_string().contains("settings.json"), "{status}");
+    repo.memlog(&["install", "claude"]).ok();
+    let again = commands(&read(&path));
+    assert_eq!(again.len(), 9, "{again:#?}");
+    assert!(again.iter().all(|(_, c)| !c.contains("it's")), "{again:#?}");
+    repo.memlog(&["uninstall", "claude"]).ok();
+    assert!(!path.exists(), "the file memlog made is gone");
+}
+
+/// Uninstalling an agent that was never installed writes no file.
+#[test]
+fn uninstalling_what_was_never_installed_writes_nothing() {
+    let repo = TestRepo::new();
+    for agent in [
+        "claude",
+        "codex",
+        "gemini",
+        "copilot",
+        "cursor",
+        "antigravity",
+        "opencode",
+    ] {
+        repo.memlog(&["uninstall", agent]).ok();
+    }
+    let status = repo.git(&["status", "--short", "-uall"]).stdout();
+    assert_eq!(status.trim(), "", "{status}");
+}

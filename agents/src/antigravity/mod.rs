@@ -117,7 +117,7 @@ impl Agent for Antigravity {
             root.insert(HOOK_NAME.into(), Value::Object(events));
         }
         Ok(SettingsEdit {
-            text: Some(settings::pretty(root)),
+            text: settings::kept(root, current, install),
             events: if install { SETTINGS.events.len() } else { 0 },
             removed,
         })

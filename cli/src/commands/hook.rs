@@ -36,8 +36,10 @@ pub struct HookArgs {
     event: String,
 
     /// The agent running the hook: claude (Claude Code, the default), codex
-    /// (Codex CLI) or gemini (Gemini CLI, whose event names are its own:
-    /// BeforeAgent, AfterTool, AfterAgent, PreCompress…). Recorded as the
+    /// (Codex CLI), gemini (Gemini CLI, whose event names are its own:
+    /// BeforeAgent, AfterTool, AfterAgent, PreCompress…), copilot (GitHub
+    /// Copilot CLI, camelCase events), cursor, antigravity or opencode
+    /// (the plugin `memlog install opencode` writes). Recorded as the
     /// events' `meta.client`. Another name is a usage error, which exits 1
     /// rather than 2: an agent reads a hook's exit status 2 as "block".
     #[arg(long, default_value = "claude", value_parser = agent_named)]

@@ -13,10 +13,13 @@ use super::agent::hooks;
 /// Claude Code: memlog's hooks in Claude Code's settings.
 ///
 /// Merges `memlog hook <Event>` commands for SessionStart, UserPromptSubmit,
-/// PostToolUse, PostToolUseFailure, Stop, SubagentStop, PreCompact and
-/// SessionEnd into the settings file, keeping every other hook. Installing
-/// again replaces memlog's entries (e.g. after moving the binary);
-/// `memlog uninstall claude` removes them.
+/// PreToolUse (file-aware recall), PostToolUse, PostToolUseFailure, Stop,
+/// SubagentStop, PreCompact and SessionEnd into the settings file, keeping
+/// every other hook. Installing again replaces memlog's entries (e.g. after
+/// moving the binary, whatever its name: `memlog`, `memlog-<target>`);
+/// `memlog uninstall claude` removes them. Claude Code reads the project's
+/// settings in the folder it starts in: start it at the repository's root,
+/// or install with `--user`.
 #[derive(Args)]
 pub(super) struct ClaudeArgs {
     /// The project's `.claude/settings.json` (the default).
