@@ -46,6 +46,29 @@ pub fn parse_object(path: &Path, current: Option<&str>) -> Result<Map<String, Va
     }
 }
 
+/// `parse_object`, and a `hooks` object of lists per event (the shape
+/// every agent memlog writes this way reads): anything else is named
+/// rather than replaced or skipped, and the file is left as it is.
+fn parse_hooks_object(path: &Path, current: Option<&str>) -> Result<Map<String, Value>> {
+    let root = parse_object(path, current)?;
+    let bad = |why: String| Error::BadSettings {
+        path: path.to_path_buf(),
+        why: format!("{why}; fix it first"),
+    };
+    match root.get("hooks") {
+        None => {}
+        Some(Value::Object(events)) => {
+            if let Some((event, _)) = events.iter().find(|(_, v)| !v.is_array()) {
+                return Err(bad(format!(
+                    "has `hooks.{event}` that is not a list of hooks"
+                )));
+            }
+        }
+        Some(_) => return Err(bad("has `hooks` that is not an object of events".into())),
+    }
+    Ok(root)
+}
+
 /// A settings object as the file's text: pretty JSON and a final newline.
 pub fn pretty(root: Map<String, Value>) -> String {
     let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default();
@@ -63,7 +86,7 @@ pub fn edit_json(
     settings: &HookSettings,
     install: bool,
 ) -> Result<SettingsEdit> {
-    let mut root = parse_object(path, current)?;
+    let mut root = parse_hooks_object(path, current)?;
     let removed = apply(&mut root, exe, settings, install);
     Ok(SettingsEdit {
         text: kept(root, current, install),
@@ -181,7 +204,7 @@ pub fn edit_flat(
     install: bool,
     entry: fn(String, &HookSettings) -> Value,
 ) -> Result<SettingsEdit> {
-    let mut root = parse_object(path, current)?;
+    let mut root = parse_hooks_object(path, current)?;
     let entries: Vec<(&str, Value)> = settings
         .events
         .iter()
@@ -464,6 +487,14 @@ mod tests {
         let text = installed.text.unwrap();
         let emptied = edit_json(path, Some(&text), exe, &SETTINGS, false).unwrap();
         assert_eq!(emptied.text, None);
+        for broken in [
+            r#"{"hooks": {"Stop": {"command": "./my-stop.sh"}}}"#,
+            r#"{"hooks": {"PostToolUse": "oops"}}"#,
+            r#"{"hooks": []}"#,
+        ] {
+            let e = edit_json(path, Some(broken), exe, &SETTINGS, true).unwrap_err();
+            assert!(e.to_string().contains("fix it first"), "{broken}: {e}");
+        }
         let mine = "{\"model\": \"x\"}";
         let kept = edit_json(path, Some(mine), exe, &SETTINGS, false).unwrap();
         assert_eq!(kept.text.as_deref(), Some("{\n  \"model\": \"x\"\n}\n"));
