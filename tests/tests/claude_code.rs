@@ -689,3 +689,34 @@ fn injection_has_a_warm_path_through_memlog_watch_and_a_local_one() {
         );
     }
 }
+
+/// A typo in `.memlog.yaml` stops recording (its privacy patterns are
+/// unknown), and the agent is told so at the session's start, with the
+/// problem named, rather than sessions being lost unseen.
+#[test]
+fn a_broken_configuration_is_told_to_the_agent() {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "privacy:\n  patern: [x]\n",
+    )
+    .unwrap();
+    let out = repo.hook(
+        "SessionStart",
+        "s1",
+        serde_json::json!({"source": "startup"}),
+    );
+    assert!(
+        out.contains("memlog is not recording this session") && out.contains("patern"),
+        "{out}"
+    );
+    let prompt = repo.hook(
+        "UserPromptSubmit",
+        "s1",
+        serde_json::json!({"prompt": "the secret is x"}),
+    );
+    assert_eq!(prompt.trim(), "", "{prompt}");
+    let log = std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap();
+    assert_eq!(log.matches("not recording").count(), 2, "{log}");
+    assert!(!repo.path().join(".git/memlog/journal").exists() || repo.cat().is_empty());
+}
