@@ -29,7 +29,8 @@ pub struct SettingsEdit {
 /// The settings file `path`, whose text is `current` (`None`: no file yet),
 /// as a JSON object; an empty file is an empty object.
 pub fn parse_object(path: &Path, current: Option<&str>) -> Result<Map<String, Value>> {
-    let text = current.unwrap_or("");
+    // an editor's byte-order mark is not JSON, but is no reason to refuse
+    let text = current.unwrap_or("").trim_start_matches('\u{feff}');
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
@@ -495,6 +496,9 @@ mod tests {
             let e = edit_json(path, Some(broken), exe, &SETTINGS, true).unwrap_err();
             assert!(e.to_string().contains("fix it first"), "{broken}: {e}");
         }
+        let bom = "\u{feff}{\"model\": \"x\"}";
+        let installed = edit_json(path, Some(bom), exe, &SETTINGS, true).unwrap();
+        assert!(installed.text.unwrap().contains("\"model\": \"x\""));
         let mine = "{\"model\": \"x\"}";
         let kept = edit_json(path, Some(mine), exe, &SETTINGS, false).unwrap();
         assert_eq!(kept.text.as_deref(), Some("{\n  \"model\": \"x\"\n}\n"));
