@@ -89,6 +89,8 @@ struct Purged {
 pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     // no seal or sync writes objects while this one prunes them
     let _history = crate::history_lock::exclusive(repo)?;
+    // never rewrite the user's own branch of the log's name
+    Log::new(repo).check_ours()?;
     let mut report = PurgeReport::default();
     // Forgets of both logs: a personal forget may name a shared event.
     let (events, _) = View::read(repo)?.events(repo)?;

@@ -338,6 +338,14 @@ fn a_users_own_branch_named_memlog_is_left_alone() {
         refused.stderr()
     );
     assert_eq!(repo.git(&["rev-parse", "memlog"]).stdout(), before);
+    // nor does a purge rewrite it
+    let purge = repo.memlog(&["purge"]);
+    assert!(
+        purge.stderr().contains("is not memlog's log"),
+        "{}",
+        purge.stderr()
+    );
+    assert_eq!(repo.git(&["rev-parse", "memlog"]).stdout(), before);
     repo.git(&["branch", "-m", "memlog", "my-work"]).ok();
     repo.memlog(&["seal", "--all"]).ok();
     assert_eq!(repo.git(&["rev-parse", "my-work"]).stdout(), before);

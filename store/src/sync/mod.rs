@@ -120,6 +120,9 @@ pub fn remotes_to_sync(repo: &Repo, named: Option<&str>) -> Result<Vec<String>> 
 pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
     check_remote(repo, remote)?;
     let log = Log::new(repo);
+    // the user's own branch of the log's name is neither merged into nor
+    // pushed as memory
+    log.check_ours()?;
     let before = log.tip()?;
     let tracking = tracking_ref(repo, remote);
     let mut last_error = None;
