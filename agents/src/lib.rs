@@ -50,6 +50,7 @@ mod options;
 pub mod protocol;
 mod sessions;
 pub mod settings;
+mod settings_order;
 mod sha256;
 mod todo;
 mod tool;

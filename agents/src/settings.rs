@@ -70,9 +70,11 @@ fn parse_hooks_object(path: &Path, current: Option<&str>) -> Result<Map<String, 
     Ok(root)
 }
 
-/// A settings object as the file's text: pretty JSON and a final newline.
-pub fn pretty(root: Map<String, Value>) -> String {
-    let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default();
+/// A settings object as the file's text: pretty JSON and a final newline,
+/// its keys in the order of `current` (the file as it was), new ones last.
+pub fn pretty(root: Map<String, Value>, current: Option<&str>) -> String {
+    let order = crate::settings_order::Order::of(current);
+    let mut text = crate::settings_order::pretty_in(&Value::Object(root), &order);
     text.push('\n');
     text
 }
@@ -104,7 +106,7 @@ pub fn kept(root: Map<String, Value>, current: Option<&str>, install: bool) -> O
     if !install && (current.is_none() || emptied) {
         return None;
     }
-    Some(pretty(root))
+    Some(pretty(root, current))
 }
 
 /// The shell command running `exe` with `args` (`hook --agent x Event`),

@@ -191,3 +191,26 @@ fn uninstalling_what_was_never_installed_writes_nothing() {
     let status = repo.git(&["status", "--short", "-uall"]).stdout();
     assert_eq!(status.trim(), "", "{status}");
 }
+
+/// A committed settings file keeps its order: installing adds memlog's
+/// hooks after the user's keys, and uninstalling gives back the same text.
+#[test]
+fn settings_keep_their_users_order() {
+    let repo = TestRepo::new();
+    let path = repo.path().join(".claude/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mine = "{\n  \"permissions\": {\n    \"deny\": [],\n    \"allow\": [\n      \"Bash(ls)\"\n    ]\n  },\n  \"env\": {\n    \"Z_LAST\": \"1\",\n    \"A_FIRST\": \"2\"\n  },\n  \"model\": \"x\"\n}\n";
+    std::fs::write(&path, mine).unwrap();
+    repo.memlog(&["install", "claude"]).ok();
+    let installed = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        installed.starts_with("{\n  \"permissions\": {\n    \"deny\": []"),
+        "{installed}"
+    );
+    assert!(
+        installed.find("\"model\"") < installed.find("\"hooks\""),
+        "{installed}"
+    );
+    repo.memlog(&["uninstall", "claude"]).ok();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
+}
