@@ -29,8 +29,7 @@ pub struct SettingsEdit {
 /// The settings file `path`, whose text is `current` (`None`: no file yet),
 /// as a JSON object; an empty file is an empty object.
 pub fn parse_object(path: &Path, current: Option<&str>) -> Result<Map<String, Value>> {
-    // an editor's byte-order mark is not JSON, but is no reason to refuse
-    let text = current.unwrap_or("").trim_start_matches('\u{feff}');
+    let text = json_text(current);
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
@@ -45,6 +44,12 @@ pub fn parse_object(path: &Path, current: Option<&str>) -> Result<Map<String, Va
             why: format!("is not valid JSON ({e}); fix it first"),
         }),
     }
+}
+
+/// A settings file's text as JSON reads it: an editor's byte-order mark
+/// is not JSON, but is no reason to refuse the file.
+pub(crate) fn json_text(current: Option<&str>) -> &str {
+    current.unwrap_or("").trim_start_matches('\u{feff}')
 }
 
 /// `parse_object`, and a `hooks` object of lists per event (the shape
@@ -73,7 +78,7 @@ fn parse_hooks_object(path: &Path, current: Option<&str>) -> Result<Map<String, 
 /// A settings object as the file's text: pretty JSON and a final newline,
 /// its keys in the order of `current` (the file as it was), new ones last.
 pub fn pretty(root: Map<String, Value>, current: Option<&str>) -> String {
-    let order = crate::settings_order::Order::of(current);
+    let order = crate::settings_order::Order::of(json_text(current));
     let mut text = crate::settings_order::pretty_in(&Value::Object(root), &order);
     text.push('\n');
     text

@@ -27,10 +27,8 @@ const NONE: &Order = &Order {
 
 impl Order {
     /// The order of `text` (a JSON document); none for anything else.
-    pub(crate) fn of(text: Option<&str>) -> Order {
-        text.map(|t| t.trim_start_matches('\u{feff}'))
-            .and_then(|t| serde_json::from_str(t).ok())
-            .unwrap_or_default()
+    pub(crate) fn of(text: &str) -> Order {
+        serde_json::from_str(text).unwrap_or_default()
     }
 
     fn of_key(&self, key: &str) -> &Order {
@@ -160,7 +158,7 @@ mod tests {
         let text = r#"{"permissions": {"deny": [], "allow": ["Bash(ls)"]}, "env": {"Z": "1", "A": "2"}, "model": "x"}"#;
         let mut value: Value = serde_json::from_str(text).unwrap();
         value["hooks"] = serde_json::json!({"Stop": [{"type": "command"}]});
-        let out = pretty_in(&value, &Order::of(Some(text)));
+        let out = pretty_in(&value, &Order::of(text));
         let at = |s: &str| out.find(s).unwrap();
         assert!(at("\"permissions\"") < at("\"env\"") && at("\"env\"") < at("\"model\""));
         assert!(at("\"model\"") < at("\"hooks\""), "{out}");

@@ -203,11 +203,15 @@ pub fn event(p: &Projections, id: &str) -> Result<Option<Stored>> {
     })
 }
 
+/// An indexed event a forget not applied to the index yet hides, and
+/// whether it is still in a journal.
+pub type PendingHidden = (Stored, bool);
+
 /// The indexed events a forget not applied to the index yet hides, each
 /// with whether it is still in a journal: what the index counts as live
-/// until it catches up. Reads every row, so call it only when
-/// [`crate::projection::Unindexed::hides_any`] says such a forget waits.
-pub fn hidden_by_pending_forgets(p: &Projections) -> Result<Vec<(Stored, bool)>> {
+/// until it catches up. Reads every row, but only while such a forget
+/// waits ([`crate::projection::Unindexed::hides_any`]); none otherwise.
+pub fn hidden_by_pending_forgets(p: &Projections) -> Result<Vec<PendingHidden>> {
     let unindexed = p.unindexed();
     if !unindexed.hides_any() {
         return Ok(Vec::new());

@@ -48,7 +48,10 @@ pub struct EventCounts {
 /// sealed while a background `memlog index` held the writer lock, say)
 /// are counted too, and the rows a forget the index has not applied yet
 /// hides count as hidden, not live.
-pub fn event_counts(p: &Projections) -> Result<EventCounts> {
+pub fn event_counts(
+    p: &Projections,
+    pending: &[crate::lookup::PendingHidden],
+) -> Result<EventCounts> {
     let conn = &p.graph.conn;
     let mut out = EventCounts::default();
     let mut stmt = conn
@@ -80,7 +83,6 @@ pub fn event_counts(p: &Projections) -> Result<EventCounts> {
     out.sessions = total("SELECT count(*) FROM sessions")?;
     out.hidden = total("SELECT count(*) FROM hidden")?;
     // a forget the index has not applied yet hides rows it still counts
-    let pending = crate::lookup::hidden_by_pending_forgets(p)?;
     let hidden_ids: std::collections::HashSet<&str> =
         pending.iter().map(|(s, _)| s.event.id.as_str()).collect();
     // the earliest (latest) row no such forget hides: the first, as a rule
@@ -101,7 +103,7 @@ pub fn event_counts(p: &Projections) -> Result<EventCounts> {
     };
     out.first_ts = edge("ASC")?;
     out.last_ts = edge("DESC")?;
-    for (s, journal) in &pending {
+    for (s, journal) in pending {
         if let Some(n) = out.by_kind.get_mut(s.event.kind.as_str()) {
             *n = n.saturating_sub(1);
         }
@@ -113,7 +115,7 @@ pub fn event_counts(p: &Projections) -> Result<EventCounts> {
     }
     // a session left with no live event is gone
     let mut hidden_in: BTreeMap<&str, u64> = BTreeMap::new();
-    for (s, _) in &pending {
+    for (s, _) in pending {
         *hidden_in.entry(s.event.session.as_str()).or_default() += 1;
     }
     let mut live_in = conn

@@ -55,14 +55,16 @@ pub fn standing(p: &Projections, event_id: &str, cfg: &LevelsConfig) -> Result<O
 /// L4), counting the events the log says something about as memories and
 /// the kinds that are memories by themselves (notes, summaries, facts,
 /// rules, concepts); every other event is L0 and is not counted.
-pub fn level_counts(p: &Projections, cfg: &LevelsConfig) -> Result<[u64; 5]> {
+pub fn level_counts(
+    p: &Projections,
+    cfg: &LevelsConfig,
+    pending: &[crate::lookup::PendingHidden],
+) -> Result<[u64; 5]> {
     let err = |e| Error::sql(&p.dir, e);
     let mut counts = [0u64; 5];
     // rows a forget the index has not applied yet hides are not memories
-    let hidden: std::collections::HashSet<String> = crate::lookup::hidden_by_pending_forgets(p)?
-        .into_iter()
-        .map(|(s, _)| s.event.id.to_string())
-        .collect();
+    let hidden: std::collections::HashSet<&str> =
+        pending.iter().map(|(s, _)| s.event.id.as_str()).collect();
     let kinds = "'note', 'session_summary', 'fact', 'rule', 'concept'";
     let mut by_kind = p
         .graph
@@ -82,7 +84,7 @@ pub fn level_counts(p: &Projections, cfg: &LevelsConfig) -> Result<[u64; 5]> {
         .map_err(err)?;
     for row in rows {
         if let (id, Some(row)) = row.map_err(err)?
-            && !hidden.contains(&id)
+            && !hidden.contains(id.as_str())
         {
             counts[usize::from(row.level(cfg).min(4))] += 1;
         }
@@ -111,7 +113,7 @@ pub fn level_counts(p: &Projections, cfg: &LevelsConfig) -> Result<[u64; 5]> {
         .prepare_cached("SELECT kind FROM events WHERE key = ?1 AND id = ?2")
         .map_err(err)?;
     for (id, row) in rows {
-        if hidden.contains(&id) {
+        if hidden.contains(id.as_str()) {
             continue;
         }
         let kind: Option<String> = kind_of

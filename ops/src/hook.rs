@@ -77,12 +77,12 @@ pub fn run(
     if runs_elsewhere(agent, &repo) {
         return Ok(None);
     }
+    let event = payload.event.or_else(|| HookEvent::parse(event_name));
     if let Some(e) = config_error {
         // Without its configuration, privacy patterns are unknown: record
         // nothing rather than risk writing what the user meant to mask.
         // Said in hooks.log at every hook, and to the agent at its
         // session's start, so that a typo does not lose sessions unseen.
-        let event = payload.event.or_else(|| HookEvent::parse(event_name));
         if event == Some(HookEvent::SessionStart) && agent.takes_context(HookEvent::SessionStart) {
             let why = format!("not recording: {e}");
             log_error(Some(&repo.layout()), event_name, &why, started);
@@ -109,7 +109,6 @@ pub fn run(
         agent_version: agent.version(&payload),
     };
     let drafts = memlog_agents::drafts(&payload, &context, &options);
-    let event = payload.event.or_else(|| HookEvent::parse(event_name));
     let budget = Duration::from_millis(match event {
         Some(e) if e.injects_context() => repo.config.hooks.inject_budget_ms,
         _ => repo.config.hooks.record_budget_ms,

@@ -33,8 +33,10 @@ pub fn stats_of(repo: &Repo, p: &Projections) -> Result<Value> {
         None => 0,
     };
     let journals = journal::list(&repo.journal_dir())?;
-    let counts = event_counts(p)?;
-    let levels = memlog_indexer::standing::level_counts(p, &repo.config.ranking.levels)?;
+    // read once, and only while a forget waits for the index
+    let pending = memlog_indexer::lookup::hidden_by_pending_forgets(p)?;
+    let counts = event_counts(p, &pending)?;
+    let levels = memlog_indexer::standing::level_counts(p, &repo.config.ranking.levels, &pending)?;
     Ok(json!({
         "ref": repo.ref_name(),
         "tip": tip.map(|t| t.to_string()),
