@@ -123,7 +123,9 @@ pub fn run(
         }
         _ => None,
     };
-    let recorder = Recorder::new(&repo)?.withholding(crate::native::own_memory_dirs(&repo));
+    let recorder = Recorder::new(&repo)?
+        .withholding(crate::native::own_memory_dirs(&repo))
+        .calls_once();
     let durability = prompt_path_durability(event);
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {
         let same: Vec<Draft> = drafts

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use memlog_format::segment::{self, LineProblem};
 use memlog_format::{Draft, Event};
+use serde_json::Value;
 
 use crate::{Error, Result};
 
@@ -88,6 +89,26 @@ impl Journal {
     /// Appends events atomically (all lines in one write), synced to disk
     /// or not as `durability` says.
     pub fn append_all_as(&self, drafts: Vec<Draft>, durability: Durability) -> Result<Vec<Event>> {
+        self.append_locked(drafts, durability, false)
+    }
+
+    /// [`Journal::append_all_as`] for what an agent's hooks send: a draft
+    /// that repeats a tool call already near the journal's end is dropped
+    /// (see [`without_repeated_calls`]); returns the events appended.
+    pub fn append_calls_once_as(
+        &self,
+        drafts: Vec<Draft>,
+        durability: Durability,
+    ) -> Result<Vec<Event>> {
+        self.append_locked(drafts, durability, true)
+    }
+
+    fn append_locked(
+        &self,
+        drafts: Vec<Draft>,
+        durability: Durability,
+        calls_once: bool,
+    ) -> Result<Vec<Event>> {
         if let Some(d) = drafts.iter().find(|d| d.session != self.session) {
             return Err(Error::invalid(
                 format!("event for session {:?}", d.session),
@@ -102,6 +123,14 @@ impl Journal {
             )
         })?;
         let len = drop_torn_tail(&mut file).map_err(io)?;
+        let drafts = if calls_once {
+            without_repeated_calls(&mut file, len, drafts).map_err(io)?
+        } else {
+            drafts
+        };
+        if drafts.is_empty() {
+            return Ok(Vec::new());
+        }
         let first_seq = if len == 0 {
             0
         } else {
@@ -334,6 +363,59 @@ fn last_newline_before(file: &mut File, end: u64) -> std::io::Result<Option<u64>
     Ok(None)
 }
 
+/// How far back from a journal's end a repeated tool call is looked for:
+/// a repeat comes at once (two hooks for one event), and tool output is
+/// cut to a few kilobytes, so this holds the last dozens of events.
+const REPEAT_WINDOW: u64 = 128 * 1024;
+
+/// Drops the drafts that repeat a tool call already near the journal's end:
+/// the same call (`tool_use_id`, in the body or the metadata), of the same
+/// kind, with the same body. An agent that runs memlog's hooks twice (user
+/// and project settings naming two memlog binaries, which the agent does
+/// not merge) sends every tool call twice; memory must hold it once. The
+/// metadata is not compared: two memlog versions may write it differently.
+fn without_repeated_calls(
+    file: &mut File,
+    len: u64,
+    drafts: Vec<Draft>,
+) -> std::io::Result<Vec<Draft>> {
+    if len == 0 || drafts.iter().all(|d| call_id(d).is_none()) {
+        return Ok(drafts);
+    }
+    let start = len.saturating_sub(REPEAT_WINDOW);
+    let mut tail = vec![0u8; (len - start) as usize];
+    file.seek(SeekFrom::Start(start))?;
+    file.read_exact(&mut tail)?;
+    let tail = String::from_utf8_lossy(&tail);
+    // a window that starts inside a line cuts it: that line is not read
+    let lines: Vec<&str> = tail.lines().skip(usize::from(start > 0)).collect();
+    Ok(drafts
+        .into_iter()
+        .filter(|d| {
+            let Some(id) = call_id(d) else {
+                return true;
+            };
+            let needle = format!("\"tool_use_id\":{}", Value::String(id.to_string()));
+            let probe = d.clone().into_event(0);
+            !lines
+                .iter()
+                .filter(|l| l.contains(&needle))
+                .filter_map(|l| Event::from_line(l).ok())
+                .any(|e| e.kind == probe.kind && e.body == probe.body)
+        })
+        .collect())
+}
+
+/// The agent's id of the tool call a draft records, if it has one.
+fn call_id(draft: &Draft) -> Option<&str> {
+    draft
+        .body
+        .get("tool_use_id")
+        .or_else(|| draft.meta.get("tool_use_id"))
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+}
+
 /// The `seq` of the last line of a journal whose length is `len` and whose
 /// last byte is a newline. A last line that does not parse counts as seq of
 /// its line number, so numbering still moves forward.
@@ -410,6 +492,33 @@ mod tests {
             vec![0, 1, 2]
         );
         assert!(problems.is_empty());
+    }
+
+    #[test]
+    fn a_tool_call_sent_twice_is_recorded_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(dir.path(), "s1").unwrap();
+        let call = |id: &str, output: &str| {
+            let mut d = draft("s1", "x");
+            d.kind = Kind::ToolObservation;
+            d.body = serde_json::json!({"tool": "Bash", "output": output, "tool_use_id": id})
+                .as_object()
+                .unwrap()
+                .clone();
+            d
+        };
+        let once = |d: Draft| j.append_calls_once_as(vec![d], Durability::Synced).unwrap();
+        assert_eq!(once(call("toolu_1", "ok")).len(), 1);
+        // the same hook twice, with other events in between
+        j.append(draft("s1", "a prompt")).unwrap();
+        assert!(once(call("toolu_1", "ok")).is_empty());
+        // another call, or the same id with other content, is kept
+        assert_eq!(once(call("toolu_2", "ok")).len(), 1);
+        assert_eq!(once(call("toolu_1", "other")).len(), 1);
+        // events without a call id, and plain appends, are never dropped
+        assert_eq!(once(draft("s1", "a prompt")).len(), 1);
+        assert_eq!(j.append_all(vec![call("toolu_2", "ok")]).unwrap().len(), 1);
+        assert_eq!(j.read().unwrap().0.len(), 6);
     }
 
     #[test]

@@ -105,6 +105,12 @@ fn check_payloads(dir: &Path) -> usize {
             ),
             _ => {}
         }
+        if event.starts_with("PostToolUse") && raw.get("tool_use_id").is_some() {
+            // the same call sent again (hooks configured twice): kept once
+            let (again, _) = hook(&repo, &event, &with_cwd(raw.clone(), &repo, &session));
+            assert_eq!(again.code(), Some(0), "{name}: {}", again.stderr());
+            assert_eq!(events_of(&repo, &session), events, "{name} sent twice");
+        }
         checked += 1;
     }
     // SessionEnd sealed its session; the rest is in journals
