@@ -173,8 +173,23 @@ const DEFAULT_SPECIAL_TOKENS: &str = r#"{"cls_token": "[CLS]", "mask_token": "[M
 const DEFAULT_TOKENIZER_CONFIG: &str = r#"{"model_max_length": 256, "pad_token": "[PAD]"}"#;
 
 impl ModelEmbedder {
-    /// Loads the model (about half a second). Errors name what is missing.
+    /// Loads the model (about half a second), for a run of embedding:
+    /// ONNX Runtime keeps the memory of its largest batches in an arena
+    /// for the next (a gigabyte after a few hundred texts, 10–20 % faster).
+    /// Errors name what is missing.
     pub fn load(files: &ModelFiles, batch_size: usize) -> Result<ModelEmbedder> {
+        Self::load_with(files, batch_size, true)
+    }
+
+    /// [`ModelEmbedder::load`] for a process that keeps the model between
+    /// uses (the watcher, the MCP server): without ONNX Runtime's arena, so
+    /// that the memory a batch took goes back to the allocator after it,
+    /// at 10–20 % of embedding speed.
+    pub fn load_kept(files: &ModelFiles, batch_size: usize) -> Result<ModelEmbedder> {
+        Self::load_with(files, batch_size, false)
+    }
+
+    fn load_with(files: &ModelFiles, batch_size: usize, arena: bool) -> Result<ModelEmbedder> {
         let missing = files.missing();
         if !missing.is_empty() {
             return Err(Error::Model(format!(
@@ -222,6 +237,9 @@ impl ModelEmbedder {
         let options = fastembed::InitOptionsUserDefined::new()
             .with_environment(env)
             .with_intra_threads(threads)
+            .with_execution_providers(vec![
+                ort::ep::CPU::default().with_arena_allocator(arena).build(),
+            ])
             .with_max_length(256);
         let model = fastembed::TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| Error::Model(format!("model {}: {e}", files.model_dir.display())))?;

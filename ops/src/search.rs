@@ -233,19 +233,28 @@ fn query_vector(
     {
         return Ok((v, true));
     }
-    let load = || match semantic::load_model(repo) {
-        Ok(Some(m)) => Ok(m),
-        Ok(None) => Err(semantic::off_reason(repo)),
-        Err(e) => Err(crate::error::chain(&e)),
+    // a model kept between queries leaves its arena off (see
+    // `ModelEmbedder::load_kept`)
+    let load = |kept: bool| {
+        let loaded = if kept {
+            semantic::load_model_kept(repo)
+        } else {
+            semantic::load_model(repo)
+        };
+        match loaded {
+            Ok(Some(m)) => Ok(m),
+            Ok(None) => Err(semantic::off_reason(repo)),
+            Err(e) => Err(crate::error::chain(&e)),
+        }
     };
     let mut one_shot;
     let model: &mut ModelEmbedder = match kept {
-        Some(KeptModel(slot)) => match slot.get_or_insert_with(load) {
+        Some(KeptModel(slot)) => match slot.get_or_insert_with(|| load(true)) {
             Ok(m) => m,
             Err(reason) => return Err(reason.clone()),
         },
         None => {
-            one_shot = load()?;
+            one_shot = load(false)?;
             &mut one_shot
         }
     };

@@ -33,11 +33,24 @@ pub fn model_available(repo: &Repo) -> bool {
 /// Loads the configured model; `Ok(None)` when it is not installed (or
 /// disabled), an error when it is there but fails to load.
 pub fn load_model(repo: &Repo) -> Result<Option<ModelEmbedder>> {
+    load_model_as(repo, ModelEmbedder::load)
+}
+
+/// [`load_model`] for a process that keeps the model between uses (see
+/// [`ModelEmbedder::load_kept`]).
+pub fn load_model_kept(repo: &Repo) -> Result<Option<ModelEmbedder>> {
+    load_model_as(repo, ModelEmbedder::load_kept)
+}
+
+fn load_model_as(
+    repo: &Repo,
+    load: fn(&ModelFiles, usize) -> memlog_indexer::Result<ModelEmbedder>,
+) -> Result<Option<ModelEmbedder>> {
     if !model_available(repo) {
         return Ok(None);
     }
     let files = ModelFiles::resolve(&repo.config.embedding);
-    ModelEmbedder::load(&files, repo.config.embedding.batch_size)
+    load(&files, repo.config.embedding.batch_size)
         .map(Some)
         .context("loading the embedding model")
 }

@@ -473,6 +473,79 @@ fn a_running_watch_embeds_new_events_and_queries() {
     assert!(top.contains(&"n3"), "{out}");
 }
 
+/// A watcher lets its idle model go (a laptop runs one per open
+/// repository, and the model is most of each) and loads it again on the
+/// next need, meanwhile answering without it.
+#[test]
+fn a_watch_lets_an_idle_model_go_and_loads_it_again() {
+    if !model_installed() {
+        return;
+    }
+    let repo = notes_repo();
+    let log = repo.path().join(".git/watch.log");
+    let mut watch = memlog_command(repo.path())
+        .args(["watch", "--model-idle", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("memlog watch starts");
+    let said = |what: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains(what)
+    };
+    let wait_for = |what: &str, ok: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !ok() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "memlog watch did not get to: {what}; it said: {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    wait_for("the model let go", &|| {
+        said("embedding model let go after 1 s without a use")
+    });
+    // This search cannot load a model (none under its MEMLOG_HOME): its
+    // query vector can only come from the watcher, which loads its model
+    // again when asked and meanwhile answers without it.
+    let no_model = tempfile::tempdir().unwrap();
+    let search = || {
+        without_model(
+            &repo,
+            no_model.path(),
+            &[
+                "search",
+                "--json",
+                "--mode",
+                "vector",
+                "-n",
+                "3",
+                "got a new dog from a rescue",
+            ],
+        )
+    };
+    let mut out = search();
+    wait_for("the model loaded again", &|| {
+        said("embedding model loaded again")
+    });
+    if out.code() != Some(0) {
+        out = search();
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let out = out.ok().json();
+    let top: Vec<&str> = out["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["meta"]["ref"].as_str().unwrap())
+        .collect();
+    assert!(top.contains(&"n3"), "{out}");
+}
+
 #[test]
 fn watch_once_embeds_as_index_does() {
     if !model_installed() {

@@ -5,21 +5,32 @@
 //! when to stop.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use memlog_ops::{diag, semantic, workspace};
 
-use crate::warm::{self, Activity, SharedEmbedder};
+use crate::model::{self, ModelSlot};
+use crate::warm::{self, Activity};
 use crate::{IndexRun, Result, Watcher};
+
+/// How long a daemon waits, without a request or an index run, before it
+/// lets go of something.
+#[derive(Clone, Copy, Debug)]
+pub struct IdleLimits {
+    /// Before it exits (`None`: it runs until stopped).
+    pub exit: Option<Duration>,
+    /// Before it lets the embedding model go ([`ModelSlot`]).
+    pub model: Duration,
+}
 
 /// Runs the daemon for the repository containing `dir`: `started` is told
 /// the directories watched, `on_run` each index run, until `until` says to
-/// stop, `idle_exit` passes without a request or an index run, or the
+/// stop, `idle.exit` passes without a request or an index run, or the
 /// repository is gone (a deleted checkout).
 pub fn run(
     dir: &Path,
-    idle_exit: Option<Duration>,
+    idle: IdleLimits,
     started: impl FnOnce(&Watcher),
     until: impl Fn() -> bool,
     mut on_run: impl FnMut(&IndexRun),
@@ -31,7 +42,7 @@ pub fn run(
     // decides, and the one started by a hook (with an idle exit) leaves
     // without a word.
     let _lock = match WatchLock::claim(&repo) {
-        Err(crate::Error::AlreadyWatching { .. }) if idle_exit.is_some() => return Ok(()),
+        Err(crate::Error::AlreadyWatching { .. }) if idle.exit.is_some() => return Ok(()),
         other => other?,
     };
     let mut watcher = Watcher::new(dir)?;
@@ -40,14 +51,14 @@ pub fn run(
     // vector and native threads) and made it again after a test's
     // repository was deleted, leaving half-deleted ones in /tmp.
     let head = repo.common_dir.join("HEAD");
-    let embedder = load_shared_model(dir)?;
+    let embedder = ModelSlot::load(dir, idle.model)?;
     let activity = Activity::default();
     start_warm_server(dir, embedder.clone(), activity.clone());
     let vector_wakeup = embedder.map(|e| start_vector_thread(dir, e));
     start_native_thread(dir);
     started(&watcher);
     let stop =
-        || until() || idle_exit.is_some_and(|idle| activity.idle() >= idle) || !head.exists();
+        || until() || idle.exit.is_some_and(|exit| activity.idle() >= exit) || !head.exists();
     watcher.run(stop, |run| {
         activity.touch();
         if let Some(tx) = &vector_wakeup {
@@ -104,32 +115,9 @@ impl WatchLock {
     }
 }
 
-/// The model, loaded once and shared: the vector thread embeds new events
-/// with it, the warm server embeds queries of `memlog search`.
-fn load_shared_model(dir: &Path) -> Result<Option<SharedEmbedder>> {
-    let repo = workspace::open(dir)?;
-    Ok(match semantic::load_model(&repo) {
-        Ok(Some(m)) => Some(Arc::new(Mutex::new(m))),
-        Ok(None) => {
-            diag::note(format_args!(
-                "semantic search is off: {}",
-                semantic::off_reason(&repo)
-            ));
-            None
-        }
-        Err(e) => {
-            diag::warning(format_args!(
-                "semantic search is off: {}",
-                memlog_ops::error::chain(&e)
-            ));
-            None
-        }
-    })
-}
-
 /// The warm server, on a thread of its own (gix repositories are not
 /// `Send`: the thread opens its own).
-fn start_warm_server(dir: &Path, embedder: Option<SharedEmbedder>, activity: Activity) {
+fn start_warm_server(dir: &Path, embedder: Option<Arc<ModelSlot>>, activity: Activity) {
     let repo_dir = dir.to_path_buf();
     std::thread::spawn(move || {
         let served = workspace::open(&repo_dir)
@@ -180,27 +168,38 @@ fn start_native_thread(dir: &Path) {
 
 /// Vectors catch up on a thread of their own, woken after each index run
 /// (and once at the start), so that full-text indexing never waits for the
-/// model.
-fn start_vector_thread(dir: &Path, embedder: SharedEmbedder) -> mpsc::Sender<()> {
+/// model. Between runs it lets an idle model go ([`ModelSlot::release_if_idle`]).
+fn start_vector_thread(dir: &Path, embedder: Arc<ModelSlot>) -> mpsc::Sender<()> {
     let (tx, rx) = mpsc::channel::<()>();
     let repo_dir = dir.to_path_buf();
     std::thread::spawn(move || {
         let Ok(repo) = workspace::open(&repo_dir) else {
             return;
         };
-        while rx.recv().is_ok() {
+        loop {
+            match rx.recv_timeout(embedder.release_check()) {
+                Ok(()) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    embedder.release_if_idle();
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
             while rx.try_recv().is_ok() {}
-            let Ok(mut model) = embedder.lock() else {
-                return;
-            };
-            match semantic::catch_up_vectors(&repo, Some(&mut *model), true) {
-                Ok(Some(r)) if r.pending > 0 => eprintln!(
+            let caught_up =
+                embedder.with_loaded(|model| semantic::catch_up_vectors(&repo, Some(model), true));
+            match caught_up {
+                Some(Ok(Some(r))) if r.pending > 0 => eprintln!(
                     "vectors: {} events ({} embedded, {} from the cache)",
                     r.pending, r.embedded, r.cached
                 ),
-                Ok(_) => {}
-                Err(e) => diag::warning(format_args!("vectors: {}", memlog_ops::error::chain(&e))),
+                Some(Ok(_)) | None => {}
+                Some(Err(e)) => {
+                    diag::warning(format_args!("vectors: {}", memlog_ops::error::chain(&e)))
+                }
             }
+            // what the batches took, back to the system
+            model::give_back_free_memory();
         }
     });
     let _ = tx.send(());

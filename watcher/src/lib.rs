@@ -43,6 +43,7 @@
 //! indexing never waits for the model.
 
 pub mod daemon;
+pub mod model;
 pub mod warm;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -11,6 +11,7 @@
 //! `memlog search` and the MCP server need not load it per query).
 
 use std::io::{BufRead, BufReader, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 use memlog_indexer::Projections;
@@ -18,6 +19,7 @@ use memlog_indexer::projection::Reach;
 use memlog_ops::context::answer;
 use memlog_ops::warm::{ContextRequest, EmbedRequest, EmbedResponse, socket_path};
 
+use crate::model::ModelSlot;
 use crate::{Error, Result};
 use memlog_store::Repo;
 
@@ -55,14 +57,11 @@ impl Activity {
     }
 }
 
-/// The model a warm server shares between its threads.
-pub type SharedEmbedder = std::sync::Arc<std::sync::Mutex<memlog_indexer::embed::ModelEmbedder>>;
-
 /// Serves context requests for as long as the process runs (the caller
 /// gives it a thread of its own). [`answer`] computes a response from the
 /// warm projections, reopened when a rebuild replaced the index directory.
 #[cfg(unix)]
-pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) -> Result<()> {
+pub fn serve(repo: &Repo, embedder: Option<Arc<ModelSlot>>, activity: Activity) -> Result<()> {
     use memlog_indexer::embed::Embedder;
     use std::os::unix::net::{UnixListener, UnixStream};
     let path = socket_path(repo);
@@ -100,16 +99,19 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
             continue;
         }
         if let Ok(req) = serde_json::from_str::<EmbedRequest>(&line) {
+            // a model let go is not waited for: the client does without
             let response = embedder
                 .as_ref()
-                .and_then(|e| e.lock().ok())
-                .and_then(|mut e| {
-                    let model = e.model_id().to_string();
-                    e.embed(&[req.embed.as_str()])
-                        .ok()
-                        .and_then(|mut v| v.pop())
-                        .map(|vector| EmbedResponse { model, vector })
+                .and_then(|slot| {
+                    slot.with_ready(|e| {
+                        let model = e.model_id().to_string();
+                        e.embed(&[req.embed.as_str()])
+                            .ok()
+                            .and_then(|mut v| v.pop())
+                            .map(|vector| EmbedResponse { model, vector })
+                    })
                 })
+                .flatten()
                 .unwrap_or(EmbedResponse {
                     model: String::new(),
                     vector: Vec::new(),
@@ -161,22 +163,26 @@ pub fn serve(repo: &Repo, embedder: Option<SharedEmbedder>, activity: Activity) 
 }
 
 #[cfg(not(unix))]
-pub fn serve(_: &Repo, _: Option<SharedEmbedder>, _: Activity) -> Result<()> {
+pub fn serve(_: &Repo, _: Option<Arc<ModelSlot>>, _: Activity) -> Result<()> {
     Ok(())
 }
 
 /// The prompt's embedding when the model held is the one that made the
-/// vectors and is free (else the context does without, as a hook alone
-/// would: the vector thread holds the model while it embeds new events,
-/// and a hook waiting for it would miss its budget).
-fn prompt_vector(embedder: &SharedEmbedder, p: &Projections, prompt: &str) -> Option<Vec<f32>> {
+/// vectors and is loaded and free (else the context does without, as a
+/// hook alone would: the vector thread holds the model while it embeds new
+/// events, a model let go takes half a second to load, and a hook waiting
+/// for either would miss its budget).
+fn prompt_vector(embedder: &Arc<ModelSlot>, p: &Projections, prompt: &str) -> Option<Vec<f32>> {
     use memlog_indexer::embed::Embedder;
     let vectors = p.vectors()?;
-    let mut model = embedder.try_lock().ok()?;
-    if model.model_id() != vectors.meta.model {
-        return None;
-    }
-    model.embed(&[prompt]).ok()?.pop()
+    embedder
+        .with_ready(|model| {
+            if model.model_id() != vectors.meta.model {
+                return None;
+            }
+            model.embed(&[prompt]).ok()?.pop()
+        })
+        .flatten()
 }
 
 /// Identity of the current index directory's database file (its inode),

@@ -40,6 +40,12 @@ pub struct WatchArgs {
     /// (how SessionStart starts one: `hooks.warm_watcher_idle_minutes`).
     #[arg(long, value_name = "MINUTES")]
     idle_exit: Option<u64>,
+
+    /// Let the embedding model go after this many seconds without a use
+    /// (it holds about 100 MB), and load it again when next needed; hooks
+    /// meanwhile rank as they do without a watcher.
+    #[arg(long, value_name = "SECONDS", default_value_t = memlog_watcher::model::MODEL_IDLE.as_secs())]
+    model_idle: u64,
 }
 
 /// One index run as printed by `--json`.
@@ -77,8 +83,12 @@ pub fn cmd_watch(dir: &Path, args: WatchArgs) -> anyhow::Result<ExitCode> {
     let failure = RefCell::new(None);
     memlog_watcher::daemon::run(
         dir,
-        args.idle_exit
-            .map(|m| std::time::Duration::from_secs(m * 60)),
+        memlog_watcher::daemon::IdleLimits {
+            exit: args
+                .idle_exit
+                .map(|m| std::time::Duration::from_secs(m * 60)),
+            model: std::time::Duration::from_secs(args.model_idle),
+        },
         |watcher| {
             if !args.json {
                 let dirs: Vec<String> = watcher
