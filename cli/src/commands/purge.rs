@@ -1,6 +1,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Args;
 use memlog_indexer::Projections;
 use memlog_store::purge::purge;
@@ -40,18 +41,32 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
     // (the purge records name only shared events, not personal ones).
     Projections::update(&repo)?;
     let report = purge(&repo)?;
-    if report.events_purged > 0 {
-        forget_purged(&repo, &report.purged)?;
-    }
+    // What the purge did is said before the index is rebuilt: the history
+    // is rewritten whatever becomes of the rebuild, and the remotes to
+    // sync must be known even if it fails.
     if args.json {
         output::print_json(&report)?;
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        print_report(&report);
     }
+    if report.events_purged > 0 {
+        forget_purged(&repo, &report.purged).context(
+            "the history is purged (above), but the index and vectors still hold the purged \
+             events: run `memlog rebuild`",
+        )?;
+        if !args.json {
+            println!("rebuilt the index and the vectors without them");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(report: &memlog_store::purge::PurgeReport) {
     if report.events_purged == 0 {
         println!(
             "nothing to purge: no forgotten event is stored in the history (unreachable objects pruned)"
         );
-        return Ok(ExitCode::SUCCESS);
+        return;
     }
     println!(
         "purged {} forgotten event(s): {} segment(s) and {} commit(s) rewritten, {} -> {}",
@@ -67,7 +82,7 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
             &record[..12]
         );
     }
-    println!("expired memlog's reflogs, pruned unreachable objects and rebuilt the index");
+    println!("expired memlog's reflogs and pruned unreachable objects");
     for r in &report.tracking_refs_deleted {
         println!("deleted {r} (it still reached the old history)");
     }
@@ -79,7 +94,6 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
             println!("  memlog sync {r}");
         }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// After events left the history (a purge here, or one a sync applied):

@@ -1,6 +1,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Args;
 use memlog_indexer::Projections;
 use memlog_store::sync::{SyncAction, SyncReport, remotes_to_sync, sync};
@@ -48,12 +49,17 @@ pub fn cmd_sync(dir: &Path, args: SyncArgs) -> anyhow::Result<ExitCode> {
     let mut purged = false;
     for remote in &remotes {
         let report = sync(&repo, remote)?;
-        if !report.purged.is_empty() {
-            super::purge::forget_purged(&repo, &report.purged)?;
-            purged = true;
-        }
+        // said before the index is rebuilt: the sync is done whatever
+        // becomes of the rebuild
         if !args.json {
             print_report(&report);
+        }
+        if !report.purged.is_empty() {
+            super::purge::forget_purged(&repo, &report.purged).context(
+                "the sync applied a purge to the history, but the index and vectors still hold \
+                 the purged events: run `memlog rebuild`",
+            )?;
+            purged = true;
         }
         reports.push(report);
     }

@@ -73,6 +73,11 @@ pub fn catch_up(
     let Some(_lock) = VectorLock::try_acquire(&dir)? else {
         return Ok(None);
     };
+    let discard = dir.join(super::adopt::DISCARD_REQUEST);
+    if discard.exists() {
+        // a discard that gave up waiting for the last writer: done now
+        reset(&dir)?;
+    }
     let db_path = files.graph();
     let db = Connection::open_with_flags(&db_path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| Error::sql(&db_path, e))?;
@@ -175,6 +180,10 @@ pub fn catch_up(
             .map_err(sql)?;
         let mut cursor = from;
         loop {
+            if discard.exists() {
+                // a purge discards the projection: nothing more goes in
+                return Ok(None);
+            }
             let rows: Vec<(i64, u64, String)> = stmt
                 .query_map([cursor], |r| {
                     Ok((

@@ -500,6 +500,42 @@ mod tests {
             .unwrap()
     }
 
+    /// A purge discards the vectors while a watcher embeds: the writer
+    /// stops at its next round, the discard then goes through.
+    #[test]
+    fn a_discard_stops_a_catch_up_under_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = events_db(dir.path());
+        let mut cache = EmbeddingCache::open(&dir.path().join("cache.sqlite")).unwrap();
+        for i in 1..=40u64 {
+            add(&db, i, "user_prompt", &text(i));
+        }
+        assert_eq!(run(dir.path(), &mut cache).rows, 40);
+        let vectors = dir.path().join("vectors");
+        // another writer holds the projection, and honours the request
+        let lock = catch_up::VectorLock::try_acquire(&vectors)
+            .unwrap()
+            .unwrap();
+        let request = vectors.join(adopt::DISCARD_REQUEST);
+        let writer = std::thread::spawn(move || {
+            while !request.exists() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            drop(lock);
+        });
+        discard(dir.path()).unwrap();
+        writer.join().unwrap();
+        assert!(read_meta(&vectors).unwrap().is_none(), "vectors discarded");
+        // a catch-up that finds a request left behind (a discard that gave
+        // up waiting) discards first, then embeds afresh
+        std::fs::write(vectors.join(adopt::DISCARD_REQUEST), b"").unwrap();
+        for i in 41..=60u64 {
+            add(&db, i, "user_prompt", &text(i));
+        }
+        assert_eq!(run(dir.path(), &mut cache).rows, 60);
+        assert!(!vectors.join(adopt::DISCARD_REQUEST).exists());
+    }
+
     #[test]
     fn incremental_persistent_and_filtered() {
         let dir = tempfile::tempdir().unwrap();
