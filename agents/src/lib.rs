@@ -47,6 +47,7 @@ mod error;
 pub mod gemini;
 pub mod opencode;
 mod options;
+mod own_calls;
 pub mod protocol;
 mod sessions;
 pub mod settings;

@@ -281,11 +281,9 @@ pub fn is_memlog_command(command: &str) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    // `memlog`, `memlog.exe`, and a release's or a copy's longer name
-    // (`memlog-x86_64-unknown-linux-gnu`): installing again from any of
-    // them must find the others' entries
-    let memlog = name == "memlog" || name.starts_with("memlog.") || name.starts_with("memlog-");
-    memlog && rest.split_whitespace().next() == Some("hook")
+    // installing again from any name of memlog's binary must find the
+    // others' entries
+    crate::own_calls::is_memlog_program(name) && rest.split_whitespace().next() == Some("hook")
 }
 
 /// How many of memlog's hook commands the settings object `settings`

@@ -73,6 +73,10 @@ pub(crate) fn observation_body(call: &ToolCall<'_>) -> Map<String, Value> {
     if let Some(id) = call.tool_use_id.filter(|id| !id.is_empty()) {
         body.insert("tool_use_id".into(), Value::String(id.to_string()));
     }
+    if let Some(kept) = crate::own_calls::kept_input(call.tool, call.input) {
+        use memlog_format::scope::{WITHHELD_MEMLOG, withhold};
+        withhold(&mut body, kept, WITHHELD_MEMLOG);
+    }
     body
 }
 

@@ -123,15 +123,22 @@ pub fn withhold_own_memory(draft: &mut Draft, dirs: &[PathBuf]) -> bool {
     if paths.is_empty() {
         return false;
     }
-    draft
-        .body
-        .retain(|k, _| matches!(k.as_str(), "tool" | "success" | "tool_use_id"));
-    draft.body.insert("input".into(), Value::Object(paths));
-    draft
-        .body
-        .insert("output".into(), Value::String(WITHHELD.into()));
-    draft.body.insert("withheld".into(), Value::Bool(true));
+    withhold(&mut draft.body, paths, WITHHELD);
     true
+}
+
+/// What a call to memlog's own tools keeps of its words.
+pub const WITHHELD_MEMLOG: &str = "[withheld: memlog's own memory, kept as events of its own]";
+
+/// Cuts a `tool_observation` body down to the tool, its outcome, its call
+/// id and `input`, with `output` saying why (`withheld`) and
+/// `withheld: true`: for a call whose words must not be in the shared log
+/// (the agents' own memory files, memlog's own tools).
+pub fn withhold(body: &mut Map<String, Value>, input: Map<String, Value>, withheld: &str) {
+    body.retain(|k, _| matches!(k.as_str(), "tool" | "success" | "tool_use_id"));
+    body.insert("input".into(), Value::Object(input));
+    body.insert("output".into(), Value::String(withheld.into()));
+    body.insert("withheld".into(), Value::Bool(true));
 }
 
 #[cfg(test)]

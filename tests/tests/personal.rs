@@ -171,6 +171,73 @@ fn personal_memory_is_found_here_and_never_leaves() {
     assert!(holds(&all_objects(me.path()), FLAG));
 }
 
+/// An agent that saves personal memory itself, through memlog's MCP tool
+/// or `memlog note --personal` in its shell, and reads memory back through
+/// memlog's tools: the shared session records that the calls ran, not
+/// their words, so the note stays off the remote and a forgotten session
+/// leaves no copy behind in the call that read it (found by a field test
+/// with the real Claude Code).
+#[test]
+fn memlogs_own_tool_calls_keep_no_copy_of_memory() {
+    let (remote, clones) = remote_and_clones(1);
+    let me = &clones[0];
+    let shared = "PRSNL-SHARED-4410";
+    me.record(
+        "old",
+        "user_prompt",
+        &format!("the staging host is {shared}"),
+    );
+    me.memlog(&["seal", "--all"]).ok();
+    let calls = [
+        (
+            "mcp__memlog__memory_remember",
+            serde_json::json!({"text": format!("my partner is {MCP}"), "personal": true}),
+            serde_json::json!([{"type": "text", "text": format!("remembered {MCP} (personal)")}]),
+        ),
+        (
+            "Bash",
+            serde_json::json!({"command": format!("memlog note --personal 'dentist {NOTE}'")}),
+            serde_json::json!({"stdout": format!("noted {NOTE}"), "stderr": "", "interrupted": false}),
+        ),
+        (
+            "mcp__memlog__memory_get",
+            serde_json::json!({"ids": ["old"]}),
+            serde_json::json!([{"type": "text", "text": format!("the staging host is {shared}")}]),
+        ),
+    ];
+    for (i, (tool, input, response)) in calls.into_iter().enumerate() {
+        me.hook(
+            "PostToolUse",
+            "work",
+            serde_json::json!({"tool_name": tool, "tool_input": input,
+                "tool_response": response, "tool_use_id": format!("toolu_{i}")}),
+        );
+    }
+    let work = me.memlog(&["cat", "--session", "work"]).ok().stdout();
+    assert_eq!(work.matches("\"withheld\":true").count(), 3, "{work}");
+    assert!(work.contains("memlog note"), "{work}");
+    for words in [MCP, NOTE, shared] {
+        assert!(
+            !work.contains(words),
+            "{words} copied into the session: {work}"
+        );
+    }
+    me.memlog(&["seal", "--all"]).ok();
+    me.memlog(&["forget", "--session", "old"]).ok();
+    me.memlog(&["purge"]).ok();
+    me.memlog(&["sync", "origin"]).ok();
+    for words in [MCP, NOTE, shared] {
+        assert!(
+            !holds(&all_objects(me.path()), words),
+            "{words} left in git"
+        );
+        assert!(
+            !holds(&all_objects(remote.path()), words),
+            "{words} reached the remote"
+        );
+    }
+}
+
 /// What rests on a personal event is personal too: a fact extracted from
 /// it (whose quote holds its words), a memory MCP's `memory_remember`
 /// grounds in it, a rule promoted on its evidence. None reaches the

@@ -1,0 +1,152 @@
+//! memlog's own tools among an agent's tool calls: its MCP tools, and a
+//! shell command that runs memlog (`memlog note --personal …`,
+//! `memlog show …`).
+//!
+//! What they read or wrote is memory already: an event of its own, under
+//! forget and purge, personal when asked. A copy in the call's observation
+//! would escape both (a purged session lived on in the `memory_get` that
+//! read it) and carry a personal note into the shared session that saved
+//! it. The observation keeps which tool ran and its outcome, not the words
+//! ([`memlog_format::scope::withhold`]).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+/// memlog's MCP tools (`memlog mcp`), as agents name them after their
+/// server (`mcp__memlog__memory_get`, `memlog__memory_get`, or bare).
+const MCP_TOOLS: [&str; 11] = [
+    "memory_search",
+    "memory_get",
+    "memory_timeline",
+    "memory_remember",
+    "memory_forget",
+    "memory_reinforce",
+    "memory_add_rule",
+    "memory_tasks",
+    "memory_task_add",
+    "memory_task_update",
+    "memory_stats",
+];
+
+/// Programs that run the command after them (a shell with `-c`, too).
+const WRAPPERS: [&str; 10] = [
+    "sudo", "exec", "time", "env", "nohup", "command", "xargs", "bash", "sh", "zsh",
+];
+
+/// The input an observation keeps of a call to memlog's own tools (none
+/// for an MCP tool; `memlog <subcommand>` for a shell command), or `None`
+/// for any other call.
+pub(crate) fn kept_input(tool: &str, input: Option<&Value>) -> Option<Map<String, Value>> {
+    let name = tool.to_ascii_lowercase();
+    let mcp = MCP_TOOLS
+        .iter()
+        .any(|t| name == *t || (name.contains("memlog") && name.ends_with(t)));
+    if mcp {
+        return Some(Map::new());
+    }
+    let command = match input?.get("command")? {
+        Value::String(s) => s.clone(),
+        Value::Array(argv) => argv
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => return None,
+    };
+    let ran = memlog_run_by(&command)?;
+    let mut kept = Map::new();
+    kept.insert("command".into(), Value::String(ran));
+    Some(kept)
+}
+
+/// Whether `name` (a file name) is memlog's binary: `memlog`, `memlog.exe`,
+/// or a release's or a copy's longer name (`memlog-x86_64-unknown-linux-gnu`).
+pub(crate) fn is_memlog_program(name: &str) -> bool {
+    name == "memlog" || name.starts_with("memlog.") || name.starts_with("memlog-")
+}
+
+/// `memlog <subcommand>` when a simple command of the shell line `command`
+/// (between `;`, `&&`, `|`, parentheses, substitutions) runs memlog.
+fn memlog_run_by(command: &str) -> Option<String> {
+    command
+        .split([';', '&', '|', '(', ')', '`', '\n'])
+        .find_map(|simple| {
+            let mut words = simple
+                .split_whitespace()
+                .map(|w| w.trim_matches(['\'', '"', '$', '{', '}']))
+                .skip_while(|w| w.contains('=') || WRAPPERS.contains(w) || w.starts_with('-'));
+            let program = words.next()?;
+            let name = Path::new(program).file_name()?.to_str()?;
+            if !is_memlog_program(name) {
+                return None;
+            }
+            Some(match words.find(|w| !w.starts_with('-')) {
+                Some(sub) if sub.chars().all(|c| c.is_ascii_alphabetic() || c == '-') => {
+                    format!("memlog {sub}")
+                }
+                _ => "memlog".to_string(),
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn shell(command: &str) -> Option<String> {
+        kept_input("Bash", Some(&json!({ "command": command })))
+            .and_then(|m| m.get("command").and_then(Value::as_str).map(str::to_string))
+    }
+
+    #[test]
+    fn memlogs_own_tools_are_known_by_every_agents_names() {
+        for tool in [
+            "mcp__memlog__memory_get",
+            "memlog__memory_remember",
+            "memory_search",
+            "memlog_memory_timeline",
+        ] {
+            assert_eq!(kept_input(tool, None), Some(Map::new()), "{tool}");
+        }
+        for tool in [
+            "mcp__docs__search",
+            "Read",
+            "memory",
+            "mcp__other__search_nodes",
+        ] {
+            assert_eq!(kept_input(tool, Some(&json!({"x": 1}))), None, "{tool}");
+        }
+        assert_eq!(
+            shell("memlog note --personal 'my partner is Sam'").as_deref(),
+            Some("memlog note")
+        );
+        assert_eq!(
+            shell("cd /r && ./target/release/memlog show 5f40528d32aa").as_deref(),
+            Some("memlog show")
+        );
+        assert_eq!(
+            shell("MEMLOG_HOME=/x memlog-x86_64-unknown-linux-gnu search \"port\" | head")
+                .as_deref(),
+            Some("memlog search")
+        );
+        assert_eq!(
+            kept_input(
+                "shell",
+                Some(&json!({"command": ["bash", "-lc", "memlog cat --session s1"]}))
+            )
+            .and_then(|m| m.get("command").cloned()),
+            Some(json!("memlog cat"))
+        );
+        for other in [
+            "cargo test -p memlog-e2e",
+            "cat .memlog.yaml",
+            "git log -p memlog",
+            "grep -r memlog src/",
+        ] {
+            assert_eq!(shell(other), None, "{other}");
+        }
+    }
+}
