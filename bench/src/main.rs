@@ -68,7 +68,8 @@ struct Args {
     #[arg(long)]
     log_only: bool,
     /// Benchmark `memlog watch` instead (latency from a ref update to
-    /// searchable, idle CPU over 60 s); takes a minute and a half.
+    /// searchable, idle CPU over 60 s, resident memory with the model);
+    /// takes two and a half minutes.
     #[arg(long)]
     watch: bool,
 
@@ -282,6 +283,7 @@ fn main() -> anyhow::Result<()> {
     }
     if args.watch {
         rows.extend(watch::bench_watch(&bin, args.seed, args.quick)?);
+        rows.extend(watch::bench_watch_memory(&bin, args.seed, args.quick)?);
         print_table(rows);
         return Ok(());
     }

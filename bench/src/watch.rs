@@ -8,6 +8,10 @@
 //! latency is taken from the moment the ref update is durable to the moment
 //! the watcher reports the run that indexed that commit; every session is
 //! then searched for, to make sure it really is searchable.
+//!
+//! Then, with the real model, what a watcher holds in memory: once it has
+//! embedded a few hundred realistic events, and once it has let its idle
+//! model go (a laptop runs one watcher per open repository).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -34,12 +38,18 @@ struct WatchProcess {
 }
 
 impl WatchProcess {
-    fn start(bin: &Path, dir: &Path) -> anyhow::Result<WatchProcess> {
+    fn start(
+        bin: &Path,
+        dir: &Path,
+        extra: &[&str],
+        stderr: Stdio,
+    ) -> anyhow::Result<WatchProcess> {
         let mut child = Command::new(bin)
             .current_dir(dir)
             .args(["watch", "--json"])
+            .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .context("starting memlog watch")?;
         let out = child.stdout.take().context("watch stdout")?;
@@ -77,6 +87,18 @@ impl WatchProcess {
     /// Index runs reported since the last call.
     fn drain(&self) -> usize {
         self.runs.try_iter().count()
+    }
+
+    /// The process's resident memory now, in MiB.
+    fn resident_mib(&self) -> anyhow::Result<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .context("reading /proc/<pid>/status (Linux only)")?;
+        let kb: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .context("no VmRSS in /proc/<pid>/status")?;
+        Ok(kb / 1024.0)
     }
 
     /// User plus system CPU time of the process so far.
@@ -133,7 +155,7 @@ pub fn bench_watch(bin: &Path, seed: u64, quick: bool) -> anyhow::Result<Vec<Row
         &["import", "jsonl", "--no-index", &corpus.to_string_lossy()],
     )?;
     let repo = Repo::discover(dir.path())?;
-    let watcher = WatchProcess::start(bin, dir.path())?;
+    let watcher = WatchProcess::start(bin, dir.path(), &[], Stdio::inherit())?;
     let tip = Log::new(&repo)
         .tip()?
         .context("no memlog ref after import")?;
@@ -220,6 +242,71 @@ pub fn bench_watch(bin: &Path, seed: u64, quick: bool) -> anyhow::Result<Vec<Row
                 ms(used)
             ),
             target: "< 1 %".into(),
+        },
+    ])
+}
+
+/// What a watcher holds in memory with the real model: after embedding
+/// `events` realistic events, and after letting its model go (asked to
+/// after 5 idle seconds rather than 5 minutes). No rows, with a message,
+/// without the model.
+pub fn bench_watch_memory(bin: &Path, seed: u64, quick: bool) -> anyhow::Result<Vec<Row>> {
+    if !memlog_indexer::embed::ModelFiles::resolve(&Default::default()).available() {
+        eprintln!("watch memory: skipped, the embedding model is not installed");
+        return Ok(Vec::new());
+    }
+    let events = if quick { 100 } else { 1_000 };
+    let dir = fresh_repo()?;
+    std::fs::remove_file(dir.path().join(".memlog.yaml"))?;
+    let corpus = dir.path().join("realistic.jsonl");
+    std::fs::write(&corpus, crate::realistic::corpus(seed, events / 20, 20))?;
+    run(
+        bin,
+        dir.path(),
+        &["import", "jsonl", "--no-index", &corpus.to_string_lossy()],
+    )?;
+    let log = dir.path().join("watch.err");
+    let watcher = WatchProcess::start(
+        bin,
+        dir.path(),
+        &["--model-idle", "5"],
+        Stdio::from(std::fs::File::create(&log)?),
+    )?;
+    // the watcher says each catch-up's end ("vectors: N events …") and
+    // when it lets the model go
+    let said = |what: &str, within: Duration| -> anyhow::Result<String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(line) = text.lines().find(|l| l.starts_with(what)) {
+                return Ok(line.to_string());
+            }
+            if Instant::now() > deadline {
+                bail!("memlog watch did not say {what:?} within {within:?}: {text}");
+            }
+            thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let started = Instant::now();
+    let caught_up = said("vectors:", Duration::from_secs(900))?;
+    let took = started.elapsed();
+    let loaded = watcher.resident_mib()?;
+    said("note: embedding model let go", Duration::from_secs(60))?;
+    let let_go = watcher.resident_mib()?;
+    Ok(vec![
+        Row {
+            name: format!(
+                "`memlog watch`: resident memory after its catch-up of {events} realistic events ({}, {} s)",
+                caught_up.trim_start_matches("vectors: "),
+                took.as_secs()
+            ),
+            value: format!("{loaded:.0} MiB"),
+            target: "≤ 300 MiB".into(),
+        },
+        Row {
+            name: "`memlog watch`: resident memory once its idle model is let go".into(),
+            value: format!("{let_go:.0} MiB"),
+            target: "≤ 150 MiB".into(),
         },
     ])
 }

@@ -51,6 +51,7 @@ pub fn run(
     // vector and native threads) and made it again after a test's
     // repository was deleted, leaving half-deleted ones in /tmp.
     let head = repo.common_dir.join("HEAD");
+    model::map_large_blocks();
     let embedder = ModelSlot::load(dir, idle.model)?;
     let activity = Activity::default();
     start_warm_server(dir, embedder.clone(), activity.clone());

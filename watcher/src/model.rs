@@ -4,8 +4,8 @@
 //!
 //! A watcher lives for as long as its sessions go on (and half an hour
 //! after), one per repository: a laptop with a dozen repositories open
-//! runs a dozen. The model is what weighs in each (130 MB loaded, 30 MB
-//! without it), so a watcher lets it go after a while without a use
+//! runs a dozen. The model is what weighs in each (190 MB resident with
+//! it, 100 MB once let go), so a watcher lets it go after a while without a use
 //! ([`MODEL_IDLE`] by default)
 //! and loads it again when next needed: the vector thread waits for it,
 //! the warm server answers without it meanwhile (as a hook alone would,
@@ -150,6 +150,18 @@ fn load_or_say(repo: &memlog_store::Repo) -> Option<ModelEmbedder> {
             ));
             None
         }
+    }
+}
+
+/// Has the allocator map every large block on its own, so that freeing it
+/// gives it back at once: glibc otherwise raises its threshold after the
+/// first large free and serves the next ones from heaps it keeps (the
+/// model's buffers stayed resident after the model was let go).
+pub fn map_large_blocks() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a tuning parameter of the allocator.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
     }
 }
 
