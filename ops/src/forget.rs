@@ -81,6 +81,9 @@ pub struct ForgetPlan {
     pub targets: Vec<EventId>,
     /// Every live event the forget would hide, named then derived.
     pub hidden: Vec<Hidden>,
+    /// Those events themselves, whose fingerprints the forget keeps.
+    #[serde(skip)]
+    pub events: Vec<Event>,
 }
 
 impl ForgetPlan {
@@ -125,7 +128,17 @@ pub fn plan(repo: &Repo, request: &ForgetRequest) -> Result<ForgetPlan> {
             .filter(|e| derived.contains(&e.id))
             .map(|e| hidden_of(e, true)),
     );
-    Ok(ForgetPlan { targets, hidden })
+    let events = named
+        .iter()
+        .copied()
+        .chain(live.iter().filter(|e| derived.contains(&e.id)))
+        .cloned()
+        .collect();
+    Ok(ForgetPlan {
+        targets,
+        hidden,
+        events,
+    })
 }
 
 /// Full ids of the live events (sealed or in a journal) named by `prefixes`
@@ -173,6 +186,11 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
     if let Some(r) = &request.reason {
         body.insert("reason".into(), Value::String(r.clone()));
     }
+    // before the forget is recorded: an import must not bring back what a
+    // recorded forget hides
+    let events: Vec<&Event> = plan.events.iter().collect();
+    memlog_store::forgotten::Forgotten::load(repo)?
+        .remember(&events, request.session.as_deref())?;
     let (id, commit) = record_sealed(repo, Kind::Forget, body)?;
     Ok(Forgotten {
         id,

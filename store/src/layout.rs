@@ -103,6 +103,12 @@ impl Layout {
         self.dir.join("personal-sessions")
     }
 
+    /// `forgotten`: fingerprints of what was forgotten here, which an
+    /// import leaves out ([`crate::forgotten`]).
+    pub fn forgotten(&self) -> PathBuf {
+        self.dir.join("forgotten")
+    }
+
     /// `purged-commits`: the commits purges replaced, one id a line
     /// (written by versions that did not record purges in the log).
     pub fn purged_commits(&self) -> PathBuf {

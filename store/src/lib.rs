@@ -24,6 +24,7 @@
 
 pub mod code;
 mod error;
+pub mod forgotten;
 pub mod fsck;
 mod git_command;
 mod history_lock;

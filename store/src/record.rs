@@ -199,13 +199,24 @@ impl<'r> Recorder<'r> {
     ) -> Result<(Vec<Sealed>, Report)> {
         let mut report = Report::default();
         let mut requests = Vec::with_capacity(sessions.len());
+        // what a forget here hid stays out, whatever ids it is given now
+        let forgotten = crate::forgotten::Forgotten::load(self.repo)?;
+        let mut left_out = 0;
         for (session, drafts) in sessions {
             crate::journal::validate_session(&session)?;
+            if forgotten.holds_session(&session) {
+                left_out += drafts.len();
+                continue;
+            }
             let was_personal = self.is_personal_session(&session);
             let mut personal = was_personal;
             let mut events = Vec::with_capacity(drafts.len());
             for (seq, d) in drafts {
                 let (mut d, r) = self.prepare(d);
+                if forgotten.holds(&d) {
+                    left_out += 1;
+                    continue;
+                }
                 self.scope(&mut d, &mut personal);
                 report.absorb(r);
                 events.push(d.into_event(seq));
@@ -214,6 +225,11 @@ impl<'r> Recorder<'r> {
                 self.remember_personal_session(&session)?;
             }
             requests.push(SealRequest { session, events });
+        }
+        if left_out > 0 {
+            report.warnings.push(format!(
+                "left out {left_out} event(s) that a forget on this machine hid before"
+            ));
         }
         Ok((seal_import(self.repo, &requests)?, report))
     }

@@ -388,3 +388,66 @@ fn forgetting_an_event_hides_its_facts_everywhere_and_purge_erases_both() {
             .contains("lowercased")
     );
 }
+
+/// The agent's session files still hold what a forget hid: importing them
+/// again (`memlog import claude-code`, after a crash or to pick up what the
+/// hooks missed) must not bring it back, whether an event was forgotten by
+/// id or its session whole (found by a field test: a purged answer came
+/// back with a new id, was synced, and reached a teammate's agent).
+#[test]
+fn importing_the_agents_files_again_brings_back_nothing_forgotten() {
+    let transcript = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/claude-code/transcripts/9b1f6c2e-4d3a-4e8b-a1c7-5f2e8d9c0b14.jsonl");
+    let transcript = transcript.to_str().unwrap();
+    let repo = TestRepo::new();
+    let import = || {
+        repo.memlog(&["import", "claude-code", transcript, "--no-index"])
+            .ok()
+    };
+    import();
+    let answer = "The regression test is the last open item";
+    let id = repo
+        .memlog(&[
+            "search",
+            "--json",
+            "--mode",
+            "fts",
+            "regression test last open item",
+        ])
+        .ok()
+        .json()["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "agent_response")
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .expect("the answer is found");
+    repo.memlog(&["forget", &id]).ok();
+    repo.memlog(&["purge"]).ok();
+    assert!(!contains(&all_objects(&repo), answer));
+    let again = import();
+    assert!(
+        !contains(&all_objects(&repo), answer),
+        "the forgotten answer came back"
+    );
+    assert!(
+        again.stderr().contains("left out 1 event(s)"),
+        "{}",
+        again.stderr()
+    );
+
+    let prompt = "The checkout total is off by one cent";
+    repo.memlog(&[
+        "forget",
+        "--session",
+        "9b1f6c2e-4d3a-4e8b-a1c7-5f2e8d9c0b14",
+    ])
+    .ok();
+    repo.memlog(&["purge"]).ok();
+    assert!(!contains(&all_objects(&repo), prompt));
+    import();
+    assert!(
+        !contains(&all_objects(&repo), prompt),
+        "the forgotten session came back"
+    );
+}
