@@ -1,8 +1,10 @@
 //! What `forget` events hide.
 //!
 //! A `forget` event's body names what to hide: `targets` (event ids),
-//! `session` (a whole session) and/or `before` (every event older than a
-//! timestamp), with an optional `reason`. Hidden events vanish from every
+//! `session` (a whole session, as far as it went when it was forgotten: a
+//! session the agent resumes later under the same id is recorded and seen
+//! again) and/or `before` (every event older than a timestamp), with an
+//! optional `reason`. Hidden events vanish from every
 //! reader; the forget events themselves stay visible as the audit trail.
 //! Hiding is not erasure: `memlog purge` removes the bytes from history.
 //!
@@ -15,7 +17,7 @@
 //! rule's retirement, which repeats the rule's text, and a rule all of
 //! whose evidence is hidden, which then stands on nothing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -34,7 +36,9 @@ pub const LINE_QUOTE_CHARS: usize = 40;
 #[derive(Clone, Debug, Default)]
 pub struct Forgets {
     ids: HashSet<String>,
-    sessions: HashSet<String>,
+    /// Each session forgotten, with the time of its latest forget: what
+    /// it recorded until then is hidden.
+    sessions: HashMap<String, String>,
     before: Option<String>,
 }
 
@@ -60,7 +64,10 @@ impl Forgets {
             }
         }
         if let Some(s) = event.body.get("session").and_then(Value::as_str) {
-            self.sessions.insert(s.to_string());
+            let until = self.sessions.entry(s.to_string()).or_default();
+            if event.ts > *until {
+                *until = event.ts.clone();
+            }
         }
         if let Some(b) = event.body.get("before").and_then(Value::as_str)
             && self.before.as_deref().is_none_or(|cur| b > cur)
@@ -82,7 +89,7 @@ impl Forgets {
 
     /// Whether a forget hides the whole of `session`.
     pub fn hides_session(&self, session: &str) -> bool {
-        self.sessions.contains(session)
+        self.sessions.contains_key(session)
     }
 
     /// Whether `event` is hidden.
@@ -93,7 +100,10 @@ impl Forgets {
         self.ids.contains(event.id.as_str())
             || sources(event).iter().any(|s| self.ids.contains(*s))
             || unfounded(event, |id| self.ids.contains(id))
-            || self.sessions.contains(&event.session)
+            || self
+                .sessions
+                .get(&event.session)
+                .is_some_and(|until| event.ts <= *until)
             || self
                 .before
                 .as_deref()

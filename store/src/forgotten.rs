@@ -6,12 +6,13 @@
 //! said, and importing them derives events anew, with new ids. Each event
 //! a forget hides leaves here a keyed fingerprint of what it says (its
 //! kind and text, or for a tool call the tool and its input), and a forget
-//! of a whole session leaves its id; [`crate::Recorder::import`] leaves out
-//! what matches. The file stays on this machine: the key is the
+//! of a whole session leaves its id and the time (what the session records
+//! later, resumed, is not forgotten); [`crate::Recorder::import`] leaves
+//! out what matches. The file stays on this machine: the key is the
 //! repository's marker key, so the fingerprints cannot be checked against
 //! guesses elsewhere.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -25,7 +26,8 @@ pub struct Forgotten {
     path: PathBuf,
     key: [u8; 32],
     events: HashSet<String>,
-    sessions: HashSet<String>,
+    /// Each session forgotten whole, with when.
+    sessions: HashMap<String, String>,
 }
 
 impl Forgotten {
@@ -43,14 +45,20 @@ impl Forgotten {
             path,
             key: blake3::derive_key("memlog forgotten fingerprints v1", &secret),
             events: HashSet::new(),
-            sessions: HashSet::new(),
+            sessions: HashMap::new(),
         };
         for line in text.lines() {
             match line.split_once(' ') {
-                Some(("e", print)) => forgotten.events.insert(print.to_string()),
-                Some(("s", session)) => forgotten.sessions.insert(session.to_string()),
-                _ => false,
-            };
+                Some(("e", print)) => {
+                    forgotten.events.insert(print.to_string());
+                }
+                Some(("s", rest)) => {
+                    if let Some((session, until)) = rest.split_once(' ') {
+                        forgotten.forget_session(session, until);
+                    }
+                }
+                _ => {}
+            }
         }
         Ok(forgotten)
     }
@@ -70,10 +78,10 @@ impl Forgotten {
                 lines.push_str(&format!("e {print}\n"));
             }
         }
-        if let Some(s) = session
-            && self.sessions.insert(s.to_string())
-        {
-            lines.push_str(&format!("s {s}\n"));
+        if let Some(s) = session {
+            let now = memlog_format::time::now();
+            self.forget_session(s, &now);
+            lines.push_str(&format!("s {s} {now}\n"));
         }
         if lines.is_empty() {
             return Ok(());
@@ -88,14 +96,21 @@ impl Forgotten {
         file.sync_data().map_err(io)
     }
 
-    /// Whether a session was forgotten whole here.
-    pub fn holds_session(&self, session: &str) -> bool {
-        self.sessions.contains(session)
+    fn forget_session(&mut self, session: &str, until: &str) {
+        let latest = self.sessions.entry(session.to_string()).or_default();
+        if until > latest.as_str() {
+            *latest = until.to_string();
+        }
     }
 
-    /// Whether `draft` says what a forgotten event said.
+    /// Whether `draft` says what a forgotten event said, or belongs to a
+    /// session forgotten whole after it was recorded.
     pub fn holds(&self, draft: &Draft) -> bool {
-        !self.events.is_empty() && self.events.contains(&self.print(&draft.kind, &draft.body))
+        self.sessions
+            .get(&draft.session)
+            .is_some_and(|until| draft.ts.as_str() <= until.as_str())
+            || (!self.events.is_empty()
+                && self.events.contains(&self.print(&draft.kind, &draft.body)))
     }
 
     fn print(&self, kind: &Kind, body: &Map<String, Value>) -> String {

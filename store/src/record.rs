@@ -204,10 +204,6 @@ impl<'r> Recorder<'r> {
         let mut left_out = 0;
         for (session, drafts) in sessions {
             crate::journal::validate_session(&session)?;
-            if forgotten.holds_session(&session) {
-                left_out += drafts.len();
-                continue;
-            }
             let was_personal = self.is_personal_session(&session);
             let mut personal = was_personal;
             let mut events = Vec::with_capacity(drafts.len());

@@ -451,3 +451,41 @@ fn importing_the_agents_files_again_brings_back_nothing_forgotten() {
         "the forgotten session came back"
     );
 }
+
+/// A forget of a session hides it as far as it went: the agent resuming it
+/// under the same id (`claude --resume`) records what follows, which is
+/// searched and kept, and a purge erases only the forgotten part (found by
+/// a field test: the resumed part was recorded, shared and invisible).
+#[test]
+fn a_session_resumed_after_its_forget_is_remembered_again() {
+    let repo = TestRepo::new();
+    let (old, new) = ("OLDPART-4471", "NEWPART-9035");
+    repo.hook(
+        "UserPromptSubmit",
+        "s1",
+        json!({"prompt": format!("where is {old} configured?")}),
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["forget", "--session", "s1"]).ok();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    repo.hook(
+        "UserPromptSubmit",
+        "s1",
+        json!({"prompt": format!("resumed: what about {new}?")}),
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    let hits = |word: &str| {
+        repo.memlog(&["search", "--json", "--mode", "fts", word])
+            .ok()
+            .json()["hits"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(hits(old), 0);
+    assert_eq!(hits(new), 1);
+    repo.memlog(&["purge"]).ok();
+    assert!(!contains(&all_objects(&repo), old));
+    assert!(contains(&all_objects(&repo), new));
+    assert_eq!(hits(new), 1);
+}

@@ -21,7 +21,8 @@ pub struct ForgetArgs {
     /// Event ids (or unique prefixes of at least 8 hex digits) to forget.
     ids: Vec<String>,
 
-    /// Forget every event of this session.
+    /// Forget every event this session recorded so far (what it records
+    /// later, resumed under the same id, is remembered).
     #[arg(long)]
     session: Option<String>,
 

@@ -268,7 +268,7 @@ impl Batch<'_> {
             let mut wide = self
                 .tx
                 .prepare(
-                    "SELECT id, session FROM events WHERE kind != 'forget' AND (session = ?1 OR ts < ?2)",
+                    "SELECT id, session FROM events WHERE kind != 'forget' AND ((session = ?1 AND ts <= ?3) OR ts < ?2)",
                 )
                 .map_err(|x| self.sql(x))?;
             let session = forget
@@ -283,7 +283,9 @@ impl Batch<'_> {
                 .unwrap_or("");
             if session != "\u{0}" || !before.is_empty() {
                 let rows = wide
-                    .query_map(params![session, before], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .query_map(params![session, before, forget.ts], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
                     .map_err(|x| self.sql(x))?;
                 for row in rows {
                     victims.push(row.map_err(|x| self.sql(x))?);
