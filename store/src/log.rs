@@ -295,7 +295,10 @@ impl<'r> Log<'r> {
     }
 
     /// Segments added and removed between two root trees. Only sub-trees
-    /// whose ids differ are read.
+    /// whose ids differ are read. A segment is its name and its blob: other
+    /// bytes under the same name (a damaged or hand-edited log) count as
+    /// removed and added, so that whoever reads what was added verifies
+    /// them ([`Log::read_segment_bytes`]).
     pub fn diff_trees(&self, old: ObjectId, new: ObjectId) -> Result<SegmentDiff> {
         let mut diff = SegmentDiff::default();
         if old == new {
@@ -308,19 +311,19 @@ impl<'r> Log<'r> {
                 Some(old_dir) => {
                     let before = self.segments_in_dir(old_dir)?;
                     let after = self.segments_in_dir(dir)?;
-                    let before_set: HashSet<&str> =
-                        before.iter().map(|s| s.hash.as_str()).collect();
-                    let after_set: HashSet<&str> = after.iter().map(|s| s.hash.as_str()).collect();
+                    let key = |s: &SegmentRef| (s.hash.clone(), s.blob);
+                    let before_set: HashSet<(String, ObjectId)> = before.iter().map(key).collect();
+                    let after_set: HashSet<(String, ObjectId)> = after.iter().map(key).collect();
                     diff.removed.extend(
                         before
                             .iter()
-                            .filter(|s| !after_set.contains(s.hash.as_str()))
+                            .filter(|s| !after_set.contains(&key(s)))
                             .cloned(),
                     );
                     diff.added.extend(
                         after
                             .iter()
-                            .filter(|s| !before_set.contains(s.hash.as_str()))
+                            .filter(|s| !before_set.contains(&key(s)))
                             .cloned(),
                     );
                 }

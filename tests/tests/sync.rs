@@ -384,3 +384,143 @@ fn memory_can_live_in_a_private_repository_of_its_own() {
     assert_eq!(out.code(), Some(1));
     assert!(out.stderr().contains("not a remote"), "{}", out.stderr());
 }
+
+/// Makes a commit on `repo`'s memlog ref that truncates one of its
+/// segments (what a hand edit or a buggy tool leaves), with `message`;
+/// returns the segment's path.
+fn damage_a_segment(repo: &TestRepo, message: &str) -> String {
+    let files = repo
+        .git(&["ls-tree", "-r", "--name-only", "refs/heads/memlog"])
+        .ok()
+        .stdout();
+    let seg = files
+        .lines()
+        .find(|l| l.starts_with("segments/"))
+        .unwrap()
+        .to_string();
+    let bytes = repo
+        .git(&["show", &format!("refs/heads/memlog:{seg}")])
+        .ok()
+        .stdout();
+    let cut = repo.path().join(".git/cut.jsonl");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let blob = repo
+        .git(&["hash-object", "-w", cut.to_str().unwrap()])
+        .ok()
+        .stdout();
+    let index = repo.path().join(".git/damage.index");
+    let with_index = |args: &[&str]| {
+        run(git_command(repo.path())
+            .env("GIT_INDEX_FILE", &index)
+            .args(args))
+        .ok()
+        .stdout()
+    };
+    with_index(&["read-tree", "refs/heads/memlog"]);
+    with_index(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{},{seg}", blob.trim()),
+    ]);
+    let tree = with_index(&["write-tree"]);
+    let commit = repo
+        .git(&[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            "refs/heads/memlog",
+            "-m",
+            message,
+        ])
+        .ok()
+        .stdout();
+    repo.git(&["update-ref", "refs/heads/memlog", commit.trim()])
+        .ok();
+    seg
+}
+
+/// A damaged log stays where it is: sync neither pushes a local log whose
+/// segment was cut (even under seal trailers) or which holds a commit
+/// memlog did not write, nor takes such a log from the remote (found by a
+/// field test: a truncated segment travelled to a teammate, whose own
+/// session then lived in it, and `memlog rebuild` refused everywhere).
+#[test]
+fn a_damaged_log_is_neither_pushed_nor_taken() {
+    let (remote, clones) = remote_and_clones(2);
+    let (broken, mate) = (&clones[0], &clones[1]);
+    seal_session(broken, "first");
+    broken.memlog(&["sync", "origin"]).ok();
+    mate.memlog(&["sync", "origin"]).ok();
+    let shared = rev(remote.path(), "refs/heads/memlog");
+
+    let seg = damage_a_segment(
+        broken,
+        "Looks like a seal\n\nMemlog-Session: fake\nMemlog-Events: 1",
+    );
+    let out = broken.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    assert!(
+        out.stderr().contains("refusing to push") && out.stderr().contains(&seg),
+        "{}",
+        out.stderr()
+    );
+    assert_eq!(rev(remote.path(), "refs/heads/memlog"), shared);
+
+    // A plain commit memlog did not write is not pushed either.
+    broken
+        .git(&[
+            "update-ref",
+            "refs/heads/memlog",
+            shared.as_deref().unwrap(),
+        ])
+        .ok();
+    let tree = broken
+        .git(&["rev-parse", "refs/heads/memlog^{tree}"])
+        .ok()
+        .stdout();
+    let manual = broken
+        .git(&[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            "refs/heads/memlog",
+            "-m",
+            "manual edit",
+        ])
+        .ok()
+        .stdout();
+    broken
+        .git(&["update-ref", "refs/heads/memlog", manual.trim()])
+        .ok();
+    let out = broken.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1));
+    assert!(out.stderr().contains("manual edit"), "{}", out.stderr());
+    assert_eq!(rev(remote.path(), "refs/heads/memlog"), shared);
+
+    // Pushed by plain git, the damaged log is not taken by a teammate.
+    broken
+        .git(&[
+            "update-ref",
+            "refs/heads/memlog",
+            shared.as_deref().unwrap(),
+        ])
+        .ok();
+    damage_a_segment(
+        broken,
+        "Looks like a seal\n\nMemlog-Session: fake\nMemlog-Events: 1",
+    );
+    broken
+        .git(&["push", "-q", "origin", "refs/heads/memlog"])
+        .ok();
+    seal_session(mate, "mates-own");
+    let before = memlog_tip(mate);
+    let out = mate.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1));
+    assert!(
+        out.stderr().contains("is damaged") && out.stderr().contains(&seg),
+        "{}",
+        out.stderr()
+    );
+    assert_eq!(memlog_tip(mate), before);
+    assert!(mate.memlog(&["fsck", "--json"]).ok().json()["problems"] == serde_json::json!([]));
+}

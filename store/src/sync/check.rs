@@ -9,9 +9,13 @@
 //! named `memlog` fails at once (its tree holds code), and is neither
 //! merged nor pushed to.
 //!
-//! Nothing personal is pushed: before a push, the segments the remote
-//! lacks are checked for events marked `meta.scope: personal` (FORMAT.md
-//! §9). Sealing never puts one there; this is the last guard.
+//! What is pushed passes the same test (a hand edit of the local log is
+//! stopped here, not on every teammate's next sync), and neither side's
+//! segments are taken damaged: the bytes of every segment the other side
+//! lacks must hash to its name. Nothing personal is pushed: before a push,
+//! the segments the remote lacks are checked for events marked
+//! `meta.scope: personal` (FORMAT.md §9). Sealing never puts one there;
+//! this is the last guard.
 
 use std::collections::HashSet;
 
@@ -19,7 +23,7 @@ use gix::ObjectId;
 use memlog_format::scope;
 use memlog_format::segment::{self, SEGMENTS_DIR};
 
-use crate::log::{EVENTS_TRAILER, Log, SESSION_TRAILER, trailers};
+use crate::log::{EVENTS_TRAILER, Log, SESSION_TRAILER, SegmentRef, trailers};
 use crate::purge_record::{self, PURGE_TRAILER, PURGES_DIR};
 use crate::{Error, Result};
 
@@ -176,23 +180,86 @@ fn is_hex(s: &str) -> bool {
     s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// Refuses to push `tip` to `remote` (whose tip is `remote_tip`) when a
-/// segment the remote lacks holds a personal event.
-pub(super) fn nothing_personal(
+/// The segments of `tip` that `base` lacks (all of them without a base).
+fn segments_new(log: &Log, tip: ObjectId, base: Option<ObjectId>) -> Result<Vec<SegmentRef>> {
+    let tree = log.commit(tip)?.tree;
+    match base {
+        Some(b) => log.added_between(log.commit(b)?.tree, tree),
+        None => log.segments_in_tree(tree),
+    }
+}
+
+/// Refuses `tip` (fetched from `remote`) when a segment the local log
+/// (at `local`) lacks is damaged: bytes that do not hash to its name, which
+/// merging would spread into this log (and from it, to every clone).
+pub(super) fn segments_whole(
+    log: &Log,
+    remote: &str,
+    tip: ObjectId,
+    local: Option<ObjectId>,
+) -> Result<()> {
+    for seg in segments_new(log, tip, local)? {
+        if let Err(Error::DamagedSegment { path, actual }) = log.read_segment_bytes(&seg) {
+            return Err(Error::NotAMemlogLog {
+                remote: remote.to_string(),
+                ref_name: log.ref_name().to_string(),
+                why: format!(
+                    "its segment {path} is damaged (its bytes hash to {}, not to its name)",
+                    &actual[..12]
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses to push `tip` to `remote` (whose tip is `remote_tip`) unless
+/// what the remote lacks is memlog's: every commit a seal, a purge record
+/// or a merge; every segment whole (its bytes hash to its name); none
+/// holding a personal event. A hand edit of the local log stops here, not
+/// on every teammate's next sync.
+pub(super) fn fit_to_push(
+    repo: &crate::Repo,
     log: &Log,
     remote: &str,
     tip: ObjectId,
     remote_tip: Option<ObjectId>,
 ) -> Result<()> {
-    let tree = log.commit(tip)?.tree;
-    let new = match remote_tip {
-        Some(r) => log.added_between(log.commit(r)?.tree, tree)?,
-        None => log.segments_in_tree(tree)?,
+    let refuse = |why: String| Error::Sync {
+        remote: remote.to_string(),
+        message: format!("refusing to push {}: {why}", log.ref_name()),
     };
+    let mut range = vec!["rev-list".to_string(), tip.to_string()];
+    if let Some(r) = remote_tip {
+        range.extend(["--not".to_string(), r.to_string()]);
+    }
+    let args: Vec<&str> = range.iter().map(String::as_str).collect();
+    let unpushed: HashSet<String> = crate::git_command::run(repo, &args)?
+        .lines()
+        .map(str::to_string)
+        .collect();
+    if let Err(Error::NotAMemlogLog { why, .. }) =
+        memlog_log(log, remote, tip, &|id| !unpushed.contains(&id.to_string()))
+    {
+        return Err(refuse(format!(
+            "{why}; `memlog fsck` checks the log, and `git reset` of the ref to its last good \
+             commit undoes a hand edit"
+        )));
+    }
+    let new = segments_new(log, tip, remote_tip)?;
     let marker = format!("\"{}\":\"{}\"", scope::SCOPE_KEY, scope::PERSONAL);
     let finder = memchr::memmem::Finder::new(marker.as_bytes());
     for seg in new {
-        let bytes = log.read_segment_bytes(&seg)?;
+        let bytes = match log.read_segment_bytes(&seg) {
+            Err(Error::DamagedSegment { path, actual }) => {
+                return Err(refuse(format!(
+                    "its segment {path} is damaged (its bytes hash to {}, not to its name); \
+                     `memlog fsck` checks the log",
+                    &actual[..12]
+                )));
+            }
+            other => other?,
+        };
         if finder.find(&bytes).is_none() {
             continue;
         }

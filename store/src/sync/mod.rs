@@ -20,7 +20,8 @@
 //! replaced gets the rewritten one with `--force-with-lease`, so nothing
 //! pushed there meanwhile is lost (the next round merges it). Only the
 //! memlog ref is pushed, never the personal one, and a push that would
-//! carry a personal event is refused ([`check::nothing_personal`]).
+//! carry a personal event, a damaged segment or a commit not memlog's is
+//! refused ([`check::fit_to_push`]).
 //!
 //! Memory can hold private context, so a remote is used only when the user
 //! named it or listed it in `.memlog.yaml` (`sync.remotes`, where a URL of
@@ -171,7 +172,7 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
         let needs_push = local.is_some() && (local != remote_tip);
         let pushed = match local {
             Some(local) if needs_push => {
-                check::nothing_personal(&log, remote, local, joined)?;
+                check::fit_to_push(repo, &log, remote, local, joined)?;
                 push(repo, remote, local, remote_tip, rewritten)
             }
             _ => Ok(false),
@@ -248,6 +249,7 @@ fn accept(repo: &Repo, log: &Log, remote: &str, tip: ObjectId) -> Result<()> {
     check::memlog_log(log, remote, tip, &|id| {
         known.as_ref().is_some_and(|k| k.contains(id))
     })?;
+    check::segments_whole(log, remote, tip, log.tip()?)?;
     refuse_purged_history(repo, remote, tip)
 }
 
