@@ -922,7 +922,8 @@ pub fn injection(
                     } else {
                         Vec::new()
                     };
-                    let ungated = render(&m.p, r.hits, m.repo.config.context.budget_tokens)?;
+                    let ungated =
+                        render(&m.p, question, r.hits, m.repo.config.context.budget_tokens)?;
                     let cited: Vec<&str> = ungated
                         .cited
                         .iter()

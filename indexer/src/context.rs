@@ -94,6 +94,11 @@ const PASSAGE_TOKENS: u32 = 16;
 const UNSEEN_FULL_WEIGHT_EVENTS: f32 = 300.0;
 /// Longest text shown for one memory, in characters.
 const ITEM_CHARS: usize = 480;
+/// Of a long memory whose passage about the prompt lies past its start:
+/// how much of its start is shown first, in characters (what it is about).
+const HEAD_CHARS: usize = 120;
+/// How far back from the passage's first word its sentence may start.
+const SENTENCE_BACK: usize = 200;
 /// How many characters of an event id are shown as its citation.
 pub const CITATION_LEN: usize = 12;
 
@@ -428,7 +433,7 @@ pub fn assemble(
     let recall = recall(p, config, prompt, exclude_session, query_vector)?;
     let ranked_by = Some(recall.query);
     let assembled = if recall.confident(config) {
-        let a = render(p, recall.hits, budget)?;
+        let a = render(p, prompt, recall.hits, budget)?;
         let withheld = a
             .markdown
             .is_empty()
@@ -448,9 +453,10 @@ pub fn assemble(
 
 /// The markdown of `hits` (best first) within `budget` tokens: those
 /// scoring at least half the best one, deduplicated, grouped by session,
-/// each cited by id; memories withheld for review left out
+/// each cited by id, a long one by its passage about `prompt`
+/// ([`excerpt`]); memories withheld for review left out
 /// ([`crate::review`]).
-pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assembled> {
+pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> Result<Assembled> {
     // memories waiting for review (or rejected) are never injected
     let withheld = crate::review::withheld(p)?;
     let hits: Vec<Hit> = hits
@@ -467,8 +473,13 @@ pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assemble
     let relevant: Vec<Hit> = relevant
         .into_iter()
         .filter(|h| {
-            seen.insert(memlog_format::key::normalize(
-                &h.text.chars().take(300).collect::<String>(),
+            // the start and the end: long answers often open alike
+            let chars = h.text.chars().count();
+            let head: String = h.text.chars().take(300).collect();
+            let tail: String = h.text.chars().skip(chars.saturating_sub(300)).collect();
+            seen.insert((
+                memlog_format::key::normalize(&head),
+                memlog_format::key::normalize(&tail),
             ))
         })
         .take(MAX_EVENTS)
@@ -502,7 +513,7 @@ pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assemble
         let mut block = heading;
         let mut block_ids = Vec::new();
         for h in items {
-            let text = memlog_format::event::one_line(&h.text, ITEM_CHARS);
+            let text = excerpt(p, prompt, &h.text)?;
             let mut superseded = h.superseded_by.as_ref().map_or(String::new(), |next| {
                 format!(
                     " (superseded by [{}])",
@@ -543,6 +554,37 @@ pub fn render(p: &Projections, hits: Vec<Hit>, budget: usize) -> Result<Assemble
         ranked_by: None,
         withheld: None,
     })
+}
+
+/// What a memory shows of `text`, on one line within [`ITEM_CHARS`]: all
+/// of a short one; of a long one (an agent's answer of pages), its start
+/// and, when the passage holding most of `prompt` lies past what the start
+/// shows, that passage from its sentence on. The answer's conclusion is
+/// what a follow-up asks about, not its heading.
+fn excerpt(p: &Projections, prompt: &str, text: &str) -> Result<String> {
+    use memlog_format::event::one_line;
+    if text.chars().count() <= ITEM_CHARS {
+        return Ok(one_line(text, ITEM_CHARS));
+    }
+    let Some(at) = p.fts().best_passage(prompt, text, PASSAGE_TOKENS)? else {
+        return Ok(one_line(text, ITEM_CHARS));
+    };
+    if text[..at].chars().count() < ITEM_CHARS - HEAD_CHARS {
+        return Ok(one_line(text, ITEM_CHARS));
+    }
+    let floor = at.saturating_sub(SENTENCE_BACK);
+    let from = text[..at]
+        .char_indices()
+        .rev()
+        .take_while(|(i, _)| *i >= floor)
+        .find(|(_, c)| matches!(c, '.' | '!' | '?' | '\n'))
+        .map_or(at, |(i, c)| i + c.len_utf8());
+    // (the start, longer than shown, ends in an ellipsis)
+    Ok(format!(
+        "{} {}",
+        one_line(text, HEAD_CHARS),
+        one_line(&text[from..], ITEM_CHARS - HEAD_CHARS)
+    ))
 }
 
 /// The first line of a session's first prompt (unless a forget hides it).

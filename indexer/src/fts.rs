@@ -740,18 +740,7 @@ impl Fts {
     /// words scattered over paragraphs about something else; a text about
     /// what the query asks holds them together.
     pub fn passage_coverage(&self, query: &str, texts: &[&str], window: u32) -> Result<Vec<f32>> {
-        let searcher = self.searcher()?;
-        let n = searcher.num_docs() as f32;
-        let mut weights: std::collections::HashMap<String, f32> = Default::default();
-        for (term, _) in query_terms(&self.index, self.fields.text, query) {
-            let df = searcher
-                .doc_freq(&term)
-                .map_err(|e| Error::fts(Path::new("full-text index"), e))?
-                as f32;
-            if let Some(word) = term.value().as_str() {
-                weights.insert(word.to_string(), ((n + 1.0) / (df + 1.0)).ln());
-            }
-        }
+        let weights = self.term_weights(query)?;
         let total: f32 = weights.values().sum();
         if total <= 0.0 {
             return Ok(vec![0.0; texts.len()]);
@@ -781,6 +770,58 @@ impl Fts {
                 best.min(1.0)
             })
             .collect())
+    }
+
+    /// Each analyzed term of `query`, weighed by its rarity among the
+    /// events (`ln((n + 1) / (df + 1))`).
+    fn term_weights(&self, query: &str) -> Result<std::collections::HashMap<String, f32>> {
+        let searcher = self.searcher()?;
+        let n = searcher.num_docs() as f32;
+        let mut weights: std::collections::HashMap<String, f32> = Default::default();
+        for (term, _) in query_terms(&self.index, self.fields.text, query) {
+            let df = searcher
+                .doc_freq(&term)
+                .map_err(|e| Error::fts(Path::new("full-text index"), e))?
+                as f32;
+            if let Some(word) = term.value().as_str() {
+                weights.insert(word.to_string(), ((n + 1.0) / (df + 1.0)).ln());
+            }
+        }
+        Ok(weights)
+    }
+
+    /// Where in `text` the passage of `window` tokens holding most of
+    /// `query` (weighed as in [`Fts::passage_coverage`]) starts: the byte
+    /// offset of its first query term; `None` when no term is there.
+    pub fn best_passage(&self, query: &str, text: &str, window: u32) -> Result<Option<usize>> {
+        // every term counts a little: a memory the index does not hold yet
+        // (a session sealed a moment ago) has rarities of zero
+        let weights: std::collections::HashMap<String, f32> = self
+            .term_weights(query)?
+            .into_iter()
+            .map(|(term, w)| (term, w + 0.1))
+            .collect();
+        let mut analyzer = text_analyzer(&self.index);
+        let mut found: Vec<(u32, usize, &str)> = Vec::new();
+        let mut stream = analyzer.token_stream(text);
+        while let Some(tok) = stream.next() {
+            if let Some((word, _)) = weights.get_key_value(tok.text.as_str()) {
+                found.push((tok.position as u32, tok.offset_from, word.as_str()));
+            }
+        }
+        let mut best: Option<(f32, usize)> = None;
+        let mut start = 0;
+        for end in 0..found.len() {
+            while found[end].0.saturating_sub(found[start].0) >= window {
+                start += 1;
+            }
+            let run: HashSet<&str> = found[start..=end].iter().map(|(_, _, w)| *w).collect();
+            let held: f32 = run.iter().filter_map(|w| weights.get(*w)).sum();
+            if best.is_none_or(|(b, _)| held > b) {
+                best = Some((held, found[start].1));
+            }
+        }
+        Ok(best.map(|(_, offset)| offset))
     }
 
     /// How rare each of `words` is among the events: `ln((n + 1) / (df +

@@ -208,3 +208,36 @@ fn after_compaction_the_session_gets_its_own_memories_back() {
     );
     assert!(!fresh.contains("before compaction"), "{fresh}");
 }
+
+/// A follow-up about a long answer's conclusion gets that conclusion, not
+/// the answer's opening paragraphs (found by a field test: a 16 KB audit
+/// report was injected as its heading).
+#[test]
+fn a_long_answer_is_recalled_by_the_passage_the_prompt_asks_about() {
+    let repo = TestRepo::new();
+    let filler: String = (0..60)
+        .map(|i| {
+            format!(
+                "Section {i} of the billing audit lists queue depth, webhook retries and \
+                 ledger exports for tenant group {i}. "
+            )
+        })
+        .collect();
+    let answer = format!(
+        "## Billing audit (marmot report)\n\n{filler}\n\nConclusion: the marmot audit found that \
+         compute_invoice_total rounds after tax, which loses a cent on split invoices."
+    );
+    repo.record("audit", "user_prompt", "run the marmot audit of billing");
+    repo.record("audit", "agent_response", &answer);
+    repo.memlog(&["seal", "--all"]).ok();
+    let context = injected(
+        &repo,
+        "later",
+        "What did the marmot audit conclude about rounding in compute_invoice_total?",
+    );
+    assert!(
+        context.contains("Billing audit (marmot report)")
+            && context.contains("rounds after tax, which loses a cent on split invoices"),
+        "{context}"
+    );
+}
