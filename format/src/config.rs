@@ -4,7 +4,7 @@
 //!
 //! ```yaml
 //! ref: refs/heads/memlog      # where sealed sessions are committed
-//! project: my-service         # default: the repository's directory name
+//! project: my-service         # default: origin's repository name, else the directory's
 //! privacy:
 //!   patterns: ["ACME-[0-9]{6}"]  # extra secret regexes, masked as [REDACTED:custom-pattern:…]
 //!   allow: ["^sk_test_", "support@acme\\.io"]  # kept when one matches what a rule found

@@ -208,10 +208,16 @@ impl Repo {
     }
 
     /// The project name recorded in events: the configured one, else the
-    /// name of the repository's directory (the same in every worktree).
+    /// name of the repository `origin` points at (the same in every clone
+    /// of a team, whatever each clone's directory is called: tasks are
+    /// keyed by project), else the name of the repository's directory (the
+    /// same in every worktree).
     pub fn project(&self) -> String {
         if let Some(p) = &self.config.project {
             return p.clone();
+        }
+        if let Some(name) = origin_name(&self.common_dir) {
+            return name;
         }
         let dir = if self.common_dir.file_name().is_some_and(|n| n == ".git") {
             self.common_dir.parent().unwrap_or(&self.common_dir)
@@ -261,4 +267,64 @@ impl Repo {
 
 fn absolute(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The repository name of `remote.origin.url` in the git config under
+/// `common_dir` (`git@host:team/shop.git` and `https://host/team/shop`
+/// give `shop`), read from the file: a hook cannot afford a git process.
+fn origin_name(common_dir: &Path) -> Option<String> {
+    let config = std::fs::read_to_string(common_dir.join("config")).ok()?;
+    let mut in_origin = false;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_origin = line.replace(char::is_whitespace, "") == "[remote\"origin\"]";
+            continue;
+        }
+        if !in_origin {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if !key.trim().eq_ignore_ascii_case("url") {
+            continue;
+        }
+        let url = value.trim().trim_matches('"').trim_end_matches('/');
+        let last = url.rsplit(['/', ':', '\\']).next()?;
+        let name = last.strip_suffix(".git").unwrap_or(last);
+        return (!name.is_empty()).then(|| name.to_string());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_names_the_project_in_every_url_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = |url: &str| {
+            std::fs::write(
+                dir.path().join("config"),
+                format!(
+                    "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = /x/other.git\n\
+                     [remote \"origin\"]\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\turl = {url}\n"
+                ),
+            )
+            .unwrap();
+            origin_name(dir.path())
+        };
+        for url in [
+            "git@github.com:acme/shop.git",
+            "https://github.com/acme/shop",
+            "https://github.com/acme/shop.git/",
+            "/srv/git/shop.git",
+            "ssh://git@host:22/acme/shop.git",
+        ] {
+            assert_eq!(name(url).as_deref(), Some("shop"), "{url}");
+        }
+        std::fs::write(dir.path().join("config"), "[core]\n\tbare = false\n").unwrap();
+        assert_eq!(origin_name(dir.path()), None);
+    }
 }

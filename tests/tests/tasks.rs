@@ -735,3 +735,31 @@ fn real_transcripts_give_one_task_per_todo_with_its_last_status() {
     let expected_open = expected.values().filter(|s| *s != "done").count();
     assert_eq!(open.as_array().unwrap().len(), expected_open);
 }
+
+/// Teammates' clones sit in directories of any name: a task one adds is
+/// the same task in the other's clone after a sync, found by its title and
+/// not added twice (the project comes from `origin`'s name; found by a
+/// field test, where clones `alice/` and `bob/` keyed tasks apart).
+#[test]
+fn a_teammates_task_is_the_same_task_in_every_clone() {
+    let (_remote, clones) = memlog_e2e::remote_and_clones(2);
+    let (alice, bob) = (&clones[0], &clones[1]);
+    let added = alice
+        .memlog(&["task", "add", "Rotate the staging keys", "--json"])
+        .ok()
+        .json();
+    alice.memlog(&["sync", "origin"]).ok();
+    bob.memlog(&["sync", "origin"]).ok();
+    let shown = bob
+        .memlog(&["task", "show", "Rotate the staging keys", "--json"])
+        .ok()
+        .json();
+    assert_eq!(shown["entity_id"], added["entity_id"], "{shown}");
+    let again = bob.memlog(&["task", "add", "rotate the staging keys"]);
+    assert_eq!(again.code(), Some(1), "{}", again.stderr());
+    assert!(
+        again.stderr().contains("already exists"),
+        "{}",
+        again.stderr()
+    );
+}
