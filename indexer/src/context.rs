@@ -118,6 +118,10 @@ pub struct Assembled {
     /// log).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<String>,
+    /// Whether a memory included is personal: the session it is given to
+    /// becomes personal from then on (its answer may repeat it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub personal: bool,
 }
 
 /// What the prompt's memories were ranked with.
@@ -484,6 +488,15 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
         })
         .take(MAX_EVENTS)
         .collect();
+    let personal: HashSet<&EventId> = relevant
+        .iter()
+        .filter(|h| {
+            h.meta
+                .as_object()
+                .is_some_and(memlog_format::scope::is_personal)
+        })
+        .map(|h| &h.id)
+        .collect();
     // sessions in order of their best hit
     let mut order: Vec<String> = Vec::new();
     let mut by_session: HashMap<String, Vec<&Hit>> = HashMap::new();
@@ -548,6 +561,7 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
     }
     let tokens = approx_tokens(&markdown);
     Ok(Assembled {
+        personal: cited.iter().any(|id| personal.contains(id)),
         markdown,
         cited,
         tokens,

@@ -224,5 +224,6 @@ pub fn briefing(
         markdown: md,
         cited,
         ranked_by: None,
+        personal: false,
     })
 }

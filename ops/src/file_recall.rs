@@ -140,5 +140,6 @@ fn render(name: &str, known: &[Known]) -> Option<Assembled> {
         cited,
         ranked_by: None,
         withheld: None,
+        personal: false,
     })
 }

@@ -343,6 +343,13 @@ fn inject(
         if let Some(p) = &payload.prompt {
             body.insert("query".into(), Value::String(p.clone()));
         }
+        // a personal memory given to the session makes the rest of it
+        // personal, as a personal event recorded in it does: the answer
+        // may repeat it
+        let mut meta = Map::new();
+        if assembled.personal {
+            memlog_format::scope::mark_personal(&mut meta);
+        }
         recorder
             .record_as(
                 vec![Draft {
@@ -351,7 +358,7 @@ fn inject(
                     kind: Kind::Recall,
                     project: repo.project(),
                     body,
-                    meta: Map::new(),
+                    meta,
                 }],
                 Durability::Deferred,
             )

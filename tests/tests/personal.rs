@@ -238,6 +238,48 @@ fn memlogs_own_tool_calls_keep_no_copy_of_memory() {
     }
 }
 
+/// A personal memory injected into a session makes the rest of that
+/// session personal, as a personal event recorded in it does: the answer
+/// built on it stays on this machine (found by a field test: the answer
+/// and the recall naming the note were pushed with the shared session).
+#[test]
+fn a_session_given_a_personal_memory_keeps_what_follows_here() {
+    let (remote, clones) = remote_and_clones(1);
+    let me = &clones[0];
+    std::fs::write(
+        me.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 20000\n",
+    )
+    .unwrap();
+    me.memlog(&[
+        "note",
+        "--personal",
+        &format!("My dentist appointment is on Friday at nine ({NOTE})"),
+    ])
+    .ok();
+    let context = me.hook(
+        "UserPromptSubmit",
+        "work",
+        serde_json::json!({"prompt": "When is my dentist appointment?"}),
+    );
+    assert!(context.contains(NOTE), "{context}");
+    me.hook(
+        "Stop",
+        "work",
+        serde_json::json!({"stop_hook_active": false,
+            "last_assistant_message": format!("On Friday at nine ({LATER}).")}),
+    );
+    me.hook("SessionEnd", "work", serde_json::json!({"reason": "other"}));
+    me.memlog(&["sync", "origin"]).ok();
+    assert!(texts(me).contains(LATER), "the answer is kept here");
+    for words in [NOTE, LATER] {
+        assert!(
+            !holds(&all_objects(remote.path()), words),
+            "{words} reached the remote"
+        );
+    }
+}
+
 /// What rests on a personal event is personal too: a fact extracted from
 /// it (whose quote holds its words), a memory MCP's `memory_remember`
 /// grounds in it, a rule promoted on its evidence. None reaches the
