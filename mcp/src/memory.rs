@@ -81,9 +81,6 @@ impl Memory {
     /// `memory_search`: compact hits, best first, ranked exactly as
     /// `memlog search` ranks them.
     pub fn search(&mut self, p: SearchParams) -> Result<Value> {
-        if p.query.trim().is_empty() {
-            bail!("query is empty: give words to look for");
-        }
         if p.query.len() > MAX_QUERY_BYTES {
             bail!(
                 "query is {} bytes; keep it under {MAX_QUERY_BYTES} (a few words or an identifier)",

@@ -103,6 +103,16 @@ pub fn run(
     query: &SearchQuery<'_>,
     model: Option<&mut KeptModel>,
 ) -> Result<Found> {
+    if query.query.trim().is_empty() {
+        return Err(Error::Invalid(
+            "query is empty: give words to look for".into(),
+        ));
+    }
+    if query.limit == 0 {
+        return Err(Error::Invalid(
+            "limit is 0: ask for 1 result or more".into(),
+        ));
+    }
     let file = query.file.map(|f| workspace::file_name(repo, f));
     let mut request = search_request(&SearchQuery {
         file: file.as_deref(),

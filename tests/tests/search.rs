@@ -550,3 +550,27 @@ fn indexing_leaves_the_database_log_empty() {
     assert_eq!(len, 0, "{} holds {len} bytes", wal.display());
     assert_eq!(hits(&repo, "billing retry", &[]).len(), 20);
 }
+
+/// Read commands answer plainly at their edges (found by a field test): an
+/// empty query or a limit of 0 is refused with why, `cat` takes `--json`
+/// like every read command, and `log --agent` with no match says so rather
+/// than that the log does not exist.
+#[test]
+fn read_commands_say_why_at_their_edges() {
+    let repo = TestRepo::new();
+    repo.record("s1", "note", "the dev server runs on port 8431");
+    repo.memlog(&["seal", "--all"]).ok();
+    let empty = repo.memlog(&["search", "  "]);
+    assert_eq!(empty.code(), Some(1));
+    assert!(
+        empty.stderr().contains("query is empty"),
+        "{}",
+        empty.stderr()
+    );
+    let none = repo.memlog(&["search", "port", "-n", "0"]);
+    assert_eq!(none.code(), Some(1));
+    assert!(none.stderr().contains("limit is 0"), "{}", none.stderr());
+    assert_eq!(repo.memlog(&["cat", "--json"]).ok().json_lines().len(), 1);
+    let log = repo.memlog(&["log", "--agent", "codex"]).ok().stdout();
+    assert!(log.contains("no sealed session of agent codex"), "{log}");
+}

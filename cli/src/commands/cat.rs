@@ -30,6 +30,11 @@ pub struct CatArgs {
     /// Only sealed events (leave out journals of running sessions).
     #[arg(long)]
     sealed: bool,
+
+    /// Accepted like every read command's: the output is JSON lines
+    /// already.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn cmd_cat(dir: &Path, args: CatArgs) -> anyhow::Result<ExitCode> {

@@ -63,10 +63,14 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if shown == 0 {
-        println!(
-            "no sealed sessions yet ({} does not exist)",
-            repo.ref_name()
-        );
+        match (&args.agent, log.tip()?) {
+            (Some(a), Some(_)) => println!("no sealed session of agent {a}"),
+            (_, Some(_)) => println!("no sealed session"),
+            (_, None) => println!(
+                "no sealed sessions yet ({} does not exist)",
+                repo.ref_name()
+            ),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
