@@ -105,10 +105,40 @@ const RECAP_LINE: usize = 240;
 pub fn session_recap(repo: &Repo, session: &str) -> Result<String> {
     use memlog_format::Kind;
     let journal = memlog_store::journal::Journal::new(&repo.journal_dir(), session)?;
-    if !journal.path().exists() {
-        return Ok(String::new());
+    let mut events = if journal.path().exists() {
+        journal.read()?.0
+    } else {
+        Vec::new()
+    };
+    // A session resumed (`claude --resume`) was sealed at its earlier end:
+    // that part is in the index, or in a segment the index lacks yet.
+    let mut p = match memlog_indexer::Projections::open(repo) {
+        Ok(p) => p,
+        Err(_) => memlog_indexer::Projections::empty()?,
+    };
+    p.read_unindexed(
+        repo,
+        memlog_indexer::projection::Reach::Prompt {
+            asking: Some(session),
+        },
+    )?;
+    let mut ids: std::collections::HashSet<_> = events.iter().map(|e| e.id.clone()).collect();
+    let sealed = memlog_indexer::lookup::session_events(&p, session)?
+        .into_iter()
+        .map(|s| s.event)
+        .chain(
+            p.unindexed()
+                .events()
+                .iter()
+                .filter(|u| u.event.session == session)
+                .map(|u| u.event.clone()),
+        );
+    for e in sealed {
+        if ids.insert(e.id.clone()) {
+            events.push(e);
+        }
     }
-    let (events, _) = journal.read()?;
+    events.sort_by(|a, b| (&a.ts, a.seq).cmp(&(&b.ts, b.seq)));
     let line = |e: &memlog_format::Event| {
         format!(
             "- [{}] {}\n",

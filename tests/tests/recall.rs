@@ -241,3 +241,42 @@ fn a_long_answer_is_recalled_by_the_passage_the_prompt_asks_about() {
         "{context}"
     );
 }
+
+/// After compaction of a resumed session, the recap holds the part before
+/// the resume too, which its first end sealed (found by a field test: the
+/// recap was empty for a `claude --resume`d session).
+#[test]
+fn after_compaction_a_resumed_session_gets_its_sealed_part_back() {
+    let repo = TestRepo::new();
+    let session = "resumed-1";
+    hook(
+        &repo,
+        "UserPromptSubmit",
+        json!({"session_id": session, "prompt": "Keep the audit log in PostgreSQL 16, never in SQLite"}),
+    );
+    hook(
+        &repo,
+        "SessionEnd",
+        json!({"session_id": session, "reason": "other"}),
+    );
+    hook(
+        &repo,
+        "SessionStart",
+        json!({"session_id": session, "source": "resume"}),
+    );
+    hook(
+        &repo,
+        "UserPromptSubmit",
+        json!({"session_id": session, "prompt": "Now add the retention job"}),
+    );
+    let context = hook(
+        &repo,
+        "SessionStart",
+        json!({"session_id": session, "source": "compact"}),
+    );
+    assert!(context.contains("before compaction"), "{context}");
+    assert!(
+        context.contains("PostgreSQL 16") && context.contains("retention job"),
+        "{context}"
+    );
+}
