@@ -49,6 +49,18 @@ pub fn on_stop(repo: &Repo, recorder: &Recorder, turn: &StopTurn) -> Result<Opti
     if count < every {
         return Ok(None);
     }
+    // The agent would have to give a long answer again (the user sees its
+    // final message only): twice the tokens and the wait, and a model
+    // that shortens it loses the answer. A later turn, shorter, asks.
+    let last_answer = events
+        .iter()
+        .rev()
+        .find(|e| e.kind == Kind::AgentResponse)
+        .and_then(|e| e.text())
+        .map_or(0, |t| t.chars().count());
+    if last_answer > LONG_ANSWER_CHARS {
+        return Ok(None);
+    }
     let view = extraction::session_view(turn.session, new);
     let mut body = Map::new();
     body.insert("events".into(), json!(count));
@@ -65,6 +77,10 @@ pub fn on_stop(repo: &Repo, recorder: &Recorder, turn: &StopTurn) -> Result<Opti
         extraction::instruction(&view, None)
     )))
 }
+
+/// An answer past this many characters is not asked for again: the
+/// extraction waits for a turn that ends shorter.
+const LONG_ANSWER_CHARS: usize = 2_000;
 
 /// The instruction's last words. The agent's client shows the user its
 /// final message only (`claude -p` prints it as the result, and Claude Code

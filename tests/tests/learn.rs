@@ -123,6 +123,13 @@ fn a_short_session_or_a_user_who_turned_it_off_is_not_asked() {
     session(&off, "off", 5, 6);
     assert_eq!(stop(&off, "off", false, "Done."), "");
 
+    // a long answer is not asked for again word for word (found by a
+    // field test: 16 KB to repeat); a later, shorter turn asks
+    session(&repo, "report", 5, 6);
+    let report = "The audit, section by section. ".repeat(100);
+    assert_eq!(stop(&repo, "report", false, &report), "");
+    assert!(stop(&repo, "report", false, "Anything else?").contains("word for word"));
+
     let err = repo.memlog(&["extract", "--prompt", "nosuch"]);
     assert_eq!(err.code(), Some(1));
     assert!(err.stderr().contains("no session is named \"nosuch\""));
