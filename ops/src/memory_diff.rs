@@ -274,43 +274,54 @@ fn sessions_added(before: &[Event], added: &[Event], forgets: &Forgets) -> Vec<S
     out
 }
 
-fn is_task_kind(kind: &Kind) -> bool {
-    kind.as_str().starts_with("task_")
-}
-
-/// Folds task events (ordered by time) into the state of each task.
+/// The state of each task after `events`, by the indexer's own fold (the
+/// one `memlog task show` reads): what a change implies (a task unblocked
+/// when its blocker is done) is a change too. Keyed by the task's key.
 fn task_states(events: &[Event]) -> BTreeMap<String, TaskState> {
-    let mut tasks: Vec<&Event> = events.iter().filter(|e| is_task_kind(&e.kind)).collect();
+    use memlog_indexer::tasks::{TASK_KINDS, TaskEvent, fold};
+    let mut tasks: Vec<&Event> = events
+        .iter()
+        .filter(|e| TASK_KINDS.contains(&e.kind))
+        .collect();
     tasks.sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
-    let mut states: BTreeMap<String, TaskState> = BTreeMap::new();
-    for e in tasks {
-        if e.kind.as_str() == "task_transition_rejected" {
-            continue;
-        }
-        let Some(key) = e.body.get("key").and_then(Value::as_str) else {
-            continue;
-        };
-        let state = states.entry(key.to_string()).or_default();
-        for (field, value) in &e.body {
-            match field.as_str() {
-                "key" | "from" => {}
-                "to" => {
-                    state.insert("status".into(), scalar(value));
-                }
-                _ => {
-                    state.insert(field.clone(), scalar(value));
-                }
+    let folded: Vec<TaskEvent> = tasks
+        .into_iter()
+        .map(|e| TaskEvent {
+            id: e.id.clone(),
+            session: e.session.clone(),
+            ts: e.ts.clone(),
+            kind: e.kind.clone(),
+            project: e.project.clone(),
+            body: e.body.clone(),
+        })
+        .collect();
+    fold(&folded)
+        .tasks
+        .into_values()
+        .map(|t| {
+            let key = t
+                .entity_id
+                .strip_prefix("task:")
+                .unwrap_or(&t.entity_id)
+                .to_string();
+            let mut state = TaskState::new();
+            state.insert("title".into(), t.title.clone());
+            state.insert("status".into(), t.state.status.as_str().to_string());
+            if let Some(p) = &t.state.priority {
+                state.insert("priority".into(), p.clone());
             }
-        }
-    }
-    states
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => memlog_format::canonical::to_string(other),
-    }
+            if !t.state.blockers.is_empty() {
+                let blockers: Vec<&str> = t
+                    .state
+                    .blockers
+                    .iter()
+                    .map(|b| b.raw_text.as_str())
+                    .collect();
+                state.insert("blockers".into(), blockers.join(", "));
+            }
+            (key, state)
+        })
+        .collect()
 }
 
 fn is_closed(state: &TaskState) -> bool {
@@ -458,7 +469,7 @@ mod tests {
             "s1",
             t0,
             Kind::parse("task_created"),
-            json!({"key": "p::fix db", "title": "Fix db", "status": "open"}),
+            json!({"key": "p::fix db", "title": "Fix db", "status": "in_progress"}),
         );
         let before = vec![prompt.clone(), task.clone()];
         let secret = ev(
@@ -472,7 +483,7 @@ mod tests {
             "s2",
             t1,
             Kind::parse("task_status_changed"),
-            json!({"key": "p::fix db", "from": "open", "to": "done"}),
+            json!({"key": "p::fix db", "from": "in_progress", "to": "done"}),
         );
         let forget = ev("f", t1, Kind::Forget, json!({"targets": [secret.id]}));
         let mut after = before.clone();

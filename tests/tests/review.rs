@@ -98,7 +98,7 @@ fn reviewed_repo() -> (TestRepo, String) {
         &[(
             "2026-03-01T09:02:00.000Z",
             "task_created",
-            json!({"key": "demo::fix login timeout", "title": "Fix login timeout", "status": "open"}),
+            json!({"key": "demo::fix login timeout", "title": "Fix login timeout", "status": "in_progress"}),
         )],
     );
     let a = repo
@@ -135,12 +135,12 @@ fn reviewed_repo() -> (TestRepo, String) {
             (
                 "2026-03-02T10:03:00.000Z",
                 "task_status_changed",
-                json!({"key": "demo::fix login timeout", "from": "open", "to": "done"}),
+                json!({"key": "demo::fix login timeout", "from": "in_progress", "to": "done"}),
             ),
             (
                 "2026-03-02T10:04:00.000Z",
                 "task_created",
-                json!({"key": "demo::add retry", "title": "Add retry", "status": "open"}),
+                json!({"key": "demo::add retry", "title": "Add retry", "status": "in_progress"}),
             ),
         ],
     );

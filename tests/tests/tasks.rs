@@ -763,3 +763,39 @@ fn a_teammates_task_is_the_same_task_in_every_clone() {
         again.stderr()
     );
 }
+
+/// `memlog diff` shows a task as `memlog task show` has it: a task its
+/// blocker's end unblocked is shown back in progress (found by a field
+/// test: the diff had its own fold, without the unblocking).
+#[test]
+fn the_diff_shows_a_task_unblocked_by_its_blockers_end() {
+    let repo = TestRepo::new();
+    repo.memlog(&["task", "add", "Ship the build"]).ok();
+    repo.memlog(&["task", "add", "Write the release notes"])
+        .ok();
+    let set = |title: &str, args: &[&str]| {
+        let mut all = vec!["task", "set", title];
+        all.extend(args);
+        repo.memlog(&all).ok();
+    };
+    set("Write the release notes", &["--status", "in_progress"]);
+    set(
+        "Write the release notes",
+        &["--status", "blocked", "--blocker", "Ship the build"],
+    );
+    set("Ship the build", &["--status", "in_progress"]);
+    set("Ship the build", &["--status", "done"]);
+    let shown = repo
+        .memlog(&["task", "show", "Write the release notes", "--json"])
+        .ok()
+        .json();
+    assert_eq!(shown["status"], "in_progress", "{shown}");
+    let diff = repo.memlog(&["diff", "--json"]).ok().json();
+    let notes = diff["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == "Write the release notes")
+        .unwrap_or_else(|| panic!("{diff}"));
+    assert_eq!(notes["after"]["status"], "in_progress", "{notes}");
+}
