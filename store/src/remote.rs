@@ -45,7 +45,7 @@ pub fn purged_commits(repo: &Repo) -> Result<HashSet<ObjectId>> {
 }
 
 /// `(remote, ref)` for every remote-tracking ref of the memlog ref.
-pub(crate) fn tracking_refs(repo: &Repo) -> Result<Vec<(String, String)>> {
+pub fn tracking_refs(repo: &Repo) -> Result<Vec<(String, String)>> {
     let listed = git_command::run(
         repo,
         &["for-each-ref", "--format=%(refname)", "refs/remotes/"],

@@ -524,3 +524,28 @@ fn a_damaged_log_is_neither_pushed_nor_taken() {
     assert_eq!(memlog_tip(mate), before);
     assert!(mate.memlog(&["fsck", "--json"]).ok().json()["problems"] == serde_json::json!([]));
 }
+
+/// A fresh clone of a repository whose remote holds memory is told where
+/// it is (found by a field test: log, doctor and search all said nothing
+/// of origin's memlog branch, right there after `git clone`).
+#[test]
+fn a_fresh_clone_is_told_its_teams_memory_is_one_sync_away() {
+    let (remote, clones) = remote_and_clones(1);
+    seal_session(&clones[0], "first");
+    clones[0].memlog(&["sync", "origin"]).ok();
+    let fresh = TestRepo::clone_of(remote.path());
+    let hint = "`memlog sync origin` brings it";
+    let log = fresh.memlog(&["log"]).ok().stdout();
+    assert!(log.contains(hint), "{log}");
+    let doctor = fresh.memlog(&["doctor"]).ok().stdout();
+    assert!(doctor.contains(hint), "{doctor}");
+    fresh.memlog(&["sync", "origin"]).ok();
+    let doctor = fresh.memlog(&["doctor", "--json"]).ok().json();
+    assert!(
+        doctor["log"]
+            .as_str()
+            .unwrap()
+            .starts_with("refs/heads/memlog at "),
+        "{doctor}"
+    );
+}

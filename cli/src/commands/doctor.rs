@@ -51,6 +51,26 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         .filter(|_| semantic["on"].as_bool() == Some(true));
     let (path, ranking) = memlog_ops::warm::hook_path(&repo, vectors_model);
     let hooks = memlog_ops::install::status(dir)?;
+    // the log here, or where a fresh clone's memory waits
+    let log = match memlog_store::log::Log::new(&repo).tip()? {
+        Some(tip) => format!("{} at {}", repo.ref_name(), &tip.to_string()[..12]),
+        None => {
+            let waiting: Vec<String> = memlog_store::remote::tracking_refs(&repo)?
+                .into_iter()
+                .map(|(remote, tracking)| {
+                    format!("{remote} has memory ({tracking}): `memlog sync {remote}` brings it")
+                })
+                .collect();
+            if waiting.is_empty() {
+                format!(
+                    "{} not written yet (the first session's end writes it)",
+                    repo.ref_name()
+                )
+            } else {
+                format!("{} not here yet; {}", repo.ref_name(), waiting.join("; "))
+            }
+        }
+    };
     if args.json {
         let hooks: Vec<_> = hooks
             .iter()
@@ -76,6 +96,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             .collect();
         output::print_json(&json!({
             "repository": repo.work_tree,
+            "log": log,
             "index": index,
             "semantic": semantic,
             "hook_path": {"path": path, "ranking": ranking},
@@ -83,6 +104,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
+    println!("log        {log}");
     println!("index      {index}");
     println!(
         "vectors    {}",

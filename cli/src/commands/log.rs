@@ -66,10 +66,16 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
         match (&args.agent, log.tip()?) {
             (Some(a), Some(_)) => println!("no sealed session of agent {a}"),
             (_, Some(_)) => println!("no sealed session"),
-            (_, None) => println!(
-                "no sealed sessions yet ({} does not exist)",
-                repo.ref_name()
-            ),
+            (_, None) => {
+                println!(
+                    "no sealed sessions yet ({} does not exist)",
+                    repo.ref_name()
+                );
+                // a fresh clone: the team's memory is one sync away
+                for (remote, tracking) in memlog_store::remote::tracking_refs(&repo)? {
+                    println!("{remote} has memory ({tracking}): `memlog sync {remote}` brings it");
+                }
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
