@@ -289,6 +289,20 @@ pub fn is_memlog_command(command: &str) -> bool {
 /// How many of memlog's hook commands the settings object `settings`
 /// holds.
 pub fn memlog_commands(settings: &Value) -> usize {
+    commands_of(settings).count()
+}
+
+/// The programs memlog's hook commands in `settings` run, each once:
+/// `doctor` says when one is not on this machine (a settings file
+/// committed from a teammate's).
+pub fn memlog_programs(settings: &Value) -> Vec<String> {
+    let mut programs: Vec<String> = commands_of(settings).map(|c| first_word(c).0).collect();
+    programs.sort();
+    programs.dedup();
+    programs
+}
+
+fn commands_of(settings: &Value) -> impl Iterator<Item = &str> {
     settings
         .get("hooks")
         .and_then(Value::as_object)
@@ -298,12 +312,8 @@ pub fn memlog_commands(settings: &Value) -> usize {
         .flatten()
         .filter_map(|group| group.get("hooks").and_then(Value::as_array))
         .flatten()
-        .filter(|h| {
-            h.get("command")
-                .and_then(Value::as_str)
-                .is_some_and(is_memlog_command)
-        })
-        .count()
+        .filter_map(|h| h.get("command").and_then(Value::as_str))
+        .filter(|c| is_memlog_command(c))
 }
 
 /// Replaces memlog's hook commands in the settings object `root` by those

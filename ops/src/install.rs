@@ -121,6 +121,20 @@ pub struct InstalledHooks {
     pub hooks: usize,
     /// Whether the agent runs them, for an agent that asks trust first.
     pub trust: Option<HookTrust>,
+    /// The memlog programs they run that are not on this machine (a
+    /// settings file committed from another machine).
+    pub missing: Vec<String>,
+}
+
+/// Whether `program` runs here: a path that exists, or a bare name found
+/// on `PATH`.
+fn program_exists(program: &str) -> bool {
+    let path = Path::new(program);
+    if path.components().count() > 1 {
+        return path.is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|dirs| std::env::split_paths(&dirs).any(|d| d.join(program).is_file()))
 }
 
 /// Where memlog's hooks are installed for the repository containing `dir`
@@ -150,12 +164,17 @@ pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
                 continue;
             }
             let project = work_tree.as_deref().filter(|_| scope != Scope::User);
+            let missing = settings::memlog_programs(&settings)
+                .into_iter()
+                .filter(|p| !program_exists(p))
+                .collect();
             found.push(InstalledHooks {
                 agent,
                 scope,
                 trust: agent.hook_trust(&path, project),
                 path,
                 hooks,
+                missing,
             });
         }
     }

@@ -214,3 +214,44 @@ fn settings_keep_their_users_order() {
     repo.memlog(&["uninstall", "claude"]).ok();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
 }
+
+/// A settings file committed from a teammate's machine runs a memlog that
+/// is not on this one: `memlog doctor` says so and how to mend it (found
+/// by a field test, where doctor counted the hooks and said nothing).
+#[test]
+fn doctor_names_a_hook_program_missing_from_this_machine() {
+    let repo = TestRepo::new();
+    repo.memlog(&["install", "claude"]).ok();
+    let path = repo.path().join(".claude/settings.json");
+    let mine = commands(&read(&path))[0]
+        .1
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    let theirs = "/home/alice/.cargo/bin/memlog";
+    std::fs::write(
+        &path,
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .replace(&mine, theirs),
+    )
+    .unwrap();
+    let doctor = repo.memlog(&["doctor"]).ok().stdout();
+    assert!(
+        doctor.contains(&format!("they run {theirs}, which is not on this machine"))
+            && doctor.contains("`memlog install claude` again"),
+        "{doctor}"
+    );
+    let json = repo.memlog(&["doctor", "--json"]).ok().json();
+    assert_eq!(
+        json["agent_hooks"][0]["missing_programs"][0], theirs,
+        "{json}"
+    );
+    repo.memlog(&["install", "claude"]).ok();
+    let mended = repo.memlog(&["doctor", "--json"]).ok().json();
+    assert_eq!(
+        mended["agent_hooks"][0]["missing_programs"],
+        serde_json::json!([])
+    );
+}

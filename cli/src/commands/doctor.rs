@@ -79,6 +79,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                     "agent": h.agent.name(),
                     "path": h.path,
                     "hooks": h.hooks,
+                    "missing_programs": h.missing,
                 });
                 if let Some(t) = &h.trust {
                     entry["trusted"] = json!(t.trusted());
@@ -137,6 +138,13 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             h.hooks,
             h.path.display()
         );
+        for program in &h.missing {
+            println!(
+                "           they run {program}, which is not on this machine: the agent's \
+                 hooks fail; `memlog install {}` again points them at this memlog",
+                h.agent.name()
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
