@@ -222,6 +222,50 @@ impl TestRepo {
         self.dir.path()
     }
 
+    /// Commits on the memlog ref, with plain git and `message`, its tip
+    /// tree with the blob at `path` replaced by `bytes` under the same name
+    /// (a damaged or tampered log).
+    pub fn tamper(&self, path: &str, bytes: &str, message: &str) {
+        let blob_file = self.path().join(".git/tampered.jsonl");
+        std::fs::write(&blob_file, bytes).expect("write the tampered bytes");
+        let blob = self
+            .git(&[
+                "hash-object",
+                "-w",
+                blob_file.to_str().expect("a UTF-8 path"),
+            ])
+            .ok()
+            .stdout();
+        let index = self.path().join(".git/tamper-index");
+        let with_index = |args: &[&str]| {
+            run(git_command(self.path())
+                .env("GIT_INDEX_FILE", &index)
+                .args(args))
+            .ok()
+            .stdout()
+        };
+        with_index(&["read-tree", "refs/heads/memlog"]);
+        with_index(&[
+            "update-index",
+            "--cacheinfo",
+            &format!("100644,{},{path}", blob.trim()),
+        ]);
+        let tree = with_index(&["write-tree"]);
+        let commit = self
+            .git(&[
+                "commit-tree",
+                tree.trim(),
+                "-p",
+                "refs/heads/memlog",
+                "-m",
+                message,
+            ])
+            .ok()
+            .stdout();
+        self.git(&["update-ref", "refs/heads/memlog", commit.trim()])
+            .ok();
+    }
+
     pub fn git(&self, args: &[&str]) -> Run {
         run(git_command(self.path()).args(args))
     }

@@ -238,47 +238,6 @@ fn import_rejects_a_bad_file_without_writing() {
     assert_eq!(skipped["added"], 1);
 }
 
-/// Replaces the blob at `path` in the memlog ref's tip tree by `bytes`,
-/// keeping its name (a damaged or tampered log), with plain git.
-#[allow(clippy::unwrap_used)] // a test helper fails loudly
-fn tamper(repo: &TestRepo, path: &str, bytes: &str) {
-    let blob_file = repo.path().join("tampered.jsonl");
-    std::fs::write(&blob_file, bytes).unwrap();
-    let blob = repo
-        .git(&["hash-object", "-w", "tampered.jsonl"])
-        .ok()
-        .stdout();
-    std::fs::remove_file(&blob_file).unwrap();
-    let index = repo.path().join(".git/tamper-index");
-    let with_index = |args: &[&str]| {
-        run(git_command(repo.path())
-            .env("GIT_INDEX_FILE", &index)
-            .args(args))
-        .ok()
-        .stdout()
-    };
-    with_index(&["read-tree", "refs/heads/memlog"]);
-    with_index(&[
-        "update-index",
-        "--cacheinfo",
-        &format!("100644,{},{path}", blob.trim()),
-    ]);
-    let tree = with_index(&["write-tree"]);
-    let commit = repo
-        .git(&[
-            "commit-tree",
-            tree.trim(),
-            "-p",
-            "refs/heads/memlog",
-            "-m",
-            "tampered",
-        ])
-        .ok()
-        .stdout();
-    repo.git(&["update-ref", "refs/heads/memlog", commit.trim()])
-        .ok();
-}
-
 #[test]
 fn reads_refuse_a_segment_whose_bytes_do_not_match_its_name() {
     let repo = TestRepo::new();
@@ -294,7 +253,11 @@ fn reads_refuse_a_segment_whose_bytes_do_not_match_its_name() {
         .ok()
         .stdout();
     // Same events, one word changed: a valid line under the wrong name.
-    tamper(&repo, &path, &original.replace("lowercased", "uppercased"));
+    repo.tamper(
+        &path,
+        &original.replace("lowercased", "uppercased"),
+        "tampered",
+    );
     for args in [vec!["cat"], vec!["search", "uppercased"], vec!["show", &id]] {
         let out = repo.memlog(&args);
         assert_eq!(out.code(), Some(1), "{args:?}: {}", out.stdout());

@@ -448,9 +448,18 @@ fn a_running_watch_embeds_new_events_and_queries() {
     // This search cannot load a model (none under its MEMLOG_HOME): the
     // query vector comes from the watcher, which keeps the model loaded.
     let no_model = tempfile::tempdir().unwrap();
-    let out = without_model(
-        &repo,
-        no_model.path(),
+    let out = dog_search(&repo, no_model.path());
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert_finds_the_dog(out);
+}
+
+/// A vector search for n3's paraphrase with no model under `home`: its
+/// query vector can only come from a running watcher.
+fn dog_search(repo: &TestRepo, home: &std::path::Path) -> Run {
+    without_model(
+        repo,
+        home,
         &[
             "search",
             "--json",
@@ -460,9 +469,10 @@ fn a_running_watch_embeds_new_events_and_queries() {
             "3",
             "got a new dog from a rescue",
         ],
-    );
-    let _ = watch.kill();
-    let _ = watch.wait();
+    )
+}
+
+fn assert_finds_the_dog(out: Run) {
     let out = out.ok().json();
     let top: Vec<&str> = out["hits"]
         .as_array()
@@ -512,21 +522,7 @@ fn a_watch_lets_an_idle_model_go_and_loads_it_again() {
     // query vector can only come from the watcher, which loads its model
     // again when asked and meanwhile answers without it.
     let no_model = tempfile::tempdir().unwrap();
-    let search = || {
-        without_model(
-            &repo,
-            no_model.path(),
-            &[
-                "search",
-                "--json",
-                "--mode",
-                "vector",
-                "-n",
-                "3",
-                "got a new dog from a rescue",
-            ],
-        )
-    };
+    let search = || dog_search(&repo, no_model.path());
     let mut out = search();
     wait_for("the model loaded again", &|| {
         said("embedding model loaded again")
@@ -536,14 +532,7 @@ fn a_watch_lets_an_idle_model_go_and_loads_it_again() {
     }
     let _ = watch.kill();
     let _ = watch.wait();
-    let out = out.ok().json();
-    let top: Vec<&str> = out["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["meta"]["ref"].as_str().unwrap())
-        .collect();
-    assert!(top.contains(&"n3"), "{out}");
+    assert_finds_the_dog(out);
 }
 
 #[test]

@@ -402,40 +402,7 @@ fn damage_a_segment(repo: &TestRepo, message: &str) -> String {
         .git(&["show", &format!("refs/heads/memlog:{seg}")])
         .ok()
         .stdout();
-    let cut = repo.path().join(".git/cut.jsonl");
-    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    let blob = repo
-        .git(&["hash-object", "-w", cut.to_str().unwrap()])
-        .ok()
-        .stdout();
-    let index = repo.path().join(".git/damage.index");
-    let with_index = |args: &[&str]| {
-        run(git_command(repo.path())
-            .env("GIT_INDEX_FILE", &index)
-            .args(args))
-        .ok()
-        .stdout()
-    };
-    with_index(&["read-tree", "refs/heads/memlog"]);
-    with_index(&[
-        "update-index",
-        "--cacheinfo",
-        &format!("100644,{},{seg}", blob.trim()),
-    ]);
-    let tree = with_index(&["write-tree"]);
-    let commit = repo
-        .git(&[
-            "commit-tree",
-            tree.trim(),
-            "-p",
-            "refs/heads/memlog",
-            "-m",
-            message,
-        ])
-        .ok()
-        .stdout();
-    repo.git(&["update-ref", "refs/heads/memlog", commit.trim()])
-        .ok();
+    repo.tamper(&seg, &bytes[..bytes.len() / 2], message);
     seg
 }
 
@@ -467,44 +434,28 @@ fn a_damaged_log_is_neither_pushed_nor_taken() {
     assert_eq!(rev(remote.path(), "refs/heads/memlog"), shared);
 
     // A plain commit memlog did not write is not pushed either.
-    broken
-        .git(&[
-            "update-ref",
-            "refs/heads/memlog",
-            shared.as_deref().unwrap(),
-        ])
-        .ok();
-    let tree = broken
-        .git(&["rev-parse", "refs/heads/memlog^{tree}"])
+    let reset = || {
+        broken
+            .git(&[
+                "update-ref",
+                "refs/heads/memlog",
+                shared.as_deref().unwrap(),
+            ])
+            .ok();
+    };
+    reset();
+    let whole = broken
+        .git(&["show", &format!("refs/heads/memlog:{seg}")])
         .ok()
         .stdout();
-    let manual = broken
-        .git(&[
-            "commit-tree",
-            tree.trim(),
-            "-p",
-            "refs/heads/memlog",
-            "-m",
-            "manual edit",
-        ])
-        .ok()
-        .stdout();
-    broken
-        .git(&["update-ref", "refs/heads/memlog", manual.trim()])
-        .ok();
+    broken.tamper(&seg, &whole, "manual edit");
     let out = broken.memlog(&["sync", "origin"]);
     assert_eq!(out.code(), Some(1));
     assert!(out.stderr().contains("manual edit"), "{}", out.stderr());
     assert_eq!(rev(remote.path(), "refs/heads/memlog"), shared);
 
     // Pushed by plain git, the damaged log is not taken by a teammate.
-    broken
-        .git(&[
-            "update-ref",
-            "refs/heads/memlog",
-            shared.as_deref().unwrap(),
-        ])
-        .ok();
+    reset();
     damage_a_segment(
         broken,
         "Looks like a seal\n\nMemlog-Session: fake\nMemlog-Events: 1",
