@@ -477,14 +477,16 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
     let relevant: Vec<Hit> = relevant
         .into_iter()
         .filter(|h| {
-            // the start and the end: long answers often open alike
-            let chars = h.text.chars().count();
+            // the start, and the end as written: long answers often open
+            // alike
             let head: String = h.text.chars().take(300).collect();
-            let tail: String = h.text.chars().skip(chars.saturating_sub(300)).collect();
-            seen.insert((
-                memlog_format::key::normalize(&head),
-                memlog_format::key::normalize(&tail),
-            ))
+            let text = h.text.trim_end();
+            let tail = text
+                .char_indices()
+                .rev()
+                .nth(199)
+                .map_or(text, |(i, _)| &text[i..]);
+            seen.insert((memlog_format::key::normalize(&head), tail.to_string()))
         })
         .take(MAX_EVENTS)
         .collect();
@@ -506,6 +508,8 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
         }
         by_session.entry(h.session.clone()).or_default().push(h);
     }
+    // the prompt's passage weights, made for the first long memory shown
+    let mut weights = None;
     let header = "## Memory from earlier sessions (memlog)\nRelevant events, most relevant sessions first; cite them by [id].\n";
     let mut markdown = String::from(header);
     let mut cited = Vec::new();
@@ -526,7 +530,7 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
         let mut block = heading;
         let mut block_ids = Vec::new();
         for h in items {
-            let text = excerpt(p, prompt, &h.text)?;
+            let text = excerpt(p, &mut weights, prompt, &h.text)?;
             let mut superseded = h.superseded_by.as_ref().map_or(String::new(), |next| {
                 format!(
                     " (superseded by [{}])",
@@ -575,15 +579,28 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
 /// and, when the passage holding most of `prompt` lies past what the start
 /// shows, that passage from its sentence on. The answer's conclusion is
 /// what a follow-up asks about, not its heading.
-fn excerpt(p: &Projections, prompt: &str, text: &str) -> Result<String> {
+fn excerpt(
+    p: &Projections,
+    weights: &mut Option<crate::fts::PassageWeights>,
+    prompt: &str,
+    text: &str,
+) -> Result<String> {
     use memlog_format::event::one_line;
-    if text.chars().count() <= ITEM_CHARS {
+    if text.chars().nth(ITEM_CHARS).is_none() {
         return Ok(one_line(text, ITEM_CHARS));
     }
-    let Some(at) = p.fts().best_passage(prompt, text, PASSAGE_TOKENS)? else {
+    let weights = match weights {
+        Some(w) => w,
+        None => weights.insert(p.fts().passage_weights(prompt)?),
+    };
+    let Some(at) = p.fts().best_passage(weights, text, PASSAGE_TOKENS) else {
         return Ok(one_line(text, ITEM_CHARS));
     };
-    if text[..at].chars().count() < ITEM_CHARS - HEAD_CHARS {
+    if text[..at]
+        .chars()
+        .nth(ITEM_CHARS - HEAD_CHARS - 1)
+        .is_none()
+    {
         return Ok(one_line(text, ITEM_CHARS));
     }
     let floor = at.saturating_sub(SENTENCE_BACK);

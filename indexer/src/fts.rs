@@ -790,38 +790,64 @@ impl Fts {
         Ok(weights)
     }
 
-    /// Where in `text` the passage of `window` tokens holding most of
-    /// `query` (weighed as in [`Fts::passage_coverage`]) starts: the byte
-    /// offset of its first query term; `None` when no term is there.
-    pub fn best_passage(&self, query: &str, text: &str, window: u32) -> Result<Option<usize>> {
-        // every term counts a little: a memory the index does not hold yet
-        // (a session sealed a moment ago) has rarities of zero
-        let weights: std::collections::HashMap<String, f32> = self
-            .term_weights(query)?
-            .into_iter()
-            .map(|(term, w)| (term, w + 0.1))
+    /// The weights [`Fts::best_passage`] finds a passage of `query` by:
+    /// each of its words (by [`passage_key`]) with its rarity among the
+    /// events ([`Fts::word_idf`]), and a little for every word (a memory
+    /// the index does not hold yet, a session sealed a moment ago, has
+    /// rarities of zero). Made once for all the texts of one prompt.
+    pub fn passage_weights(&self, query: &str) -> Result<PassageWeights> {
+        let mut words: Vec<String> = passage_words(query)
+            .map(|(_, w)| w.to_lowercase())
+            .filter(|w| w.chars().count() >= 3)
             .collect();
-        let mut analyzer = text_analyzer(&self.index);
-        let mut found: Vec<(u32, usize, &str)> = Vec::new();
-        let mut stream = analyzer.token_stream(text);
-        while let Some(tok) = stream.next() {
-            if let Some((word, _)) = weights.get_key_value(tok.text.as_str()) {
-                found.push((tok.position as u32, tok.offset_from, word.as_str()));
-            }
+        words.sort();
+        words.dedup();
+        let idf = self.word_idf(&words)?;
+        Ok(PassageWeights(
+            words
+                .iter()
+                .zip(idf)
+                .filter_map(|(w, r)| Some((passage_key(w), r? + 0.1)))
+                .collect(),
+        ))
+    }
+
+    /// Where in `text` the passage of `window` words holding most of the
+    /// query `weights` were made for starts: the byte offset of its first
+    /// query word; `None` when no word is there. Words are matched by
+    /// [`passage_key`], not by the analyzer: a memory of pages is read
+    /// once per prompt, on the hook's path.
+    pub fn best_passage(&self, weights: &PassageWeights, text: &str, window: u32) -> Option<usize> {
+        let weights = &weights.0;
+        if weights.is_empty() {
+            return None;
         }
+        let found: Vec<(usize, usize, String)> = passage_words(text)
+            .enumerate()
+            .filter_map(|(position, (offset, word))| {
+                let key = passage_key(&word.to_lowercase());
+                weights
+                    .contains_key(&key)
+                    .then_some((position, offset, key))
+            })
+            .collect();
+        let window = window as usize;
         let mut best: Option<(f32, usize)> = None;
         let mut start = 0;
         for end in 0..found.len() {
             while found[end].0.saturating_sub(found[start].0) >= window {
                 start += 1;
             }
-            let run: HashSet<&str> = found[start..=end].iter().map(|(_, _, w)| *w).collect();
-            let held: f32 = run.iter().filter_map(|w| weights.get(*w)).sum();
+            let run: HashSet<&str> = found[start..=end]
+                .iter()
+                .map(|(_, _, k)| k.as_str())
+                .collect();
+            let held: f32 = run.iter().filter_map(|k| weights.get(*k)).sum();
             if best.is_none_or(|(b, _)| held > b) {
                 best = Some((held, found[start].1));
             }
         }
-        Ok(best.map(|(_, offset)| offset))
+        best.map(|(_, offset)| offset)
     }
 
     /// How rare each of `words` is among the events: `ln((n + 1) / (df +
@@ -945,4 +971,23 @@ impl FastColumns {
         };
         Ok((self.key.first(doc), kind, self.ts.first(doc)))
     }
+}
+
+/// A query's words with their weights ([`Fts::passage_weights`]).
+#[derive(Clone, Debug, Default)]
+pub struct PassageWeights(std::collections::HashMap<String, f32>);
+
+/// The words of `text` (runs of letters and digits; `compute_invoice_total`
+/// is three) with their byte offsets.
+fn passage_words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(move |w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+}
+
+/// What a word is matched by in a passage: its first five characters,
+/// lower-cased (`rounding` and `rounds` meet), a crude stem that costs
+/// nothing.
+fn passage_key(lowered: &str) -> String {
+    lowered.chars().take(5).collect()
 }

@@ -36,6 +36,8 @@ pub struct Repo {
     pub memlog_dir: PathBuf,
     /// `.memlog.yaml` of the work tree (defaults when absent).
     pub config: Config,
+    /// [`Repo::project`], worked out on first use.
+    project: OnceCell<String>,
 }
 
 /// A repository's place and configuration, git not opened ([`Repo::place`]).
@@ -56,6 +58,7 @@ impl RepoPlace {
             common_dir: self.common_dir,
             work_tree: self.work_tree,
             config: self.config,
+            project: OnceCell::new(),
         }
     }
 }
@@ -144,6 +147,7 @@ impl Repo {
                 common_dir,
                 work_tree,
                 config,
+                project: OnceCell::new(),
             },
             error,
         )
@@ -213,6 +217,10 @@ impl Repo {
     /// keyed by project), else the name of the repository's directory (the
     /// same in every worktree).
     pub fn project(&self) -> String {
+        self.project.get_or_init(|| self.project_uncached()).clone()
+    }
+
+    fn project_uncached(&self) -> String {
         if let Some(p) = &self.config.project {
             return p.clone();
         }
