@@ -824,8 +824,9 @@ impl Fts {
         }
         let found: Vec<(usize, usize, String)> = passage_words(text)
             .enumerate()
+            .filter(|(_, (_, word))| word.len() >= 3)
             .filter_map(|(position, (offset, word))| {
-                let key = passage_key(&word.to_lowercase());
+                let key = passage_key(word);
                 weights
                     .contains_key(&key)
                     .then_some((position, offset, key))
@@ -988,6 +989,6 @@ fn passage_words(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// What a word is matched by in a passage: its first five characters,
 /// lower-cased (`rounding` and `rounds` meet), a crude stem that costs
 /// nothing.
-fn passage_key(lowered: &str) -> String {
-    lowered.chars().take(5).collect()
+fn passage_key(word: &str) -> String {
+    word.chars().take(5).flat_map(char::to_lowercase).collect()
 }
