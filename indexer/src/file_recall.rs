@@ -41,6 +41,9 @@ pub struct Known {
     /// that then worked, each with its event.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fix: Vec<(EventId, String)>,
+    /// Whether the event is personal (a session given it becomes personal).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub personal: bool,
 }
 
 fn failed(e: &Event) -> bool {
@@ -87,6 +90,7 @@ fn failure(e: &Event, fix: Vec<(EventId, String)>) -> Known {
         text: failure_text(e),
         ts: e.ts.clone(),
         fix,
+        personal: memlog_format::scope::is_personal(&e.meta),
     }
 }
 
@@ -213,6 +217,7 @@ fn memory(e: &Event) -> Option<Known> {
         text: e.text().unwrap_or_default().to_string(),
         ts: e.ts.clone(),
         fix: Vec::new(),
+        personal: memlog_format::scope::is_personal(&e.meta),
     })
 }
 

@@ -140,6 +140,6 @@ fn render(name: &str, known: &[Known]) -> Option<Assembled> {
         cited,
         ranked_by: None,
         withheld: None,
-        personal: false,
+        personal: known.iter().any(|k| k.personal),
     })
 }

@@ -263,18 +263,50 @@ fn a_session_given_a_personal_memory_keeps_what_follows_here() {
         serde_json::json!({"prompt": "When is my dentist appointment?"}),
     );
     assert!(context.contains(NOTE), "{context}");
+    answer_stays_here(me, remote.path(), "On Friday at nine");
+}
+
+/// The same when a personal memory comes with a file the agent reads
+/// (file-aware recall): what follows stays on this machine.
+#[test]
+fn a_session_given_a_personal_memory_about_a_file_keeps_what_follows_here() {
+    let (remote, clones) = remote_and_clones(1);
+    let me = &clones[0];
+    std::fs::create_dir_all(me.path().join("src")).unwrap();
+    std::fs::write(me.path().join("src/invoice.rs"), "fn total() {}\n").unwrap();
+    me.memlog(&[
+        "note",
+        "--personal",
+        &format!("src/invoice.rs: my own doubt about its rounding ({NOTE})"),
+    ])
+    .ok();
+    let file = me.path().join("src/invoice.rs").display().to_string();
+    let context = me.hook(
+        "PreToolUse",
+        "work",
+        serde_json::json!({"tool_name": "Read", "tool_input": {"file_path": file},
+            "tool_use_id": "toolu_read"}),
+    );
+    assert!(context.contains(NOTE), "{context}");
+    answer_stays_here(me, remote.path(), "The rounding doubt stands");
+}
+
+/// Session `work`, given the personal note, answers with `answer` and
+/// ends, and `me` syncs: the answer is kept here and neither it nor the
+/// note reaches the remote.
+fn answer_stays_here(me: &TestRepo, remote: &std::path::Path, answer: &str) {
     me.hook(
         "Stop",
         "work",
         serde_json::json!({"stop_hook_active": false,
-            "last_assistant_message": format!("On Friday at nine ({LATER}).")}),
+            "last_assistant_message": format!("{answer} ({LATER}).")}),
     );
     me.hook("SessionEnd", "work", serde_json::json!({"reason": "other"}));
     me.memlog(&["sync", "origin"]).ok();
     assert!(texts(me).contains(LATER), "the answer is kept here");
     for words in [NOTE, LATER] {
         assert!(
-            !holds(&all_objects(remote.path()), words),
+            !holds(&all_objects(remote), words),
             "{words} reached the remote"
         );
     }
