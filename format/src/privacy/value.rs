@@ -100,8 +100,10 @@ pub(super) fn is_secret(value: &str, class: NameClass, quoted: bool) -> bool {
                 && s.entropy >= if quoted { 2.5 } else { 3.0 }
         }
         NameClass::Key => {
+            // a digit, or letters whose case switches at random: 32
+            // random letters and digits hold no digit one time in 300
             s.len >= 16
-                && s.digits > 0
+                && (s.digits > 0 || random_case(value))
                 && s.lower + s.upper > 0
                 && s.entropy >= 3.2
                 && !allow::is_uuid(value)
