@@ -63,11 +63,6 @@ impl Forgotten {
         Ok(forgotten)
     }
 
-    /// Whether nothing was forgotten here.
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.sessions.is_empty()
-    }
-
     /// Keeps the fingerprints of `events` and, for a forget of a whole
     /// session, its id.
     pub fn remember(&mut self, events: &[&Event], session: Option<&str>) -> Result<()> {

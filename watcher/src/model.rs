@@ -121,11 +121,6 @@ impl ModelSlot {
         }
     }
 
-    /// Whether the model is loaded now.
-    pub fn is_loaded(&self) -> bool {
-        self.model.lock().is_ok_and(|slot| slot.is_some())
-    }
-
     /// How often an idle holder looks whether to let the model go.
     pub fn release_check(&self) -> Duration {
         self.idle
