@@ -141,12 +141,22 @@ fn installing_from_another_binary_name_replaces_its_hooks() {
         .join("memlog-x86_64-unknown-linux-gnu");
     std::fs::create_dir_all(other.parent().unwrap()).unwrap();
     std::fs::copy(memlog_e2e::memlog_bin(), &other).unwrap();
-    let installed = memlog_e2e::run(
-        std::process::Command::new(&other)
+    // A child another test thread forks while the copy is open for
+    // writing holds it until that child execs: "text file busy" for a
+    // moment, which is the test's own doing, not memlog's.
+    let output = loop {
+        match std::process::Command::new(&other)
             .current_dir(repo.path())
-            .args(["install", "claude"]),
-    )
-    .ok();
+            .args(["install", "claude"])
+            .output()
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            started => break started.expect("the copy starts"),
+        }
+    };
+    let installed = memlog_e2e::Run { output }.ok();
     assert!(
         installed.stdout().contains("(9 events)"),
         "{}",
