@@ -125,19 +125,39 @@ pub fn run(
     };
     let recorder = Recorder::new(&repo)?
         .withholding(crate::native::own_memory_dirs(&repo))
-        .calls_once();
+        .once();
     let durability = prompt_path_durability(event);
+    let mut repeated = false;
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {
         let same: Vec<Draft> = drafts
             .into_iter()
             .filter(|d| d.session == session)
             .collect();
-        recorder.record_as(same, durability)?;
+        let sent = same.len();
+        let (recorded, _) = recorder.record_as(same, durability)?;
+        repeated = sent > 0 && recorded.is_empty();
     }
     // Unknown events were recorded as such above; nothing more to do.
     let Some(event) = event else {
         return Ok(None);
     };
+    if repeated
+        && matches!(
+            event,
+            HookEvent::SessionStart | HookEvent::UserPromptSubmit | HookEvent::Stop
+        )
+    {
+        // The agent runs memlog's hooks twice (user and project settings
+        // each name one): the other run recorded this a moment ago and
+        // answers it; a second answer would inject the same memories twice.
+        log_error(
+            Some(&repo.layout()),
+            event_name,
+            "another memlog hook answered this a moment ago (memlog's hooks are configured twice: `memlog doctor` names where)",
+            started,
+        );
+        return Ok(None);
+    }
     match event {
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {

@@ -16,7 +16,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use memlog_format::segment::{self, LineProblem};
-use memlog_format::{Draft, Event};
+use memlog_format::{Draft, Event, Kind, time};
 use serde_json::Value;
 
 use crate::{Error, Result};
@@ -93,13 +93,10 @@ impl Journal {
     }
 
     /// [`Journal::append_all_as`] for what an agent's hooks send: a draft
-    /// that repeats a tool call already near the journal's end is dropped
-    /// (see [`without_repeated_calls`]); returns the events appended.
-    pub fn append_calls_once_as(
-        &self,
-        drafts: Vec<Draft>,
-        durability: Durability,
-    ) -> Result<Vec<Event>> {
+    /// that repeats a tool call or a turn's event just recorded (the hooks
+    /// configured twice) is dropped (see [`without_repeats`]); returns the
+    /// events appended.
+    pub fn append_once_as(&self, drafts: Vec<Draft>, durability: Durability) -> Result<Vec<Event>> {
         self.append_locked(drafts, durability, true)
     }
 
@@ -107,7 +104,7 @@ impl Journal {
         &self,
         drafts: Vec<Draft>,
         durability: Durability,
-        calls_once: bool,
+        once: bool,
     ) -> Result<Vec<Event>> {
         if let Some(d) = drafts.iter().find(|d| d.session != self.session) {
             return Err(Error::invalid(
@@ -123,8 +120,8 @@ impl Journal {
             )
         })?;
         let len = drop_torn_tail(&mut file).map_err(io)?;
-        let drafts = if calls_once {
-            without_repeated_calls(&mut file, len, drafts).map_err(io)?
+        let drafts = if once {
+            without_repeats(&mut file, len, drafts).map_err(io)?
         } else {
             drafts
         };
@@ -363,23 +360,43 @@ fn last_newline_before(file: &mut File, end: u64) -> std::io::Result<Option<u64>
     Ok(None)
 }
 
-/// How far back from a journal's end a repeated tool call is looked for:
-/// a repeat comes at once (two hooks for one event), and tool output is
-/// cut to a few kilobytes, so this holds the last dozens of events.
+/// How far back from a journal's end a repeat is looked for: a repeat
+/// comes at once (two hooks for one event), and tool output is cut to a
+/// few kilobytes, so this holds the last dozens of events.
 const REPEAT_WINDOW: u64 = 128 * 1024;
 
-/// Drops the drafts that repeat a tool call already near the journal's end:
-/// the same call (`tool_use_id`, in the body or the metadata), of the same
-/// kind, with the same body. An agent that runs memlog's hooks twice (user
-/// and project settings naming two memlog binaries, which the agent does
-/// not merge) sends every tool call twice; memory must hold it once. The
-/// metadata is not compared: two memlog versions may write it differently.
-fn without_repeated_calls(
-    file: &mut File,
-    len: u64,
-    drafts: Vec<Draft>,
-) -> std::io::Result<Vec<Draft>> {
-    if len == 0 || drafts.iter().all(|d| call_id(d).is_none()) {
+/// How close in time a turn's event and its repeat are: two hooks for one
+/// event run side by side, milliseconds apart; a user who sends the same
+/// words again does so after an answer, or later than this.
+const REPEAT_MS: i64 = 10_000;
+
+/// The kinds an agent sends once per turn or session and without an id:
+/// a second copy is recognised by time and place ([`repeats_turn`]).
+const TURN_KINDS: [Kind; 5] = [
+    Kind::SessionStart,
+    Kind::UserPrompt,
+    Kind::AgentResponse,
+    Kind::SessionEnd,
+    Kind::SessionSummary,
+];
+
+/// Drops the drafts that repeat an event already near the journal's end.
+/// An agent that runs memlog's hooks twice (user and project settings
+/// naming two memlog binaries, which the agent does not merge) sends every
+/// prompt, answer and tool call twice; memory must hold each once. A
+/// repeat has the same kind and body (the metadata is not compared: two
+/// memlog versions may write it differently) and is
+/// - for a tool call, the same call (`tool_use_id`, in the body or the
+///   metadata);
+/// - for a turn's prompt, answer, start, end or summary (no id), an event
+///   of the same turn, within [`REPEAT_MS`] ([`repeats_turn`]): the same
+///   words sent again after an answer are a new turn.
+fn without_repeats(file: &mut File, len: u64, drafts: Vec<Draft>) -> std::io::Result<Vec<Draft>> {
+    if len == 0
+        || drafts
+            .iter()
+            .all(|d| call_id(d).is_none() && !TURN_KINDS.contains(&d.kind))
+    {
         return Ok(drafts);
     }
     let start = len.saturating_sub(REPEAT_WINDOW);
@@ -392,18 +409,64 @@ fn without_repeated_calls(
     Ok(drafts
         .into_iter()
         .filter(|d| {
-            let Some(id) = call_id(d) else {
-                return true;
-            };
-            let needle = format!("\"tool_use_id\":{}", Value::String(id.to_string()));
             let probe = d.clone().into_event(0);
-            !lines
-                .iter()
-                .filter(|l| l.contains(&needle))
-                .filter_map(|l| Event::from_line(l).ok())
-                .any(|e| e.kind == probe.kind && e.body == probe.body)
+            match call_id(d) {
+                Some(id) => !repeats_call(&lines, id, &probe),
+                None if TURN_KINDS.contains(&d.kind) => !repeats_turn(&lines, &probe),
+                None => true,
+            }
         })
         .collect())
+}
+
+/// Whether `lines` hold tool call `id` with `probe`'s kind and body.
+fn repeats_call(lines: &[&str], id: &str, probe: &Event) -> bool {
+    let needle = format!("\"tool_use_id\":{}", Value::String(id.to_string()));
+    lines
+        .iter()
+        .filter(|l| l.contains(&needle))
+        .filter_map(|l| Event::from_line(l).ok())
+        .any(|e| e.kind == probe.kind && e.body == probe.body)
+}
+
+/// Whether `lines` hold `probe` sent a moment ago in the same turn: an
+/// event of its kind and body within [`REPEAT_MS`] with nothing between
+/// that starts another turn for it (an answer for a prompt, a prompt for
+/// an answer, either for the rest). A prompt or a session's start, end or
+/// summary is compared with the latest of its kind only; an answer with
+/// each of its turn, since a Stop records what the agent said between
+/// its calls before the answer.
+fn repeats_turn(lines: &[&str], probe: &Event) -> bool {
+    let barrier: &[Kind] = match probe.kind {
+        Kind::UserPrompt => &[Kind::AgentResponse],
+        Kind::AgentResponse => &[Kind::UserPrompt],
+        _ => &[Kind::UserPrompt, Kind::AgentResponse],
+    };
+    for line in lines.iter().rev() {
+        // only a line that names one of the kinds asked about is parsed
+        // (the canonical line writes the key as `"kind":"…"`)
+        let named = |k: &Kind| line.contains(&format!("\"kind\":\"{}\"", k.as_str()));
+        if !(named(&probe.kind) || barrier.iter().any(named)) {
+            continue;
+        }
+        let Ok(e) = Event::from_line(line) else {
+            continue;
+        };
+        if barrier.contains(&e.kind) {
+            return false;
+        }
+        if e.kind == probe.kind {
+            if e.body == probe.body
+                && (time::to_ms(&e.ts) - time::to_ms(&probe.ts)).abs() <= REPEAT_MS
+            {
+                return true;
+            }
+            if probe.kind != Kind::AgentResponse {
+                return false;
+            }
+        }
+    }
+    false
 }
 
 /// The agent's id of the tool call a draft records, if it has one.
@@ -507,7 +570,7 @@ mod tests {
                 .clone();
             d
         };
-        let once = |d: Draft| j.append_calls_once_as(vec![d], Durability::Synced).unwrap();
+        let once = |d: Draft| j.append_once_as(vec![d], Durability::Synced).unwrap();
         assert_eq!(once(call("toolu_1", "ok")).len(), 1);
         // the same hook twice, with other events in between
         j.append(draft("s1", "a prompt")).unwrap();
@@ -519,6 +582,83 @@ mod tests {
         assert_eq!(once(draft("s1", "a prompt")).len(), 1);
         assert_eq!(j.append_all(vec![call("toolu_2", "ok")]).unwrap().len(), 1);
         assert_eq!(j.read().unwrap().0.len(), 6);
+    }
+
+    #[test]
+    fn a_prompt_or_answer_sent_twice_at_once_is_recorded_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(dir.path(), "s1").unwrap();
+        let turn =
+            |kind: Kind, text: &str, ts: &str| Draft::text("s1", ts.to_string(), kind, "p", text);
+        let once = |d: Draft| j.append_once_as(vec![d], Durability::Synced).unwrap().len();
+        let t0 = "2026-11-27T10:00:00.000Z";
+        assert_eq!(once(turn(Kind::UserPrompt, "yes", t0)), 1);
+        // the other hook, a moment later, with the first one's recall between
+        j.append(turn(Kind::Recall, "", "2026-11-27T10:00:00.020Z"))
+            .unwrap();
+        assert_eq!(
+            once(turn(Kind::UserPrompt, "yes", "2026-11-27T10:00:00.040Z")),
+            0
+        );
+        // a Stop's texts (what was said between calls, then the answer), twice
+        assert_eq!(
+            once(turn(
+                Kind::AgentResponse,
+                "looking",
+                "2026-11-27T10:00:02.000Z"
+            )),
+            1
+        );
+        assert_eq!(
+            once(turn(
+                Kind::AgentResponse,
+                "done",
+                "2026-11-27T10:00:03.000Z"
+            )),
+            1
+        );
+        assert_eq!(
+            once(turn(
+                Kind::AgentResponse,
+                "looking",
+                "2026-11-27T10:00:02.000Z"
+            )),
+            0
+        );
+        assert_eq!(
+            once(turn(
+                Kind::AgentResponse,
+                "done",
+                "2026-11-27T10:00:03.010Z"
+            )),
+            0
+        );
+        // the same words after an answer are a new turn, and so are they
+        // after a while
+        assert_eq!(
+            once(turn(Kind::UserPrompt, "yes", "2026-11-27T10:00:04.000Z")),
+            1
+        );
+        assert_eq!(
+            once(turn(Kind::UserPrompt, "yes", "2026-11-27T10:00:30.000Z")),
+            1
+        );
+        assert_eq!(
+            once(turn(Kind::UserPrompt, "no", "2026-11-27T10:00:30.100Z")),
+            1
+        );
+        // plain appends are never dropped
+        assert_eq!(
+            j.append_all(vec![turn(
+                Kind::UserPrompt,
+                "no",
+                "2026-11-27T10:00:30.200Z"
+            )])
+            .unwrap()
+            .len(),
+            1
+        );
+        assert_eq!(j.read().unwrap().0.len(), 8);
     }
 
     #[test]

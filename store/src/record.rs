@@ -24,8 +24,8 @@ pub struct Recorder<'r> {
     /// on a file there keeps the file, not its words
     /// ([`scope::withhold_own_memory`]).
     own_memory: Vec<PathBuf>,
-    /// Whether a repeated tool call is dropped ([`Recorder::calls_once`]).
-    calls_once: bool,
+    /// Whether a repeat of what the hooks just sent is dropped ([`Recorder::once`]).
+    once: bool,
 }
 
 impl<'r> Recorder<'r> {
@@ -37,14 +37,16 @@ impl<'r> Recorder<'r> {
             repo,
             filter: PrivacyFilter::configured(&repo.config.privacy)?.keyed(&key),
             own_memory: Vec::new(),
-            calls_once: false,
+            once: false,
         })
     }
 
     /// The same, for what an agent's hooks send: a tool call the journal
-    /// already holds (its hooks configured twice) is not recorded again.
-    pub fn calls_once(mut self) -> Recorder<'r> {
-        self.calls_once = true;
+    /// already holds, or a prompt, answer or session start it recorded a
+    /// moment ago (the hooks configured twice, [`Journal::append_once_as`]),
+    /// is not recorded again.
+    pub fn once(mut self) -> Recorder<'r> {
+        self.once = true;
         self
     }
 
@@ -161,8 +163,8 @@ impl<'r> Recorder<'r> {
             // personal, never a personal event in a shared session
             self.remember_personal_session(&session)?;
         }
-        let events = if self.calls_once {
-            journal.append_calls_once_as(prepared, durability)?
+        let events = if self.once {
+            journal.append_once_as(prepared, durability)?
         } else {
             journal.append_all_as(prepared, durability)?
         };

@@ -265,3 +265,30 @@ fn doctor_names_a_hook_program_missing_from_this_machine() {
         serde_json::json!([])
     );
 }
+
+/// Hooks in the project's settings and in its local ones: the agent runs
+/// both, and doctor says so (memlog records and injects once regardless,
+/// see claude_code's real-payload tests).
+#[test]
+fn doctor_names_hooks_installed_twice() {
+    let repo = TestRepo::new();
+    repo.memlog(&["install", "claude"]).ok();
+    let once = repo.memlog(&["doctor", "--json"]).ok().json();
+    assert_eq!(
+        once["hooks_installed_twice"],
+        serde_json::json!([]),
+        "{once}"
+    );
+    repo.memlog(&["install", "claude", "--local"]).ok();
+    let doctor = repo.memlog(&["doctor"]).ok().stdout();
+    assert!(
+        doctor.contains("runs memlog's hooks from each of these files"),
+        "{doctor}"
+    );
+    let json = repo.memlog(&["doctor", "--json"]).ok().json();
+    assert_eq!(
+        json["hooks_installed_twice"],
+        serde_json::json!(["claude"]),
+        "{json}"
+    );
+}

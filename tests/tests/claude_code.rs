@@ -105,6 +105,19 @@ fn check_payloads(dir: &Path) -> usize {
             ),
             _ => {}
         }
+        let a_turn = matches!(event.as_str(), "UserPromptSubmit" | "SessionStart" | "Stop");
+        if a_turn && !events.is_empty() {
+            // the same prompt, start or answer sent again at once (hooks
+            // configured twice): recorded once, answered once
+            let (again, _) = hook(&repo, &event, &with_cwd(raw.clone(), &repo, &session));
+            assert_eq!(again.code(), Some(0), "{name}: {}", again.stderr());
+            assert_eq!(events_of(&repo, &session), events, "{name} sent twice");
+            assert_eq!(
+                again.stdout().trim(),
+                "",
+                "{name}: the repeat injects nothing"
+            );
+        }
         if event.starts_with("PostToolUse") && raw.get("tool_use_id").is_some() {
             // the same call sent again (hooks configured twice): kept once
             let (again, _) = hook(&repo, &event, &with_cwd(raw.clone(), &repo, &session));
@@ -672,8 +685,13 @@ fn injection_has_a_warm_path_through_memlog_watch_and_a_local_one() {
     let (local, _) = hook(&repo, "UserPromptSubmit", &p);
     assert_eq!(recall_path("cold-1"), "local");
 
-    // The same prompt of the same session (left out of its own context
-    // both times: its first prompt would otherwise be the best match).
+    // The same prompt of the same session after its answer (left out of
+    // its own context both times: its first prompt would otherwise be the
+    // best match).
+    let mut stop = p.clone();
+    stop["hook_event_name"] = json!("Stop");
+    stop["last_assistant_message"] = json!("Looking into it.");
+    hook(&repo, "Stop", &stop);
     let _watch = memlog_e2e::start_watch(repo.path());
     let (warm, _) = hook(&repo, "UserPromptSubmit", &p);
     assert_eq!(recall_path("cold-1"), "warm");

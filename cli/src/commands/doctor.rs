@@ -72,6 +72,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if args.json {
+        let twice = twice_installed(&hooks);
         let hooks: Vec<_> = hooks
             .iter()
             .map(|h| {
@@ -102,6 +103,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             "semantic": semantic,
             "hook_path": {"path": path, "ranking": ranking},
             "agent_hooks": hooks,
+            "hooks_installed_twice": twice,
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -146,5 +148,26 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    for agent in twice_installed(&hooks) {
+        println!(
+            "           {agent} runs memlog's hooks from each of these files: every prompt and \
+             tool call reaches memlog twice (recorded and injected once, at twice the cost); \
+             keep one: `memlog uninstall {agent} --project`, `--local` or `--user` removes the others"
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The agents whose hooks are in more than one settings file: the agent
+/// runs every one of them.
+fn twice_installed(hooks: &[memlog_ops::install::InstalledHooks]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = hooks.iter().map(|h| h.agent.name()).collect();
+    names.sort_unstable();
+    let mut twice: Vec<&'static str> = names
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    twice.dedup();
+    twice
 }
