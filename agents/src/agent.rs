@@ -74,6 +74,15 @@ pub trait Agent: Sync {
         None
     }
 
+    /// What the agent wrote earlier in the turn a Stop or SubagentStop
+    /// payload ends, before its answer (what it said between tool calls),
+    /// read from its own files: each text with its time (memlog form),
+    /// in order. Hooks give the turn's last answer only.
+    fn earlier_texts(&self, payload: &Payload) -> Vec<(Option<String>, String)> {
+        let _ = payload;
+        Vec::new()
+    }
+
     /// Tool calls of the turn a Stop payload ends that the agent ran
     /// without a PostToolUse hook, read from its own files: each as the
     /// PostToolUse payload it would have sent, with the call's time

@@ -26,9 +26,10 @@
 //! typed three times is three events, and an import holding it three times
 //! adds none of them, one holding it four times adds one.
 //!
-//! Hooks record one answer per turn (the last), where a session file holds
-//! every piece of text the agent wrote, including what it said before a tool
-//! call. So for a session that hooks captured (some event has `meta.hook`),
+//! Hooks record a turn's last answer (and, for Claude Code, what it said
+//! between its calls, read from the transcript at Stop), where a session
+//! file holds every piece of text the agent wrote, including what it said
+//! before a tool call. So for a session that hooks captured (some event has `meta.hook`),
 //! a turn the hooks saw (one of its events matches) brings only its last
 //! answer, and only if the hooks missed it (a Stop hook that never ran). A
 //! turn the hooks never saw is imported whole. A turn is a user prompt and

@@ -140,6 +140,16 @@ fn the_transcript_of_a_hook_captured_session_adds_nothing() {
     let repo = captured_by_hooks(&[]);
     let before = session_events(&repo);
     assert_eq!(repo.memlog_commits().len(), 1);
+    // the Stop hook recorded what the agent said before its call, read
+    // from the transcript, then the answer
+    let answers: Vec<&Value> = of_kind(&before, "agent_response")
+        .into_iter()
+        .map(|e| &e["body"]["text"])
+        .collect();
+    assert_eq!(
+        answers,
+        [&json!("Let me check the provider notes."), &json!(ANSWER)]
+    );
 
     let report = import_transcript(&repo);
     assert_eq!(report["added"], 0, "{report}");

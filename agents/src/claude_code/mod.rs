@@ -74,19 +74,29 @@ impl Agent for ClaudeCode {
     }
 
     fn answer_from_files(&self, payload: &Payload) -> Option<String> {
-        match (payload.event, &payload.agent_transcript_path) {
-            (Some(HookEvent::SubagentStop), Some(own)) => {
-                transcript::last_assistant_text(own, SidechainScope::Any)
+        let (path, scope) = turn_source(payload)?;
+        transcript::last_assistant_text(path, scope)
+    }
+
+    fn earlier_texts(&self, payload: &Payload) -> Vec<(Option<String>, String)> {
+        let Some((path, scope)) = turn_source(payload) else {
+            return Vec::new();
+        };
+        let mut texts = transcript::turn_texts(path, scope);
+        // The answer is the payload's `last_assistant_message`, which may
+        // not be in the file yet; without one, the file's last text.
+        match payload
+            .last_assistant_message
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            Some(answer) => texts.retain(|t| t.text.trim() != answer),
+            None => {
+                texts.pop();
             }
-            (Some(HookEvent::SubagentStop), None) => payload
-                .transcript_path
-                .as_deref()
-                .and_then(|p| transcript::last_assistant_text(p, SidechainScope::SidechainOnly)),
-            _ => payload
-                .transcript_path
-                .as_deref()
-                .and_then(|p| transcript::last_assistant_text(p, SidechainScope::MainOnly)),
         }
+        texts.into_iter().map(|t| (t.ts, t.text)).collect()
     }
 
     /// GitHub Copilot CLI (1.0.102) runs the hooks of Claude Code's
@@ -208,6 +218,24 @@ fn transcript_seq(draft: &Draft, positions: &mut HashMap<String, u64>) -> u64 {
         h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
     }
     (((h % (1 << 20)) + 1) << 32) | seq
+}
+
+/// The transcript a Stop or SubagentStop payload's turn is in, and which
+/// of its lines: the main conversation for Stop; for SubagentStop the
+/// subagent's own `agent_transcript_path`, else the sidechain lines of
+/// `transcript_path`.
+fn turn_source(payload: &Payload) -> Option<(&std::path::Path, SidechainScope)> {
+    match (payload.event, &payload.agent_transcript_path) {
+        (Some(HookEvent::SubagentStop), Some(own)) => Some((own, SidechainScope::Any)),
+        (Some(HookEvent::SubagentStop), None) => payload
+            .transcript_path
+            .as_deref()
+            .map(|p| (p, SidechainScope::SidechainOnly)),
+        _ => payload
+            .transcript_path
+            .as_deref()
+            .map(|p| (p, SidechainScope::MainOnly)),
+    }
 }
 
 #[cfg(test)]

@@ -122,6 +122,17 @@ pub fn drafts_at(
                     draft
                 })
                 .collect();
+            // What the agent said between its calls, before the answer.
+            for (ts, text) in options.agent.earlier_texts(payload) {
+                let mut draft = maker.text(Kind::AgentResponse, &text);
+                if let Some(ts) = ts {
+                    draft.ts = ts;
+                }
+                draft
+                    .meta
+                    .insert("from_transcript".into(), Value::Bool(true));
+                drafts.push(draft);
+            }
             let given = payload
                 .last_assistant_message
                 .as_deref()

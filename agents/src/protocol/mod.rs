@@ -88,7 +88,10 @@
 //! for Stop; for SubagentStop the subagent's own `agent_transcript_path`,
 //! else the sidechain lines of `transcript_path`. A turn without text, or
 //! a transcript that is missing or unreadable, records nothing and is not
-//! an error.
+//! an error. Before the answer come the texts the agent wrote earlier in
+//! the turn, between its tool calls, read from the same files with their
+//! times ([`crate::Agent::earlier_texts`]; Claude Code): what it found on
+//! the way is often what the next session needs.
 //!
 //! # PreCompact
 //!

@@ -51,7 +51,7 @@ mod tail;
 use std::path::{Path, PathBuf};
 
 pub use convert::{CLIENT, Transcript, UNKNOWN_SESSION};
-pub use tail::{SidechainScope, TAIL_BYTES, last_assistant_text};
+pub use tail::{SidechainScope, TAIL_BYTES, TurnText, last_assistant_text, turn_texts};
 
 use self::convert::convert;
 use self::lines::parse_lines;

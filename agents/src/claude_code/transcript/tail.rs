@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::lines::{assistant_texts, is_user_prompt_line};
+use super::lines::{assistant_texts, is_user_prompt_line, line_ts};
 
 /// How much of a live transcript's end [`last_assistant_text`] reads.
 pub const TAIL_BYTES: u64 = 256 * 1024;
@@ -31,9 +31,29 @@ pub enum SidechainScope {
 /// follows it. `None` when the file cannot be read, or the turn has no
 /// text (an earlier turn's answer is never returned twice).
 pub fn last_assistant_text(path: &Path, scope: SidechainScope) -> Option<String> {
-    let tail = read_tail(path, TAIL_BYTES).ok()?;
-    let mut texts: Vec<String> = Vec::new();
-    let mut message_id: Option<Option<String>> = None;
+    turn_texts(path, scope).pop().map(|t| t.text)
+}
+
+/// A piece of text the agent wrote in a turn: one assistant message's
+/// text blocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnText {
+    /// Its line's time (memlog form), when the line has one.
+    pub ts: Option<String>,
+    /// The message's text blocks, joined by a blank line.
+    pub text: String,
+}
+
+/// Every assistant message with text in the current turn of a live
+/// transcript (after its last user prompt), in order, reading only its last
+/// [`TAIL_BYTES`]: what the agent said between its tool calls, and last
+/// its answer. Empty when the file cannot be read.
+pub fn turn_texts(path: &Path, scope: SidechainScope) -> Vec<TurnText> {
+    let Ok(tail) = read_tail(path, TAIL_BYTES) else {
+        return Vec::new();
+    };
+    // (message id, time, texts last first), last message first
+    let mut messages: Vec<(Option<String>, Option<String>, Vec<String>)> = Vec::new();
     for raw_line in tail.split(|b| *b == b'\n').rev() {
         let Ok(Value::Object(line)) = serde_json::from_slice::<Value>(raw_line) else {
             continue;
@@ -53,30 +73,39 @@ pub fn last_assistant_text(path: &Path, scope: SidechainScope) -> Option<String>
         match line.get("type").and_then(Value::as_str) {
             Some("user") if is_user_prompt_line(&line, message) => break,
             Some("assistant") => {
-                let id = message
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-                if let Some(current) = &message_id
-                    && *current != id
-                {
-                    break;
-                }
                 let line_texts = assistant_texts(message);
                 if line_texts.is_empty() {
                     continue;
                 }
-                message_id.get_or_insert(id);
-                for text in line_texts.into_iter().rev() {
-                    texts.push(text);
+                let id = message
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let ts = line_ts(&line);
+                match messages.last_mut() {
+                    // one message spread over several lines: its first
+                    // line's time
+                    Some((last, first_ts, texts)) if *last == id && id.is_some() => {
+                        texts.extend(line_texts.into_iter().rev());
+                        if ts.is_some() {
+                            *first_ts = ts;
+                        }
+                    }
+                    _ => messages.push((id, ts, line_texts.into_iter().rev().collect())),
                 }
             }
             _ => {}
         }
     }
-    texts.reverse();
-    let joined = texts.join("\n\n");
-    (!joined.trim().is_empty()).then_some(joined)
+    messages
+        .into_iter()
+        .rev()
+        .filter_map(|(_, ts, mut texts)| {
+            texts.reverse();
+            let text = texts.join("\n\n");
+            (!text.trim().is_empty()).then_some(TurnText { ts, text })
+        })
+        .collect()
 }
 
 fn read_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
