@@ -312,6 +312,25 @@ pub fn session_events(p: &Projections, session: &str) -> Result<Vec<Stored>> {
     Ok(rows)
 }
 
+/// Whether `session` holds a personal event (FORMAT.md §9), indexed or
+/// not: from that event on its words are personal, and what shows them
+/// to a shared session must not.
+pub fn session_is_personal(p: &Projections, session: &str) -> Result<bool> {
+    let personal = |e: &Event| e.session == session && memlog_format::scope::is_personal(&e.meta);
+    if p.unindexed().events().iter().any(|u| personal(&u.event)) {
+        return Ok(true);
+    }
+    p.graph
+        .conn
+        .prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM events WHERE session = ?1
+             AND json_extract(meta, '$.scope') = 'personal')",
+        )
+        .map_err(sql)?
+        .query_row([session], |row| row.get(0))
+        .map_err(sql)
+}
+
 /// A place in a session's order (time, seq, id): where a page of its
 /// events starts or ends.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -18,7 +18,14 @@ use crate::warm::ContextRequest;
 /// and by the warm server of `memlog watch`.
 pub fn answer(repo: &Repo, p: &Projections, request: &ContextRequest) -> Result<Assembled> {
     if request.event == HookEvent::SessionStart.as_str() {
-        let mut b = briefing(p, &repo.config, &request.session)?;
+        // a session already personal (resumed) may be shown personal
+        // memory; any other is shared, and its briefing holds none
+        let personal = repo
+            .layout()
+            .personal_sessions()
+            .join(&request.session)
+            .exists();
+        let mut b = briefing(p, &repo.config, &request.session, personal)?;
         let offer = crate::reflect::offer(repo);
         if !offer.is_empty() {
             b.markdown = format!(
@@ -182,13 +189,29 @@ pub fn session_recap(repo: &Repo, session: &str) -> Result<String> {
 /// SessionStart: the rules learned (active ones, within half the context
 /// budget, cited so that their recall counts as use), recent sessions of
 /// this project and open tasks.
+///
+/// A briefing goes to every session, whatever it is about, so for a
+/// shared session it holds no personal words: were it to, the session
+/// would become personal (its answers may repeat them), and the next
+/// briefing would list it, until nothing was shared. Personal rules and
+/// tasks reach a session through its prompts, when they are relevant
+/// (which keeps that session on this machine); a personal session is
+/// listed without its prompt. `personal` (the session is personal
+/// already) lifts this.
 pub fn briefing(
     p: &Projections,
     config: &memlog_format::Config,
     current: &str,
+    personal: bool,
 ) -> Result<Assembled> {
     let mut md = String::new();
     let mut cited = Vec::new();
+    let mut shown_personal = false;
+    // whether what rests on `ids` may be shown, and whether it is personal
+    let may_show = |ids: &[memlog_format::EventId]| -> Result<(bool, bool)> {
+        let is_personal = crate::workspace::rests_on_personal(p, ids)?;
+        Ok((personal || !is_personal, is_personal))
+    };
     // rules first (docs/DESIGN.md §12), within the context budget
     let rules = crate::rules::active(p)?;
     if !rules.is_empty() {
@@ -196,6 +219,10 @@ pub fn briefing(
             "## memlog: rules learned in this project\nCite a rule by [id] when you follow it.\n";
         let mut block = String::from(header);
         for r in &rules {
+            let (show, is_personal) = may_show(std::slice::from_ref(&r.id))?;
+            if !show {
+                continue;
+            }
             let line = format!(
                 "- [{}] {}: {}\n",
                 r.id.short(),
@@ -207,6 +234,7 @@ pub fn briefing(
             }
             block.push_str(&line);
             cited.push(r.id.clone());
+            shown_personal |= is_personal;
         }
         if !cited.is_empty() {
             md.push_str(&block);
@@ -217,12 +245,13 @@ pub fn briefing(
     if !sessions.is_empty() {
         md.push_str("## memlog: recent sessions in this project\n");
         for s in &sessions {
-            let prompt = s
-                .first_prompt
-                .as_deref()
-                .and_then(|p| p.lines().next())
-                .map(|p| memlog_format::event::truncate_chars(p, 100))
-                .unwrap_or_default();
+            let hidden = memlog_indexer::lookup::session_is_personal(p, &s.session)?;
+            shown_personal |= hidden && personal;
+            let prompt = match s.first_prompt.as_deref().and_then(|p| p.lines().next()) {
+                _ if hidden && !personal => "(personal)".to_string(),
+                Some(p) => memlog_format::event::truncate_chars(p, 100),
+                None => String::new(),
+            };
             md.push_str(&format!(
                 "- {} · {} ({} events): {}\n",
                 s.first_ts.get(..10).unwrap_or(&s.first_ts),
@@ -232,11 +261,22 @@ pub fn briefing(
             ));
         }
     }
-    let open: Vec<_> = memlog_indexer::tasks::tasks(p)?
+    let mut open = Vec::new();
+    for t in memlog_indexer::tasks::tasks(p)?
         .into_iter()
         .filter(|t| t.is_open())
-        .take(10)
-        .collect();
+    {
+        if open.len() == 10 {
+            break;
+        }
+        // a task kept in personal sessions: its latest event is personal
+        // (one a shared session changed has its title shared already)
+        let (show, is_personal) = may_show(std::slice::from_ref(&t.last_event))?;
+        if show {
+            shown_personal |= is_personal;
+            open.push(t);
+        }
+    }
     if !open.is_empty() {
         md.push_str("\n## Open tasks\n");
         for t in &open {
@@ -254,6 +294,6 @@ pub fn briefing(
         markdown: md,
         cited,
         ranked_by: None,
-        personal: false,
+        personal: shown_personal,
     })
 }

@@ -266,6 +266,85 @@ fn a_session_given_a_personal_memory_keeps_what_follows_here() {
     answer_stays_here(me, remote.path(), "On Friday at nine");
 }
 
+/// The briefing goes to every session whatever it is about: a shared
+/// session's holds no personal words (a personal session is listed
+/// without its prompt), so the session stays shared and reaches the
+/// remote; a personal session resumed is briefed in full.
+#[test]
+fn a_briefing_gives_a_shared_session_no_personal_words() {
+    let (remote, clones) = remote_and_clones(1);
+    let me = &clones[0];
+    me.hook(
+        "UserPromptSubmit",
+        "diary",
+        serde_json::json!({"prompt": format!("<personal>My salary review is on Monday ({NOTE})</personal>")}),
+    );
+    me.hook(
+        "Stop",
+        "diary",
+        serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Noted."}),
+    );
+    me.hook(
+        "SessionEnd",
+        "diary",
+        serde_json::json!({"reason": "other"}),
+    );
+    let briefing = me.hook(
+        "SessionStart",
+        "work",
+        serde_json::json!({"source": "startup"}),
+    );
+    assert!(
+        briefing.contains("diary"),
+        "the session is listed: {briefing}"
+    );
+    assert!(!briefing.contains(NOTE), "{briefing}");
+    me.hook(
+        "UserPromptSubmit",
+        "work",
+        serde_json::json!({"prompt": "Refactor the invoice rounding"}),
+    );
+    me.hook(
+        "Stop",
+        "work",
+        serde_json::json!({"stop_hook_active": false,
+            "last_assistant_message": format!("Rounding refactored ({LATER}).")}),
+    );
+    me.hook("SessionEnd", "work", serde_json::json!({"reason": "other"}));
+    me.memlog(&["sync", "origin"]).ok();
+    assert!(
+        holds(&all_objects(remote.path()), LATER),
+        "the work session is shared"
+    );
+    assert!(
+        !holds(&all_objects(remote.path()), NOTE),
+        "the diary is not"
+    );
+    let resumed = me.hook(
+        "SessionStart",
+        "diary",
+        serde_json::json!({"source": "resume"}),
+    );
+    assert!(
+        !resumed.contains(NOTE),
+        "the session's own prompt is not listed: {resumed}"
+    );
+    me.hook(
+        "UserPromptSubmit",
+        "diary-2",
+        serde_json::json!({"prompt": "<personal>a second diary</personal>"}),
+    );
+    let personal = me.hook(
+        "SessionStart",
+        "diary-2",
+        serde_json::json!({"source": "resume"}),
+    );
+    assert!(
+        personal.contains(NOTE),
+        "a personal session is briefed in full: {personal}"
+    );
+}
+
 /// The same when a personal memory comes with a file the agent reads
 /// (file-aware recall): what follows stays on this machine.
 #[test]
