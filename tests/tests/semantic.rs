@@ -518,6 +518,15 @@ fn a_watch_lets_an_idle_model_go_and_loads_it_again() {
     wait_for("the model let go", &|| {
         said("embedding model let go after 1 s without a use")
     });
+    // An index run with nothing to embed (a note whose text has its
+    // vector cached) leaves the model let go.
+    repo.memlog(&["note", NOTES[0].1]).ok();
+    wait_for("the note indexed", &|| said("1 from the cache"));
+    assert!(
+        !said("embedding model loaded again"),
+        "{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
     // This search cannot load a model (none under its MEMLOG_HOME): its
     // query vector can only come from the watcher, which loads its model
     // again when asked and meanwhile answers without it.

@@ -187,17 +187,14 @@ fn start_vector_thread(dir: &Path, embedder: Arc<ModelSlot>) -> mpsc::Sender<()>
                 Err(mpsc::RecvTimeoutError::Disconnected) => return,
             }
             while rx.try_recv().is_ok() {}
-            let caught_up =
-                embedder.with_loaded(|model| semantic::catch_up_vectors(&repo, Some(model), true));
-            match caught_up {
-                Some(Ok(Some(r))) if r.pending > 0 => eprintln!(
+            let mut model = embedder.on_demand();
+            match semantic::catch_up_vectors(&repo, Some(&mut model), true) {
+                Ok(Some(r)) if r.pending > 0 => eprintln!(
                     "vectors: {} events ({} embedded, {} from the cache)",
                     r.pending, r.embedded, r.cached
                 ),
-                Some(Ok(_)) | None => {}
-                Some(Err(e)) => {
-                    diag::warning(format_args!("vectors: {}", memlog_ops::error::chain(&e)))
-                }
+                Ok(_) => {}
+                Err(e) => diag::warning(format_args!("vectors: {}", memlog_ops::error::chain(&e))),
             }
             // what the batches took, back to the system
             model::give_back_free_memory();

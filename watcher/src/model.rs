@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use memlog_indexer::embed::ModelEmbedder;
+use memlog_indexer::embed::{Embedder, ModelEmbedder};
 use memlog_ops::{diag, semantic, workspace};
 
 use crate::Result;
@@ -34,6 +34,9 @@ pub const MODEL_IDLE: Duration = Duration::from_secs(5 * 60);
 pub struct ModelSlot {
     repo_dir: PathBuf,
     model: Mutex<Option<ModelEmbedder>>,
+    /// The model's id and dimensions, known from its first load: a catch-up
+    /// with nothing to embed needs them, not the model.
+    identity: (String, usize),
     used: Activity,
     idle: Duration,
     loading: AtomicBool,
@@ -50,6 +53,7 @@ impl ModelSlot {
         };
         Ok(Some(Arc::new(ModelSlot {
             repo_dir: dir.to_path_buf(),
+            identity: (model.model_id().to_string(), model.dim()),
             model: Mutex::new(Some(model)),
             used: Activity::default(),
             idle,
@@ -71,6 +75,14 @@ impl ModelSlot {
         }
         self.used.touch();
         slot.as_mut().map(f)
+    }
+
+    /// The model as an [`Embedder`] that loads it only when a text is to
+    /// be embedded: a catch-up that finds everything embedded (most index
+    /// runs: a seal with its vectors cached, a forget) leaves a model
+    /// that was let go unloaded.
+    pub fn on_demand(&self) -> OnDemand<'_> {
+        OnDemand(self)
     }
 
     /// Runs `f` on the model if it is loaded and free at once; else `None`
@@ -125,6 +137,41 @@ impl ModelSlot {
     pub fn release_check(&self) -> Duration {
         self.idle
             .clamp(Duration::from_secs(1), Duration::from_secs(30))
+    }
+}
+
+/// [`ModelSlot::on_demand`].
+pub struct OnDemand<'s>(&'s ModelSlot);
+
+impl Embedder for OnDemand<'_> {
+    fn model_id(&self) -> &str {
+        &self.0.identity.0
+    }
+
+    fn dim(&self) -> usize {
+        self.0.identity.1
+    }
+
+    fn embed(&mut self, texts: &[&str]) -> memlog_indexer::Result<Vec<Vec<f32>>> {
+        let identity = &self.0.identity;
+        self.0
+            .with_loaded(|model| {
+                if (model.model_id(), model.dim()) != (identity.0.as_str(), identity.1) {
+                    // the files changed under a running watcher: its
+                    // vectors would mix two models
+                    return Err(memlog_indexer::Error::Model(format!(
+                        "the model changed while `memlog watch` ran ({} is now {}): restart it",
+                        identity.0,
+                        model.model_id()
+                    )));
+                }
+                model.embed(texts)
+            })
+            .unwrap_or_else(|| {
+                Err(memlog_indexer::Error::Model(
+                    "the embedding model could not be loaded again".into(),
+                ))
+            })
     }
 }
 
