@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::bail;
 use crate::diag;
 use crate::error::{Context, Result};
-use crate::memory_diff::{self, MemoryDiff};
+use crate::memory_diff::{self, MemoryDiff, PurgeAdded};
 
 /// `memlog diff --json`, and the viewer's `/api/diff`.
 #[derive(Serialize)]
@@ -58,11 +58,35 @@ pub fn compute(repo: &Repo, revs: Option<&str>) -> Result<Computed> {
         None => Vec::new(),
     };
     let after = events_at(&log, to)?;
-    Ok(Computed {
-        from,
-        to,
-        diff: memory_diff::diff(&before, &after),
-    })
+    let mut diff = memory_diff::diff(&before, &after);
+    diff.purges = purges_added(&log, from, to)?;
+    Ok(Computed { from, to, diff })
+}
+
+/// The purges recorded at `to` and not at `from`: a purge's commit adds
+/// only its record, and the history it rewrote no longer holds what it
+/// erased, so the events alone would show no change.
+fn purges_added(log: &Log, from: Option<ObjectId>, to: ObjectId) -> Result<Vec<PurgeAdded>> {
+    let records = |commit: ObjectId| -> Result<_> {
+        let tree = log.commit(commit)?.tree;
+        Ok(memlog_store::purge_record::records_in_tree(log, tree)?)
+    };
+    let known: Vec<String> = match from {
+        Some(f) => records(f)?.into_iter().map(|(name, _)| name).collect(),
+        None => Vec::new(),
+    };
+    Ok(records(to)?
+        .into_iter()
+        .filter(|(name, _)| !known.contains(name))
+        .map(|(name, r)| PurgeAdded {
+            name,
+            ts: r.ts,
+            events: r.events,
+            sessions: r.sessions,
+            segments_rewritten: r.segments.len(),
+            commits_rewritten: r.commits.len(),
+        })
+        .collect())
 }
 
 fn events_at(log: &Log, commit: ObjectId) -> Result<Vec<Event>> {

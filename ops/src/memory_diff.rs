@@ -48,6 +48,26 @@ pub struct MemoryDiff {
     /// (docs/DESIGN.md §12).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub learned: Vec<Learned>,
+    /// Purges recorded in B and not in A: what they erased from history
+    /// (ids and counts, never content).
+    pub purges: Vec<PurgeAdded>,
+}
+
+/// A purge recorded in the range (`purges/<name>.json`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PurgeAdded {
+    /// The record's name.
+    pub name: String,
+    /// When the purge was made.
+    pub ts: String,
+    /// The events erased.
+    pub events: Vec<String>,
+    /// The sessions they belonged to.
+    pub sessions: Vec<String>,
+    /// How many segments were rewritten.
+    pub segments_rewritten: usize,
+    /// How many commits were rewritten.
+    pub commits_rewritten: usize,
 }
 
 /// A rule promoted or retired, or sessions filed under a concept.
@@ -67,9 +87,9 @@ pub struct Learned {
 }
 
 impl MemoryDiff {
-    /// Whether nothing was added or removed.
+    /// Whether nothing was added, removed or purged.
     pub fn is_empty(&self) -> bool {
-        self.events_added == 0 && self.events_removed == 0
+        self.events_added == 0 && self.events_removed == 0 && self.purges.is_empty()
     }
 }
 

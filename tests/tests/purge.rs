@@ -100,6 +100,18 @@ fn purge_erases_forgotten_bytes_and_keeps_everything_else() {
     assert!(messages.contains("Memlog-Purge: "), "{messages}");
     // three seals, the forget's and the purge's record
     assert_eq!(repo.memlog_commits().len(), 5);
+    // the review of what the purge did names it, ids and counts only
+    let diff = repo.memlog(&["diff"]).ok().stdout();
+    assert!(diff.contains("1 erased by 1 purge(s)"), "{diff}");
+    assert!(diff.contains(&secret[..12]), "{diff}");
+    assert!(!diff.contains("ZQXJ"), "{diff}");
+    let json = repo.memlog(&["diff", "--json"]).ok().json();
+    assert_eq!(json["purges"][0]["events"], serde_json::json!([secret]));
+    // and the log says what each commit without a prompt holds
+    let log = repo.memlog(&["log"]).ok().stdout();
+    assert!(log.contains("Purge 1 forgotten event(s)"), "{log}");
+    assert!(log.contains("1 forget"), "{log}");
+    assert!(log.contains("Emails are stored lowercased"), "{log}");
 
     // Purging again finds nothing to do.
     let again = repo.memlog(&["purge"]).ok().stdout();

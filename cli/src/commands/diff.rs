@@ -104,6 +104,19 @@ fn range_title(from: Option<&str>, to: &str) -> String {
     }
 }
 
+/// "3 event(s) added, 1 removed, 1 erased by 1 purge(s)"
+fn counts(diff: &MemoryDiff) -> String {
+    let mut s = format!("{} event(s) added", diff.events_added);
+    if diff.events_removed > 0 {
+        let _ = write!(s, ", {} removed", diff.events_removed);
+    }
+    if !diff.purges.is_empty() {
+        let erased: usize = diff.purges.iter().map(|p| p.events.len()).sum();
+        let _ = write!(s, ", {erased} erased by {} purge(s)", diff.purges.len());
+    }
+    s
+}
+
 fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
     let mut s = String::new();
     let _ = write!(s, "memory {}: ", range_title(from, to));
@@ -111,11 +124,7 @@ fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
         s.push_str("no change\n");
         return s;
     }
-    let _ = write!(s, "{} event(s) added", diff.events_added);
-    if diff.events_removed > 0 {
-        let _ = write!(s, ", {} removed", diff.events_removed);
-    }
-    s.push('\n');
+    let _ = writeln!(s, "{}", counts(diff));
     if !diff.events_by_kind.is_empty() {
         let _ = writeln!(s, "  {}", kinds_line(diff));
     }
@@ -189,7 +198,32 @@ fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
             }
         }
     }
+    if !diff.purges.is_empty() {
+        let _ = writeln!(
+            s,
+            "
+purges ({}):",
+            diff.purges.len()
+        );
+        for p in &diff.purges {
+            let _ = writeln!(s, "  {}  {}", id::short(&p.name), purge_line(p));
+            let _ = writeln!(s, "      {}", short_refs(&p.events));
+        }
+    }
     s
+}
+
+/// "erased 2 event(s) of 1 session(s) from history: 1 segment(s), 3
+/// commit(s) rewritten (2026-11-27 10:00)"
+fn purge_line(p: &memlog_ops::memory_diff::PurgeAdded) -> String {
+    format!(
+        "erased {} event(s) of {} session(s) from history: {} segment(s), {} commit(s) rewritten ({})",
+        p.events.len(),
+        p.sessions.len(),
+        p.segments_rewritten,
+        p.commits_rewritten,
+        output::short_time(&p.ts)
+    )
 }
 
 /// Event ids cut to 12 digits (session names as they are).
@@ -218,11 +252,12 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
         s.push_str("No change.\n");
         return s;
     }
-    let _ = write!(s, "**{} event(s) added**", diff.events_added);
-    if diff.events_removed > 0 {
-        let _ = write!(s, ", {} removed", diff.events_removed);
+    let _ = write!(s, "**{}**", counts(diff));
+    if diff.events_by_kind.is_empty() {
+        s.push_str("\n\n");
+    } else {
+        let _ = writeln!(s, ": {}\n", kinds_line(diff));
     }
-    let _ = writeln!(s, ": {}\n", kinds_line(diff));
     if !diff.sessions_added.is_empty() {
         let _ = writeln!(s, "#### Sessions added ({})\n", diff.sessions_added.len());
         s.push_str("| started | session | events | first prompt |\n|---|---|---|---|\n");
@@ -308,6 +343,18 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
                     output::short_time(&h.ts)
                 );
             }
+        }
+    }
+    if !diff.purges.is_empty() {
+        let _ = writeln!(s, "#### Purges ({})\n", diff.purges.len());
+        for p in &diff.purges {
+            let _ = writeln!(
+                s,
+                "- `{}` {}: {}",
+                id::short(&p.name),
+                purge_line(p),
+                short_refs(&p.events)
+            );
         }
     }
     s

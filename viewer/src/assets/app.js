@@ -496,7 +496,12 @@ async function reviewPage(_, params) {
     d.forgets.map((f) => h("div", { class: "card kind-forget" },
       h("div", {}, h("span", { class: "mono" }, shortId(f.id)), ` hides ${f.hides.length} event(s)`, f.reason ? " — " + f.reason : ""),
       h("ul", {}, f.hides.map((x) => h("li", { class: "mono" }, `${shortId(x.id)} ${x.kind} in ${x.session} (${when(x.ts)})`))))),
-    !d.events_added && !d.events_removed ? h("p", { class: "empty" }, "No change.") : null);
+    d.purges.length ? h("h2", {}, `Purges (${d.purges.length})`) : null,
+    d.purges.map((p) => h("div", { class: "card kind-forget" },
+      h("div", {}, h("span", { class: "mono" }, shortId(p.name)),
+        ` erased ${p.events.length} event(s) of ${p.sessions.length} session(s) from history: ${p.segments_rewritten} segment(s), ${p.commits_rewritten} commit(s) rewritten (${when(p.ts)})`),
+      h("div", { class: "mono muted" }, p.events.map(shortId).join(" ")))),
+    !d.events_added && !d.events_removed && !d.purges.length ? h("p", { class: "empty" }, "No change.") : null);
   state.refresh = () => reviewPage(_, params);
 }
 
