@@ -35,6 +35,10 @@ pub struct SessionLine {
     /// appearance; left out when unknown (rows read from the index).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<String>,
+    /// The sealing commit's subject: what a session without a prompt (a
+    /// note, a forget, a purge) is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 /// Characters of a session's first prompt in listings.
@@ -74,6 +78,7 @@ pub fn session_line(log: &Log, commit: &CommitInfo) -> Result<SessionLine> {
             }
             agents
         }),
+        subject: Some(commit.subject.clone()).filter(|s| !s.is_empty()),
     })
 }
 
@@ -104,5 +109,6 @@ fn line_of_row(r: SessionRow) -> SessionLine {
             .map(|t| truncate_chars(first_line(&t), FIRST_PROMPT_CHARS)),
         branch: r.branch,
         agents: Vec::new(),
+        subject: None,
     }
 }

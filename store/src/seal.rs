@@ -462,13 +462,6 @@ fn sync_ref(repo: &Repo, name: &str) -> Result<()> {
 /// A readable summary of a session for its commit message, ending in the
 /// `Memlog-Session` and `Memlog-Events` trailers.
 pub fn commit_message(session: &str, events: &[&Event]) -> String {
-    let subject = events
-        .iter()
-        .find(|e| e.kind == Kind::UserPrompt)
-        .or_else(|| events.iter().find(|e| e.text().is_some()))
-        .map(|e| e.headline(72))
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| format!("{} events", events.len()));
     let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
     let mut tools: BTreeMap<&str, usize> = BTreeMap::new();
     let mut files: Vec<&str> = Vec::new();
@@ -483,19 +476,31 @@ pub fn commit_message(session: &str, events: &[&Event]) -> String {
             }
         }
     }
+    let kinds = by_kind
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // the first prompt, else the first text, else what kinds it holds ("1
+    // forget"): `memlog log` and `git log --oneline` show it
+    let subject = events
+        .iter()
+        .find(|e| e.kind == Kind::UserPrompt)
+        .or_else(|| events.iter().find(|e| e.text().is_some()))
+        .map(|e| e.headline(72))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| {
+            if kinds.is_empty() {
+                "no events".into()
+            } else {
+                kinds.clone()
+            }
+        });
     let project = events.first().map(|e| e.project.as_str()).unwrap_or("");
     let first = events.iter().map(|e| e.ts.as_str()).min().unwrap_or("");
     let last = events.iter().map(|e| e.ts.as_str()).max().unwrap_or("");
     let mut body = vec![format!("Session {session} of {project}, {first} to {last}")];
-    body.push(format!(
-        "{} events: {}",
-        events.len(),
-        by_kind
-            .iter()
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
+    body.push(format!("{} events: {kinds}", events.len()));
     if !tools.is_empty() {
         let mut t: Vec<_> = tools.into_iter().collect();
         t.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));

@@ -85,6 +85,7 @@ fn print_line(l: &SessionLine) {
     let what = l
         .first_prompt
         .as_deref()
+        .or(l.subject.as_deref())
         .map(|p| memlog_format::event::truncate_chars(p, 60))
         .unwrap_or_default();
     println!(
