@@ -322,9 +322,12 @@ pub fn session_is_personal(p: &Projections, session: &str) -> Result<bool> {
     }
     p.graph
         .conn
+        // the canonical meta writes the key as `"scope":"personal"`: a
+        // substring test, not a JSON parse of every event of the session
+        // (at SessionStart, for each session the briefing lists)
         .prepare_cached(
             "SELECT EXISTS(SELECT 1 FROM events WHERE session = ?1
-             AND json_extract(meta, '$.scope') = 'personal')",
+             AND instr(meta, '\"scope\":\"personal\"') > 0)",
         )
         .map_err(sql)?
         .query_row([session], |row| row.get(0))

@@ -48,11 +48,16 @@ fn a_real_session_is_captured_and_sealed_as_one_commit() {
         "Read",
         "freeze is Wednesday noon",
     );
-    let response = events
+    // what the agent said before its call (from the transcript, at its
+    // time), then the answer
+    let responses: Vec<&Value> = events
         .iter()
-        .find(|e| e["kind"] == "agent_response")
-        .unwrap();
-    assert_eq!(response["body"]["text"], answer);
+        .filter(|e| e["kind"] == "agent_response")
+        .collect();
+    let texts: Vec<&Value> = responses.iter().map(|e| &e["body"]["text"]).collect();
+    assert_eq!(texts, [&json!("Let me read the notes."), &json!(answer)]);
+    assert_eq!(responses[0]["meta"]["from_transcript"], true);
+    assert!(responses[0]["ts"].as_str() < responses[1]["ts"].as_str());
     assert!(events.iter().all(|e| e["meta"]["client"] == "claude-code"));
 
     // SessionEnd sealed the session: one commit, listed by `memlog log`.
@@ -160,5 +165,86 @@ fn importing_a_session_whose_stop_hook_never_ran_adds_only_its_answer() {
     assert_eq!(
         (again["added"].clone(), again["commits"].clone()),
         (json!(0), json!(0))
+    );
+}
+
+/// memlog's hooks in two settings files naming two memlog binaries (a
+/// user's `~/.cargo/bin/memlog` in one, the project's in the other, say):
+/// Claude Code runs both, and memory still holds each prompt and answer
+/// once, and the model is given memory once.
+#[test]
+fn hooks_installed_twice_record_and_inject_once() {
+    let repo = repo_with_notes(NOTES);
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("memlog");
+    std::fs::copy(memlog_e2e::memlog_bin(), &copy).unwrap();
+    loop {
+        // a child another test thread forked while the copy was open for
+        // writing holds it until it execs
+        match std::process::Command::new(&copy)
+            .args(["install", "claude", "--local"])
+            .current_dir(repo.path())
+            .output()
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            installed => {
+                memlog_e2e::Run {
+                    output: installed.expect("the copy starts"),
+                }
+                .ok();
+                break;
+            }
+        }
+    }
+    let answer = "Releases leave on Thursdays, the freeze is Wednesday noon.";
+    let first = claude.run(
+        "When does the release train leave?",
+        &read_and_answer(&repo, answer),
+    );
+    let events = repo.session_events(&first.session_id);
+    let count = |kind: &str| events.iter().filter(|e| e["kind"] == kind).count();
+    assert_eq!(
+        (
+            count("user_prompt"),
+            count("agent_response"),
+            count("tool_observation")
+        ),
+        (1, 2, 1),
+        "{events:?}"
+    );
+
+    let second = claude.run(
+        "Remind me: which day does the release train leave?",
+        &json!({"turns": [{"text": "Thursdays."}], "side_text": "Release day"}),
+    );
+    let injected: usize = second
+        .requests
+        .iter()
+        .filter(|r| r["body"]["tools"].is_array())
+        .take(1)
+        .map(|r| {
+            r["body"]
+                .to_string()
+                .matches("Memory from earlier sessions")
+                .count()
+        })
+        .sum();
+    assert_eq!(injected, 1, "memory given once: {:?}", second.requests);
+    let events = repo.session_events(&second.session_id);
+    assert_eq!(
+        events.iter().filter(|e| e["kind"] == "user_prompt").count(),
+        1,
+        "{events:?}"
+    );
+    let doctor = repo.memlog(&["doctor", "--json"]).ok().json();
+    assert_eq!(
+        doctor["hooks_installed_twice"],
+        json!(["claude"]),
+        "{doctor}"
     );
 }
