@@ -92,6 +92,15 @@ pub trait Agent: Sync {
         Vec::new()
     }
 
+    /// The environment variable in which the agent gives its hooks the
+    /// folder it was started in (the project), if it does: the repository
+    /// of that folder keeps the whole session, wherever the agent's shell
+    /// `cd`s since (a submodule, a nested clone), which moves the
+    /// payload's `cwd` with it.
+    fn project_dir_var(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The agent running this agent's hooks now, when it is another one
     /// that reads this agent's settings file too: once memlog's own hooks
     /// for that agent are installed, they record its session, and these

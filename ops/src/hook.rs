@@ -69,7 +69,16 @@ pub fn run(
         .map(PathBuf::from)
         .filter(|p| p.is_dir())
         .unwrap_or_else(|| dir.to_path_buf());
-    let Ok((repo, config_error)) = Repo::discover_lenient(&start) else {
+    // The repository the agent was started in keeps the whole session:
+    // after a `cd` into a submodule the payload's cwd is there, and the
+    // session would be split between two logs (its start never sealed).
+    let project = agent
+        .project_dir_var()
+        .and_then(std::env::var_os)
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .and_then(|p| Repo::discover_lenient(&p).ok());
+    let Some((repo, config_error)) = project.or_else(|| Repo::discover_lenient(&start).ok()) else {
         // Not a git repository: memlog has nowhere to keep memory here.
         return Ok(None);
     };

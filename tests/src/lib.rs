@@ -482,6 +482,9 @@ pub fn holds(haystack: &[u8], needle: &str) -> bool {
 pub fn git_command(dir: &Path) -> Command {
     let mut c = Command::new("git");
     c.current_dir(dir)
+        // tests run from inside an agent's session must not record there
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("GEMINI_PROJECT_DIR")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_AUTHOR_NAME", "Test")
@@ -495,6 +498,9 @@ pub fn git_command(dir: &Path) -> Command {
 pub fn memlog_command(dir: &Path) -> Command {
     let mut c = Command::new(memlog_bin());
     c.current_dir(dir)
+        // tests run from inside an agent's session must not record there
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("GEMINI_PROJECT_DIR")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_COMMITTER_NAME", "Test")

@@ -744,3 +744,102 @@ fn a_broken_configuration_is_told_to_the_agent() {
     assert_eq!(log.matches("not recording").count(), 2, "{log}");
     assert!(!repo.path().join(".git/memlog/journal").exists() || repo.cat().is_empty());
 }
+
+/// The agent's shell `cd`s into a nested repository (a submodule, a
+/// vendored clone): Claude Code then sends that folder as the hooks' `cwd`,
+/// but gives the folder it started in as `CLAUDE_PROJECT_DIR`. The whole
+/// session stays in the project's log, sealed as one commit; the nested
+/// repository gets no memory of its own.
+#[test]
+fn a_cd_into_a_nested_repository_keeps_the_session_whole() {
+    let repo = TestRepo::new();
+    let nested = repo.path().join("vendor/lib");
+    std::fs::create_dir_all(&nested).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&nested)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&[
+        "-c",
+        "user.name=T",
+        "-c",
+        "user.email=t@example.com",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "lib",
+    ]);
+    let session = "nested-cd";
+    let send = |event: &str, cwd: &Path, extra: Value| {
+        let mut payload = json!({"session_id": session, "cwd": cwd.display().to_string(),
+            "hook_event_name": event, "transcript_path": "/nonexistent.jsonl"});
+        for (k, v) in extra.as_object().unwrap() {
+            payload[k] = v.clone();
+        }
+        let out = memlog_command(repo.path())
+            .env("CLAUDE_PROJECT_DIR", repo.path())
+            .args(["hook", event])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(payload.to_string().as_bytes())?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        assert!(out.status.success(), "{event}");
+    };
+    let top = repo.path().to_path_buf();
+    send("SessionStart", &top, json!({"source": "startup"}));
+    send(
+        "UserPromptSubmit",
+        &top,
+        json!({"prompt": "What does the vendored lib export?"}),
+    );
+    send(
+        "PostToolUse",
+        &nested,
+        json!({"tool_name": "Bash", "tool_input": {"command": "cd vendor/lib && ls"},
+            "tool_response": {"stdout": "lib.rs", "stderr": "", "interrupted": false},
+            "tool_use_id": "toolu_nested_1"}),
+    );
+    send(
+        "Stop",
+        &nested,
+        json!({"stop_hook_active": false, "last_assistant_message": "It exports lib.rs."}),
+    );
+    send("SessionEnd", &nested, json!({"reason": "other"}));
+    let events = events_of(&repo, session);
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "session_start",
+            "user_prompt",
+            "tool_observation",
+            "agent_response",
+            "session_end"
+        ],
+        "{events:?}"
+    );
+    assert_eq!(repo.memlog_commits().len(), 1);
+    assert!(
+        !nested.join(".git/memlog").exists(),
+        "the nested repository got memory"
+    );
+}

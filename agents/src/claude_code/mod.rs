@@ -57,6 +57,10 @@ const SETTINGS: HookSettings = HookSettings {
 };
 
 impl Agent for ClaudeCode {
+    fn project_dir_var(&self) -> Option<&'static str> {
+        Some("CLAUDE_PROJECT_DIR")
+    }
+
     fn name(&self) -> &'static str {
         "claude"
     }

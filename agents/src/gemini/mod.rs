@@ -53,6 +53,10 @@ const SETTINGS: HookSettings = HookSettings {
 };
 
 impl Agent for Gemini {
+    fn project_dir_var(&self) -> Option<&'static str> {
+        Some("GEMINI_PROJECT_DIR")
+    }
+
     fn name(&self) -> &'static str {
         "gemini"
     }
