@@ -16,8 +16,14 @@ pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
 /// An error may echo what was typed: its secrets are redacted.
 pub fn print_error(err: &anyhow::Error) {
     let mut message = format!("error: {err}\n");
+    let mut said = err.to_string();
     for cause in err.chain().skip(1) {
-        message.push_str(&format!("  caused by: {cause}\n"));
+        let cause = cause.to_string();
+        // an error that prints its source already says it
+        if !said.ends_with(&cause) {
+            message.push_str(&format!("  caused by: {cause}\n"));
+        }
+        said = cause;
     }
     let message = memlog_format::privacy::redact_message(&message);
     let _ = std::io::stderr().lock().write_all(message.as_bytes());

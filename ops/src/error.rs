@@ -92,8 +92,13 @@ pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
     let mut cause = err.source();
     while let Some(c) = cause {
-        out.push_str(": ");
-        out.push_str(&c.to_string());
+        // an error that prints its source already ("{path}: {source}")
+        // would otherwise say it twice
+        let text = c.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
         cause = c.source();
     }
     out

@@ -143,8 +143,18 @@ pub fn run(
             .filter(|d| d.session == session)
             .collect();
         let sent = same.len();
-        let (recorded, _) = recorder.record_as(same, durability)?;
-        repeated = sent > 0 && recorded.is_empty();
+        match recorder.record_as(same, durability) {
+            Ok((recorded, _)) => repeated = sent > 0 && recorded.is_empty(),
+            // Memory that cannot be written (a read-only or full disk)
+            // can still be read: the agent gets its context all the same.
+            Err(e) if event.is_some_and(HookEvent::injects_context) => log_error(
+                Some(&repo.layout()),
+                event_name,
+                &format!("not recorded: {}", crate::error::chain(&e)),
+                started,
+            ),
+            Err(e) => return Err(e.into()),
+        }
     }
     // Unknown events were recorded as such above; nothing more to do.
     let Some(event) = event else {
@@ -379,19 +389,31 @@ fn inject(
         if assembled.personal {
             memlog_format::scope::mark_personal(&mut meta);
         }
-        recorder
-            .record_as(
-                vec![Draft {
-                    session: session.clone(),
-                    ts: time::now(),
-                    kind: Kind::Recall,
-                    project: repo.project(),
-                    body,
-                    meta,
-                }],
-                Durability::Deferred,
-            )
-            .map_err(crate::Error::from)?;
+        let recall = Draft {
+            session: session.clone(),
+            ts: time::now(),
+            kind: Kind::Recall,
+            project: repo.project(),
+            body,
+            meta,
+        };
+        if let Err(e) = recorder.record_as(vec![recall], Durability::Deferred) {
+            if assembled.personal {
+                // the recall is what keeps the rest of the session here:
+                // without it, a personal memory is not given
+                return Err(Injected::Skipped(format!(
+                    "a personal memory withheld, since its recall could not be recorded: {}",
+                    crate::error::chain(&e)
+                )));
+            }
+            // what was injected goes unrecorded; the agent still gets it
+            log_error(
+                Some(&repo.layout()),
+                event.as_str(),
+                &format!("recall not recorded: {}", crate::error::chain(&e)),
+                Instant::now(),
+            );
+        }
     }
     agent
         .hook_output(event, Some(&assembled.markdown))

@@ -88,7 +88,24 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
                 return Ok(p);
             }
             // nothing to read yet: wait for the other writer, a while
-            Err(_) => Projections::update_within(repo, WRITER_WAIT)?,
+            Err(_) => match Projections::update_within(repo, WRITER_WAIT) {
+                Ok(report) => report,
+                // a store this process cannot write (read-only, another
+                // user's) and no index: the log is read directly
+                Err(IndexError::Io { source, .. })
+                    if matches!(
+                        source.kind(),
+                        std::io::ErrorKind::PermissionDenied
+                            | std::io::ErrorKind::ReadOnlyFilesystem
+                    ) =>
+                {
+                    diag::note("the index cannot be written here: reading the log directly");
+                    let mut p = Projections::empty()?;
+                    p.read_unindexed(repo, Reach::Everything)?;
+                    return Ok(p);
+                }
+                Err(e) => return Err(e.into()),
+            },
         },
     };
     if report.rebuilt

@@ -843,3 +843,73 @@ fn a_cd_into_a_nested_repository_keeps_the_session_whole() {
         "the nested repository got memory"
     );
 }
+
+/// Memory that cannot be written (a full disk, a read-only mount, another
+/// user's repository) can still be read: the prompt hook injects what is
+/// there and says in hooks.log what it could not record, and a search
+/// reads the log when there is no index it may write. Skipped where
+/// `chattr` cannot make files immutable.
+#[test]
+fn memory_that_cannot_be_written_is_still_given() {
+    let repo = TestRepo::new();
+    repo.record("s1", "user_prompt", "what is the zorp threshold");
+    repo.record(
+        "s1",
+        "agent_response",
+        "The zorp threshold is 17 millibars.",
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    let prompt = |session: &str| {
+        let mut p = with_cwd(
+            json!({"hook_event_name": "UserPromptSubmit", "transcript_path": "/nonexistent.jsonl",
+                "prompt": "what is the zorp threshold?"}),
+            &repo,
+            session,
+        );
+        p["hook_event_name"] = json!("UserPromptSubmit");
+        let (out, _) = hook(&repo, "UserPromptSubmit", &p);
+        assert_eq!(out.code(), Some(0), "{}", out.stderr());
+        out.stdout()
+    };
+    let store = repo.path().join(".git/memlog");
+    let chattr = |flag: &str, path: &Path| {
+        Command::new("chattr")
+            .args(["-R", flag])
+            .arg(path)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    // the journal folder first: the prompt cannot be recorded
+    std::fs::create_dir_all(store.join("journal")).unwrap();
+    if !chattr("+i", &store.join("journal")) {
+        eprintln!("skipped: chattr +i does not work here");
+        return;
+    }
+    struct Mutable<'a>(&'a dyn Fn());
+    impl Drop for Mutable<'_> {
+        fn drop(&mut self) {
+            (self.0)()
+        }
+    }
+    let undo = || {
+        chattr("-i", &store);
+    };
+    let _undo = Mutable(&undo);
+    let given = prompt("s2");
+    assert!(given.contains("17 millibars"), "{given}");
+    let log = std::fs::read_to_string(store.join("hooks.log")).unwrap_or_default();
+    assert!(log.contains("not recorded"), "{log}");
+    assert_eq!(
+        log.matches("Operation not permitted").count(),
+        log.lines().filter(|l| l.contains("not recorded")).count(),
+        "each cause said once: {log}"
+    );
+    // then the whole store, before any index was built
+    chattr("-i", &store);
+    let _ = std::fs::remove_dir_all(store.join("index"));
+    assert!(chattr("+i", &store));
+    let given = prompt("s3");
+    assert!(given.contains("17 millibars"), "{given}");
+    let search = repo.memlog(&["search", "zorp"]).ok().stdout();
+    assert!(search.contains("17 millibars"), "{search}");
+}

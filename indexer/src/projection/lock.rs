@@ -31,8 +31,27 @@ impl WriterLock {
         Ok(WriterLock::held(file))
     }
 
-    /// Takes the lock if it is free; `None` if another process holds it.
+    /// Takes the lock if it is free; `None` if another process holds it,
+    /// or if this process cannot write the index at all (a read-only
+    /// store, another user's): then there is nothing to write, and a
+    /// reader reads what is there.
     pub fn try_acquire(repo: &Repo) -> Result<Option<WriterLock>> {
+        match WriterLock::try_acquire_writable(repo) {
+            Err(Error::Io { source, .. })
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+                ) =>
+            {
+                Ok(None)
+            }
+            taken => taken,
+        }
+    }
+
+    /// [`WriterLock::try_acquire`] for a writer: a store it cannot write
+    /// is an error.
+    fn try_acquire_writable(repo: &Repo) -> Result<Option<WriterLock>> {
         let file = open_lock_file(repo)?;
         match file.try_lock() {
             Ok(()) => Ok(Some(WriterLock::held(file))),
@@ -48,7 +67,7 @@ impl WriterLock {
     pub fn acquire_within(repo: &Repo, within: Duration) -> Result<WriterLock> {
         let started = Instant::now();
         loop {
-            if let Some(lock) = WriterLock::try_acquire(repo)? {
+            if let Some(lock) = WriterLock::try_acquire_writable(repo)? {
                 return Ok(lock);
             }
             if started.elapsed() >= within {
