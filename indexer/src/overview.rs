@@ -188,9 +188,14 @@ fn indexed_recent_sessions(
         .graph
         .conn
         .prepare_cached(
+            // sessions dated more than an hour ahead (a teammate's clock,
+            // an import) come after the rest: by their dates alone they
+            // would crowd out every session of today until those dates pass
             "SELECT session, first_ts, last_ts, events, prompts, tool_calls, first_prompt, branch
              FROM sessions
-             WHERE session != ?1 AND prompts > 0 ORDER BY last_ts DESC LIMIT ?2",
+             WHERE session != ?1 AND prompts > 0
+             ORDER BY last_ts > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+1 hour'), last_ts DESC
+             LIMIT ?2",
         )
         .map_err(sql)?;
     let rows = stmt

@@ -913,3 +913,35 @@ fn memory_that_cannot_be_written_is_still_given() {
     let search = repo.memlog(&["search", "zorp"]).ok().stdout();
     assert!(search.contains("17 millibars"), "{search}");
 }
+
+/// Sessions dated ahead (a teammate's clock, an import) do not crowd
+/// today's sessions out of the SessionStart briefing.
+#[test]
+fn sessions_dated_ahead_leave_room_for_todays_in_the_briefing() {
+    let repo = TestRepo::new();
+    let lines: String = (1..=6)
+        .map(|i| {
+            format!(
+                "{{\"session\":\"ahead{i}\",\"ts\":\"2031-0{i}-01T10:00:00Z\",\"kind\":\"user_prompt\",\"text\":\"billing question {i}\"}}\n"
+            )
+        })
+        .collect();
+    std::fs::write(repo.path().join("ahead.jsonl"), lines).unwrap();
+    repo.memlog(&["import", "jsonl", "ahead.jsonl"]).ok();
+    repo.record("today", "user_prompt", "fix the login redirect bug");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["index"]).ok();
+    let mut p = with_cwd(
+        json!({"hook_event_name": "SessionStart", "transcript_path": "/nonexistent.jsonl",
+            "source": "startup"}),
+        &repo,
+        "next",
+    );
+    p["hook_event_name"] = json!("SessionStart");
+    let (out, _) = hook(&repo, "SessionStart", &p);
+    let briefing = out.stdout();
+    assert!(
+        briefing.contains("fix the login redirect bug"),
+        "{briefing}"
+    );
+}
