@@ -170,12 +170,31 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
     let plan = plan(repo, request)?;
     let targets = plan.targets.clone();
     let derived = plan.derived();
+    // A forget names what it hides and why: for personal events that
+    // stays on this machine too. A forget of personal events only is
+    // personal; one of both kinds is recorded twice, the personal ids and
+    // the reason in a personal forget, the rest (without the reason,
+    // which may speak of them) in a shared one.
+    let personal: std::collections::HashSet<&EventId> = plan
+        .events
+        .iter()
+        .filter(|e| memlog_format::scope::is_personal(&e.meta))
+        .map(|e| &e.id)
+        .collect();
+    let only_personal = !plan.events.is_empty() && personal.len() == plan.events.len();
+    let shared_part = |ids: &[EventId]| -> Vec<EventId> {
+        ids.iter()
+            .filter(|id| only_personal || !personal.contains(id))
+            .cloned()
+            .collect()
+    };
     let mut body = Map::new();
-    if !targets.is_empty() {
-        body.insert("targets".into(), ids_value(&targets));
+    let (shared_targets, shared_derived) = (shared_part(&targets), shared_part(&derived));
+    if !shared_targets.is_empty() {
+        body.insert("targets".into(), ids_value(&shared_targets));
     }
-    if !derived.is_empty() {
-        body.insert("derived".into(), ids_value(&derived));
+    if !shared_derived.is_empty() {
+        body.insert("derived".into(), ids_value(&shared_derived));
     }
     if let Some(s) = &request.session {
         body.insert("session".into(), Value::String(s.clone()));
@@ -183,7 +202,11 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
     if let Some(b) = &request.before {
         body.insert("before".into(), Value::String(time::normalize(b)?));
     }
-    if let Some(r) = &request.reason {
+    if let Some(r) = request
+        .reason
+        .as_ref()
+        .filter(|_| personal.is_empty() || only_personal)
+    {
         body.insert("reason".into(), Value::String(r.clone()));
     }
     // before the forget is recorded: an import must not bring back what a
@@ -191,7 +214,31 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
     let events: Vec<&Event> = plan.events.iter().collect();
     memlog_store::forgotten::Forgotten::load(repo)?
         .remember(&events, request.session.as_deref())?;
-    let (id, commit) = record_sealed(repo, Kind::Forget, body)?;
+    if !personal.is_empty() && !only_personal {
+        let mine = |ids: &[EventId]| -> Vec<EventId> {
+            ids.iter()
+                .filter(|id| personal.contains(id))
+                .cloned()
+                .collect()
+        };
+        let mut own = Map::new();
+        let (own_targets, own_derived) = (mine(&targets), mine(&derived));
+        if !own_targets.is_empty() {
+            own.insert("targets".into(), ids_value(&own_targets));
+        }
+        if !own_derived.is_empty() {
+            own.insert("derived".into(), ids_value(&own_derived));
+        }
+        // (personal events a session or a date chose are hidden by the
+        // shared forget's selector: nothing to name here)
+        if !own.is_empty() {
+            if let Some(r) = &request.reason {
+                own.insert("reason".into(), Value::String(r.clone()));
+            }
+            record_sealed_as(repo, Kind::Forget, own, true)?;
+        }
+    }
+    let (id, commit) = record_sealed_as(repo, Kind::Forget, body, only_personal)?;
     Ok(Forgotten {
         id,
         commit,

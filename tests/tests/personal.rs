@@ -474,3 +474,71 @@ fn facts_drawn_from_personal_events_stay_personal() {
         assert!(!holds(&on_remote, marker), "{marker} reached the remote");
     }
 }
+
+/// A forget names what it hides and why: of a personal event, that stays
+/// here too. Forgetting a personal note with a reason puts nothing on the
+/// shared branch; forgetting it with a shared note hides the shared one
+/// for every clone, and the reason stays here.
+#[test]
+fn a_forget_of_personal_memory_keeps_its_reason_here() {
+    let (remote, clones) = remote_and_clones(2);
+    let (me, teammate) = (&clones[0], &clones[1]);
+    let personal = me
+        .memlog(&[
+            "note",
+            "--personal",
+            &format!("my lawyer meets me Friday ({NOTE})"),
+        ])
+        .ok()
+        .stdout()
+        .trim()
+        .to_string();
+    me.memlog(&[
+        "forget",
+        &personal,
+        "--reason",
+        &format!("mentions my lawyer ({FLAG})"),
+    ])
+    .ok();
+    assert!(!texts(me).contains(NOTE), "the note is hidden here");
+    let shared = me
+        .memlog(&["note", "the staging database moved to db2"])
+        .ok()
+        .stdout()
+        .trim()
+        .to_string();
+    let personal_2 = me
+        .memlog(&[
+            "note",
+            "--personal",
+            &format!("my second private note ({TAG})"),
+        ])
+        .ok()
+        .stdout()
+        .trim()
+        .to_string();
+    me.memlog(&[
+        "forget",
+        &shared,
+        &personal_2,
+        "--reason",
+        &format!("both wrong ({RULE})"),
+    ])
+    .ok();
+    me.memlog(&["sync", "origin"]).ok();
+    teammate.memlog(&["sync", "origin"]).ok();
+    assert!(
+        !texts(teammate).contains("db2"),
+        "the shared note is hidden there"
+    );
+    assert!(
+        !texts(me).contains(TAG),
+        "the second personal note is hidden here"
+    );
+    for words in [FLAG, RULE, NOTE, TAG] {
+        assert!(
+            !holds(&all_objects(remote.path()), words),
+            "{words} reached the remote"
+        );
+    }
+}
