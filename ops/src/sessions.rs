@@ -54,7 +54,8 @@ pub fn session_line(log: &Log, commit: &CommitInfo) -> Result<SessionLine> {
     let count = |k: Kind| events.iter().filter(|e| e.kind == k).count();
     Ok(SessionLine {
         commit: Some(commit.id.to_string()),
-        session: commit.session.clone().unwrap_or_else(|| "?".into()),
+        // a commit without a session (a purge's record) has none
+        session: commit.session.clone().unwrap_or_else(|| "-".into()),
         started: events
             .first()
             .map(|e| e.ts.clone())

@@ -148,6 +148,25 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    // Claude Code reads a project's settings only where it is started:
+    // doctor run from a subfolder is where the user would start it too
+    let here = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let root = repo
+        .work_tree
+        .as_deref()
+        .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()));
+    let claude_here_only = hooks.iter().any(|h| h.agent.name() == "claude")
+        && hooks
+            .iter()
+            .filter(|h| h.agent.name() == "claude")
+            .all(|h| h.scope != memlog_agents::Scope::User);
+    if let Some(root) = root.filter(|r| claude_here_only && *r != here) {
+        println!(
+            "           Claude Code reads these settings only when started at {}: started in \
+             this folder it runs no memlog hook (`memlog install claude --user` covers every folder)",
+            root.display()
+        );
+    }
     for agent in twice_installed(&hooks) {
         println!(
             "           {agent} runs memlog's hooks from each of these files: every prompt and \

@@ -118,6 +118,13 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
         }
         if args.secrets {
             println!("their bytes stay in git history: erase them with `memlog purge`");
+        } else {
+            // hidden is not erased: a user who forgets a leak must know
+            // the next push still carries it
+            println!(
+                "hidden from search, recall and every clone that syncs; the bytes stay in git \
+                 history (and go out with a push) until `memlog purge` erases them"
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
