@@ -44,13 +44,29 @@ pub struct SessionLine {
 /// Characters of a session's first prompt in listings.
 pub const FIRST_PROMPT_CHARS: usize = 200;
 
-/// The line of a session-sealing commit, from the events it added.
-pub fn session_line(log: &Log, commit: &CommitInfo) -> Result<SessionLine> {
+/// The line of a session-sealing commit, from the events it added;
+/// `visible` tells which of them no forget hides: a hidden prompt is not
+/// its first prompt, and a commit whose subject came from a hidden event
+/// (its first prompt or text, FORMAT.md) is described by its kinds.
+pub fn session_line(
+    log: &Log,
+    commit: &CommitInfo,
+    visible: &dyn Fn(&Event) -> bool,
+) -> Result<SessionLine> {
     let mut events: Vec<Event> = Vec::new();
     for seg in log.added_segments(commit)? {
         events.extend(log.read_segment(&seg, false)?.0);
     }
     sort_events(&mut events);
+    // the event the seal took the commit's subject from
+    let subject_from = events
+        .iter()
+        .find(|e| e.kind == Kind::UserPrompt)
+        .or_else(|| events.iter().find(|e| e.text().is_some()));
+    let subject = match subject_from {
+        Some(e) if !visible(e) => None,
+        _ => Some(commit.subject.clone()).filter(|s| !s.is_empty()),
+    };
     let count = |k: Kind| events.iter().filter(|e| e.kind == k).count();
     Ok(SessionLine {
         commit: Some(commit.id.to_string()),
@@ -65,7 +81,7 @@ pub fn session_line(log: &Log, commit: &CommitInfo) -> Result<SessionLine> {
         tool_calls: count(Kind::ToolObservation),
         first_prompt: events
             .iter()
-            .find(|e| e.kind == Kind::UserPrompt)
+            .find(|e| e.kind == Kind::UserPrompt && visible(e))
             .map(|e| e.headline(FIRST_PROMPT_CHARS)),
         branch: events
             .iter()
@@ -79,7 +95,7 @@ pub fn session_line(log: &Log, commit: &CommitInfo) -> Result<SessionLine> {
             }
             agents
         }),
-        subject: Some(commit.subject.clone()).filter(|s| !s.is_empty()),
+        subject,
     })
 }
 

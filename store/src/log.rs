@@ -195,8 +195,9 @@ impl<'r> Log<'r> {
         })
     }
 
-    /// Every commit reachable from `tip`, newest first (committer time, then
-    /// author time, then id, for a stable order).
+    /// Every commit reachable from `tip`, newest first (committer time,
+    /// then a commit before its parents: seals a second apart share a
+    /// time; then author time and id, for a stable order).
     pub fn commits_from(&self, tip: ObjectId) -> Result<Vec<CommitInfo>> {
         let mut seen = HashSet::new();
         let mut stack = vec![tip];
@@ -209,8 +210,14 @@ impl<'r> Log<'r> {
             stack.extend(info.parents.iter().copied());
             out.push(info);
         }
+        let depth = depths(&out);
         out.sort_by(|a, b| {
-            (b.commit_time, b.author_time, b.id).cmp(&(a.commit_time, a.author_time, a.id))
+            (b.commit_time, depth.get(&b.id), b.author_time, b.id).cmp(&(
+                a.commit_time,
+                depth.get(&a.id),
+                a.author_time,
+                a.id,
+            ))
         });
         Ok(out)
     }
@@ -404,6 +411,44 @@ impl<'r> Log<'r> {
             None => Ok((Vec::new(), Vec::new())),
         }
     }
+}
+
+/// Each commit's distance from the root along its longest parent chain:
+/// a commit is deeper than each of its parents.
+fn depths(commits: &[CommitInfo]) -> HashMap<ObjectId, usize> {
+    let parents: HashMap<ObjectId, &[ObjectId]> = commits
+        .iter()
+        .map(|c| (c.id, c.parents.as_slice()))
+        .collect();
+    let mut depth: HashMap<ObjectId, usize> = HashMap::with_capacity(commits.len());
+    for c in commits {
+        // iteratively: a long history would overflow a recursion
+        let mut stack = vec![c.id];
+        while let Some(&id) = stack.last() {
+            if depth.contains_key(&id) {
+                stack.pop();
+                continue;
+            }
+            let ps = parents.get(&id).copied().unwrap_or(&[]);
+            let pending: Vec<ObjectId> = ps
+                .iter()
+                .filter(|p| parents.contains_key(*p) && !depth.contains_key(*p))
+                .copied()
+                .collect();
+            if pending.is_empty() {
+                let d = ps
+                    .iter()
+                    .filter_map(|p| depth.get(p))
+                    .max()
+                    .map_or(0, |d| d + 1);
+                depth.insert(id, d);
+                stack.pop();
+            } else {
+                stack.extend(pending);
+            }
+        }
+    }
+    depth
 }
 
 /// Every event in the journals of running (unsealed) sessions.

@@ -501,3 +501,21 @@ fn a_session_resumed_after_its_forget_is_remembered_again() {
     assert!(contains(&all_objects(&repo), new));
     assert_eq!(hits(new), 1);
 }
+
+/// `memlog log` shows no forgotten words: a forgotten first prompt is not
+/// a session's title (nor is the seal's subject, made of it); and a forget
+/// sealed in the same second as its session is listed above it.
+#[test]
+fn the_log_shows_nothing_forgotten_and_newest_first() {
+    let repo = TestRepo::new();
+    repo.record("s2", "user_prompt", "the launch codename is mongoosecomet");
+    repo.record("s2", "agent_response", "noted");
+    repo.memlog(&["seal", "--session", "s2"]).ok();
+    repo.memlog(&["forget", "--session", "s2"]).ok();
+    let log = repo.memlog(&["log"]).ok().stdout();
+    assert!(!log.contains("mongoosecomet"), "{log}");
+    let json = repo.memlog(&["log", "--json"]).ok().stdout();
+    assert!(!json.contains("mongoosecomet"), "{json}");
+    let first = log.lines().next().unwrap_or_default();
+    assert!(first.contains("1 forget"), "newest first:\n{log}");
+}

@@ -35,6 +35,14 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
     let mut lines = Vec::new();
     let agent = args.agent.as_deref().map(memlog_ops::search::client_name);
     let mut shown = 0;
+    // what a forget hides is not shown (the index knows; it reads the log
+    // beyond itself)
+    let projections = workspace::projections(&repo)?;
+    let visible = |e: &memlog_format::Event| {
+        memlog_indexer::lookup::event(&projections, e.id.as_str())
+            .map(|found| found.is_some())
+            .unwrap_or(true)
+    };
     for commit in log.commits()? {
         if commit.parents.len() > 1 {
             continue;
@@ -42,7 +50,7 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
         if args.max_count.is_some_and(|n| shown >= n) {
             break;
         }
-        let line = session_line(&log, &commit)?;
+        let line = session_line(&log, &commit, &visible)?;
         if agent
             .as_deref()
             .is_some_and(|a| !line.agents.iter().any(|x| x == a))
