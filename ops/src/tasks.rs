@@ -35,7 +35,7 @@ pub fn add(repo: &Repo, title: &str, priority: Option<String>, source: &str) -> 
     // pending (refused, or silently reopening it): say it exists instead.
     {
         let p = workspace::projections(repo)?;
-        if let Some(task) = tasks::find_task(&p, &format!("task:{key}"), &project)? {
+        if let Some(task) = tasks::find_task(&p, title, &project)? {
             let s = |k: &str| {
                 task.get(k)
                     .and_then(Value::as_str)

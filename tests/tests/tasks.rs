@@ -799,3 +799,36 @@ fn the_diff_shows_a_task_unblocked_by_its_blockers_end() {
         .unwrap_or_else(|| panic!("{diff}"));
     assert_eq!(notes["after"]["status"], "in_progress", "{notes}");
 }
+
+/// The project's name follows the repository (`origin`'s name once there
+/// is one), and a task made before it changed is still the same task.
+#[test]
+fn a_task_made_before_origin_was_added_is_still_found_by_its_title() {
+    let repo = TestRepo::new();
+    repo.memlog(&["task", "add", "Deploy the billing service"])
+        .ok();
+    repo.git(&["remote", "add", "origin", "git@example.com:acme/shop.git"])
+        .ok();
+    repo.memlog(&[
+        "task",
+        "set",
+        "Deploy the billing service",
+        "--status",
+        "in_progress",
+    ])
+    .ok();
+    let again = repo.memlog(&["task", "add", "Deploy the billing service"]);
+    assert_ne!(again.code(), Some(0), "a duplicate was made");
+    assert!(
+        again.stderr().contains("already exists"),
+        "{}",
+        again.stderr()
+    );
+    let list = repo.memlog(&["task", "list", "--json"]).ok().json();
+    let tasks = list
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| list["tasks"].as_array().cloned().unwrap_or_default());
+    assert_eq!(tasks.len(), 1, "{list}");
+    assert_eq!(tasks[0]["status"], "in_progress", "{list}");
+}

@@ -144,7 +144,27 @@ pub fn find_task(p: &Projections, what: &str, project: &str) -> Result<Option<Va
             return Ok(serde_json::from_str(&json).ok());
         }
     }
-    Ok(None)
+    // The same title under another project of this memory: the project's
+    // name changes with the repository (an `origin` added, a clone in
+    // another folder), the memory is the same.
+    let title = memlog_format::key::normalize(what.strip_prefix("task:").unwrap_or(what));
+    if title.is_empty() || title.contains("::") {
+        return Ok(None);
+    }
+    let tail = format!("::{title}");
+    let found: Option<String> = p
+        .graph
+        .conn
+        .query_row(
+            "SELECT e.current_json FROM entity_aliases a JOIN entities e ON e.entity_id = a.entity_id
+             WHERE a.entity_type = 'task' AND substr(a.canonical_key, -?2) = ?1
+             ORDER BY e.rowid DESC LIMIT 1",
+            rusqlite::params![tail, tail.chars().count() as i64],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(err)?;
+    Ok(found.and_then(|json| serde_json::from_str(&json).ok()))
 }
 
 /// The open tasks of a project, for matching a title against them.
