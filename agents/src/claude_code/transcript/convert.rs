@@ -218,6 +218,7 @@ impl<'a> Converter<'a> {
         };
         let (text, slash) = match classify_user_text(line, content) {
             UserText::Prompt => (content.to_string(), None),
+            UserText::TypedAfterReminders(typed) => (typed, None),
             UserText::SlashCommand(typed, name) => (typed, Some(name)),
             UserText::Harness | UserText::CompactSummary => {
                 out.ignored += 1;
@@ -259,6 +260,7 @@ impl<'a> Converter<'a> {
         let (kind, text, slash) = match classify_user_text(line, &text) {
             UserText::Harness => return,
             UserText::Prompt => (Kind::UserPrompt, text, None),
+            UserText::TypedAfterReminders(typed) => (Kind::UserPrompt, typed, None),
             UserText::CompactSummary => (Kind::SessionSummary, text, None),
             UserText::SlashCommand(typed, name) => (Kind::UserPrompt, typed, Some(name)),
         };

@@ -51,6 +51,9 @@ pub(super) fn user_text(message: &Map<String, Value>) -> Option<String> {
 #[derive(Debug, PartialEq)]
 pub(super) enum UserText {
     Prompt,
+    /// A prompt the user typed after reminders Claude Code put before it
+    /// in the same message: the typed words alone.
+    TypedAfterReminders(String),
     /// A slash command, as typed (`/name args`), and its name.
     SlashCommand(String, String),
     /// A compaction's continuation summary.
@@ -79,6 +82,14 @@ pub(super) fn classify_user_text(line: &Map<String, Value>, text: &str) -> UserT
     if flag("isCompactSummary") || trimmed.starts_with(CONTINUATION_PREFIX) {
         return UserText::CompactSummary;
     }
+    if !flag("isMeta")
+        && let Some(typed) = after_reminders(trimmed)
+    {
+        return match classify_user_text(line, typed) {
+            UserText::Prompt => UserText::TypedAfterReminders(typed.to_string()),
+            other => other,
+        };
+    }
     if flag("isMeta") || HARNESS_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
         return UserText::Harness;
     }
@@ -100,6 +111,23 @@ pub(super) fn classify_user_text(line: &Map<String, Value>, text: &str) -> UserT
         return UserText::SlashCommand(typed, name);
     }
     UserText::Prompt
+}
+
+/// What follows the `<system-reminder>` blocks a text starts with, when
+/// words follow them: the prompt typed after them (a reminder alone is the
+/// harness's).
+fn after_reminders(text: &str) -> Option<&str> {
+    const OPEN: &str = "<system-reminder>";
+    const CLOSE: &str = "</system-reminder>";
+    let mut rest = text.strip_prefix(OPEN)?;
+    loop {
+        rest = rest[rest.find(CLOSE)? + CLOSE.len()..].trim_start();
+        match rest.strip_prefix(OPEN) {
+            Some(next) => rest = next,
+            None => break,
+        }
+    }
+    (!rest.trim().is_empty()).then_some(rest.trim_end())
 }
 
 /// The text between `<tag>` and `</tag>`.

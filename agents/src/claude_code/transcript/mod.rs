@@ -171,6 +171,21 @@ mod tests {
     fn classifies_user_text() {
         let plain = Map::new();
         assert_eq!(classify_user_text(&plain, "fix it"), UserText::Prompt);
+        // a prompt typed after reminders in the same message keeps its words
+        assert_eq!(
+            classify_user_text(
+                &plain,
+                "<system-reminder>ctx</system-reminder>\n<system-reminder>more</system-reminder>\nActual question: why does variantA fail?"
+            ),
+            UserText::TypedAfterReminders("Actual question: why does variantA fail?".into())
+        );
+        assert_eq!(
+            classify_user_text(
+                &plain,
+                "<system-reminder>only the harness</system-reminder>\n"
+            ),
+            UserText::Harness
+        );
         assert_eq!(
             classify_user_text(
                 &plain,
