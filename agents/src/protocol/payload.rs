@@ -73,9 +73,75 @@ pub struct Payload {
 /// payload, and [`crate::drafts`] records shapes it does not understand
 /// rather than dropping them.
 pub fn parse_payload(event_name: &str, bytes: &[u8]) -> Result<Payload> {
-    let raw: Value = serde_json::from_slice(bytes)
-        .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
-    Ok(Payload::from_value(event_name, raw))
+    Ok(Payload::from_value(
+        event_name,
+        parse_json(event_name, bytes)?,
+    ))
+}
+
+/// A payload's JSON. A lone surrogate escape (`"\ud83d"`: what
+/// JavaScript's `JSON.stringify` writes for a string cut inside an emoji)
+/// is valid JSON that serde_json refuses; it becomes U+FFFD rather than
+/// costing the whole event (a user's prompt).
+fn parse_json(event_name: &str, bytes: &[u8]) -> Result<Value> {
+    serde_json::from_slice(bytes).or_else(|e| {
+        mend_lone_surrogates(bytes)
+            .and_then(|mended| serde_json::from_slice(&mended).ok())
+            .ok_or_else(|| Error::malformed_payload(event_name, bytes.len(), &e))
+    })
+}
+
+/// `bytes` with each `\uXXXX` escape of a surrogate that is not half of
+/// a pair replaced by `\ufffd`; `None` when there is none.
+fn mend_lone_surrogates(bytes: &[u8]) -> Option<Vec<u8>> {
+    let surrogate = |at: usize| -> Option<u16> {
+        let hex = bytes.get(at..at + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        let v = u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()?;
+        (0xD800..=0xDFFF).contains(&v).then_some(v)
+    };
+    let mut out = Vec::with_capacity(bytes.len());
+    let (mut i, mut in_string, mut mended) = (0, false, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !in_string {
+            in_string = b == b'"';
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = false;
+                out.push(b);
+                i += 1;
+            }
+            b'\\' => match surrogate(i) {
+                Some(0xD800..=0xDBFF) if surrogate(i + 6).is_some_and(|low| low >= 0xDC00) => {
+                    // a pair: both halves as they are
+                    out.extend_from_slice(&bytes[i..i + 12]);
+                    i += 12;
+                }
+                Some(_) => {
+                    out.extend_from_slice(b"\\ufffd");
+                    mended = true;
+                    i += 6;
+                }
+                None => {
+                    // any other escape: itself and the character it escapes
+                    out.extend_from_slice(&bytes[i..(i + 2).min(bytes.len())]);
+                    i += 2;
+                }
+            },
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    mended.then_some(out)
 }
 
 /// Parses a hook's stdin for an agent with its own payload shapes:
@@ -86,8 +152,7 @@ pub fn parse_translated(
     bytes: &[u8],
     translate: fn(&str, Value) -> (String, Value),
 ) -> Result<Payload> {
-    let raw: Value = serde_json::from_slice(bytes)
-        .map_err(|e| Error::malformed_payload(event_name, bytes.len(), &e))?;
+    let raw = parse_json(event_name, bytes)?;
     let (name, common) = translate(event_name, raw);
     Ok(Payload::from_value(&name, common))
 }
@@ -142,6 +207,30 @@ impl Payload {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_lone_surrogate_costs_one_character_not_the_event() {
+        let mended = |json: &str| {
+            parse_payload("UserPromptSubmit", json.as_bytes())
+                .map(|p| p.prompt.unwrap_or_default())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            mended(r#"{"prompt":"rocket \ud83d to prod"}"#).unwrap(),
+            "rocket \u{fffd} to prod"
+        );
+        assert_eq!(
+            mended(r#"{"prompt":"\udc00 end"}"#).unwrap(),
+            "\u{fffd} end"
+        );
+        // a pair, and an escaped backslash before a u, are left alone
+        assert_eq!(
+            mended(r#"{"prompt":"\ud83d\ude80 \\ud83d \ud83d"}"#).unwrap(),
+            "🚀 \\ud83d \u{fffd}"
+        );
+        // still not JSON
+        assert!(mended(r#"{"prompt":"\ud83d"#).is_err());
+    }
     use super::*;
 
     #[test]
