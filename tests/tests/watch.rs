@@ -435,3 +435,67 @@ fn one_watcher_runs_per_repository() {
     next.kill().unwrap();
     let _ = next.wait();
 }
+
+/// CPU time (user + system) of a process so far, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // the fields after the command name, which is in parentheses
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
+}
+
+/// While a failed run waits for its retry, the watcher sleeps: a
+/// checkpoint time gone by made its wait zero, and it burnt a core
+/// (seen with a store that turned read-only).
+#[test]
+fn a_failing_index_run_waits_for_its_retry_without_spinning() {
+    if !std::path::Path::new("/proc/self/stat").exists() {
+        eprintln!("skipped: no /proc to read the watcher's CPU time from");
+        return;
+    }
+    let repo = TestRepo::new();
+    let watcher = WatchChild::start(&repo);
+    seal_one(&repo, "s1", "the first session indexes fine");
+    watcher.wait_for_tip(&repo);
+    // an index that cannot be written: every run fails from now on
+    let index = repo.path().join(".git/memlog/index");
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr")
+            .args(["-R", flag])
+            .arg(&index)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !chattr("+i") {
+        eprintln!("skipped: chattr +i does not work here");
+        return;
+    }
+    struct Writable<'a>(&'a dyn Fn(&str) -> bool);
+    impl Drop for Writable<'_> {
+        fn drop(&mut self) {
+            (self.0)("-i");
+        }
+    }
+    let _writable = Writable(&chattr);
+    seal_one(&repo, "s2", "this one cannot be indexed");
+    watcher.wait_for("a failed run", || !watcher.failed_runs().is_empty());
+    // past the checkpoint the last good run set, while retries back off
+    thread::sleep(Duration::from_millis(2500));
+    let before = cpu_ticks(watcher.child.id());
+    thread::sleep(Duration::from_secs(2));
+    let used = cpu_ticks(watcher.child.id()) - before;
+    // clock ticks are 1/100 s: a spinning loop uses ~200 in 2 s
+    assert!(
+        used < 60,
+        "the watcher used {used} ticks of CPU in 2 s while waiting"
+    );
+}

@@ -405,10 +405,11 @@ impl Watcher {
                 // and the next update checkpoints a log grown too large.
                 let _ = self.checkpoint();
             }
+            // The checkpoint waits for a moment with nothing due: while a
+            // run is pending (a retry after a failure), a checkpoint time
+            // already past made this wait zero and the loop spin.
             let timeout = due
-                .into_iter()
-                .chain(checkpoint_at)
-                .min()
+                .or(checkpoint_at)
                 .map(|d| d.saturating_duration_since(now))
                 .unwrap_or(self.timing.tick)
                 .min(self.timing.tick);
