@@ -416,8 +416,27 @@ fn inject(
         }
     }
     agent
-        .hook_output(event, Some(&assembled.markdown))
+        .hook_output(event, Some(&defuse_wrappers(&assembled.markdown)))
         .ok_or_else(|| Injected::Skipped(format!("{event} takes no context from this agent")))
+}
+
+/// The tags agents wrap a hook's context in (Claude Code's
+/// `<system-reminder>`, Gemini CLI's `<hook_context>`), made inert in what
+/// memory holds: a memory is whatever an agent once saw (a fetched page, a
+/// teammate's synced session), and a closing tag in it would end the
+/// wrapper early and speak with the harness's voice.
+fn defuse_wrappers(markdown: &str) -> String {
+    const WRAPPERS: [&str; 2] = ["system-reminder", "hook_context"];
+    let mut out = markdown.to_string();
+    for tag in WRAPPERS {
+        for opening in ["<", "</"] {
+            let raw = format!("{opening}{tag}");
+            if out.contains(&raw) {
+                out = out.replace(&raw, &format!("&lt;{}{tag}", &opening[1..]));
+            }
+        }
+    }
+    out
 }
 
 /// The context of a SessionStart or UserPromptSubmit hook: asked of a
