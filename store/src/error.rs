@@ -12,6 +12,17 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// The repository belongs to another user and git's `safe.directory`
+    /// does not name it: git refuses it ("dubious ownership"), and so does
+    /// memlog, which would leave files there its owner cannot remove.
+    #[error(
+        "{path} belongs to another user: git refuses it (\"dubious ownership\"), and memlog writes nothing there; if it is yours to write, add it to git's safe.directory"
+    )]
+    NotOwned {
+        /// The repository's git directory.
+        path: PathBuf,
+    },
+
     /// gix could not open the repository.
     #[error("could not open the git repository at {path}: {message}")]
     GitOpen {

@@ -95,6 +95,11 @@ fn located(git_dir: &Path, work_tree: &Path) -> Option<Located> {
     if !common_dir.join("objects").is_dir() {
         return None;
     }
+    // another user's repository: gix decides whether git would trust it
+    // (`safe.directory`), and [`crate::Repo::discover`] refuses it if not
+    if !owned_by_this_process(&common_dir) {
+        return None;
+    }
     // `core.worktree` or `core.bare` move or remove the working tree,
     let config = std::fs::read_to_string(common_dir.join("config")).ok()?;
     let lower = config.to_ascii_lowercase();
@@ -166,6 +171,22 @@ fn packed(common_dir: &Path, name: &str) -> Option<Option<String>> {
 fn object_id(text: &str) -> Option<String> {
     let ok = matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit());
     ok.then(|| text.to_ascii_lowercase())
+}
+
+/// Whether `dir` belongs to the user this process runs as (on Linux, the
+/// owner of `/proc/self`); true where that cannot be told.
+#[cfg(unix)]
+pub(crate) fn owned_by_this_process(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata("/proc/self"), std::fs::metadata(dir)) {
+        (Ok(me), Ok(it)) => me.uid() == it.uid(),
+        _ => true,
+    }
+}
+
+#[cfg(not(unix))]
+pub(crate) fn owned_by_this_process(_dir: &Path) -> bool {
+    true
 }
 
 #[cfg(test)]

@@ -63,6 +63,17 @@ impl RepoPlace {
     }
 }
 
+/// A repository git would refuse as another user's ("dubious ownership":
+/// not owned by this user, not named by `safe.directory`) is refused.
+fn refuse_untrusted(git: &gix::Repository) -> Result<()> {
+    if git.git_dir_trust() == gix::sec::Trust::Full {
+        return Ok(());
+    }
+    Err(Error::NotOwned {
+        path: absolute(git.git_dir()),
+    })
+}
+
 impl Repo {
     /// Finds the repository containing `start` and reads its configuration.
     pub fn discover(start: &Path) -> Result<Repo> {
@@ -86,6 +97,7 @@ impl Repo {
                 }
             }
         })?;
+        refuse_untrusted(&git)?;
         Repo::from_git(git)
     }
 
@@ -107,6 +119,7 @@ impl Repo {
             path: start.to_path_buf(),
             message: e.to_string(),
         })?;
+        refuse_untrusted(&git)?;
         Ok(Repo::from_git_lenient(git))
     }
 

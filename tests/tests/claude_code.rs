@@ -986,3 +986,47 @@ fn injected_memory_cannot_close_the_agents_wrapper() {
     }
     assert!(context.contains("&lt;/system-reminder>"), "{context}");
 }
+
+/// A repository another user owns, which git refuses ("dubious
+/// ownership"; an agent run as root on a bind-mounted checkout): memlog
+/// writes nothing there, and says why to a command. Needs root (to give
+/// the repository away); skipped otherwise.
+#[test]
+fn another_users_repository_is_left_alone() {
+    let repo = TestRepo::new();
+    let give = |owner: &str| {
+        Command::new("chown")
+            .args(["-R", owner])
+            .arg(repo.path())
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root || !give("65534") {
+        eprintln!("skipped: needs root to give the repository to another user");
+        return;
+    }
+    let mut p = with_cwd(
+        json!({"transcript_path": "/nonexistent.jsonl", "prompt": "hello"}),
+        &repo,
+        "s1",
+    );
+    p["hook_event_name"] = json!("UserPromptSubmit");
+    let (out, _) = hook(&repo, "UserPromptSubmit", &p);
+    assert_eq!(out.code(), Some(0), "a hook never fails the agent");
+    assert!(
+        !repo.path().join(".git/memlog").exists(),
+        "memlog wrote there"
+    );
+    let log = repo.memlog(&["log"]);
+    assert_ne!(log.code(), Some(0));
+    assert!(
+        log.stderr().contains("belongs to another user"),
+        "{}",
+        log.stderr()
+    );
+    give("0");
+}
