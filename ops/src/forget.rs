@@ -182,20 +182,20 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
         .map(|e| &e.id)
         .collect();
     let only_personal = !plan.events.is_empty() && personal.len() == plan.events.len();
-    let shared_part = |ids: &[EventId]| -> Vec<EventId> {
-        ids.iter()
-            .filter(|id| only_personal || !personal.contains(id))
-            .cloned()
-            .collect()
+    // the ids of `targets` and `derived` that `keep` keeps
+    let named = |keep: &dyn Fn(&EventId) -> bool| -> Map<String, Value> {
+        let part = |ids: &[EventId]| -> Vec<EventId> {
+            ids.iter().filter(|id| keep(id)).cloned().collect()
+        };
+        let mut body = Map::new();
+        for (field, ids) in [("targets", part(&targets)), ("derived", part(&derived))] {
+            if !ids.is_empty() {
+                body.insert(field.into(), ids_value(&ids));
+            }
+        }
+        body
     };
-    let mut body = Map::new();
-    let (shared_targets, shared_derived) = (shared_part(&targets), shared_part(&derived));
-    if !shared_targets.is_empty() {
-        body.insert("targets".into(), ids_value(&shared_targets));
-    }
-    if !shared_derived.is_empty() {
-        body.insert("derived".into(), ids_value(&shared_derived));
-    }
+    let mut body = named(&|id| only_personal || !personal.contains(id));
     if let Some(s) = &request.session {
         body.insert("session".into(), Value::String(s.clone()));
     }
@@ -214,29 +214,14 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
     let events: Vec<&Event> = plan.events.iter().collect();
     memlog_store::forgotten::Forgotten::load(repo)?
         .remember(&events, request.session.as_deref())?;
-    if !personal.is_empty() && !only_personal {
-        let mine = |ids: &[EventId]| -> Vec<EventId> {
-            ids.iter()
-                .filter(|id| personal.contains(id))
-                .cloned()
-                .collect()
-        };
-        let mut own = Map::new();
-        let (own_targets, own_derived) = (mine(&targets), mine(&derived));
-        if !own_targets.is_empty() {
-            own.insert("targets".into(), ids_value(&own_targets));
+    // (personal events a session or a date chose are hidden by the shared
+    // forget's selector: nothing more to name)
+    let mut own = named(&|id| personal.contains(id));
+    if !only_personal && !own.is_empty() {
+        if let Some(r) = &request.reason {
+            own.insert("reason".into(), Value::String(r.clone()));
         }
-        if !own_derived.is_empty() {
-            own.insert("derived".into(), ids_value(&own_derived));
-        }
-        // (personal events a session or a date chose are hidden by the
-        // shared forget's selector: nothing to name here)
-        if !own.is_empty() {
-            if let Some(r) = &request.reason {
-                own.insert("reason".into(), Value::String(r.clone()));
-            }
-            record_sealed_as(repo, Kind::Forget, own, true)?;
-        }
+        record_sealed_as(repo, Kind::Forget, own, true)?;
     }
     let (id, commit) = record_sealed_as(repo, Kind::Forget, body, only_personal)?;
     Ok(Forgotten {

@@ -588,74 +588,40 @@ mod tests {
     fn a_prompt_or_answer_sent_twice_at_once_is_recorded_once() {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::new(dir.path(), "s1").unwrap();
-        let turn =
-            |kind: Kind, text: &str, ts: &str| Draft::text("s1", ts.to_string(), kind, "p", text);
-        let once = |d: Draft| j.append_once_as(vec![d], Durability::Synced).unwrap().len();
-        let t0 = "2026-11-27T10:00:00.000Z";
-        assert_eq!(once(turn(Kind::UserPrompt, "yes", t0)), 1);
-        // the other hook, a moment later, with the first one's recall between
-        j.append(turn(Kind::Recall, "", "2026-11-27T10:00:00.020Z"))
-            .unwrap();
-        assert_eq!(
-            once(turn(Kind::UserPrompt, "yes", "2026-11-27T10:00:00.040Z")),
-            0
-        );
-        // a Stop's texts (what was said between calls, then the answer), twice
-        assert_eq!(
-            once(turn(
-                Kind::AgentResponse,
-                "looking",
-                "2026-11-27T10:00:02.000Z"
-            )),
-            1
-        );
-        assert_eq!(
-            once(turn(
-                Kind::AgentResponse,
-                "done",
-                "2026-11-27T10:00:03.000Z"
-            )),
-            1
-        );
-        assert_eq!(
-            once(turn(
-                Kind::AgentResponse,
-                "looking",
-                "2026-11-27T10:00:02.000Z"
-            )),
-            0
-        );
-        assert_eq!(
-            once(turn(
-                Kind::AgentResponse,
-                "done",
-                "2026-11-27T10:00:03.010Z"
-            )),
-            0
-        );
-        // the same words after an answer are a new turn, and so are they
-        // after a while
-        assert_eq!(
-            once(turn(Kind::UserPrompt, "yes", "2026-11-27T10:00:04.000Z")),
-            1
-        );
-        assert_eq!(
-            once(turn(Kind::UserPrompt, "yes", "2026-11-27T10:00:30.000Z")),
-            1
-        );
-        assert_eq!(
-            once(turn(Kind::UserPrompt, "no", "2026-11-27T10:00:30.100Z")),
-            1
-        );
+        let turn = |kind: Kind, text: &str, secs: &str| {
+            let ts = format!("2026-11-27T10:00:{secs}Z");
+            Draft::text("s1", ts, kind, "p", text)
+        };
+        // (kind, text, time, appended): each sent by the hooks in turn
+        let (prompt, answer) = (Kind::UserPrompt, Kind::AgentResponse);
+        let sent = [
+            (prompt.clone(), "yes", "00.000", 1),
+            // the other hook, a moment later (after the first one's recall)
+            (Kind::Recall, "", "00.020", 1),
+            (prompt.clone(), "yes", "00.040", 0),
+            // a Stop's texts (said between calls, then the answer), twice
+            (answer.clone(), "looking", "02.000", 1),
+            (answer.clone(), "done", "03.000", 1),
+            (answer.clone(), "looking", "02.000", 0),
+            (answer.clone(), "done", "03.010", 0),
+            // the same words after an answer are a new turn, and so are
+            // they after a while
+            (prompt.clone(), "yes", "04.000", 1),
+            (prompt.clone(), "yes", "30.000", 1),
+            (prompt.clone(), "no", "30.100", 1),
+        ];
+        for (kind, text, secs, appended) in sent {
+            let n = j
+                .append_once_as(vec![turn(kind.clone(), text, secs)], Durability::Synced)
+                .unwrap()
+                .len();
+            assert_eq!(n, appended, "{kind:?} {text:?} at {secs}");
+        }
         // plain appends are never dropped
         assert_eq!(
-            j.append_all(vec![turn(
-                Kind::UserPrompt,
-                "no",
-                "2026-11-27T10:00:30.200Z"
-            )])
-            .unwrap()
-            .len(),
+            j.append_all(vec![turn(prompt, "no", "30.200")])
+                .unwrap()
+                .len(),
             1
         );
         assert_eq!(j.read().unwrap().0.len(), 8);

@@ -756,16 +756,7 @@ fn a_cd_into_a_nested_repository_keeps_the_session_whole() {
     let nested = repo.path().join("vendor/lib");
     std::fs::create_dir_all(&nested).unwrap();
     let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(&nested)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        memlog_e2e::run(memlog_e2e::git_command(&nested).args(args)).ok();
     };
     git(&["init", "-q", "-b", "main"]);
     git(&[

@@ -266,6 +266,21 @@ fn a_session_given_a_personal_memory_keeps_what_follows_here() {
     answer_stays_here(me, remote.path(), "On Friday at nine");
 }
 
+/// A session of one turn, `prompt` answered by `answer`, ended.
+fn session(repo: &TestRepo, id: &str, prompt: &str, answer: &str) {
+    repo.hook(
+        "UserPromptSubmit",
+        id,
+        serde_json::json!({ "prompt": prompt }),
+    );
+    repo.hook(
+        "Stop",
+        id,
+        serde_json::json!({"stop_hook_active": false, "last_assistant_message": answer}),
+    );
+    repo.hook("SessionEnd", id, serde_json::json!({"reason": "other"}));
+}
+
 /// The briefing goes to every session whatever it is about: a shared
 /// session's holds no personal words (a personal session is listed
 /// without its prompt), so the session stays shared and reaches the
@@ -274,20 +289,11 @@ fn a_session_given_a_personal_memory_keeps_what_follows_here() {
 fn a_briefing_gives_a_shared_session_no_personal_words() {
     let (remote, clones) = remote_and_clones(1);
     let me = &clones[0];
-    me.hook(
-        "UserPromptSubmit",
+    session(
+        me,
         "diary",
-        serde_json::json!({"prompt": format!("<personal>My salary review is on Monday ({NOTE})</personal>")}),
-    );
-    me.hook(
-        "Stop",
-        "diary",
-        serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Noted."}),
-    );
-    me.hook(
-        "SessionEnd",
-        "diary",
-        serde_json::json!({"reason": "other"}),
+        &format!("<personal>My salary review is on Monday ({NOTE})</personal>"),
+        "Noted.",
     );
     let briefing = me.hook(
         "SessionStart",
@@ -299,18 +305,12 @@ fn a_briefing_gives_a_shared_session_no_personal_words() {
         "the session is listed: {briefing}"
     );
     assert!(!briefing.contains(NOTE), "{briefing}");
-    me.hook(
-        "UserPromptSubmit",
+    session(
+        me,
         "work",
-        serde_json::json!({"prompt": "Refactor the invoice rounding"}),
+        "Refactor the invoice rounding",
+        &format!("Rounding refactored ({LATER})."),
     );
-    me.hook(
-        "Stop",
-        "work",
-        serde_json::json!({"stop_hook_active": false,
-            "last_assistant_message": format!("Rounding refactored ({LATER}).")}),
-    );
-    me.hook("SessionEnd", "work", serde_json::json!({"reason": "other"}));
     me.memlog(&["sync", "origin"]).ok();
     assert!(
         holds(&all_objects(remote.path()), LATER),
@@ -483,16 +483,13 @@ fn facts_drawn_from_personal_events_stay_personal() {
 fn a_forget_of_personal_memory_keeps_its_reason_here() {
     let (remote, clones) = remote_and_clones(2);
     let (me, teammate) = (&clones[0], &clones[1]);
-    let personal = me
-        .memlog(&[
-            "note",
-            "--personal",
-            &format!("my lawyer meets me Friday ({NOTE})"),
-        ])
-        .ok()
-        .stdout()
-        .trim()
-        .to_string();
+    // a note's id, as `memlog note` prints it
+    let note = |args: &[&str]| me.memlog(args).ok().stdout().trim().to_string();
+    let personal = note(&[
+        "note",
+        "--personal",
+        &format!("my lawyer meets me Friday ({NOTE})"),
+    ]);
     me.memlog(&[
         "forget",
         &personal,
@@ -501,22 +498,12 @@ fn a_forget_of_personal_memory_keeps_its_reason_here() {
     ])
     .ok();
     assert!(!texts(me).contains(NOTE), "the note is hidden here");
-    let shared = me
-        .memlog(&["note", "the staging database moved to db2"])
-        .ok()
-        .stdout()
-        .trim()
-        .to_string();
-    let personal_2 = me
-        .memlog(&[
-            "note",
-            "--personal",
-            &format!("my second private note ({TAG})"),
-        ])
-        .ok()
-        .stdout()
-        .trim()
-        .to_string();
+    let shared = note(&["note", "the staging database moved to db2"]);
+    let personal_2 = note(&[
+        "note",
+        "--personal",
+        &format!("my second private note ({TAG})"),
+    ]);
     me.memlog(&[
         "forget",
         &shared,
