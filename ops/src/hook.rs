@@ -595,6 +595,10 @@ impl ContextJob {
                 break Some((answer, "local"));
             }
         };
+        // An answer that was ready only when recording the payload had
+        // already spent the budget (a slow disk, a loaded machine) comes
+        // too late all the same: past its budget a hook injects nothing.
+        let taken = taken.filter(|_| Instant::now() <= end);
         let Some((answer, path)) = taken else {
             bail!(
                 "injection skipped: over the {} ms budget (hooks.inject_budget_ms); steps done: {}",

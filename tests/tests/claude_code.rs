@@ -842,7 +842,7 @@ fn a_cd_into_a_nested_repository_keeps_the_session_whole() {
 /// `chattr` cannot make files immutable.
 #[test]
 fn memory_that_cannot_be_written_is_still_given() {
-    let repo = TestRepo::new();
+    let repo = TestRepo::with_generous_budgets();
     repo.record("s1", "user_prompt", "what is the zorp threshold");
     repo.record(
         "s1",
@@ -909,7 +909,7 @@ fn memory_that_cannot_be_written_is_still_given() {
 /// today's sessions out of the SessionStart briefing.
 #[test]
 fn sessions_dated_ahead_leave_room_for_todays_in_the_briefing() {
-    let repo = TestRepo::new();
+    let repo = TestRepo::with_generous_budgets();
     let lines: String = (1..=6)
         .map(|i| {
             format!(
@@ -942,7 +942,7 @@ fn sessions_dated_ahead_leave_room_for_todays_in_the_briefing() {
 /// it cannot close the wrapper and speak as the harness.
 #[test]
 fn injected_memory_cannot_close_the_agents_wrapper() {
-    let repo = TestRepo::new();
+    let repo = TestRepo::with_generous_budgets();
     repo.record(
         "s1",
         "tool_observation",
