@@ -163,6 +163,11 @@ const DISTILLED_JOIN_MIN: f32 = 0.2;
 /// prompt hook) keeps the full weight its gate was tuned with: there the
 /// half weight cost LoCoMo's local hit 0.802 → 0.794.
 const DISTILLED_SEMANTIC_SHARE: f32 = 0.5;
+/// The cosine at which a candidate counts as fully relevant in meaning,
+/// whatever the others' (the prompt gate's thresholds: 0.45 with the
+/// model's query vector, 0.30 with the distilled one).
+const SEMANTIC_FULL: f32 = 0.45;
+const DISTILLED_SEMANTIC_FULL: f32 = 0.30;
 
 /// One candidate while ranking: where it stands in each list.
 #[derive(Clone, Debug, Default)]
@@ -365,6 +370,23 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         .values()
         .filter_map(|c| c.fts)
         .fold(0f32, f32::max);
+    // Semantic relevance is the cosine relative to the best candidate's,
+    // but, where vector hits join full text's, never to less than a cosine
+    // that means relevant: when no event means what the query asks (a rare
+    // word, an identifier), the best of a weak lot took the whole semantic
+    // weight and outranked the only event holding the word. (A rerank of
+    // full text's candidates, the prompt hook's, keeps the scale its gate
+    // was tuned on: there the floor let three more foreign or abstention
+    // questions through on LongMemEval, docs/TUNING.md.)
+    let semantic_scale = if rerank_only {
+        best_cosine
+    } else {
+        best_cosine.max(if req.distilled {
+            DISTILLED_SEMANTIC_FULL
+        } else {
+            SEMANTIC_FULL
+        })
+    };
     let now_ms = jiff::Timestamp::now().as_millisecond();
     let half_life_ms = (ranking.half_life_days.max(0.001) as f64) * 86_400_000.0;
     let ws = if !semantic_on {
@@ -396,7 +418,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
         .map(|(key, c)| {
             let semantic = semantic_on.then(|| {
                 if best_cosine > 0.0 {
-                    (c.cosine.unwrap_or(0.0).max(0.0) / best_cosine).min(1.0)
+                    (c.cosine.unwrap_or(0.0).max(0.0) / semantic_scale).min(1.0)
                 } else {
                     0.0
                 }

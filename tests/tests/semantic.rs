@@ -653,3 +653,41 @@ fn one_shot_hybrid_search_ranks_with_the_distilled_vector() {
         vector.stderr()
     );
 }
+
+/// A word only a tool's output holds (an error the agent saw) ranks that
+/// output first once events have vectors: its session's answer, closest
+/// in meaning among events that do not mean the word at all, took the
+/// whole semantic weight and outranked it.
+#[test]
+fn a_word_only_a_tool_output_holds_ranks_that_output_first() {
+    if !model_installed() {
+        return;
+    }
+    let repo = TestRepo::new();
+    for s in 1..=3 {
+        repo.record(
+            &format!("u{s}"),
+            "user_prompt",
+            &format!("refactor module {s} for clarity"),
+        );
+        repo.record(
+            &format!("u{s}"),
+            "agent_response",
+            &format!("Refactored module {s}."),
+        );
+    }
+    repo.record("s1", "user_prompt", "check the logs");
+    let output = repo.record(
+        "s1",
+        "tool_observation",
+        "Bash cat app.log ERROR quetzalcoatl connection refused on port 5432",
+    );
+    repo.record("s1", "agent_response", "Done, I looked at the log.");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["index"]).ok();
+    let hits = repo
+        .memlog(&["search", "quetzalcoatl", "--json"])
+        .ok()
+        .json();
+    assert_eq!(hits["hits"][0]["id"], output.as_str(), "{hits}");
+}
