@@ -20,11 +20,7 @@ pub fn answer(repo: &Repo, p: &Projections, request: &ContextRequest) -> Result<
     if request.event == HookEvent::SessionStart.as_str() {
         // a session already personal (resumed) may be shown personal
         // memory; any other is shared, and its briefing holds none
-        let personal = repo
-            .layout()
-            .personal_sessions()
-            .join(&request.session)
-            .exists();
+        let personal = repo.layout().is_personal_session(&request.session);
         let mut b = briefing(p, &repo.config, &request.session, personal)?;
         let offer = crate::reflect::offer(repo);
         if !offer.is_empty() {

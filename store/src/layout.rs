@@ -103,6 +103,12 @@ impl Layout {
         self.dir.join("personal-sessions")
     }
 
+    /// Whether `session` recorded a personal event (its marker in
+    /// [`Layout::personal_sessions`]): the rest of it is personal too.
+    pub fn is_personal_session(&self, session: &str) -> bool {
+        self.personal_sessions().join(session).exists()
+    }
+
     /// `forgotten`: fingerprints of what was forgotten here, which an
     /// import leaves out ([`crate::forgotten`]).
     pub fn forgotten(&self) -> PathBuf {

@@ -116,11 +116,7 @@ impl<'r> Recorder<'r> {
 
     /// Whether `session` recorded a personal event before (its marker).
     fn is_personal_session(&self, session: &str) -> bool {
-        self.repo
-            .layout()
-            .personal_sessions()
-            .join(session)
-            .exists()
+        self.repo.layout().is_personal_session(session)
     }
 
     /// Remembers that `session` recorded a personal event: the rest of it,
