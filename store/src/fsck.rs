@@ -106,7 +106,7 @@ fn check_log(log: &Log, scope: Scope, report: &mut FsckReport) -> Result<()> {
     sorted.sort_by(|a, b| a.hash.cmp(&b.hash));
     for seg in sorted {
         let place = segment::path_for(&seg.hash);
-        let bytes = log.read_blob(seg.blob)?;
+        let bytes = log.segment_blob(seg)?;
         let actual = blake3::hash(&bytes).to_hex().to_string();
         if actual != seg.hash {
             report.problems.push(Problem {

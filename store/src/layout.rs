@@ -97,6 +97,12 @@ impl Layout {
         self.dir.join("sessions-personal.cache")
     }
 
+    /// `personal.git`: the bare repository this machine's personal log is
+    /// sealed in ([`crate::personal_store`]).
+    pub fn personal_store(&self) -> PathBuf {
+        self.dir.join("personal.git")
+    }
+
     /// `personal-sessions/`: an empty file per session that recorded a
     /// personal event, so the rest of the session stays personal too.
     pub fn personal_sessions(&self) -> PathBuf {

@@ -12,7 +12,8 @@
 //! - [`log`] and [`seal`]: the git ref (`refs/heads/memlog` by default) that
 //!   holds one commit per sealed session, read and written with gix without
 //!   ever touching HEAD, the index or the working tree, and the personal
-//!   ref beside it that never leaves the machine; [`sessions`]: which
+//!   log beside it that never leaves the machine (sealed in a repository of
+//!   its own, `personal_store`); [`sessions`]: which
 //!   commit seals which session; [`view`]: both logs as readers see them;
 //! - [`sync`] and [`purge`]: sharing the ref with remotes and erasing
 //!   forgotten bytes from its history; [`remote`]: what both know of remotes;
@@ -33,6 +34,7 @@ pub mod layout;
 pub mod locate;
 pub mod log;
 mod objects;
+mod personal_store;
 pub mod privacy_key;
 pub mod purge;
 pub mod purge_record;

@@ -26,6 +26,8 @@ pub struct SegmentRef {
     pub hash: String,
     /// The git blob holding the bytes.
     pub blob: ObjectId,
+    /// The log whose tree holds it (whose store holds the blob).
+    pub scope: Scope,
 }
 
 /// One commit of the memlog ref.
@@ -71,51 +73,64 @@ pub struct SegmentProblem {
     pub lines: Vec<LineProblem>,
 }
 
-/// The ref of this machine's personal events (FORMAT.md §9): outside
-/// `refs/heads/`, so that neither `memlog sync`, `git push origin memlog`
-/// nor `git push --all` carries it.
+/// The ref of this machine's personal events (FORMAT.md §9), in the
+/// personal store ([`Repo::personal_store`]): a repository of its own, so
+/// that no git command of the user's repository carries it.
 pub const PERSONAL_REF: &str = "refs/memlog/personal";
 
 /// Read access to one log of a repository: the shared memlog ref, or the
 /// personal one.
 pub struct Log<'r> {
     repo: &'r Repo,
-    ref_name: &'r str,
+    scope: Scope,
 }
 
 impl<'r> Log<'r> {
     /// Reads the memlog ref of `repo` (the shared log).
     pub fn new(repo: &'r Repo) -> Log<'r> {
-        Log {
-            repo,
-            ref_name: repo.ref_name(),
-        }
+        Log::of(repo, Scope::Shared)
     }
 
     /// Reads this machine's personal log ([`PERSONAL_REF`]).
     pub fn personal(repo: &'r Repo) -> Log<'r> {
-        Log {
-            repo,
-            ref_name: PERSONAL_REF,
-        }
+        Log::of(repo, Scope::Personal)
     }
 
     /// Reads the log of `scope`.
     pub fn of(repo: &'r Repo, scope: Scope) -> Log<'r> {
-        match scope {
-            Scope::Shared => Log::new(repo),
-            Scope::Personal => Log::personal(repo),
-        }
+        Log { repo, scope }
+    }
+
+    /// Which log this is.
+    pub fn scope(&self) -> Scope {
+        self.scope
     }
 
     /// The ref this log reads.
     pub fn ref_name(&self) -> &'r str {
-        self.ref_name
+        match self.scope {
+            Scope::Shared => self.repo.ref_name(),
+            Scope::Personal => PERSONAL_REF,
+        }
     }
 
     /// The repository.
     pub fn repo(&self) -> &'r Repo {
         self.repo
+    }
+
+    /// The repository the log's ref and objects are in: the repository
+    /// itself, or for the personal log its store.
+    pub fn store(&self) -> &'r Repo {
+        match self.scope {
+            Scope::Shared => self.repo,
+            Scope::Personal => self.repo.personal_store(),
+        }
+    }
+
+    /// The store's git repository.
+    pub fn git(&self) -> Result<&'r gix::Repository> {
+        self.store().git()
     }
 
     /// Fails when the ref exists and is not a memlog log (the user's own
@@ -130,12 +145,13 @@ impl<'r> Log<'r> {
 
     /// The commit the ref points to, if it exists.
     pub fn tip(&self) -> Result<Option<ObjectId>> {
-        let name = self.ref_name;
-        let found = self
-            .repo
-            .git()?
-            .try_find_reference(name)
-            .map_err(Error::git)?;
+        let name = self.ref_name();
+        let store = self.store();
+        // a store not made yet holds no log (and reading must not make it)
+        if store.is_personal_store() && !store.git_dir().join("HEAD").exists() {
+            return Ok(None);
+        }
+        let found = store.git()?.try_find_reference(name).map_err(Error::git)?;
         let Some(mut reference) = found else {
             return Ok(None);
         };
@@ -149,8 +165,8 @@ impl<'r> Log<'r> {
     /// its previous value: fine for asking whether an index is behind, not
     /// for writing.
     pub fn peek_tip(&self) -> Result<Option<ObjectId>> {
-        let repo = self.repo;
-        match crate::locate::reference(repo.git_dir(), &repo.common_dir, self.ref_name) {
+        let store = self.store();
+        match crate::locate::reference(store.git_dir(), &store.common_dir, self.ref_name()) {
             Some(None) => Ok(None),
             Some(Some(id)) => match ObjectId::from_hex(id.as_bytes()) {
                 Ok(id) => Ok(Some(id)),
@@ -163,7 +179,6 @@ impl<'r> Log<'r> {
     /// Resolves a revision (`memlog`, `memlog~2`, a commit id…) to a commit.
     pub fn resolve(&self, rev: &str) -> Result<ObjectId> {
         let id = self
-            .repo
             .git()?
             .rev_parse_single(rev)
             .map_err(|e| Error::invalid(format!("revision {rev:?}"), e.to_string()))?;
@@ -176,7 +191,7 @@ impl<'r> Log<'r> {
 
     /// Reads one commit.
     pub fn commit(&self, id: ObjectId) -> Result<CommitInfo> {
-        let commit = self.repo.git()?.find_commit(id).map_err(Error::git)?;
+        let commit = self.git()?.find_commit(id).map_err(Error::git)?;
         let decoded = commit.decode().map_err(Error::git)?;
         let message = decoded.message.to_string();
         let trailers = trailers(&message);
@@ -248,7 +263,7 @@ impl<'r> Log<'r> {
 
     /// Entries of a tree: sub-trees when `trees` is true, else blobs.
     fn tree_entries(&self, tree: ObjectId, trees: bool) -> Result<Vec<(String, ObjectId)>> {
-        let tree = self.repo.git()?.find_tree(tree).map_err(Error::git)?;
+        let tree = self.git()?.find_tree(tree).map_err(Error::git)?;
         let decoded = tree.decode().map_err(Error::git)?;
         Ok(decoded
             .entries
@@ -281,6 +296,7 @@ impl<'r> Log<'r> {
                 segment::hash_from_name(&name).map(|h| SegmentRef {
                     hash: h.to_string(),
                     blob,
+                    scope: self.scope,
                 })
             })
             .collect())
@@ -345,19 +361,25 @@ impl<'r> Log<'r> {
 
     /// Whether `id` names a tree that exists in the repository.
     pub fn has_tree(&self, id: ObjectId) -> bool {
-        self.repo.git().is_ok_and(|g| g.find_tree(id).is_ok())
+        self.git().is_ok_and(|g| g.find_tree(id).is_ok())
     }
 
     /// The bytes of a blob.
     pub fn read_blob(&self, blob: ObjectId) -> Result<Vec<u8>> {
-        let mut b = self.repo.git()?.find_blob(blob).map_err(Error::git)?;
+        let mut b = self.git()?.find_blob(blob).map_err(Error::git)?;
         Ok(b.take_data())
+    }
+
+    /// The bytes of a segment, unverified, from the store of the log that
+    /// listed it (whichever log this is).
+    pub fn segment_blob(&self, seg: &SegmentRef) -> Result<Vec<u8>> {
+        Log::of(self.repo, seg.scope).read_blob(seg.blob)
     }
 
     /// The bytes of a segment, verified: bytes that do not hash to the
     /// segment's name are [`Error::DamagedSegment`], naming it.
     pub fn read_segment_bytes(&self, seg: &SegmentRef) -> Result<Vec<u8>> {
-        let bytes = self.read_blob(seg.blob)?;
+        let bytes = self.segment_blob(seg)?;
         let actual = blake3::hash(&bytes).to_hex();
         if actual.as_str() != seg.hash {
             return Err(Error::DamagedSegment {

@@ -105,7 +105,7 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     let mut purged_any = false;
     for scope in [Scope::Shared, Scope::Personal] {
         let log = Log::of(repo, scope);
-        let Some(done) = purge_log(repo, &log, &forgets, scope == Scope::Shared)? else {
+        let Some(done) = purge_log(&log, &forgets, scope == Scope::Shared)? else {
             continue;
         };
         purged_any = true;
@@ -146,7 +146,7 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
 
 /// Purges one log; `None` when its history holds no forgotten event.
 /// With `record`, a commit adding the purge's record goes on top.
-fn purge_log(repo: &Repo, log: &Log, forgets: &Forgets, record: bool) -> Result<Option<Purged>> {
+fn purge_log(log: &Log, forgets: &Forgets, record: bool) -> Result<Option<Purged>> {
     let Some(tip) = log.tip()? else {
         return Ok(None);
     };
@@ -159,7 +159,7 @@ fn purge_log(repo: &Repo, log: &Log, forgets: &Forgets, record: bool) -> Result<
         segments: &plan.segments,
         adopt: HashMap::new(),
     };
-    let rewritten = rewrite_history(repo, log, tip, &rw)?;
+    let rewritten = rewrite_history(log, tip, &rw)?;
     let mut new_tip = rewritten.tip;
     let mut staging = rewritten.staging;
     plan.record.commits = rewritten.commits;
@@ -171,9 +171,9 @@ fn purge_log(repo: &Repo, log: &Log, forgets: &Forgets, record: bool) -> Result<
         None
     };
     let objects = staging.objects.take_object_memory().unwrap_or_default();
-    remove_stale_lock(repo, log.ref_name());
+    remove_stale_lock(log.store(), log.ref_name());
     publish(
-        repo,
+        log.store(),
         log.ref_name(),
         &objects,
         Some(tip),
@@ -312,13 +312,29 @@ fn record_commit(
 /// user's own branches are left alone.
 pub(crate) fn prune(repo: &Repo) -> Result<()> {
     let mut refs = Vec::new();
-    for scope in [Scope::Shared, Scope::Personal] {
-        let log = Log::of(repo, scope);
-        if log.tip()?.is_some() {
-            refs.push(log.ref_name().to_string());
-        }
+    let shared = Log::new(repo);
+    if shared.tip()?.is_some() {
+        refs.push(shared.ref_name().to_string());
     }
     refs.extend(tracking_refs(repo)?.into_iter().map(|(_, r)| r));
+    // the personal log is in a store of its own, unless it is still on
+    // the repository's legacy ref
+    let personal = Log::personal(repo);
+    let personal_here = !personal.store().is_personal_store();
+    if personal_here && personal.tip()?.is_some() {
+        refs.push(personal.ref_name().to_string());
+    }
+    expire_and_gc(repo, &refs)?;
+    if !personal_here && personal.tip()?.is_some() {
+        expire_and_gc(personal.store(), &[personal.ref_name().to_string()])?;
+    }
+    Ok(())
+}
+
+fn expire_and_gc(repo: &Repo, refs: &[String]) -> Result<()> {
+    // git refuses to expire a reflog that does not exist (a bare store's)
+    let logs = repo.common_dir.join("logs");
+    let refs: Vec<&String> = refs.iter().filter(|r| logs.join(r).exists()).collect();
     if !refs.is_empty() {
         let mut args = vec![
             "reflog",
@@ -326,7 +342,7 @@ pub(crate) fn prune(repo: &Repo) -> Result<()> {
             "--expire=now",
             "--expire-unreachable=now",
         ];
-        args.extend(refs.iter().map(String::as_str));
+        args.extend(refs.iter().map(|r| r.as_str()));
         git_command::run(repo, &args)?;
     }
     git_command::run(repo, &["gc", "--quiet", "--prune=now"])?;

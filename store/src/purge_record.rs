@@ -88,7 +88,7 @@ pub fn name_from_file(file: &str) -> Option<&str> {
 /// The purge records in a root tree, by name, in the order they were made
 /// (time, then name). Each record's bytes are checked against its name.
 pub fn records_in_tree(log: &Log, tree: ObjectId) -> Result<Vec<(String, PurgeRecord)>> {
-    let git = log.repo().git()?;
+    let git = log.git()?;
     let root = git.find_tree(tree).map_err(Error::git)?;
     let Some(dir) = root.lookup_entry_by_path(PURGES_DIR).map_err(Error::git)? else {
         return Ok(Vec::new());

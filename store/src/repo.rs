@@ -38,6 +38,13 @@ pub struct Repo {
     pub config: Config,
     /// [`Repo::project`], worked out on first use.
     project: OnceCell<String>,
+    /// Whether this is the personal store ([`Repo::personal_store`]): a
+    /// bare repository of memlog's own, opened (or made) where it is, never
+    /// discovered.
+    store_only: bool,
+    /// [`Repo::personal_store`], once worked out; `None` when the personal
+    /// log is still on the legacy ref of this repository.
+    personal: OnceCell<Option<Box<Repo>>>,
 }
 
 /// A repository's place and configuration, git not opened ([`Repo::place`]).
@@ -59,6 +66,8 @@ impl RepoPlace {
             work_tree: self.work_tree,
             config: self.config,
             project: OnceCell::new(),
+            store_only: false,
+            personal: OnceCell::new(),
         }
     }
 }
@@ -161,6 +170,8 @@ impl Repo {
                 work_tree,
                 config,
                 project: OnceCell::new(),
+                store_only: false,
+                personal: OnceCell::new(),
             },
             error,
         )
@@ -189,6 +200,10 @@ impl Repo {
         if let Some(git) = self.git.get() {
             return Ok(git);
         }
+        if self.store_only {
+            let git = crate::personal_store::open_or_init(&self.git_dir)?;
+            return Ok(self.git.get_or_init(|| git));
+        }
         let start = self.work_tree.as_deref().unwrap_or(&self.git_dir);
         let mut git = gix::discover(start).map_err(|e| Error::GitOpen {
             path: start.to_path_buf(),
@@ -200,6 +215,43 @@ impl Repo {
         git.committer_or_set_fallback(FALLBACK_NAME, FALLBACK_EMAIL)
             .map_err(Error::git)?;
         Ok(self.git.get_or_init(|| git))
+    }
+
+    /// Where this machine's personal log is kept: a bare repository of its
+    /// own under memlog's directory ([`crate::personal_store`]), so that no
+    /// git command of this repository (a mirror push, a bundle, a fetch from
+    /// this machine, a local clone) can carry it. A personal log still on
+    /// this repository's legacy ref is moved there first; where it cannot
+    /// be (a read-only store), it is read where it is.
+    pub fn personal_store(&self) -> &Repo {
+        if self.store_only {
+            return self;
+        }
+        let store = self
+            .personal
+            .get_or_init(|| crate::personal_store::place(self).map(Box::new));
+        store.as_deref().unwrap_or(self)
+    }
+
+    /// The personal store's repository (see [`Repo::personal_store`]):
+    /// its git directory is `dir`, everything memlog keeps is this one's.
+    pub(crate) fn store_at(&self, dir: PathBuf) -> Repo {
+        Repo {
+            git: OnceCell::new(),
+            git_dir: dir.clone(),
+            common_dir: dir,
+            work_tree: None,
+            memlog_dir: self.memlog_dir.clone(),
+            config: self.config.clone(),
+            project: OnceCell::from(self.project()),
+            store_only: true,
+            personal: OnceCell::new(),
+        }
+    }
+
+    /// Whether this is a personal store rather than a repository.
+    pub fn is_personal_store(&self) -> bool {
+        self.store_only
     }
 
     /// The checked-out branch (short name) and HEAD commit of the user's

@@ -22,12 +22,13 @@ use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 use memlog_format::Event;
 use memlog_format::event::sort_events;
+use memlog_format::scope::Scope;
 use memlog_format::segment::{self, SEGMENTS_DIR, Segment};
 
 use crate::log::{CommitInfo, EVENTS_TRAILER, Log, SESSION_TRAILER, SegmentRef};
 use crate::purge_record::PurgeRecord;
 use crate::seal::commit_message;
-use crate::{Error, Repo, Result};
+use crate::{Error, Result};
 
 /// Trailer of a rewritten seal commit: how many events the purge removed
 /// from it.
@@ -85,14 +86,10 @@ struct Replacement {
 }
 
 /// Rewrites the history of `tip` (see the module documentation).
-pub(crate) fn rewrite_history(
-    repo: &Repo,
-    log: &Log,
-    tip: ObjectId,
-    rw: &Rewrite,
-) -> Result<Rewritten> {
+pub(crate) fn rewrite_history(log: &Log, tip: ObjectId, rw: &Rewrite) -> Result<Rewritten> {
     let mut run = Run {
-        staging: repo.git()?.clone().with_object_memory(),
+        staging: log.git()?.clone().with_object_memory(),
+        scope: log.scope(),
         rw,
         replacements: HashMap::new(),
         dirs: HashMap::new(),
@@ -171,6 +168,8 @@ pub(crate) fn rewrite_history(
 
 struct Run<'r, 'a> {
     staging: gix::Repository,
+    /// The log being rewritten.
+    scope: Scope,
     rw: &'r Rewrite<'a>,
     /// Replacements by old segment name.
     replacements: HashMap<String, Replacement>,
@@ -256,6 +255,7 @@ impl Run<'_, '_> {
                 self.rw.segments.contains_key(hash).then(|| SegmentRef {
                     hash: hash.to_string(),
                     blob: e.oid.to_owned(),
+                    scope: self.scope,
                 })
             })
             .collect())
@@ -420,23 +420,26 @@ fn added_events(
     tree: ObjectId,
 ) -> Result<Vec<Event>> {
     let before: HashSet<String> = match parent_tree {
-        Some(t) => segments_of(git, t)?.into_iter().map(|s| s.hash).collect(),
+        Some(t) => segments_of(git, t)?
+            .into_iter()
+            .map(|(hash, _)| hash)
+            .collect(),
         None => HashSet::new(),
     };
     let mut out = Vec::new();
-    for seg in segments_of(git, tree)? {
-        if before.contains(&seg.hash) {
+    for (hash, blob) in segments_of(git, tree)? {
+        if before.contains(&hash) {
             continue;
         }
-        let bytes = git.find_blob(seg.blob).map_err(Error::git)?.take_data();
+        let bytes = git.find_blob(blob).map_err(Error::git)?.take_data();
         out.extend(segment::decode_trusted(&bytes).0);
     }
     sort_events(&mut out);
     Ok(out)
 }
 
-/// Segments of a root tree, read through `git`.
-fn segments_of(git: &gix::Repository, tree: ObjectId) -> Result<Vec<SegmentRef>> {
+/// Segments of a root tree, read through `git`: (hash, blob).
+fn segments_of(git: &gix::Repository, tree: ObjectId) -> Result<Vec<(String, ObjectId)>> {
     let mut out = Vec::new();
     let root = git.find_tree(tree).map_err(Error::git)?;
     let Some(dir) = root
@@ -453,10 +456,7 @@ fn segments_of(git: &gix::Repository, tree: ObjectId) -> Result<Vec<SegmentRef>>
         let sub = git.find_tree(sub.oid.to_owned()).map_err(Error::git)?;
         for e in sub.decode().map_err(Error::git)?.entries.iter() {
             if let Some(h) = segment::hash_from_name(&e.filename.to_string()) {
-                out.push(SegmentRef {
-                    hash: h.to_string(),
-                    blob: e.oid.to_owned(),
-                });
+                out.push((h.to_string(), e.oid.to_owned()));
             }
         }
     }

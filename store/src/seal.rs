@@ -133,6 +133,8 @@ fn seal_scope(
     reconcile: bool,
 ) -> Result<Vec<Sealed>> {
     let log = Log::of(repo, scope);
+    // where the log's ref and objects are (the personal store for personal)
+    let store = log.store();
     let sessions: HashSet<String> = requests.iter().map(|r| r.session.clone()).collect();
     let mut last_error = None;
     let started = std::time::Instant::now();
@@ -142,14 +144,14 @@ fn seal_scope(
             std::thread::sleep(backoff(attempt));
         }
         attempt += 1;
-        remove_stale_lock(repo, log.ref_name());
+        remove_stale_lock(store, log.ref_name());
         log.check_ours()?;
         let tip = log.tip()?;
         let known = match tip {
             Some(t) => sealed_ids(repo, &log, t, &sessions)?,
             None => HashMap::new(),
         };
-        let mut staging = repo.git()?.clone().with_object_memory();
+        let mut staging = store.git()?.clone().with_object_memory();
         // Reconciled on every attempt: a seal that moved the tip meanwhile
         // may have brought the very events an import would add.
         let (reconciled, left_out) = if reconcile {
@@ -169,7 +171,14 @@ fn seal_scope(
             return Ok(outcomes);
         };
         let objects = staging.objects.take_object_memory().unwrap_or_default();
-        match publish(repo, log.ref_name(), &objects, tip, new_tip, "memlog: seal") {
+        match publish(
+            store,
+            log.ref_name(),
+            &objects,
+            tip,
+            new_tip,
+            "memlog: seal",
+        ) {
             Ok(()) => return Ok(outcomes),
             // Another writer moved the ref or holds its lock: read the new
             // tip and try again.
@@ -184,7 +193,7 @@ fn seal_scope(
         _ => Error::Contention {
             ref_name: log.ref_name().to_string(),
             attempts: attempt,
-            holder: lock_holder(repo, log.ref_name()),
+            holder: lock_holder(store, log.ref_name()),
         },
     })
 }

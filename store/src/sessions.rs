@@ -166,7 +166,7 @@ pub fn sealed_ids(
         let commit = log.commit(id)?;
         let ids = out.entry(session.to_string()).or_default();
         for seg in log.added_segments(&commit)? {
-            ids.extend(segment::ids(&log.read_blob(seg.blob)?));
+            ids.extend(segment::ids(&log.segment_blob(&seg)?));
         }
     }
     Ok(out)

@@ -13,7 +13,7 @@
 use gix::ObjectId;
 use memlog_format::Event;
 
-use crate::log::{Log, PERSONAL_REF, SegmentProblem, SegmentRef};
+use crate::log::{Log, SegmentProblem, SegmentRef};
 use crate::{Repo, Result};
 
 /// The tips of the shared and the personal log.
@@ -76,13 +76,12 @@ impl View {
 
     /// The root trees of the tips.
     pub fn trees(&self, repo: &Repo) -> Result<ViewTrees> {
-        let log = Log::new(repo);
-        let tree = |tip: Option<ObjectId>| -> Result<Option<ObjectId>> {
+        let tree = |log: Log, tip: Option<ObjectId>| -> Result<Option<ObjectId>> {
             tip.map(|t| log.commit(t).map(|c| c.tree)).transpose()
         };
         Ok(ViewTrees {
-            shared: tree(self.shared)?,
-            personal: tree(self.personal)?,
+            shared: tree(Log::new(repo), self.shared)?,
+            personal: tree(Log::personal(repo), self.personal)?,
         })
     }
 
@@ -147,12 +146,21 @@ impl ViewTrees {
 
     /// Every segment of both trees.
     pub fn segments(&self, repo: &Repo) -> Result<Vec<SegmentRef>> {
-        let log = Log::new(repo);
         let mut out = Vec::new();
-        for tree in [self.shared, self.personal].into_iter().flatten() {
-            out.extend(log.segments_in_tree(tree)?);
+        for (tree, log) in self.logs(repo) {
+            if let Some(tree) = tree {
+                out.extend(log.segments_in_tree(tree)?);
+            }
         }
         Ok(out)
+    }
+
+    /// Each tree with the log it is of.
+    fn logs<'r>(&self, repo: &'r Repo) -> [(Option<ObjectId>, Log<'r>); 2] {
+        [
+            (self.shared, Log::new(repo)),
+            (self.personal, Log::personal(repo)),
+        ]
     }
 
     /// What changed from the `indexed` trees (a watermark, `None` for
@@ -168,12 +176,9 @@ impl ViewTrees {
                 "the index watermark is unreadable".into(),
             ));
         };
-        let log = Log::new(repo);
         let mut added = Vec::new();
-        for (name, before, after) in [
-            (repo.ref_name(), old.shared, self.shared),
-            (PERSONAL_REF, old.personal, self.personal),
-        ] {
+        for ((before, _), (after, log)) in old.logs(repo).into_iter().zip(self.logs(repo)) {
+            let name = log.ref_name();
             match (before, after) {
                 (None, None) => {}
                 (None, Some(new)) => added.extend(log.segments_in_tree(new)?),

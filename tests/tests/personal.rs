@@ -1,9 +1,10 @@
 //! Personal scope: events marked personal (`note --personal`, `record
 //! --personal`, a `<personal>` tag, `.memlog.yaml` rules, MCP's
 //! `memory_remember` with `personal`) are searched and
-//! injected on this machine, sealed on `refs/memlog/personal`, and not one
-//! byte of them reaches the remote through `memlog sync` or `git push
-//! origin memlog`.
+//! injected on this machine, sealed in a repository of their own
+//! (`.git/memlog/personal.git`), and not one byte of them reaches the
+//! remote through `memlog sync`, `git push origin memlog`, or any git
+//! command that copies every ref of the repository.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{McpProcess, TestRepo, all_objects, git_command, holds, remote_and_clones, run};
@@ -17,6 +18,18 @@ const LATER: &str = "PRSNL-LATER-2958";
 
 fn texts(repo: &TestRepo) -> String {
     repo.memlog(&["cat"]).ok().stdout()
+}
+
+/// The personal store's git directory.
+fn store(repo: &TestRepo) -> std::path::PathBuf {
+    repo.path().join(".git/memlog/personal.git")
+}
+
+/// The refs of a repository, one per line.
+fn refs(dir: &std::path::Path) -> String {
+    run(git_command(dir).args(["for-each-ref", "--format=%(refname)"]))
+        .ok()
+        .stdout()
 }
 
 #[test]
@@ -102,12 +115,8 @@ fn personal_memory_is_found_here_and_never_leaves() {
         injected.contains(NOTE),
         "the prompt hook injects it: {injected}"
     );
-    assert!(
-        me.git(&["rev-parse", "--verify", "refs/memlog/personal"])
-            .output
-            .status
-            .success()
-    );
+    assert!(!refs(me.path()).contains("personal"), "{}", refs(me.path()));
+    assert!(refs(&store(me)).contains("refs/memlog/personal"));
     let fsck = me.memlog(&["fsck", "--json"]).ok().json();
     assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
 
@@ -127,16 +136,14 @@ fn personal_memory_is_found_here_and_never_leaves() {
                 "{step}: {marker} reached the remote"
             );
         }
-        let refs = run(git_command(remote.path()).args(["for-each-ref", "--format=%(refname)"]))
-            .ok()
-            .stdout();
+        let refs = refs(remote.path());
         assert!(!refs.contains("personal"), "{step}: {refs}");
     };
     me.memlog(&["sync", "origin"]).ok();
     remote_holds_no_personal_byte("after memlog sync", &[NOTE, FLAG, TAG, RULE, MCP]);
     me.memlog(&["note", "--personal", &format!("my locker is {LATER}")])
         .ok();
-    assert!(holds(&all_objects(me.path()), LATER), "sealed here");
+    assert!(holds(&all_objects(&store(me)), LATER), "sealed here");
     // and a shared session, so that the push carries new commits
     me.record("s-docs", "user_prompt", "Document the release steps");
     me.memlog(&["seal", "--session", "s-docs"]).ok();
@@ -167,8 +174,136 @@ fn personal_memory_is_found_here_and_never_leaves() {
     me.memlog(&["forget", &id]).ok();
     let purged = me.memlog(&["purge", "--json"]).ok().json();
     assert_eq!(purged["personal_events_purged"], 1, "{purged}");
+    assert!(!holds(&all_objects(&store(me)), NOTE));
+    assert!(holds(&all_objects(&store(me)), FLAG));
+}
+
+/// Every git command that copies all of a repository's refs (a mirror
+/// push, `refs/*:refs/*`, a bundle, a mirror clone, a teammate's fetch
+/// from this machine) and a local clone, which copies its objects: none
+/// carries personal memory, which is in no ref and no object of the
+/// repository (found by a field test: with the personal log on a ref of
+/// the repository, `git push --mirror` published it).
+#[test]
+fn no_git_command_of_the_repository_carries_personal_memory() {
+    let (remote, clones) = remote_and_clones(2);
+    let (me, mate) = (&clones[0], &clones[1]);
+    me.memlog(&["note", "--personal", &format!("my salary is {NOTE}")])
+        .ok();
+    me.record(
+        "s-tag",
+        "user_prompt",
+        &format!("<personal> my doctor is {TAG}"),
+    );
+    me.record("s-work", "user_prompt", "Refactor the parser for speed");
+    me.memlog(&["seal", "--all"]).ok();
+    me.memlog(&["sync", "origin"]).ok();
+    assert!(holds(&all_objects(&store(me)), NOTE), "sealed here");
     assert!(!holds(&all_objects(me.path()), NOTE));
-    assert!(holds(&all_objects(me.path()), FLAG));
+
+    let work = tempfile::tempdir().unwrap();
+    let bare = |name: &str| {
+        let dir = work.path().join(name);
+        run(git_command(work.path()).args(["init", "-q", "--bare", name])).ok();
+        dir
+    };
+    let mirror = bare("mirror.git");
+    me.git(&["push", "-q", "--mirror", mirror.to_str().unwrap()])
+        .ok();
+    let every_ref = bare("every-ref.git");
+    me.git(&["push", "-q", every_ref.to_str().unwrap(), "refs/*:refs/*"])
+        .ok();
+    let bundle = work.path().join("all.bundle");
+    me.git(&["bundle", "create", "-q", bundle.to_str().unwrap(), "--all"])
+        .ok();
+    let unbundled = bare("unbundled.git");
+    run(git_command(&unbundled).args(["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/*"]))
+        .ok();
+    run(git_command(work.path()).args([
+        "clone",
+        "-q",
+        "--mirror",
+        me.path().to_str().unwrap(),
+        "cloned-mirror.git",
+    ]))
+    .ok();
+    run(git_command(work.path()).args(["clone", "-q", me.path().to_str().unwrap(), "local"])).ok();
+    mate.git(&[
+        "fetch",
+        "-q",
+        me.path().to_str().unwrap(),
+        "refs/*:refs/remotes/me/*",
+    ])
+    .ok();
+    for (what, dir) in [
+        ("a mirror push", mirror),
+        ("a push of refs/*:refs/*", every_ref),
+        ("a bundle of --all", unbundled),
+        ("a mirror clone", work.path().join("cloned-mirror.git")),
+        ("a local clone", work.path().join("local")),
+        ("a teammate's fetch", mate.path().to_path_buf()),
+        ("the remote", remote.path().to_path_buf()),
+    ] {
+        let objects = all_objects(&dir);
+        assert!(
+            holds(&objects, "Refactor the parser"),
+            "{what}: shared memory is there"
+        );
+        for marker in [NOTE, TAG] {
+            assert!(!holds(&objects, marker), "{what} carried {marker}");
+        }
+        assert!(!refs(&dir).contains("personal"), "{what}: {}", refs(&dir));
+    }
+    // and it is all still memory here
+    for marker in [NOTE, TAG] {
+        let hits = me
+            .memlog(&["search", marker, "--mode", "fts"])
+            .ok()
+            .stdout();
+        assert!(hits.contains(marker), "{marker}: {hits}");
+    }
+}
+
+/// A personal log an earlier memlog kept on the repository's
+/// `refs/memlog/personal` is moved into the store by the first command
+/// that reads it, whole: found, its ref gone from the repository, and the
+/// next personal seal goes on top of it.
+#[test]
+fn a_personal_log_on_the_legacy_ref_is_moved_out_of_the_repository() {
+    let repo = TestRepo::new();
+    let me = &repo;
+    me.memlog(&["note", "--personal", &format!("my salary is {NOTE}")])
+        .ok();
+    me.memlog(&["note", "The deploy script lives in ops/deploy.sh"])
+        .ok();
+    // what an earlier memlog left: the personal log on a ref of the
+    // repository, its objects in the repository's
+    me.git(&[
+        "fetch",
+        "-q",
+        store(me).to_str().unwrap(),
+        "refs/memlog/personal:refs/memlog/personal",
+    ])
+    .ok();
+    let tip = me.git(&["rev-parse", "refs/memlog/personal"]).ok().stdout();
+    std::fs::remove_dir_all(store(me)).unwrap();
+
+    let hits = me.memlog(&["search", NOTE, "--mode", "fts"]).ok().stdout();
+    assert!(hits.contains(NOTE), "{hits}");
+    assert!(!refs(me.path()).contains("personal"), "{}", refs(me.path()));
+    let moved = run(git_command(&store(me)).args(["rev-parse", "refs/memlog/personal"]))
+        .ok()
+        .stdout();
+    assert_eq!(moved, tip, "the same history");
+    me.memlog(&["note", "--personal", &format!("my locker is {LATER}")])
+        .ok();
+    let log = run(git_command(&store(me)).args(["log", "--format=%H", "refs/memlog/personal"]))
+        .ok()
+        .stdout();
+    assert!(log.contains(tip.trim()), "sealed on top: {log}");
+    assert!(me.memlog(&["cat"]).ok().stdout().contains(LATER));
+    let fsck = me.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
 }
 
 /// An agent that saves personal memory itself, through memlog's MCP tool

@@ -23,7 +23,7 @@ pub struct NoteArgs {
     session: Option<String>,
 
     /// Keep the note on this machine: searched and injected here, never
-    /// synced or pushed (sealed on refs/memlog/personal).
+    /// synced or pushed (sealed in .git/memlog/personal.git).
     #[arg(long)]
     personal: bool,
 

@@ -50,7 +50,7 @@ pub struct RecordArgs {
     print_event: bool,
 
     /// Keep the event on this machine, and the rest of its session: never
-    /// synced or pushed (sealed on refs/memlog/personal).
+    /// synced or pushed (sealed in .git/memlog/personal.git).
     #[arg(long)]
     personal: bool,
 }

@@ -155,7 +155,7 @@ impl Projections {
         let mut forgets = self.load_forgets()?;
         if rebuilding {
             for seg in &segments {
-                let bytes = log.read_blob(seg.blob)?;
+                let bytes = log.segment_blob(seg)?;
                 if super::unindexed::memchr_forget(&bytes) {
                     for e in segment::decode_trusted(&bytes).0 {
                         forgets.add(&e);

@@ -81,7 +81,7 @@ pub(super) fn memlog_log(
 /// but `segments/` and `purges/` (the user's own branch of that name, with
 /// code): the top level only, which a seal can afford every time.
 pub(crate) fn local_tip_is_memlogs(log: &Log, tip: ObjectId) -> Result<()> {
-    let git = log.repo().git()?;
+    let git = log.git()?;
     let tree = log.commit(tip)?.tree;
     let t = git.find_tree(tree).map_err(Error::git)?;
     let entries: Vec<(String, bool)> = t
@@ -131,7 +131,7 @@ fn foreign_entries(entries: &[(String, bool)]) -> Option<String> {
 
 /// What is wrong with a root tree for a memlog log, if anything.
 fn tree_problem(log: &Log, tree: ObjectId) -> Result<Option<String>> {
-    let git = log.repo().git()?;
+    let git = log.git()?;
     let entries = |id: ObjectId| -> Result<Vec<(String, bool, ObjectId)>> {
         let t = git.find_tree(id).map_err(Error::git)?;
         Ok(t.decode()

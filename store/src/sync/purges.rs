@@ -150,7 +150,7 @@ fn rewrite(
     record: &PurgeRecord,
     applied: &mut Applied,
 ) -> Result<(ObjectId, Vec<Event>)> {
-    let mut out = rewrite_history(repo, log, tip, &Rewrite::of(record))?;
+    let mut out = rewrite_history(log, tip, &Rewrite::of(record))?;
     let objects = out.staging.objects.take_object_memory().unwrap_or_default();
     applied.keep.extend(objects::persist(repo, &objects)?);
     Ok((out.tip, out.purged))
