@@ -54,6 +54,31 @@ pub fn canonical_key(title: &str, project: Option<&str>) -> String {
     format!("{head}_{hex}")
 }
 
+/// `key` made again from `new` when it is the canonical key of `old` (in a
+/// project's namespace or none, behind a scheme such as `cond:` or
+/// `task:`): the same namespace and scheme, `new`'s words. `None` when
+/// `key` is not made from `old`.
+pub fn rederive(key: &str, old: &str, new: &str) -> Option<String> {
+    if key == canonical_key(old, None) {
+        return Some(canonical_key(new, None));
+    }
+    let (head, _) = key.split_once("::")?;
+    let candidates = [("", head)].into_iter().chain(
+        head.split_once(':')
+            .filter(|(s, p)| !s.is_empty() && !p.is_empty()),
+    );
+    for (scheme, project) in candidates {
+        let sep = if scheme.is_empty() { "" } else { ":" };
+        if key == format!("{scheme}{sep}{}", canonical_key(old, Some(project))) {
+            return Some(format!(
+                "{scheme}{sep}{}",
+                canonical_key(new, Some(project))
+            ));
+        }
+    }
+    None
+}
+
 /// Python's `\w` on str: alphanumeric characters and the underscore.
 fn is_word(c: char) -> bool {
     c == '_' || c.is_alphanumeric()
@@ -132,5 +157,27 @@ mod tests {
         let k = canonical_key(&korean, None);
         assert_eq!(k.chars().count(), 200);
         assert!(k.starts_with(&"가".repeat(191)));
+    }
+
+    #[test]
+    fn a_key_is_made_again_in_its_namespace_and_scheme() {
+        let old = "Fix: the login bug";
+        let new = "Fix: the [REDACTED] bug";
+        for (key, expected) in [
+            (
+                canonical_key(old, Some("shop")),
+                canonical_key(new, Some("shop")),
+            ),
+            (canonical_key(old, None), canonical_key(new, None)),
+            (
+                format!("cond:{}", canonical_key(old, Some("shop"))),
+                format!("cond:{}", canonical_key(new, Some("shop"))),
+            ),
+        ] {
+            assert_eq!(rederive(&key, old, new), Some(expected), "{key}");
+        }
+        // a key made from another text is left alone
+        assert_eq!(rederive("shop::something else", old, new), None);
+        assert_eq!(rederive("cli", old, new), None);
     }
 }

@@ -9,6 +9,7 @@ use memlog_format::task::{BlockerMode, BlockerRef, Rejection, Status, TaskState}
 use memlog_format::{Draft, Kind, time};
 use memlog_indexer::{Projections, tasks};
 use memlog_store::Repo;
+use memlog_store::record::Recorder;
 use serde_json::{Map, Value, json};
 
 use crate::bail;
@@ -18,9 +19,23 @@ use crate::workspace;
 /// The task `what` names (its id `task:PROJECT::title`, a key, or its
 /// title), as the task projection folds it.
 pub fn find(p: &Projections, repo: &Repo, what: &str) -> Result<Value> {
-    tasks::find_task(p, what, &repo.project())?.context(format_args!(
+    find_recorded(p, repo, what)?.context(format_args!(
         "no task {what:?} (see `memlog task list`; ids look like task:PROJECT::title)"
     ))
+}
+
+/// The task `what` names, looked up as typed, then as recorded: a title
+/// holding a secret was stored (and keyed) with the secret redacted.
+fn find_recorded(p: &Projections, repo: &Repo, what: &str) -> Result<Option<Value>> {
+    let project = repo.project();
+    if let Some(task) = tasks::find_task(p, what, &project)? {
+        return Ok(Some(task));
+    }
+    let recorded = Recorder::new(repo)?.redact(what);
+    if recorded == what {
+        return Ok(None);
+    }
+    Ok(tasks::find_task(p, &recorded, &project)?)
 }
 
 /// Adds a pending task titled `title`, unless a task with its key exists;
@@ -35,7 +50,7 @@ pub fn add(repo: &Repo, title: &str, priority: Option<String>, source: &str) -> 
     // pending (refused, or silently reopening it): say it exists instead.
     {
         let p = workspace::projections(repo)?;
-        if let Some(task) = tasks::find_task(&p, title, &project)? {
+        if let Some(task) = find_recorded(&p, repo, title)? {
             let s = |k: &str| {
                 task.get(k)
                     .and_then(Value::as_str)
@@ -60,7 +75,14 @@ pub fn add(repo: &Repo, title: &str, priority: Option<String>, source: &str) -> 
     }
     let session = memlog_store::journal::mint_session("task");
     let draft = Draft::new(&session, time::now(), Kind::TaskCreated, project, body);
-    workspace::record(repo, vec![draft], true)?;
+    let (recorded, _) = workspace::record(repo, vec![draft], true)?;
+    // the key as stored: a secret in the title is redacted in both
+    let key = recorded
+        .first()
+        .and_then(|e| e.body.get("key"))
+        .and_then(Value::as_str)
+        .unwrap_or(&key)
+        .to_string();
     let p = workspace::projections(repo)?;
     find(&p, repo, &format!("task:{key}"))
 }

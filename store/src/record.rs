@@ -57,6 +57,12 @@ impl<'r> Recorder<'r> {
         self
     }
 
+    /// `text` as this recorder would store it (secrets and private spans
+    /// redacted): what to look a recorded title up by.
+    pub fn redact(&self, text: &str) -> String {
+        self.filter.filter_text(text).0
+    }
+
     /// The repository it records into.
     pub fn repo(&self) -> &Repo {
         self.repo

@@ -832,3 +832,55 @@ fn a_task_made_before_origin_was_added_is_still_found_by_its_title() {
     assert_eq!(tasks.len(), 1, "{list}");
     assert_eq!(tasks[0]["status"], "in_progress", "{list}");
 }
+
+/// A secret in a task's title reaches disk in none of its forms: the title
+/// is redacted, and so is the key made from it (lower-cased and stripped of
+/// punctuation, the key hid the secret from every rule: a field test found
+/// Twilio and AWS keys in the log and the graph), whether the task came
+/// from `task add` or an agent's todo list. The task is still found by the
+/// title as typed.
+#[test]
+fn a_secret_in_a_task_title_reaches_disk_in_no_form() {
+    let repo = TestRepo::new();
+    let twilio = "SKeaed46725a2a7b860dcd6c8a1f8b4628";
+    let aws = "2hpChYgCfrL1spNxnyVmihA+2O76UMFxFkM+R5Kj";
+    let stripe = "sk_live_lBYOvfZ8UzDzV8fUkkibjL5D";
+    let typed = format!("fix deploy: AWS_SECRET_ACCESS_KEY={aws} STRIPE_SECRET_KEY={stripe}");
+    repo.memlog(&["task", "add", &format!("rotate twilio key {twilio}")])
+        .ok();
+    repo.memlog(&["task", "add", &typed]).ok();
+    repo.memlog(&["task", "set", &typed, "--status", "in_progress"])
+        .ok();
+    let again = repo.memlog(&["task", "add", &typed]);
+    assert!(!again.output.status.success(), "refused as a duplicate");
+    // and an agent's todo list, through the import of its transcript
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = todo_transcript(
+        dir.path(),
+        "todo-secret",
+        3,
+        &[&[(
+            &format!("Rotate AWS key AKIAUJZDEGXDNCF32EPF and twilio {twilio}"),
+            "pending",
+        )]],
+    );
+    repo.memlog(&["import", "claude-code", transcript.to_str().unwrap()])
+        .ok();
+    repo.memlog(&["index"]).ok();
+
+    let list = tasks(&repo);
+    assert_eq!(list.len(), 3, "{list:#?}");
+    let status: Vec<&str> = list.iter().filter_map(|t| t["status"].as_str()).collect();
+    assert!(status.contains(&"in_progress"), "{list:#?}");
+    let objects = memlog_e2e::all_objects(repo.path());
+    let graph = std::fs::read(repo.path().join(".git/memlog/index/graph.sqlite")).unwrap();
+    for secret in [twilio, aws, stripe, "AKIAUJZDEGXDNCF32EPF"] {
+        // the key's form: lower-case, no punctuation
+        let keyed = memlog_format::key::normalize(secret);
+        for (what, bytes) in [("the log", &objects), ("the graph", &graph)] {
+            for form in [secret, keyed.as_str()] {
+                assert!(!memlog_e2e::holds(bytes, form), "{form} is in {what}");
+            }
+        }
+    }
+}

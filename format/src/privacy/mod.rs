@@ -476,16 +476,31 @@ impl PrivacyFilter {
                 }
             }
             Value::Object(map) => {
+                // texts this filter changed, as they were
+                let mut changed: Vec<(String, String)> = Vec::new();
                 for (key, item) in map.iter_mut() {
-                    if let Value::String(s) = item
-                        && let Some(redacted) = self.redact_assigned(key, s)
-                    {
-                        *s = redacted.0;
-                        report.redactions += 1;
-                        report.rules.push(redacted.1);
+                    if let Value::String(s) = item {
+                        let filtered = match self.redact_assigned(key, s) {
+                            Some((redacted, rule)) => {
+                                report.redactions += 1;
+                                report.rules.push(rule);
+                                redacted
+                            }
+                            None => {
+                                let (filtered, r) = self.filter_text(s);
+                                report.absorb(r);
+                                filtered
+                            }
+                        };
+                        if filtered != *s {
+                            changed.push((key.clone(), std::mem::replace(s, filtered)));
+                        }
                         continue;
                     }
                     report.absorb(self.filter_value(item));
+                }
+                if !changed.is_empty() {
+                    rederive_keys(map, &changed);
                 }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
@@ -610,6 +625,38 @@ fn starts_a_word(key: &str, part: &str) -> bool {
 /// may have typed (a URL's password), any placeholder word.
 fn placeholder(s: &str) -> bool {
     allow::is_placeholder_token(s) || (s.len() <= MAX_TYPED && allow::is_placeholder(s))
+}
+
+/// A key beside a text it was made from (a task's `key` from its `title`,
+/// a condition's `entity_id` from its `raw_text`: [`crate::key`]) is a
+/// canonical form no rule recognises a secret in, so it follows its text:
+/// made again from the text as filtered. `changed` holds the names of the
+/// texts of `map` the filter changed, with what they were.
+fn rederive_keys(map: &mut serde_json::Map<String, Value>, changed: &[(String, String)]) {
+    let texts: Vec<(&str, &str, String)> = changed
+        .iter()
+        .filter_map(|(name, raw)| match map.get(name) {
+            Some(Value::String(filtered)) => Some((name.as_str(), raw.as_str(), filtered.clone())),
+            _ => None,
+        })
+        .collect();
+    for (name, item) in map.iter_mut() {
+        let Value::String(key) = item else {
+            continue;
+        };
+        // the key as it was made (the filter may have changed part of it)
+        let made = changed
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(key.as_str(), |(_, raw)| raw.as_str());
+        let again = texts
+            .iter()
+            .filter(|(text, _, _)| text != name)
+            .find_map(|(_, raw, filtered)| crate::key::rederive(made, raw, filtered));
+        if let Some(again) = again {
+            *key = again;
+        }
+    }
 }
 
 /// A message about to be printed or logged (an error echoing what a user

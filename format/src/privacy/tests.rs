@@ -476,3 +476,38 @@ fn the_allow_list_keeps_what_it_matches() {
     let err = PrivacyFilter::configured(&bad).err().unwrap().to_string();
     assert!(err.contains("privacy allow pattern \"(\""), "{err}");
 }
+
+#[test]
+fn a_key_made_from_a_filtered_text_is_made_again_from_it() {
+    use crate::key::canonical_key;
+    let f = PrivacyFilter::new(&[]).unwrap();
+    let title =
+        "rotate twilio key SKeaed46725a2a7b860dcd6c8a1f8b4628 for <private>Dr Okafor</private>";
+    let blocker = "waiting on AKIAUJZDEGXDNCF32EPF to be revoked";
+    let mut body = serde_json::json!({
+        "key": canonical_key(title, Some("shop")),
+        "title": title,
+        "status": "pending",
+        "blockers": [{
+            "kind": "condition",
+            "entity_id": format!("cond:{}", canonical_key(blocker, Some("shop"))),
+            "raw_text": blocker,
+        }],
+        // not made from the title: left as it is
+        "source": "cli",
+    });
+    f.filter_value(&mut body);
+    let title_now = body["title"].as_str().unwrap();
+    assert!(!title_now.contains("SKeaed"), "{title_now}");
+    assert_eq!(body["key"], canonical_key(title_now, Some("shop")));
+    let key = body["key"].as_str().unwrap();
+    assert!(!key.contains("skeaed") && !key.contains("okafor"), "{key}");
+    let raw_now = body["blockers"][0]["raw_text"].as_str().unwrap();
+    assert_eq!(
+        body["blockers"][0]["entity_id"],
+        format!("cond:{}", canonical_key(raw_now, Some("shop")))
+    );
+    assert!(!body.to_string().contains("akiaujzdegxdncf32epf"), "{body}");
+    assert_eq!(body["source"], "cli");
+    assert_eq!(body["status"], "pending");
+}
