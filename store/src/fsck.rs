@@ -87,6 +87,24 @@ pub fn check(repo: &Repo) -> Result<FsckReport> {
 fn check_log(log: &Log, scope: Scope, report: &mut FsckReport) -> Result<()> {
     let commits = log.commits()?;
     report.commits += commits.len();
+    // A purge recorded in the log whose old history came back (a plain git
+    // merge of a clone from before it): the purged bytes are reachable.
+    if let Some(tip) = log.tip()? {
+        let ids: HashSet<_> = commits.iter().map(|c| c.id).collect();
+        let tree = log.commit(tip)?.tree;
+        for (name, record) in crate::purge_record::records_in_tree(log, tree)? {
+            if let Some(old) = record.old_commits().find(|c| ids.contains(c)) {
+                report.problems.push(Problem {
+                    place: format!("{} commit {old}", log.ref_name()),
+                    message: format!(
+                        "the history still holds a commit purge {name} replaced (its purged \
+                         bytes came back, with a merge of a history from before it): run \
+                         `memlog purge`, or `memlog sync` with the remote"
+                    ),
+                });
+            }
+        }
+    }
 
     // Every distinct segment reachable from any commit.
     let mut segments: HashMap<String, SegmentRef> = HashMap::new();

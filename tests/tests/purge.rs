@@ -519,3 +519,77 @@ fn the_log_shows_nothing_forgotten_and_newest_first() {
     let first = log.lines().next().unwrap_or_default();
     assert!(first.contains("1 forget"), "newest first:\n{log}");
 }
+
+/// A teammate whose clone predates a purge merges the remote's rewritten
+/// memlog branch with plain git (`--allow-unrelated-histories`, as git
+/// asks) and pushes: for the remote a fast-forward, and its history holds
+/// the purged event again beside the purge's record. The next `memlog
+/// sync` of anyone applies the record to that history again, here and on
+/// the remote, and keeps the teammate's new session (a field test saw
+/// every clone fast-forward onto the old bytes).
+#[test]
+fn a_plain_git_merge_of_the_old_history_is_purged_again_at_the_next_sync() {
+    let (remote, clones) = remote_and_clones(3);
+    let (alice, bob, dave) = (&clones[0], &clones[1], &clones[2]);
+    seal(alice, "s-leak", &format!("the passphrase is {MARKER}"));
+    seal(alice, "s-other", "the deploy runs from ci.yml");
+    alice.memlog(&["sync", "origin"]).ok();
+    bob.memlog(&["sync", "origin"]).ok();
+    // dave's clone takes the memlog branch with plain git, before the purge
+    dave.git(&["fetch", "-q", "origin", "memlog:memlog"]).ok();
+    alice.memlog(&["forget", "--session", "s-leak"]).ok();
+    alice.memlog(&["purge"]).ok();
+    alice.memlog(&["sync", "origin"]).ok();
+    bob.memlog(&["sync", "origin"]).ok();
+    assert!(!contains(&all_objects(bob), MARKER));
+
+    seal(dave, "s-dave", "dave's session on the parser");
+    dave.git(&["fetch", "-q", "origin"]).ok();
+    let worktree = tempfile::tempdir().unwrap();
+    let wt = worktree.path().join("wt");
+    dave.git(&["worktree", "add", "-q", wt.to_str().unwrap(), "memlog"])
+        .ok();
+    run(git_command(&wt).args([
+        "merge",
+        "-q",
+        "--no-edit",
+        "--allow-unrelated-histories",
+        "origin/memlog",
+    ]))
+    .ok();
+    dave.git(&["push", "-q", "origin", "memlog"]).ok();
+    let on_remote = |rev: &str| {
+        run(git_command(remote.path()).args(["grep", "-c", MARKER, rev, "--"]))
+            .output
+            .status
+            .success()
+    };
+    assert!(on_remote("memlog"), "the old bytes are back on the remote");
+    // the clone that merged them is told
+    let fsck = dave.memlog(&["fsck", "--json"]).json();
+    assert!(
+        fsck.to_string().contains("purge"),
+        "fsck names the purged history that came back: {fsck}"
+    );
+
+    bob.memlog(&["sync", "origin"]).ok();
+    assert!(
+        !on_remote("memlog"),
+        "the remote's history was purged again"
+    );
+    alice.memlog(&["sync", "origin"]).ok();
+    for (who, clone) in [("alice", alice), ("bob", bob)] {
+        clone.git(&["gc", "-q", "--prune=now"]).ok();
+        assert!(!contains(&all_objects(clone), MARKER), "{who}");
+        assert!(
+            clone
+                .memlog(&["cat"])
+                .ok()
+                .stdout()
+                .contains("dave's session"),
+            "{who} has dave's session"
+        );
+    }
+    run(git_command(remote.path()).args(["gc", "-q", "--prune=now"])).ok();
+    assert!(!contains(&memlog_e2e::all_objects(remote.path()), MARKER));
+}

@@ -144,7 +144,7 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
             }
             accepted?;
         }
-        let pending = purges::Pending::of(&log, log.tip()?, remote_tip)?;
+        let pending = purges::Pending::of(repo, &log, log.tip()?, remote_tip)?;
         // Rewriting history and pruning need every other writer out.
         let _history = if pending.any() {
             crate::history_lock::exclusive(repo)?
@@ -578,7 +578,7 @@ fn add_received<'a>(plan: &mut Plan, commits: impl Iterator<Item = &'a CommitInf
 }
 
 /// Commits reachable from `tip`, not walking past commits `stop` names.
-fn ancestors(
+pub(super) fn ancestors(
     log: &Log,
     tip: ObjectId,
     stop: &dyn Fn(&ObjectId) -> bool,

@@ -20,47 +20,71 @@ use crate::seal::publish;
 use crate::sessions::SessionCommits;
 use crate::{Repo, Result};
 
-/// The purge records of both sides, by name, and which each side lacks.
+/// The purge records of both sides, by name, and which each side's history
+/// still needs: it reaches a commit the record replaced. A side may hold a
+/// record and still reach the old history (a teammate's plain `git merge
+/// --allow-unrelated-histories` of a history from before the purge, pushed
+/// as a fast-forward): the record is applied to it again.
 pub(super) struct Pending {
     records: BTreeMap<String, PurgeRecord>,
-    local_has: HashSet<String>,
-    remote_has: HashSet<String>,
+    local_needs: HashSet<String>,
+    remote_needs: HashSet<String>,
 }
 
 impl Pending {
-    /// The records in the trees of the two tips.
-    pub fn of(log: &Log, local: Option<ObjectId>, remote: Option<ObjectId>) -> Result<Pending> {
+    /// The records in the trees of the two tips, and what each side needs.
+    pub fn of(
+        repo: &Repo,
+        log: &Log,
+        local: Option<ObjectId>,
+        remote: Option<ObjectId>,
+    ) -> Result<Pending> {
+        let mut records = BTreeMap::new();
+        for tip in [local, remote].into_iter().flatten() {
+            records.extend(records_in_tree(log, log.commit(tip)?.tree)?);
+        }
         let mut pending = Pending {
-            records: BTreeMap::new(),
-            local_has: HashSet::new(),
-            remote_has: HashSet::new(),
+            records,
+            local_needs: HashSet::new(),
+            remote_needs: HashSet::new(),
         };
-        for (tip, has) in [
-            (local, &mut pending.local_has),
-            (remote, &mut pending.remote_has),
-        ] {
-            let Some(tip) = tip else { continue };
-            for (name, record) in records_in_tree(log, log.commit(tip)?.tree)? {
-                has.insert(name.clone());
-                pending.records.insert(name, record);
+        if pending.records.is_empty() {
+            return Ok(pending);
+        }
+        let history = local
+            .map(|t| SessionCommits::at(repo, log, t))
+            .transpose()?;
+        let in_local = |id: &ObjectId| history.as_ref().is_some_and(|h| h.contains(id));
+        // what only the remote's history holds (usually a few sessions)
+        let remote_only = match remote {
+            Some(r) => super::ancestors(log, r, &in_local)?,
+            None => Default::default(),
+        };
+        for (name, record) in &pending.records {
+            let here = record.old_commits().any(|c| in_local(&c));
+            if here {
+                pending.local_needs.insert(name.clone());
+            }
+            let there = record.old_commits().any(|c| remote_only.contains_key(&c))
+                || (here && remote.map_or(Ok(false), |r| reaches_any(log, r, record))?);
+            if there {
+                pending.remote_needs.insert(name.clone());
             }
         }
         Ok(pending)
     }
 
-    /// Whether one side lacks a record the other has.
+    /// Whether either side's history needs a record applied.
     pub fn any(&self) -> bool {
-        self.records
-            .keys()
-            .any(|n| !self.local_has.contains(n) || !self.remote_has.contains(n))
+        !self.local_needs.is_empty() || !self.remote_needs.is_empty()
     }
 
-    /// Records a side lacks, oldest first.
-    fn lacked_by<'a>(&'a self, has: &'a HashSet<String>) -> Vec<(&'a str, &'a PurgeRecord)> {
+    /// Records a side needs, oldest first.
+    fn needed<'a>(&'a self, needs: &'a HashSet<String>) -> Vec<(&'a str, &'a PurgeRecord)> {
         let mut out: Vec<(&str, &PurgeRecord)> = self
             .records
             .iter()
-            .filter(|(n, _)| !has.contains(*n))
+            .filter(|(n, _)| needs.contains(*n))
             .map(|(n, r)| (n.as_str(), r))
             .collect();
         out.sort_by(|a, b| (&a.1.ts, a.0).cmp(&(&b.1.ts, b.0)));
@@ -96,7 +120,7 @@ pub(super) fn apply(
     if let Some(local) = log.tip()? {
         let history = SessionCommits::at(repo, log, local)?;
         let mut tip = local;
-        for (name, record) in pending.lacked_by(&pending.local_has) {
+        for (name, record) in pending.needed(&pending.local_needs) {
             let reached = if tip == local {
                 record.old_commits().any(|c| history.contains(&c))
             } else {
@@ -125,7 +149,7 @@ pub(super) fn apply(
     }
     if let Some(remote) = remote_tip {
         let mut tip = remote;
-        for (name, record) in pending.lacked_by(&pending.remote_has) {
+        for (name, record) in pending.needed(&pending.remote_needs) {
             if !reaches_any(log, tip, record)? {
                 continue;
             }
