@@ -214,6 +214,52 @@ impl Journal {
         }))
     }
 
+    /// Removes from the journal, under its lock, the events `drop` names
+    /// (a purge of forgotten events a live session still holds), and
+    /// returns them. The rest is written to a new file that replaces the
+    /// journal with one rename, so a crash leaves the old journal or the
+    /// new one; an append waiting for the lock finds the file replaced and
+    /// opens the new one.
+    pub fn remove_where(&self, hidden: &dyn Fn(&Event) -> bool) -> Result<Vec<Event>> {
+        let Some(mut file) = self.open_locked(false)? else {
+            return Ok(Vec::new());
+        };
+        let io = |e| Error::io(&self.path, e);
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(0))
+            .and_then(|_| file.read_to_end(&mut bytes))
+            .map_err(io)?;
+        let mut kept = Vec::with_capacity(bytes.len());
+        let mut removed = Vec::new();
+        for line in bytes.split_inclusive(|b| *b == b'\n') {
+            let (events, _) = segment::decode(line);
+            match <[Event; 1]>::try_from(events) {
+                Ok([event]) if hidden(&event) => removed.push(event),
+                _ => kept.extend_from_slice(line),
+            }
+        }
+        if removed.is_empty() {
+            return Ok(removed);
+        }
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        // not `*.jsonl`: never listed as a journal
+        let staged = dir.join(format!(".{}.purging", self.session));
+        let write = || -> std::io::Result<()> {
+            let mut out = File::create(&staged)?;
+            out.write_all(&kept)?;
+            out.sync_all()?;
+            fs::rename(&staged, &self.path)?;
+            sync_dir(dir)
+        };
+        if let Err(e) = write() {
+            let _ = fs::remove_file(&staged);
+            return Err(io(e));
+        }
+        // the lock goes with `file`, after the rename
+        drop(file);
+        Ok(removed)
+    }
+
     /// Reads the journal without locking (for readers that tolerate a
     /// concurrent append: a torn last line is skipped).
     pub fn read(&self) -> Result<(Vec<Event>, Vec<LineProblem>)> {

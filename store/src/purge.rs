@@ -61,6 +61,9 @@ pub struct PurgeReport {
     pub record: Option<String>,
     /// Events purged from the personal ref (counted in `events_purged`).
     pub personal_events_purged: usize,
+    /// Events purged from the journals of live sessions, before they were
+    /// sealed (counted in `events_purged`).
+    pub journal_events_purged: usize,
     /// Remote-tracking refs deleted (they reached the old history).
     pub tracking_refs_deleted: Vec<String>,
     /// Remotes whose memlog branch still holds the old history: `memlog
@@ -101,6 +104,15 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     }
     if forgets.is_empty() {
         return Ok(report);
+    }
+    // a live session's forgotten events, before its seal carries them
+    let dir = repo.journal_dir();
+    for j in crate::journal::list(&dir)? {
+        let removed =
+            crate::journal::Journal::new(&dir, &j.session)?.remove_where(&|e| forgets.hides(e))?;
+        report.journal_events_purged += removed.len();
+        report.events_purged += removed.len();
+        report.purged.extend(removed);
     }
     let mut purged_any = false;
     for scope in [Scope::Shared, Scope::Personal] {

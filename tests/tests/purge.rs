@@ -593,3 +593,34 @@ fn a_plain_git_merge_of_the_old_history_is_purged_again_at_the_next_sync() {
     run(git_command(remote.path()).args(["gc", "-q", "--prune=now"])).ok();
     assert!(!contains(&memlog_e2e::all_objects(remote.path()), MARKER));
 }
+
+/// A forgotten event of a session still running is in its journal, not in
+/// history: the purge erases it there, so the session's seal never carries
+/// it, and the session goes on recording (a field test saw `purge` say
+/// "nothing to purge", then the seal and a sync publish the bytes).
+#[test]
+fn a_purge_erases_a_live_sessions_forgotten_event_before_its_seal() {
+    let repo = TestRepo::new();
+    let leaked = repo.record(
+        "live",
+        "user_prompt",
+        &format!("the unseal phrase is {MARKER}"),
+    );
+    repo.record("live", "agent_response", "ok");
+    repo.memlog(&["forget", &leaked, "--reason", "leaked"]).ok();
+    let purged = repo.memlog(&["purge", "--json"]).ok().json();
+    assert_eq!(purged["journal_events_purged"], 1, "{purged}");
+    let journals = repo.path().join(".git/memlog/journal");
+    let mut files = Vec::new();
+    files_under(&journals, &mut files);
+    assert!(files.iter().all(|(_, bytes)| !contains(bytes, MARKER)));
+    repo.record("live", "user_prompt", "and the next question");
+    repo.memlog(&["seal", "--session", "live"]).ok();
+    assert!(!contains(&all_objects(&repo), MARKER));
+    let texts = repo.memlog(&["cat"]).ok().stdout();
+    assert!(
+        texts.contains("and the next question") && texts.contains("\"ok\""),
+        "{texts}"
+    );
+    assert!(!holds_in_files(repo.path(), MARKER));
+}

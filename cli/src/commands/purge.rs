@@ -68,9 +68,18 @@ fn print_report(report: &memlog_store::purge::PurgeReport) {
         );
         return;
     }
+    if report.journal_events_purged > 0 {
+        println!(
+            "purged {} forgotten event(s) from the journals of live sessions (never sealed)",
+            report.journal_events_purged
+        );
+        if report.journal_events_purged == report.events_purged {
+            return;
+        }
+    }
     println!(
         "purged {} forgotten event(s): {} segment(s) and {} commit(s) rewritten, {} -> {}",
-        report.events_purged,
+        report.events_purged - report.journal_events_purged,
         report.segments_rewritten,
         report.commits_rewritten,
         output::short_or_dash(report.old_tip.as_deref()),
