@@ -25,6 +25,7 @@
 
 mod allow;
 mod assignment;
+mod encoded;
 mod marker;
 mod names;
 mod prefilter;
@@ -290,6 +291,12 @@ impl PrivacyFilter {
 
     /// The secrets in `text`, in order, overlapping ones merged.
     pub fn find(&self, text: &str) -> Vec<Finding> {
+        self.find_in(text, true)
+    }
+
+    /// [`PrivacyFilter::find`]; with `decode`, encoded runs are read
+    /// decoded too ([`encoded`]).
+    fn find_in(&self, text: &str, decode: bool) -> Vec<Finding> {
         let mut found = Vec::new();
         if text.len() >= MIN_TEXT {
             let hits = self.prefilter.scan(text);
@@ -340,10 +347,32 @@ impl PrivacyFilter {
             }
         }
         self.names_in(text, &mut found);
+        if decode && text.len() >= MIN_TEXT {
+            self.encoded_in(text, &mut found);
+        }
         if !self.allow.is_empty() {
             found.retain(|f| !self.allowed(&text[f.range()]));
         }
         merge(found)
+    }
+
+    /// Runs of `text` that decode (base64, percent escapes) to a text
+    /// holding a secret, redacted whole under the rule that found it.
+    fn encoded_in(&self, text: &str, found: &mut Vec<Finding>) {
+        let runs = encoded::base64_runs(text)
+            .into_iter()
+            .chain(encoded::percent_runs(text));
+        for (range, decoded) in runs {
+            if found
+                .iter()
+                .any(|f| f.start < range.end && range.start < f.end)
+            {
+                continue;
+            }
+            if let Some(inner) = self.find_in(&decoded, false).first() {
+                push(found, text, range, inner.rule, BY_TOKEN, usize::MAX);
+            }
+        }
     }
 
     /// Whether the configured allow-list keeps `secret`.

@@ -511,3 +511,25 @@ fn a_key_made_from_a_filtered_text_is_made_again_from_it() {
     assert_eq!(body["source"], "cli");
     assert_eq!(body["status"], "pending");
 }
+
+#[test]
+fn encoded_secrets_are_read_decoded_and_redacted_whole() {
+    let b64 = "Z2hvX2lTMkc4TlBSVmRENTNYODNSWkp6enp6Z0VPemRtZW5Da2h2TQ==";
+    let out = redacted(&format!("the CI secret (base64) is {b64}"));
+    assert_eq!(out.matches("[R:").count(), 1, "{out}");
+    assert!(!out.contains("Z2hv"), "{out}");
+    let url = "https%3A%2F%2Fhooks.slack.com%2Fservices%2F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TWmE4";
+    let out = redacted(&format!("curl -d url={url} https://api.example.com"));
+    assert!(out.contains("[R:slack-webhook-url"), "{out}");
+    assert!(!out.contains("MVN2FEN5"), "{out}");
+    // what decodes to no secret, or to no text, is left as it is
+    for plain in [
+        // "hello world, nothing to see here" in base64
+        "aGVsbG8gd29ybGQsIG5vdGhpbmcgdG8gc2VlIGhlcmU=",
+        // a PNG header
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+        "search?q=rust%20traits%20and%20generics",
+    ] {
+        assert_eq!(redacted(plain), plain);
+    }
+}

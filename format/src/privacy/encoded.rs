@@ -1,0 +1,175 @@
+//! Secrets written encoded: a token in base64 (a CI variable, a
+//! `docker login` config, a value pasted from a Kubernetes secret) or
+//! percent-encoded (a webhook URL passed as a query parameter). No rule
+//! sees them as they are, so a run of text that decodes to readable text
+//! is read again decoded, and redacted whole when the decoded text holds a
+//! secret (gitleaks decodes the same two before matching).
+
+use std::ops::Range;
+
+/// Shortest base64 run worth decoding: the shortest token the rules know,
+/// encoded.
+const MIN_BASE64: usize = 16;
+/// Longest base64 run decoded (a longer one is a file, not a token).
+const MAX_BASE64: usize = 8192;
+/// Fewest `%XX` escapes a percent-encoded run needs.
+const MIN_ESCAPES: usize = 2;
+
+/// The runs of `text` that may be base64, with their decoded text when it
+/// is readable.
+pub(super) fn base64_runs(text: &str) -> Vec<(Range<usize>, String)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !is_base64(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && is_base64(b[i]) {
+            i += 1;
+        }
+        let mut end = i;
+        while end < b.len() && end - i < 2 && b[end] == b'=' {
+            end += 1;
+        }
+        let body = &b[start..i];
+        if (MIN_BASE64..=MAX_BASE64).contains(&body.len())
+            // a word, a path or an identifier is not base64 of a token:
+            // base64 mixes cases and digits
+            && body.iter().any(u8::is_ascii_digit)
+            && body.iter().any(u8::is_ascii_uppercase)
+            && body.iter().any(u8::is_ascii_lowercase)
+            && let Some(decoded) = decode_base64(body)
+            && readable(&decoded)
+            && let Ok(s) = String::from_utf8(decoded)
+        {
+            out.push((start..end, s));
+        }
+        i = end.max(i);
+    }
+    out
+}
+
+/// The runs of `text` (between spaces and quotes) with percent escapes,
+/// decoded.
+pub(super) fn percent_runs(text: &str) -> Vec<(Range<usize>, String)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if is_break(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && !is_break(b[i]) {
+            i += 1;
+        }
+        let run = &b[start..i];
+        let escapes = run
+            .windows(3)
+            .filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+            .count();
+        if escapes >= MIN_ESCAPES
+            && let Ok(s) = String::from_utf8(decode_percent(run))
+        {
+            out.push((start..i, s));
+        }
+    }
+    out
+}
+
+fn is_base64(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_')
+}
+
+fn is_break(c: u8) -> bool {
+    c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'<' | b'>' | b'`')
+}
+
+/// Decoded text a person could read: printable ASCII or UTF-8, tabs and
+/// newlines, nothing else (binary data decodes to control bytes).
+fn readable(bytes: &[u8]) -> bool {
+    bytes.len() >= 8
+        && std::str::from_utf8(bytes).is_ok_and(|s| {
+            s.chars()
+                .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        })
+}
+
+/// Standard or URL-safe base64, padding optional.
+fn decode_base64(body: &[u8]) -> Option<Vec<u8>> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        } as u32)
+    };
+    if body.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(body.len() * 3 / 4);
+    for chunk in body.chunks(4) {
+        let mut n = 0u32;
+        for (k, &c) in chunk.iter().enumerate() {
+            n |= value(c)? << (18 - 6 * k);
+        }
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..chunk.len() - 1]);
+    }
+    Some(out)
+}
+
+fn decode_percent(run: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(run.len());
+    let mut i = 0;
+    while i < run.len() {
+        if run[i] == b'%'
+            && let Some(hex) = run.get(i + 1..i + 3)
+            && let Ok(h) = std::str::from_utf8(hex)
+            && let Ok(v) = u8::from_str_radix(h, 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(run[i]);
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_and_percent_runs_decode() {
+        let token = "gho_iS2G8NPRVdD53X83RZJzzzzgEOzdmenCkhvM";
+        let b64 = "Z2hvX2lTMkc4TlBSVmRENTNYODNSWkp6enp6Z0VPemRtZW5Da2h2TQ==";
+        let text = format!("the CI secret is {b64} ok");
+        let runs = base64_runs(&text);
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        assert_eq!(runs[0].1, token);
+        assert_eq!(&text[runs[0].0.clone()], b64);
+        let url = "https%3A%2F%2Fhooks.slack.com%2Fservices%2FT0";
+        let runs = percent_runs(&format!("webhook {url} here"));
+        assert_eq!(runs[0].1, "https://hooks.slack.com/services/T0");
+        // paths, words, hashes: nothing to decode
+        for plain in [
+            "/work/main/target/debug/memlog",
+            "getUserByIdAndName",
+            "1fa1c257c6f561c5cb347611a3ce9d97dcbee500",
+            "a sentence with 100% of the words",
+        ] {
+            assert!(base64_runs(plain).is_empty(), "{plain}");
+            assert!(percent_runs(plain).is_empty(), "{plain}");
+        }
+    }
+}
