@@ -174,3 +174,17 @@ fn a_10_mb_prompt_is_stored_capped() {
     assert_eq!(events[1]["body"]["text"], "short");
     assert!(events[1]["body"].get("truncated").is_none());
 }
+
+/// A key block is a note's text like any other: given as the argument (it
+/// starts with `-`) or on standard input (`memlog note -`), it is stored
+/// redacted.
+#[test]
+fn a_key_block_can_be_noted_and_is_stored_redacted() {
+    let repo = TestRepo::new();
+    let block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAq7BFUpkGp3+LQmlQYx2eqzDV+xeG8kx/sQFV18S5JhzGeIJN\n-----END RSA PRIVATE KEY-----\n";
+    repo.memlog(&["note", block]).ok();
+    repo.memlog_stdin(&["note", "-"], block).ok();
+    let texts = repo.memlog(&["cat"]).ok().stdout();
+    assert_eq!(texts.matches("[REDACTED:private-key").count(), 2, "{texts}");
+    assert!(!texts.contains("MIIEpAIBAAKCAQEAq7BFUpkGp3"), "{texts}");
+}

@@ -177,10 +177,10 @@ fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
         for f in &diff.forgets {
             let _ = writeln!(
                 s,
-                "  {}  {}  hides {} event(s){}",
+                "  {}  {}  {}{}",
                 f.id.short(),
                 output::short_time(&f.ts),
-                f.hides.len(),
+                what_it_hides(f),
                 f.reason
                     .as_deref()
                     .map(|r| format!("  reason: {r}"))
@@ -325,9 +325,9 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
         for f in &diff.forgets {
             let _ = writeln!(
                 s,
-                "- `{}` hides {} event(s){}",
+                "- `{}` {}{}",
                 f.id.short(),
-                f.hides.len(),
+                what_it_hides(f),
                 f.reason
                     .as_deref()
                     .map(|r| format!(" — {}", cell(r)))
@@ -358,4 +358,16 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
         }
     }
     s
+}
+
+/// What a forget hides, in words: the events it hides that are still
+/// stored, or, when a purge erased them all, how many it named.
+fn what_it_hides(f: &memlog_ops::memory_diff::ForgetAdded) -> String {
+    if f.hides.is_empty() && !f.targets.is_empty() {
+        return format!(
+            "names {} event(s), none stored any more (purged)",
+            f.targets.len()
+        );
+    }
+    format!("hides {} event(s)", f.hides.len())
 }
