@@ -51,15 +51,20 @@ pub fn parse_chat(text: &str, fallback_session: &str, options: &HookOptions) -> 
         session_id: fallback_session.to_string(),
         ..Chat::default()
     };
-    // Records by id, in order of first appearance; later ones replace.
+    // Records by id, in order of first appearance; a later one updates the
+    // fields it has (a resumed chat writes its history again, its texts as
+    // parts and without what it no longer needs).
     let mut order: Vec<String> = Vec::new();
     let mut records: HashMap<String, Map<String, Value>> = HashMap::new();
     let mut keep = |record: &Map<String, Value>| {
         if let Some(id) = record.get("id").and_then(Value::as_str) {
-            if !records.contains_key(id) {
-                order.push(id.to_string());
+            match records.get_mut(id) {
+                Some(known) => known.extend(record.clone()),
+                None => {
+                    order.push(id.to_string());
+                    records.insert(id.to_string(), record.clone());
+                }
             }
-            records.insert(id.to_string(), record.clone());
         }
     };
     // A whole-file chat (before the JSON lines): its messages are records.
@@ -156,14 +161,14 @@ pub fn parse_chat(text: &str, fallback_session: &str, options: &HookOptions) -> 
             Some("gemini") => {
                 if let Some(text) = record
                     .get("content")
-                    .and_then(Value::as_str)
+                    .and_then(parts_text)
                     .filter(|t| !t.trim().is_empty())
                 {
                     answer = Some(match answer.take() {
                         Some((joined, _, _)) => {
                             (format!("{joined}\n{text}"), ts.clone(), id.clone())
                         }
-                        None => (text.to_string(), ts.clone(), id.clone()),
+                        None => (text, ts.clone(), id.clone()),
                     });
                 }
                 for call in record
@@ -192,17 +197,24 @@ fn user_text(record: &Map<String, Value>) -> Option<String> {
     let parts = record
         .get("displayContent")
         .or_else(|| record.get("content"))?;
-    let text = match parts {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => return None,
-    };
+    let text = parts_text(parts)?;
     let text = strip_hook_context(&text).trim();
     (!text.is_empty() && !text.starts_with("<session_context>")).then(|| text.to_string())
+}
+
+/// A record's content as text: a string, or the text of its parts.
+fn parts_text(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
 }
 
 /// A tool call's observation: (time, body, call id).
@@ -321,5 +333,34 @@ mod tests {
             "Reading.\nThe freeze is Wednesday."
         );
         assert!(chat.drafts.iter().all(|d| d.meta["client"] == "gemini-cli"));
+    }
+
+    /// A resumed session (0.61): Gemini writes the chat's history again in
+    /// a `$set`, its answers' content as parts, before the new turn.
+    #[test]
+    fn a_resumed_chat_keeps_the_answers_it_wrote_again_as_parts() {
+        let lines = [
+            r#"{"sessionId":"s-resumed","startTime":"2026-11-27T03:31:31.943Z","kind":"main"}"#,
+            r#"{"id":"u1","timestamp":"2026-11-27T03:31:32.041Z","type":"user","content":[{"text":"When is the freeze?"}]}"#,
+            r#"{"id":"g1","timestamp":"2026-11-27T03:31:32.056Z","type":"gemini","content":"Wednesday at noon."}"#,
+            r#"{"$set":{"messages":[{"id":"g1","timestamp":"2026-11-27T03:31:32.056Z","type":"gemini","content":[{"text":"Wednesday at noon."}]}]}}"#,
+            r#"{"id":"u2","timestamp":"2026-11-27T03:32:00.000Z","type":"user","content":[{"text":"And the shards?"}]}"#,
+            r#"{"id":"g2","timestamp":"2026-11-27T03:32:01.000Z","type":"gemini","content":"Three shards."}"#,
+        ];
+        let chat = parse_chat(&lines.join("\n"), "x", &HookOptions::new("p"));
+        let texts: Vec<(&str, &str)> = chat
+            .drafts
+            .iter()
+            .map(|d| (d.kind.as_str(), d.body["text"].as_str().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("user_prompt", "When is the freeze?"),
+                ("agent_response", "Wednesday at noon."),
+                ("user_prompt", "And the shards?"),
+                ("agent_response", "Three shards."),
+            ]
+        );
     }
 }
