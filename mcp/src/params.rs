@@ -33,6 +33,7 @@ pub struct SearchParams {
     pub query: String,
     /// How many hits to return (1-50, default 10).
     #[serde(default = "default_search_limit")]
+    #[schemars(range(min = 1, max = 50))]
     pub limit: usize,
     /// Only events of this kind, or of any of these kinds: user_prompt,
     /// agent_response, tool_observation, note, fact, session_summary,
@@ -76,6 +77,7 @@ pub struct GetParams {
     /// Also return up to this many events before and after each one in its
     /// session (0-20, default 1).
     #[serde(default = "default_get_context")]
+    #[schemars(range(max = 20))]
     pub context: usize,
 }
 
@@ -101,6 +103,7 @@ pub struct TimelineParams {
     pub kind: Option<OneOrMany>,
     /// How many rows at most (1-500, default 50).
     #[serde(default = "default_timeline_limit")]
+    #[schemars(range(min = 1, max = 500))]
     pub limit: usize,
 }
 
@@ -196,6 +199,7 @@ pub struct TasksParams {
     /// How many tasks at most (1-200, default 50), most recently updated
     /// first.
     #[serde(default = "default_tasks_limit")]
+    #[schemars(range(min = 1, max = 200))]
     pub limit: usize,
 }
 
@@ -259,4 +263,37 @@ pub struct AddRuleParams {
 
 fn default_rule_kind() -> String {
     "rule".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bounds a client validates against are the ones the server
+    /// enforces (a model called `memory_search` with `limit: 0`, which the
+    /// schema allowed and the server refused).
+    #[test]
+    fn schemas_bound_limits_as_the_server_does() {
+        let bounds = |schema: schemars::Schema, field: &str| {
+            let v = serde_json::to_value(schema).unwrap_or_default();
+            let p = &v["properties"][field];
+            (p["minimum"].as_u64(), p["maximum"].as_u64())
+        };
+        assert_eq!(
+            bounds(schemars::schema_for!(SearchParams), "limit"),
+            (Some(1), Some(50))
+        );
+        assert_eq!(
+            bounds(schemars::schema_for!(TimelineParams), "limit"),
+            (Some(1), Some(500))
+        );
+        assert_eq!(
+            bounds(schemars::schema_for!(TasksParams), "limit"),
+            (Some(1), Some(200))
+        );
+        assert_eq!(
+            bounds(schemars::schema_for!(GetParams), "context"),
+            (Some(0), Some(20))
+        );
+    }
 }
