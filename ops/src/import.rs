@@ -119,6 +119,39 @@ pub struct SessionsImport {
     pub index: Option<Indexed>,
 }
 
+/// A folder given for import that holds no session file but folders that
+/// do (`~/.claude/projects`, one folder per project) is refused, naming
+/// them: importing every project's sessions into this repository's memory,
+/// which its team shares, is not what was meant.
+fn refuse_folder_of_folders(agent: &dyn Agent, dir: &std::path::Path) -> Result<()> {
+    let mut holding: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|sub| sub.is_dir())
+        .filter(|sub| agent.session_files(sub).is_ok_and(|f| !f.is_empty()))
+        .filter_map(|sub| sub.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if holding.is_empty() {
+        return Ok(());
+    }
+    holding.sort();
+    let more = holding.len().saturating_sub(5);
+    holding.truncate(5);
+    bail!(
+        "{}: no {} directly in this folder, but its folders hold some ({}{}): give the folder of \
+         the project to import (with no path, memlog imports this repository's own)",
+        dir.display(),
+        agent.session_noun(),
+        holding.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    );
+}
+
 /// Imports `agent`'s session files at `paths` (files, or folders of them),
 /// or when none are given, those of this repository where the agent keeps
 /// them. With `build_index`, the index is brought up to date afterwards.
@@ -147,7 +180,11 @@ pub fn agent_sessions(
     let mut files = Vec::new();
     for p in &roots {
         if p.is_dir() {
-            files.extend(agent.session_files(p)?);
+            let found = agent.session_files(p)?;
+            if found.is_empty() && work_tree.is_none() {
+                refuse_folder_of_folders(agent, p)?;
+            }
+            files.extend(found);
         } else if p.is_file() {
             files.push(p.clone());
         } else {

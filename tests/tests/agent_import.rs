@@ -92,3 +92,27 @@ fn lines_an_import_cannot_read_are_counted_without_json() {
         out.stderr()
     );
 }
+
+/// `~/.claude/projects` given for import holds one folder per project and
+/// no transcript of its own: memlog says so and names the folders, rather
+/// than importing nothing and saying it imported nothing (a field test),
+/// or every project's sessions into this repository's memory.
+#[test]
+fn a_folder_of_project_folders_is_refused_naming_them() {
+    let repo = TestRepo::new();
+    let projects = tempfile::tempdir().unwrap();
+    let project = projects.path().join("-home-me-shop");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("0b7c3f0e-1111-4222-8333-944445555666.jsonl"),
+        "{\"type\":\"user\",\"sessionId\":\"s\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+    )
+    .unwrap();
+    let out = repo.memlog(&["import", "claude-code", projects.path().to_str().unwrap()]);
+    assert!(!out.output.status.success());
+    let err = out.stderr();
+    assert!(err.contains("-home-me-shop"), "{err}");
+    // the project's folder imports
+    repo.memlog(&["import", "claude-code", project.to_str().unwrap()])
+        .ok();
+}
