@@ -247,23 +247,27 @@ fn doctor_names_a_hook_program_missing_from_this_machine() {
             .replace(&mine, theirs),
     )
     .unwrap();
-    let doctor = repo.memlog(&["doctor"]).ok().stdout();
+    let run = repo.memlog(&["doctor"]);
+    assert_eq!(run.code(), Some(1), "hooks that cannot run: doctor fails");
+    let doctor = run.stdout();
     assert!(
         doctor.contains(&format!("they run {theirs}, which is not on this machine"))
             && doctor.contains("`memlog install claude` again"),
         "{doctor}"
     );
-    let json = repo.memlog(&["doctor", "--json"]).ok().json();
+    let json = repo.memlog(&["doctor", "--json"]).json();
     assert_eq!(
         json["agent_hooks"][0]["missing_programs"][0], theirs,
         "{json}"
     );
+    assert_eq!(json["ok"], false, "{json}");
     repo.memlog(&["install", "claude"]).ok();
     let mended = repo.memlog(&["doctor", "--json"]).ok().json();
     assert_eq!(
         mended["agent_hooks"][0]["missing_programs"],
         serde_json::json!([])
     );
+    assert_eq!(mended["ok"], true, "{mended}");
 }
 
 /// Hooks in the project's settings and in its local ones: the agent runs

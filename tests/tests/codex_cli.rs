@@ -169,10 +169,10 @@ fn a_claude_code_session_reaches_codex_as_injected_context() {
 
 /// `memlog doctor --json`'s entry for Codex's hooks, with CODEX_HOME set.
 fn codex_hooks(repo: &memlog_e2e::TestRepo, codex: &CodexCli) -> Value {
+    // untrusted hooks make doctor fail: its report is what is read here
     let doctor = run(memlog_command(repo.path())
         .env("CODEX_HOME", codex.codex_home())
         .args(["doctor", "--json"]))
-    .ok()
     .json();
     doctor["agent_hooks"]
         .as_array()
@@ -202,11 +202,11 @@ fn hooks_codex_does_not_trust_are_named_until_trusted() {
         assert!(untrusted.contains(&json!(name)), "{name}: {hooks}");
     }
     assert!(hooks["how"].as_str().unwrap().contains("/hooks"), "{hooks}");
-    let text = run(memlog_command(repo.path())
+    let doctor = run(memlog_command(repo.path())
         .env("CODEX_HOME", codex.codex_home())
-        .arg("doctor"))
-    .ok()
-    .stdout();
+        .arg("doctor"));
+    assert_eq!(doctor.code(), Some(1), "untrusted hooks: doctor fails");
+    let text = doctor.stdout();
     assert!(
         text.contains("will not run them until they are trusted"),
         "{text}"

@@ -23,6 +23,10 @@ use crate::output;
 /// agent runs them: Codex CLI skips hooks the user has not trusted (in
 /// `/hooks`), without a word; doctor names those and says how to trust
 /// them.
+///
+/// Exits 1 when something it found keeps memory from working: hooks that
+/// run a program not on this machine, hooks the agent does not trust, a
+/// damaged index.
 #[derive(Args)]
 pub struct DoctorArgs {
     /// Print the result as JSON.
@@ -32,6 +36,7 @@ pub struct DoctorArgs {
 
 pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
+    let mut damaged = false;
     let index = match Projections::open(&repo) {
         Ok(p) => {
             if p.is_fresh(&repo)? {
@@ -43,7 +48,10 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         Err(memlog_indexer::Error::NotBuilt(_)) => {
             "not built yet; `memlog index` builds it (so do `memlog install` and `memlog import`), and hooks read the log directly meanwhile".to_string()
         }
-        Err(e) => format!("damaged ({e}); `memlog rebuild` makes it again"),
+        Err(e) => {
+            damaged = true;
+            format!("damaged ({e}); `memlog rebuild` makes it again")
+        }
     };
     let semantic = memlog_ops::semantic::status(&repo);
     let vectors_model = semantic["model"]
@@ -51,6 +59,15 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         .filter(|_| semantic["on"].as_bool() == Some(true));
     let (path, ranking) = memlog_ops::warm::hook_path(&repo, vectors_model);
     let hooks = memlog_ops::install::status(dir)?;
+    let broken = damaged
+        || hooks
+            .iter()
+            .any(|h| !h.missing.is_empty() || h.trust.as_ref().is_some_and(|t| !t.trusted()));
+    let exit = if broken {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    };
     // the log here, or where a fresh clone's memory waits
     let log = match memlog_store::log::Log::new(&repo).tip()? {
         Some(tip) => format!("{} at {}", repo.ref_name(), &tip.to_string()[..12]),
@@ -104,8 +121,9 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             "hook_path": {"path": path, "ranking": ranking},
             "agent_hooks": hooks,
             "hooks_installed_twice": twice,
+            "ok": !broken,
         }))?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(exit);
     }
     println!("log        {log}");
     println!("index      {index}");
@@ -174,7 +192,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
              keep one: `memlog uninstall {agent} --project`, `--local` or `--user` removes the others"
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit)
 }
 
 /// The agents whose hooks are in more than one settings file: the agent
