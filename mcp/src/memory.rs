@@ -36,6 +36,8 @@ const MAX_GET_IDS: usize = 20;
 const MAX_GET_CONTEXT: usize = 20;
 const MAX_TIMELINE_LIMIT: usize = 500;
 const MAX_TASKS_LIMIT: usize = 200;
+/// Most events one `memory_forget` call may hide.
+const MAX_FORGET: usize = 20;
 /// Characters of an event's first line in compact rows.
 const HEADLINE_CHARS: usize = 100;
 
@@ -244,6 +246,15 @@ impl Memory {
             before: p.before,
             reason: p.reason,
         };
+        // A model (or a text it read) may not empty the memory: past a
+        // handful of events, forgetting is the user's to do.
+        let hidden = memlog_ops::forget::plan(&self.repo, &request)?.hidden.len();
+        if hidden > MAX_FORGET {
+            bail!(
+                "this would hide {hidden} events; a model forgets at most {MAX_FORGET} at once. \
+                 Ask the user to run `memlog forget` (with --dry-run first) if it is meant"
+            );
+        }
         self.repo.ensure_dirs()?;
         let forgotten = forget(&self.repo, &request)?;
         Ok(serde_json::to_value(forgotten)?)

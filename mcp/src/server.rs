@@ -135,7 +135,8 @@ impl MemoryServer {
     /// Hide events from memory: by id, a whole session, or everything
     /// before a date. Use it for wrong or sensitive memories, and give a
     /// reason. Records a reviewed `forget` event (a git commit); forgotten
-    /// events disappear from search, get and timeline.
+    /// events disappear from search, get and timeline. At most 20 events
+    /// at once; more is the user's to forget (`memlog forget`).
     #[tool(annotations(
         read_only_hint = false,
         destructive_hint = true,

@@ -34,6 +34,17 @@ impl ForgetRequest {
                 "say what to forget: event ids, a session, or a date to forget everything before"
             );
         }
+        if let Some(before) = &self.before {
+            let at = time::normalize(before)?;
+            // a later date hides, with what there is, all that is recorded
+            // until then: every session to come
+            if at > time::now() {
+                bail!(
+                    "--before {before:?} is in the future: it would hide every event recorded \
+                     until then too; give a date in the past"
+                );
+            }
+        }
         Ok(())
     }
 }

@@ -606,3 +606,49 @@ fn install_mcp_prints_and_merges_the_client_configuration() {
         "{ not json"
     );
 }
+
+/// A model may not empty the memory: `memory_forget` refuses a date in the
+/// future (which would hide every session to come) and anything that hides
+/// more than 20 events, naming the count and the command a person runs; a
+/// forget of a few ids still works (a field test: one call with
+/// `before: 2999-01-01` took a memory from 41 live events to 1).
+#[test]
+fn a_model_cannot_forget_the_whole_memory() {
+    let repo = TestRepo::new();
+    for i in 0..25 {
+        repo.record("old", "note", &format!("deploy fact number {i}"));
+    }
+    repo.memlog(&["seal", "--all"]).ok();
+    let mut mcp = McpProcess::start(repo.path());
+    for (id, args) in [
+        (
+            "future",
+            json!({"before": "2999-01-01", "reason": "housekeeping"}),
+        ),
+        ("many", json!({"session": "old"})),
+    ] {
+        mcp.call_tool(id, "memory_forget", args);
+        let response = mcp.response(id);
+        assert_eq!(response["result"]["isError"], true, "{response}");
+        let text = response.to_string();
+        assert!(
+            text.contains("memlog forget") || text.contains("future"),
+            "{text}"
+        );
+    }
+    let one = repo
+        .memlog(&["search", "number 7", "--mode", "fts", "--json"])
+        .ok()
+        .json()["hits"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    mcp.tool("memory_forget", json!({"ids": [one], "reason": "wrong"}));
+    assert!(mcp.close().success());
+    let live = repo.memlog(&["cat"]).ok().stdout();
+    assert_eq!(live.matches("deploy fact number").count(), 24, "{live}");
+    // and a person is told the same of a future date
+    let cli = repo.memlog(&["forget", "--before", "2999-01-01"]);
+    assert!(!cli.output.status.success());
+    assert!(cli.stderr().contains("future"), "{}", cli.stderr());
+}
