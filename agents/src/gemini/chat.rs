@@ -202,6 +202,15 @@ fn user_text(record: &Map<String, Value>) -> Option<String> {
     (!text.is_empty() && !text.starts_with("<session_context>")).then(|| text.to_string())
 }
 
+/// The exit code a shell command's result ends with (`Exit Code: N`, in
+/// what the model saw).
+pub(super) fn shell_exit_code(model_saw: &str) -> Option<i64> {
+    model_saw
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("Exit Code: "))
+        .and_then(|n| n.trim().parse::<i64>().ok())
+}
+
 /// A record's content as text: a string, or the text of its parts.
 fn parts_text(content: &Value) -> Option<String> {
     match content {
@@ -237,12 +246,7 @@ fn tool_body(
         .filter(|d| !d.is_empty())
         .or(model_saw)
         .map(str::to_string);
-    // A shell command's result ends with its `Exit Code: N`.
-    let exit_code = model_saw.and_then(|text| {
-        text.lines()
-            .find_map(|l| l.strip_prefix("Exit Code: "))
-            .and_then(|n| n.trim().parse::<i64>().ok())
-    });
+    let exit_code = model_saw.and_then(shell_exit_code);
     let mut body = Map::new();
     body.insert("tool".into(), Value::String(name.to_string()));
     body.insert(

@@ -9,7 +9,7 @@
 //! | --- | --- | --- |
 //! | SessionStart | SessionStart | `source` |
 //! | BeforeAgent | UserPromptSubmit | `prompt`, without the `<hook_context>` blocks Gemini prepends (context hooks injected) |
-//! | AfterTool | PostToolUse | `tool_response.returnDisplay` (else `llmContent`) as the output; `error` makes it a failure; no call id |
+//! | AfterTool | PostToolUse | `tool_response.returnDisplay` (else `llmContent`) as the output; `error`, or a shell's non-zero `Exit Code:` in `llmContent`, makes it a failure; no call id |
 //! | AfterAgent | Stop | `prompt_response` is the answer (the turn's text) |
 //! | PreCompress | PreCompact | `trigger` |
 //! | SessionEnd | SessionEnd | `reason` |
@@ -78,10 +78,18 @@ pub fn to_common(gemini: &str, raw: Value) -> (String, Value) {
         }
         HookEvent::PostToolUse => {
             if let Some(Value::Object(response)) = map.get("tool_response").cloned() {
+                // a shell command that failed is no error of the tool's:
+                // its exit code is in what the model saw
+                let exit_code = response
+                    .get("llmContent")
+                    .and_then(Value::as_str)
+                    .and_then(super::chat::shell_exit_code)
+                    .filter(|code| *code != 0);
                 let error = response
                     .get("error")
                     .filter(|e| !e.is_null())
-                    .map(error_text);
+                    .map(error_text)
+                    .or_else(|| exit_code.map(|code| format!("exit code {code}")));
                 let shown = ["returnDisplay", "llmContent"]
                     .iter()
                     .find_map(|k| response.get(*k).and_then(Value::as_str))
@@ -186,6 +194,18 @@ mod tests {
         );
         assert_eq!(tool[0].body["tool"], "run_shell_command");
         assert_eq!(tool[0].body["output"], "freeze: Wednesday");
+        assert_eq!(tool[0].body["success"], true);
+        // a command that exits non-zero failed, as the model was told
+        let failed = read(
+            "AfterTool",
+            json!({"session_id": "g1", "hook_event_name": "AfterTool",
+                   "tool_name": "run_shell_command", "tool_input": {"command": "exit 3"},
+                   "tool_response": {"llmContent": "Output: boom\nExit Code: 3\nProcess Group PGID: 1",
+                                     "returnDisplay": "boom"}}),
+        );
+        assert_eq!(failed[0].body["success"], false, "{:?}", failed[0].body);
+        assert_eq!(failed[0].body["error"], "exit code 3");
+        assert_eq!(failed[0].body["output"], "boom");
         let answer = read(
             "AfterAgent",
             json!({"session_id": "g1", "hook_event_name": "AfterAgent", "prompt": "q",
