@@ -33,8 +33,12 @@ use crate::{Error, Repo, Result, objects};
 /// lock) before giving up.
 const MAX_WAIT: Duration = Duration::from_secs(20);
 /// A ref lock file older than this was left by a killed process: a live
-/// sealer holds it for well under a millisecond.
-const STALE_LOCK: Duration = Duration::from_secs(5);
+/// sealer holds it for well under a millisecond, but git holds
+/// `packed-refs.lock` while it rewrites the packed refs (`git gc` on a
+/// repository of many refs, a slow machine), and breaking a live git's
+/// lock loses its update. A killed process's lock costs the seals of this
+/// half minute; their journals wait for the next.
+const STALE_LOCK: Duration = Duration::from_secs(30);
 
 /// Events of one session to seal.
 #[derive(Clone, Debug)]
