@@ -20,7 +20,7 @@ use tantivy::tokenizer::{
 /// Name of the analyzer for free text. It changes with what the analyzer
 /// emits: an index built by another version has another name in its schema,
 /// which makes it rebuild.
-pub const CODE: &str = "memlog_code_v2";
+pub const CODE: &str = "memlog_code_v3";
 /// Name of the analyzer for file paths (the whole value is one chunk).
 pub const PATH: &str = "memlog_path";
 
@@ -65,6 +65,8 @@ pub struct CodeTokenizer {
     stems: Stems,
     /// A chunk's words: (from, to, position).
     parts: Vec<(usize, usize, usize)>,
+    /// Scratch for [`fold_accents`].
+    folded: String,
 }
 
 /// The tokens of the current text. Tokens past `len` are kept from earlier
@@ -158,6 +160,7 @@ impl Tokenizer for CodeTokenizer {
             &mut self.parts,
             &mut self.tokens,
         );
+        fold_accents(self.tokens.live(), &mut self.folded);
         if self.stem {
             stem_words(self.tokens.live(), &mut self.stems);
         }
@@ -241,6 +244,56 @@ fn camel_parts(w: &str, mut part: impl FnMut(usize, usize)) {
     part(start, w.len());
 }
 
+/// Characters of the scripts written without spaces between words (Han,
+/// kana) and Hangul, whose words carry their particles (`검색을`): their
+/// runs are indexed by overlapping pairs of characters, so that a word
+/// finds the run that holds it (`佐藤` in `担当は佐藤さんです`).
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // Hiragana, Katakana
+        | 0x3400..=0x4DBF    // CJK Extension A
+        | 0x4E00..=0x9FFF    // CJK Unified Ideographs
+        | 0xF900..=0xFAFF    // CJK Compatibility Ideographs
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0x1100..=0x11FF    // Hangul Jamo
+        | 0x3130..=0x318F    // Hangul compatibility Jamo
+        | 0xFF66..=0xFF9F    // half-width Katakana
+        | 0x20000..=0x2FA1F  // CJK Extensions B.. and compatibility supplement
+    )
+}
+
+/// The runs of `word` that are CJK and those that are not: (from, to, cjk).
+fn script_segments(word: &str) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
+    let mut chars = word.char_indices().peekable();
+    std::iter::from_fn(move || {
+        let (start, first) = chars.next()?;
+        let cjk = is_cjk(first);
+        let mut end = start + first.len_utf8();
+        while let Some(&(i, c)) = chars.peek() {
+            if is_cjk(c) != cjk {
+                break;
+            }
+            end = i + c.len_utf8();
+            chars.next();
+        }
+        Some((start, end, cjk))
+    })
+}
+
+/// A CJK run's parts: each pair of neighbouring characters, or the one
+/// character of a run of one.
+fn cjk_parts(run: &str, mut part: impl FnMut(usize, usize)) {
+    let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).collect();
+    if starts.len() == 1 {
+        part(0, run.len());
+        return;
+    }
+    for i in 0..starts.len() - 1 {
+        let end = starts.get(i + 2).copied().unwrap_or(run.len());
+        part(starts[i], end);
+    }
+}
+
 /// Length of `chunk` without a trailing `:<digits>` location (`a.rs:12:5`
 /// → `a.rs`), if it has one and something is left.
 fn strip_location(chunk: &str) -> Option<usize> {
@@ -254,6 +307,50 @@ fn strip_location(chunk: &str) -> Option<usize> {
         end -= digits + 1;
     }
     (end < chunk.len() && end > 0).then_some(end)
+}
+
+/// Latin letters without their accents (`ørnhøj` → `ornhoj`, `Zürich`
+/// → `Zurich`, `straße` → `strasse`), before stemming: a name is typed
+/// without them as often as with, and both must meet.
+fn fold_accents(tokens: &mut [Token], folded: &mut String) {
+    use unicode_normalization::UnicodeNormalization;
+    use unicode_normalization::char::is_combining_mark;
+    for t in tokens.iter_mut() {
+        if t.text.is_ascii() || !t.text.chars().any(is_latin_extended) {
+            continue;
+        }
+        folded.clear();
+        for c in t.text.chars() {
+            if !is_latin_extended(c) {
+                folded.push(c);
+                continue;
+            }
+            match c {
+                'ø' => folded.push('o'),
+                'Ø' => folded.push('O'),
+                'æ' => folded.push_str("ae"),
+                'Æ' => folded.push_str("AE"),
+                'œ' => folded.push_str("oe"),
+                'Œ' => folded.push_str("OE"),
+                'ß' => folded.push_str("ss"),
+                'đ' | 'ð' => folded.push('d'),
+                'Đ' | 'Ð' => folded.push('D'),
+                'ł' => folded.push('l'),
+                'Ł' => folded.push('L'),
+                'þ' => folded.push_str("th"),
+                'Þ' => folded.push_str("TH"),
+                'ı' => folded.push('i'),
+                _ => folded.extend(std::iter::once(c).nfd().filter(|m| !is_combining_mark(*m))),
+            }
+        }
+        std::mem::swap(&mut t.text, folded);
+    }
+}
+
+/// Latin letters past ASCII (Latin-1, Latin Extended A and B, Latin
+/// Extended Additional).
+fn is_latin_extended(c: char) -> bool {
+    matches!(c as u32, 0xC0..=0x24F | 0x1E00..=0x1EFF) && c != '×' && c != '÷'
 }
 
 /// Words shorter than this are left as they are: the stemmer has little to
@@ -287,10 +384,20 @@ fn tokenize(text: &str, one_chunk: bool, parts: &mut Vec<(usize, usize, usize)>,
         let chunk = &text[cs..ce];
         parts.clear();
         for (ws, we) in runs(chunk, |c| c.is_alphanumeric()) {
-            camel_parts(&chunk[ws..we], |ps, pe| {
-                parts.push((cs + ws + ps, cs + ws + pe, pos));
+            let word = &chunk[ws..we];
+            let base = cs + ws;
+            let mut part = |ps: usize, pe: usize| {
+                parts.push((base + ps, base + pe, pos));
                 pos += 1;
-            });
+            };
+            for (ss, se, cjk) in script_segments(word) {
+                let segment = &word[ss..se];
+                if cjk {
+                    cjk_parts(segment, |a, b| part(ss + a, ss + b));
+                } else {
+                    camel_parts(segment, |a, b| part(ss + a, ss + b));
+                }
+            }
         }
         // Most chunks are one word: its token is all there is.
         if let [(f, t, p)] = parts[..] {
@@ -400,5 +507,31 @@ mod tests {
             tokens("src/a.rs:12:5 x"),
             ["src/a.rs@0", "src@0", "a.rs@1", "a@1", "rs@2", "x@3"]
         );
+    }
+
+    #[test]
+    fn cjk_runs_are_indexed_by_pairs_of_characters() {
+        // a word of a run without spaces is found by its pair
+        let note = tokens("担当は佐藤さんです");
+        assert!(note.iter().any(|t| t.starts_with("佐藤@")), "{note:?}");
+        assert_eq!(tokens("佐藤"), ["佐藤@0"]);
+        assert_eq!(tokens("凍"), ["凍@0"]);
+        // Hangul with its particle: the word is one of the pairs
+        let korean = tokens("검색을");
+        assert!(korean.iter().any(|t| t.starts_with("검색@")), "{korean:?}");
+        // CJK beside Latin letters in one word
+        let mixed = tokens("deploy金曜日");
+        assert!(mixed.iter().any(|t| t.starts_with("deploy@")), "{mixed:?}");
+        assert!(mixed.iter().any(|t| t.starts_with("金曜@")), "{mixed:?}");
+    }
+
+    #[test]
+    fn accents_fold_so_a_name_meets_its_plain_spelling() {
+        assert_eq!(tokens("ørnhøj"), tokens("ornhoj"));
+        assert_eq!(tokens("Zürich"), tokens("zurich"));
+        assert_eq!(tokens("déploiement"), tokens("deploiement"));
+        assert_eq!(tokens("straße"), tokens("strasse"));
+        // other scripts are left as they are
+        assert_eq!(tokens("Москва"), ["москва@0"]);
     }
 }

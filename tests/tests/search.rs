@@ -574,3 +574,47 @@ fn read_commands_say_why_at_their_edges() {
     let log = repo.memlog(&["log", "--agent", "codex"]).ok().stdout();
     assert!(log.contains("no sealed session of agent codex"), "{log}");
 }
+
+/// Full text meets a user's own words in their languages: a Japanese or
+/// Chinese word inside a sentence written without spaces, and a name typed
+/// without its accents (a field test: `佐藤` found nothing, and a prompt
+/// about the `ornhoj importer` got no memory of the `ørnhøj importer`).
+#[test]
+fn cjk_words_and_unaccented_names_are_found() {
+    let repo = TestRepo::new();
+    repo.memlog(&[
+        "note",
+        "デプロイは金曜日の正午に凍結されます。担当は佐藤さんです。",
+    ])
+    .ok();
+    repo.memlog(&[
+        "note",
+        "Decision: the ørnhøj importer ships after the freeze; owner is Priya.",
+    ])
+    .ok();
+    repo.memlog(&["note", "The build cache lives in /var/cache/ci."])
+        .ok();
+    for (query, expected) in [
+        ("佐藤", "佐藤さん"),
+        ("凍結", "凍結されます"),
+        ("ornhoj", "ørnhøj"),
+        ("ØRNHØJ importer", "ørnhøj"),
+    ] {
+        let hits = repo
+            .memlog(&["search", query, "--mode", "fts", "--json"])
+            .ok()
+            .json();
+        let first = hits["hits"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(first.contains(expected), "{query}: {hits}");
+    }
+    let context = repo
+        .memlog(&["context", "who owns the ornhoj importer?"])
+        .ok()
+        .stdout();
+    assert!(context.contains("Priya"), "{context}");
+    let context = repo.memlog(&["context", "担当は誰ですか"]).ok().stdout();
+    assert!(context.contains("佐藤"), "{context}");
+}
