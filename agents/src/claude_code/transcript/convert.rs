@@ -251,19 +251,26 @@ impl<'a> Converter<'a> {
             out.malformed += 1;
             return;
         };
-        if let Some(at) = self.queued.iter().position(|q| *q == text.trim()) {
-            // Already recorded when it was queued.
+        let reference = line_ref(number, line, 0);
+        let (kind, typed, slash) = match classify_user_text(line, &text) {
+            UserText::Harness => return,
+            UserText::Prompt => (Kind::UserPrompt, text.clone(), None),
+            UserText::TypedAfterReminders(typed) => (Kind::UserPrompt, typed, None),
+            UserText::CompactSummary => (Kind::SessionSummary, text.clone(), None),
+            UserText::SlashCommand(typed, name) => (Kind::UserPrompt, typed, Some(name)),
+        };
+        // Already recorded when it was queued: the line holds the text as
+        // typed, or (a slash command) wrapped in its command tags.
+        if kind == Kind::UserPrompt
+            && let Some(at) = self
+                .queued
+                .iter()
+                .position(|q| *q == text.trim() || *q == typed.trim())
+        {
             self.queued.remove(at);
             return;
         }
-        let reference = line_ref(number, line, 0);
-        let (kind, text, slash) = match classify_user_text(line, &text) {
-            UserText::Harness => return,
-            UserText::Prompt => (Kind::UserPrompt, text, None),
-            UserText::TypedAfterReminders(typed) => (Kind::UserPrompt, typed, None),
-            UserText::CompactSummary => (Kind::SessionSummary, text, None),
-            UserText::SlashCommand(typed, name) => (Kind::UserPrompt, typed, Some(name)),
-        };
+        let text = typed;
         let mut body = Map::new();
         body.insert("text".into(), Value::String(text));
         let mut draft = self.draft(line, ts, kind, body, &reference);

@@ -167,6 +167,42 @@ mod tests {
                "message": {"id": id, "role": "assistant", "content": content}})
     }
 
+    /// `/compact` typed while the agent was busy is written as a queue
+    /// operation, then as a user line wrapped in its command tags: one
+    /// prompt (Claude Code 2.1.328, found by a field test).
+    #[test]
+    fn a_queued_slash_command_is_one_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_lines(
+            dir.path(),
+            "s1.jsonl",
+            &[
+                user(
+                    "u1",
+                    "2026-11-27T03:30:00Z",
+                    json!("remember the rotation schedule"),
+                ),
+                json!({"type": "queue-operation", "operation": "enqueue", "sessionId": "s1",
+                       "timestamp": "2026-11-27T03:31:00Z", "content": "/compact"}),
+                user(
+                    "u2",
+                    "2026-11-27T03:31:05Z",
+                    json!(
+                        "<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n            <command-args></command-args>"
+                    ),
+                ),
+            ],
+        );
+        let t = read(&path, &HookOptions::new("p")).unwrap();
+        let prompts: Vec<&str> = t
+            .drafts
+            .iter()
+            .filter(|(_, d)| d.kind == memlog_format::Kind::UserPrompt)
+            .map(|(_, d)| d.body["text"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(prompts, ["remember the rotation schedule", "/compact"]);
+    }
+
     #[test]
     fn classifies_user_text() {
         let plain = Map::new();
