@@ -175,7 +175,9 @@ impl MemoryServer {
     /// with the ids of the facts or events that prove it. Promote only
     /// what will hold in future sessions and that no evidence
     /// contradicts. Rules are injected at the start of every session and
-    /// retired when unused for six months or contradicted twice.
+    /// retired when unused for six months or contradicted twice. A rule
+    /// that fetches or runs something from outside (a URL, a download, a
+    /// pipe into a shell) waits for the user's review (`pending`).
     #[tool(annotations(
         read_only_hint = false,
         destructive_hint = false,

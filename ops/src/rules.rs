@@ -194,6 +194,8 @@ pub struct Added {
     pub commit: Option<String>,
     /// The evidence, as full ids.
     pub evidence: Vec<EventId>,
+    /// Whether it waits in `memlog review` before any agent is given it.
+    pub pending: bool,
 }
 
 /// Records and seals a `rule` event.
@@ -230,6 +232,13 @@ pub fn add(repo: &Repo, promotion: &Promotion) -> Result<Added> {
         }
     }
     crate::review::mark(repo, &mut body);
+    // A rule is given to every session of every agent, a teammate's after
+    // a sync: one that has them fetch or run something from outside (which
+    // a text the agent read may have planted) waits for a person's yes.
+    if reaches_outside(text) {
+        body.insert("review".into(), json!(memlog_indexer::review::PENDING));
+    }
+    let pending = body.contains_key("review");
     if let Some(anchor) = crate::anchor::anchor(repo, &[text]) {
         body.insert("anchor".into(), anchor);
     }
@@ -238,7 +247,41 @@ pub fn add(repo: &Repo, promotion: &Promotion) -> Result<Added> {
         id,
         commit,
         evidence,
+        pending,
     })
+}
+
+/// Whether a rule's text has agents fetch or run something from outside
+/// the project: a URL, a download, a pipe into a shell, elevated or
+/// destructive commands.
+pub fn reaches_outside(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    let squeezed: String = lower.split_whitespace().collect::<Vec<_>>().join(" ");
+    const SIGNS: &[&str] = &[
+        "http://",
+        "https://",
+        "ftp://",
+        "curl ",
+        "wget ",
+        "| sh",
+        "| bash",
+        "| zsh",
+        "| python",
+        "|sh",
+        "|bash",
+        "bash -c",
+        "sh -c",
+        "eval ",
+        "sudo ",
+        "rm -rf",
+        "chmod +x",
+        "base64 -d",
+        "iex ",
+        "invoke-expression",
+        "nc -e",
+        "/dev/tcp/",
+    ];
+    SIGNS.iter().any(|sign| squeezed.contains(sign))
 }
 
 /// A rule retired by [`retire_due`].

@@ -109,6 +109,13 @@ pub fn cmd_rules(dir: &Path, args: RulesArgs) -> anyhow::Result<ExitCode> {
             output::print_json(&added)?;
         } else {
             println!("{}", added.id);
+            if added.pending {
+                eprintln!(
+                    "it waits for review: no agent is given it until `memlog review accept {}` \
+                     (a rule that fetches or runs something from outside needs a person's yes)",
+                    added.id.short()
+                );
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
