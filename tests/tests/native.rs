@@ -350,7 +350,8 @@ fn the_users_own_agent_memory_is_found_here_and_never_synced() {
         serde_json::json!({"transcript_path": "/nonexistent.jsonl", "stop_hook_active": false}),
     );
     memlog(repo, home.path(), &["seal", "--all"]).ok();
-    assert!(holds(&all_objects(repo.path()), MINE), "kept here");
+    let here = all_objects(&repo.path().join(".git/memlog/personal.git"));
+    assert!(holds(&here, MINE), "kept here, in the personal store");
 
     memlog(repo, home.path(), &["sync", "origin"]).ok();
     let on_remote = all_objects(remote.path());
