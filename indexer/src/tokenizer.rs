@@ -160,7 +160,9 @@ impl Tokenizer for CodeTokenizer {
             &mut self.parts,
             &mut self.tokens,
         );
-        fold_accents(self.tokens.live(), &mut self.folded);
+        if !text.is_ascii() {
+            fold_accents(self.tokens.live(), &mut self.folded);
+        }
         if self.stem {
             stem_words(self.tokens.live(), &mut self.stems);
         }
@@ -390,6 +392,10 @@ fn tokenize(text: &str, one_chunk: bool, parts: &mut Vec<(usize, usize, usize)>,
                 parts.push((base + ps, base + pe, pos));
                 pos += 1;
             };
+            if word.is_ascii() {
+                camel_parts(word, &mut part);
+                continue;
+            }
             for (ss, se, cjk) in script_segments(word) {
                 let segment = &word[ss..se];
                 if cjk {
