@@ -39,6 +39,16 @@ pub enum Error {
         message: String,
     },
 
+    /// A projection file another version of memlog made (its schema or
+    /// analyzer differs): the next index run rebuilds it.
+    #[error("{what} was made by another version of memlog: {message}")]
+    Outdated {
+        /// Which file.
+        what: String,
+        /// What differs.
+        message: String,
+    },
+
     /// A projection file is damaged; rebuilding fixes it.
     #[error("{what} is damaged: {message}")]
     Corrupt {

@@ -130,9 +130,9 @@ impl Fts {
             tokenizer::register(&index);
             let (expected, _) = schema();
             if index.schema() != expected {
-                return Err(Error::Corrupt {
+                return Err(Error::Outdated {
                     what: dir.display().to_string(),
-                    message: "the full-text schema changed".into(),
+                    message: "its full-text schema differs".into(),
                 });
             }
             let fields = field_set(&index.schema())?;

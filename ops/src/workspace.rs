@@ -126,6 +126,9 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
         Err(IndexError::Corrupt { what, message }) => {
             bail!("{what} is damaged ({message}); run `memlog rebuild`")
         }
+        Err(IndexError::Outdated { what, message }) => {
+            bail!("{what} was made by another version of memlog ({message}); run `memlog rebuild`")
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -618,3 +618,32 @@ fn cjk_words_and_unaccented_names_are_found() {
     let context = repo.memlog(&["context", "担当は誰ですか"]).ok().stdout();
     assert!(context.contains("佐藤"), "{context}");
 }
+
+/// An index another version of memlog made (here: another schema version
+/// in its graph) is no damage: doctor says so and does not fail, a hook
+/// answers from the log meanwhile, and the next read command rebuilds it.
+#[test]
+fn an_index_from_another_version_is_rebuilt_not_called_damaged() {
+    let repo = TestRepo::new();
+    repo.memlog(&["note", "The invoice batch size is 500 rows"])
+        .ok();
+    repo.memlog(&["index"]).ok();
+    let graph = repo.path().join(".git/memlog/index/graph.sqlite");
+    rusqlite::Connection::open(&graph)
+        .unwrap()
+        .execute(
+            "UPDATE meta SET value = '0' WHERE key = 'schema_version'",
+            [],
+        )
+        .unwrap();
+    let doctor = repo.memlog(&["doctor"]).ok().stdout();
+    assert!(doctor.contains("made by another version"), "{doctor}");
+    assert!(!doctor.contains("damaged"), "{doctor}");
+    let hits = repo
+        .memlog(&["search", "invoice batch", "--mode", "fts"])
+        .ok()
+        .stdout();
+    assert!(hits.contains("500 rows"), "{hits}");
+    let doctor = repo.memlog(&["doctor"]).ok().stdout();
+    assert!(doctor.contains("up to date"), "{doctor}");
+}

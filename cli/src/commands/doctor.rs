@@ -48,6 +48,9 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         Err(memlog_indexer::Error::NotBuilt(_)) => {
             "not built yet; `memlog index` builds it (so do `memlog install` and `memlog import`), and hooks read the log directly meanwhile".to_string()
         }
+        Err(memlog_indexer::Error::Outdated { .. }) => {
+            "made by another version of memlog; the next `memlog index` (or read command) rebuilds it, and hooks read the log directly meanwhile".to_string()
+        }
         Err(e) => {
             damaged = true;
             format!("damaged ({e}); `memlog rebuild` makes it again")

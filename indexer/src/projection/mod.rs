@@ -173,7 +173,7 @@ impl Projections {
         match graph.get_meta("schema_version")? {
             Some(v) if v == SCHEMA_VERSION => {}
             other => {
-                return Err(Error::Corrupt {
+                return Err(Error::Outdated {
                     what: db.display().to_string(),
                     message: format!(
                         "index schema {} but this memlog writes {SCHEMA_VERSION}",

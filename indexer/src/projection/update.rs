@@ -67,6 +67,9 @@ impl Projections {
             },
             Err(Error::NotBuilt(_)) => NOT_BUILT.to_string(),
             Err(Error::Corrupt { what, message }) => format!("{what} is damaged ({message})"),
+            Err(Error::Outdated { what, message }) => {
+                format!("{what} was made by another version of memlog ({message})")
+            }
             Err(e) => return Err(e),
         };
         let mut report = Projections::rebuild_locked(repo, progress)?;
