@@ -35,8 +35,12 @@ pub(crate) fn place(repo: &Repo) -> Option<Repo> {
         Some(None) => Some(repo.store_at(dir)),
         Some(Some(hex)) => {
             let tip = ObjectId::from_hex(hex.as_bytes()).ok()?;
-            move_legacy(repo, &dir, tip).ok()?;
-            Some(repo.store_at(dir))
+            // Whoever moved it (this process or another at the same
+            // time), once the store is in place it is the personal log.
+            let _ = move_legacy(repo, &dir, tip);
+            dir.join("HEAD")
+                .exists()
+                .then(|| repo.store_at(dir))
         }
         None => None,
     }
