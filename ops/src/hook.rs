@@ -517,6 +517,7 @@ impl ContextJob {
             prompt: payload.prompt.clone().unwrap_or_default(),
             session: payload.session_id.clone().unwrap_or_default(),
             query_vector: None,
+            build: warm::build(),
         };
         let (tx, rx) = mpsc::channel();
         let steps = Steps::new(started);

@@ -9,6 +9,11 @@
 //! A request is a [`ContextRequest`] or `{"embed": TEXT}`, answered with
 //! `{"model": ID, "vector": [...]}` by a server that holds the model (so
 //! `memlog search` and the MCP server need not load it per query).
+//!
+//! Both sides name their [`build`]: a server of another build (the memlog
+//! of before an upgrade, still running) ranks with other code and rebuilds
+//! the index to its own format, so its answers are not taken, and it is
+//! stopped; the next SessionStart starts one of this build.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -31,6 +36,34 @@ pub struct ContextRequest {
     /// the server fills it in when it holds that model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_vector: Option<Vec<f32>>,
+    /// The asking program's [`build`].
+    #[serde(default)]
+    pub build: String,
+}
+
+/// This program's build, as the warm protocol names it: its version, the
+/// index format it reads and writes, and the executable file (its size and
+/// time: a reinstalled binary is another build, and a process whose file
+/// was replaced has none).
+pub fn build() -> String {
+    let exe = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .ok()
+        .map(|m| {
+            let at = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{}:{at}", m.len())
+        })
+        .unwrap_or_default();
+    format!(
+        "{} {} {} {exe}",
+        env!("CARGO_PKG_VERSION"),
+        memlog_indexer::tokenizer::CODE,
+        memlog_indexer::graph::SCHEMA_VERSION
+    )
 }
 
 /// A request for a query's embedding.
@@ -47,6 +80,9 @@ pub struct EmbedResponse {
     pub model: String,
     /// The text's vector.
     pub vector: Vec<f32>,
+    /// The server's [`build`].
+    #[serde(default)]
+    pub build: String,
 }
 
 /// The socket of a repository's warm server.
@@ -122,7 +158,48 @@ pub fn hook_path(repo: &Repo, vectors_model: Option<&str>) -> (&'static str, Str
 /// Asks a running warm server; `None` when there is none or it does not
 /// answer within `timeout`.
 pub fn ask(repo: &Repo, request: &ContextRequest, timeout: Duration) -> Option<Assembled> {
-    exchange(repo, request, timeout)
+    let mut answer: serde_json::Value = exchange(repo, request, timeout)?;
+    if !of_this_build(repo, answer.get("build").and_then(|b| b.as_str())) {
+        return None;
+    }
+    if let Some(fields) = answer.as_object_mut() {
+        fields.remove("build");
+    }
+    serde_json::from_value(answer).ok()
+}
+
+/// Whether a server's answer comes from a server of this build; one of
+/// another build is stopped.
+fn of_this_build(repo: &Repo, theirs: Option<&str>) -> bool {
+    if theirs == Some(build().as_str()) {
+        return true;
+    }
+    stop_server(repo);
+    false
+}
+
+/// Stops the repository's warm server (the `memlog watch` whose pid its
+/// lock file holds), when that process is a `memlog watch` still.
+fn stop_server(repo: &Repo) {
+    let Some(pid) = std::fs::read_to_string(repo.layout().watch_lock())
+        .ok()
+        .and_then(|p| p.trim().parse::<i32>().ok())
+        .filter(|p| *p > 1 && *p != std::process::id() as i32)
+    else {
+        return;
+    };
+    // a pid reused by another program is left alone
+    let watching = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == b"watch"));
+    #[cfg(unix)]
+    if watching {
+        // SAFETY: kill(2) with a pid and a signal number has no memory effects.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = watching;
 }
 
 /// A query's embedding from a warm server that holds the model: its model
@@ -132,6 +209,9 @@ pub fn ask_embedding(repo: &Repo, text: &str) -> Option<(String, Vec<f32>)> {
         embed: text.to_string(),
     };
     let r: EmbedResponse = exchange(repo, &request, Duration::from_secs(5))?;
+    if !of_this_build(repo, Some(r.build.as_str())) {
+        return None;
+    }
     (!r.vector.is_empty()).then_some((r.model, r.vector))
 }
 

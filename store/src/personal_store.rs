@@ -38,9 +38,7 @@ pub(crate) fn place(repo: &Repo) -> Option<Repo> {
             // Whoever moved it (this process or another at the same
             // time), once the store is in place it is the personal log.
             let _ = move_legacy(repo, &dir, tip);
-            dir.join("HEAD")
-                .exists()
-                .then(|| repo.store_at(dir))
+            dir.join("HEAD").exists().then(|| repo.store_at(dir))
         }
         None => None,
     }

@@ -497,3 +497,68 @@ fn a_failing_index_run_waits_for_its_retry_without_spinning() {
         "the watcher used {used} ticks of CPU in 2 s while waiting"
     );
 }
+
+/// A warm server of another build (the memlog of before an upgrade, still
+/// running: here the same program copied to another file) is not taken at
+/// its word: the prompt hook ranks on its own and gets the memory the old
+/// one may not find, and the old server is stopped (a field test: the old
+/// watcher kept answering the new hooks, without the new tokenizer, and
+/// every use kept it alive).
+#[test]
+fn a_warm_server_of_another_build_is_not_used_and_is_stopped() {
+    let repo = TestRepo::new();
+    repo.memlog(&["note", "担当は佐藤さんです: the billing module"])
+        .ok();
+    repo.memlog(&["index"]).ok();
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("memlog-other-build");
+    std::fs::copy(memlog_e2e::memlog_bin(), &other).unwrap();
+    let mut old = None;
+    for _ in 0..50 {
+        // a copy just written may still be busy for a moment (ETXTBSY)
+        match std::process::Command::new(&other)
+            .current_dir(repo.path())
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("GEMINI_PROJECT_DIR")
+            .args(["watch", "--idle-exit", "5"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Ok(child) => {
+                old = Some(child);
+                break;
+            }
+            Err(_) => thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    let mut old = old.expect("start the other build's watch");
+    let socket = repo.path().join(".git/memlog/warm.sock");
+    let started = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "the other build never answered"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 20000\n",
+    )
+    .unwrap();
+    let injected = repo.hook(
+        "UserPromptSubmit",
+        "asker",
+        serde_json::json!({"prompt": "佐藤さんに確認して", "transcript_path": "/nonexistent.jsonl"}),
+    );
+    assert!(injected.contains("佐藤さん"), "{injected}");
+    let started = Instant::now();
+    while old.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "the other build's server still runs"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+}

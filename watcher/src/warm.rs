@@ -74,6 +74,7 @@ pub fn serve(repo: &Repo, embedder: Option<Arc<ModelSlot>>, activity: Activity) 
         source,
     })?;
     let mut warm: Option<(Projections, u64)> = None;
+    let build = memlog_ops::warm::build();
     // Blocking accept: an idle server costs nothing.
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
@@ -108,13 +109,22 @@ pub fn serve(repo: &Repo, embedder: Option<Arc<ModelSlot>>, activity: Activity) 
                         e.embed(&[req.embed.as_str()])
                             .ok()
                             .and_then(|mut v| v.pop())
-                            .map(|vector| EmbedResponse { model, vector })
+                            .map(|vector| EmbedResponse {
+                                model,
+                                vector,
+                                build: String::new(),
+                            })
                     })
                 })
                 .flatten()
+                .map(|r| EmbedResponse {
+                    build: build.clone(),
+                    ..r
+                })
                 .unwrap_or(EmbedResponse {
                     model: String::new(),
                     vector: Vec::new(),
+                    build: build.clone(),
                 });
             let Ok(mut out) = serde_json::to_string(&response) else {
                 continue;
@@ -128,6 +138,11 @@ pub fn serve(repo: &Repo, embedder: Option<Arc<ModelSlot>>, activity: Activity) 
         // is one the client cannot read as context: the hook then
         // assembles it itself rather than taking "nothing relevant".
         let response = match (serde_json::from_str::<ContextRequest>(&line), &mut warm) {
+            // a hook of another build ranks on its own (this index's
+            // format may not be its)
+            (Ok(req), _) if req.build != build => {
+                Err(format!("this server is another build ({build})"))
+            }
             (Ok(mut req), Some((p, _))) => {
                 // What the watch loop has not indexed yet (a seal, a forget
                 // a moment ago) holds in this answer already, read as a
@@ -143,7 +158,13 @@ pub fn serve(repo: &Repo, embedder: Option<Arc<ModelSlot>>, activity: Activity) 
                         }
                         answer(repo, p, &req)
                             .map_err(|e| e.to_string())
-                            .and_then(|a| serde_json::to_string(&a).map_err(|e| e.to_string()))
+                            .and_then(|a| serde_json::to_value(&a).map_err(|e| e.to_string()))
+                            .map(|mut a| {
+                                if let Some(fields) = a.as_object_mut() {
+                                    fields.insert("build".into(), build.clone().into());
+                                }
+                                a.to_string()
+                            })
                     }
                     Err(e) => {
                         warm = None;
@@ -154,7 +175,8 @@ pub fn serve(repo: &Repo, embedder: Option<Arc<ModelSlot>>, activity: Activity) 
             (Ok(_), None) => Err("the index is not open".to_string()),
             (Err(e), _) => Err(format!("not a request: {e}")),
         };
-        let mut out = response.unwrap_or_else(|e| serde_json::json!({ "error": e }).to_string());
+        let mut out = response
+            .unwrap_or_else(|e| serde_json::json!({ "error": e, "build": build }).to_string());
         out.push('\n');
         let mut writer = &stream;
         let _ = writer.write_all(out.as_bytes());
