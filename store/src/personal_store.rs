@@ -27,7 +27,11 @@ use crate::{Error, Repo, Result};
 /// read, and written, where it is.
 pub(crate) fn place(repo: &Repo) -> Option<Repo> {
     let dir = repo.layout().personal_store();
-    if dir.exists() {
+    let stored = dir.join("HEAD").exists();
+    // The common case costs two file checks. An earlier memlog still
+    // running beside this one (another agent's hooks, its watcher) writes
+    // the legacy ref again after the move: that is merged in too.
+    if stored && !repo.common_dir.join(PERSONAL_REF).exists() {
         return Some(repo.store_at(dir));
     }
     match crate::locate::reference(repo.git_dir(), &repo.common_dir, PERSONAL_REF) {
@@ -35,12 +39,16 @@ pub(crate) fn place(repo: &Repo) -> Option<Repo> {
         Some(None) => Some(repo.store_at(dir)),
         Some(Some(hex)) => {
             let tip = ObjectId::from_hex(hex.as_bytes()).ok()?;
-            // Whoever moved it (this process or another at the same
-            // time), once the store is in place it is the personal log.
-            let _ = move_legacy(repo, &dir, tip);
+            let _ = if stored {
+                merge_legacy(repo, &dir, tip)
+            } else {
+                move_legacy(repo, &dir, tip)
+            };
+            // Whoever moved it (this process or another at the same time),
+            // once the store is in place it is the personal log.
             dir.join("HEAD").exists().then(|| repo.store_at(dir))
         }
-        None => None,
+        None => stored.then(|| repo.store_at(dir)),
     }
 }
 
@@ -80,22 +88,9 @@ fn move_legacy(repo: &Repo, dir: &Path, tip: ObjectId) -> Result<()> {
 }
 
 fn copy_history(repo: &Repo, staging_dir: &Path, tip: ObjectId) -> Result<()> {
-    let from = repo.git()?;
     let store = repo.store_at(staging_dir.to_path_buf());
     let mut staging = store.git()?.clone().with_object_memory();
-    let mut seen = HashSet::new();
-    let walk = from.rev_walk([tip]).all().map_err(Error::git)?;
-    for info in walk {
-        let commit = info.map_err(Error::git)?.id;
-        copy_object(from, &staging, commit, &mut seen)?;
-        let tree = from
-            .find_commit(commit)
-            .map_err(Error::git)?
-            .tree_id()
-            .map_err(Error::git)?
-            .detach();
-        copy_object(from, &staging, tree, &mut seen)?;
-    }
+    copy_reachable(repo.git()?, &staging, tip)?;
     let objects = staging.objects.take_object_memory().unwrap_or_default();
     crate::seal::publish(
         &store,
@@ -105,6 +100,136 @@ fn copy_history(repo: &Repo, staging_dir: &Path, tip: ObjectId) -> Result<()> {
         tip,
         "memlog: personal log moved out of the repository",
     )
+}
+
+/// Merges the legacy ref's history (tip `tip`) into the existing store at
+/// `dir` (a fast-forward, or a merge whose tree is the union of both: a
+/// segment's path is its content's hash), then deletes the ref. Retried
+/// while a seal moves the store's ref meanwhile.
+fn merge_legacy(repo: &Repo, dir: &Path, tip: ObjectId) -> Result<()> {
+    let store = repo.store_at(dir.to_path_buf());
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut staging = store.git()?.clone().with_object_memory();
+        copy_reachable(repo.git()?, &staging, tip)?;
+        let ours = crate::log::Log::personal(&store).tip()?;
+        let new = match ours {
+            None => tip,
+            Some(o) if reaches(&staging, o, tip)? => o,
+            Some(o) if reaches(&staging, tip, o)? => tip,
+            Some(o) => union_commit(&mut staging, o, tip)?,
+        };
+        let objects = staging.objects.take_object_memory().unwrap_or_default();
+        if Some(new) != ours {
+            let published = crate::seal::publish(
+                &store,
+                PERSONAL_REF,
+                &objects,
+                ours,
+                new,
+                "memlog: personal memory an earlier memlog sealed in the repository",
+            );
+            match published {
+                Err(e) if crate::seal::is_contention(&e) && attempt < 5 => continue,
+                other => other?,
+            }
+        }
+        return delete_legacy_ref(repo, tip);
+    }
+}
+
+/// Whether `from`'s history holds `target`.
+fn reaches(git: &gix::Repository, from: ObjectId, target: ObjectId) -> Result<bool> {
+    let mut stack = vec![from];
+    let mut seen = HashSet::new();
+    while let Some(id) = stack.pop() {
+        if id == target {
+            return Ok(true);
+        }
+        if seen.insert(id) {
+            let commit = git.find_commit(id).map_err(Error::git)?;
+            stack.extend(commit.parent_ids().map(|p| p.detach()));
+        }
+    }
+    Ok(false)
+}
+
+/// A commit of `ours` and `theirs` whose tree is `ours`' with every
+/// segment and purge record of `theirs` added.
+fn union_commit(
+    staging: &mut gix::Repository,
+    ours: ObjectId,
+    theirs: ObjectId,
+) -> Result<ObjectId> {
+    use gix::objs::tree::EntryKind;
+    let tree_of = |id: ObjectId| -> Result<ObjectId> {
+        Ok(staging
+            .find_commit(id)
+            .map_err(Error::git)?
+            .tree_id()
+            .map_err(Error::git)?
+            .detach())
+    };
+    let (our_tree, their_tree) = (tree_of(ours)?, tree_of(theirs)?);
+    let mut files = Vec::new();
+    blobs_under(staging, their_tree, "", &mut files)?;
+    let mut editor = staging.edit_tree(our_tree).map_err(Error::git)?;
+    for (path, blob) in &files {
+        editor
+            .upsert(path.as_str(), EntryKind::Blob, *blob)
+            .map_err(Error::git)?;
+    }
+    let tree = editor.write().map_err(Error::git)?.detach();
+    let (name, email) = crate::seal::identity(staging);
+    let now = jiff::Timestamp::now().as_second();
+    let commit = gix::objs::Commit {
+        tree,
+        parents: vec![ours, theirs].into(),
+        author: crate::seal::signature(&name, &email, now),
+        committer: crate::seal::signature(&name, &email, now),
+        encoding: None,
+        message: "Merge personal memory an earlier memlog sealed in the repository\n".into(),
+        extra_headers: Vec::new(),
+    };
+    Ok(staging.write_object(&commit).map_err(Error::git)?.detach())
+}
+
+/// Every blob under `tree`, with its path.
+fn blobs_under(
+    git: &gix::Repository,
+    tree: ObjectId,
+    prefix: &str,
+    out: &mut Vec<(String, ObjectId)>,
+) -> Result<()> {
+    let tree = git.find_tree(tree).map_err(Error::git)?;
+    for e in tree.decode().map_err(Error::git)?.entries.iter() {
+        let path = format!("{prefix}{}", e.filename);
+        if e.mode.is_tree() {
+            blobs_under(git, e.oid.to_owned(), &format!("{path}/"), out)?;
+        } else if e.mode.is_blob() {
+            out.push((path, e.oid.to_owned()));
+        }
+    }
+    Ok(())
+}
+
+/// Copies every object `tip`'s history reaches from `from` into `to`.
+fn copy_reachable(from: &gix::Repository, to: &gix::Repository, tip: ObjectId) -> Result<()> {
+    let mut seen = HashSet::new();
+    let walk = from.rev_walk([tip]).all().map_err(Error::git)?;
+    for info in walk {
+        let commit = info.map_err(Error::git)?.id;
+        copy_object(from, to, commit, &mut seen)?;
+        let tree = from
+            .find_commit(commit)
+            .map_err(Error::git)?
+            .tree_id()
+            .map_err(Error::git)?
+            .detach();
+        copy_object(from, to, tree, &mut seen)?;
+    }
+    Ok(())
 }
 
 /// Copies one object, and a tree's entries with it.

@@ -664,3 +664,45 @@ fn a_forget_of_personal_memory_keeps_its_reason_here() {
         );
     }
 }
+
+/// An earlier memlog still running beside this one (another agent's hooks,
+/// its watcher) seals personal memory on the legacy ref again after the
+/// move: the next command merges it into the store and deletes the ref, so
+/// it is neither lost to search nor carried by a mirror push (found by a
+/// field test of an upgrade).
+#[test]
+fn a_legacy_ref_written_again_after_the_move_is_merged_into_the_store() {
+    let repo = TestRepo::new();
+    let me = &repo;
+    me.memlog(&["note", "--personal", &format!("my salary is {NOTE}")])
+        .ok();
+    // what the earlier memlog seals: a personal log of its own on the
+    // repository's ref (made here in another repository, then fetched)
+    let elsewhere = TestRepo::new();
+    elsewhere
+        .memlog(&["note", "--personal", &format!("my locker is {LATER}")])
+        .ok();
+    me.git(&[
+        "fetch",
+        "-q",
+        store(&elsewhere).to_str().unwrap(),
+        "refs/memlog/personal:refs/memlog/personal",
+    ])
+    .ok();
+    for marker in [NOTE, LATER] {
+        let hits = me
+            .memlog(&["search", marker, "--mode", "fts"])
+            .ok()
+            .stdout();
+        assert!(hits.contains(marker), "{marker}: {hits}");
+    }
+    assert!(!refs(me.path()).contains("personal"), "{}", refs(me.path()));
+    let fsck = me.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+    let work = tempfile::tempdir().unwrap();
+    let mirror = work.path().join("mirror.git");
+    run(git_command(work.path()).args(["init", "-q", "--bare", "mirror.git"])).ok();
+    me.git(&["push", "-q", "--mirror", mirror.to_str().unwrap()])
+        .ok();
+    assert!(!holds(&all_objects(&mirror), LATER));
+}
