@@ -87,7 +87,17 @@ pub fn marked(p: &Projections) -> Result<Vec<EventId>> {
 /// What is withheld from injection: memories waiting for review and
 /// rejected ones.
 pub fn withheld(p: &Projections) -> Result<HashSet<EventId>> {
-    let marked = marked(p)?;
+    let mut marked = marked(p)?;
+    // and those the index has not taken in yet (a rule an agent wrote a
+    // moment ago, before the next session's briefing)
+    marked.extend(
+        p.unindexed()
+            .events()
+            .iter()
+            .map(|u| &u.event)
+            .filter(|e| e.body.get("review").and_then(Value::as_str) == Some(PENDING))
+            .map(|e| e.id.clone()),
+    );
     if marked.is_empty() {
         return Ok(HashSet::new());
     }

@@ -248,8 +248,8 @@ fn camel_parts(w: &str, mut part: impl FnMut(usize, usize)) {
 
 /// Characters of the scripts written without spaces between words (Han,
 /// kana) and Hangul, whose words carry their particles (`검색을`): their
-/// runs are indexed by overlapping pairs of characters, so that a word
-/// finds the run that holds it (`佐藤` in `担当は佐藤さんです`).
+/// runs are cut into words and pairs of characters ([`cjk_parts`]), so that
+/// a word finds the run that holds it (`佐藤` in `担当は佐藤さんです`).
 fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF      // Hiragana, Katakana
@@ -282,17 +282,53 @@ fn script_segments(word: &str) -> impl Iterator<Item = (usize, usize, bool)> + '
     })
 }
 
-/// A CJK run's parts: each pair of neighbouring characters, or the one
-/// character of a run of one.
+/// A CJK run's parts. Japanese writes its words in kanji and katakana
+/// and its grammar (particles, endings) in hiragana, so the run is cut
+/// where the script changes: a katakana word is one part, hiragana between
+/// words is left out (a prompt's `は`, `を`, `ています` would only dilute how
+/// much of it a memory holds), and a run of Han characters (or Hangul) is
+/// one part when it has two characters or fewer, else each pair of
+/// neighbours (Chinese, long compounds: `金曜日` → `金曜`, `曜日`). A run of
+/// hiragana alone is a word, one part.
 fn cjk_parts(run: &str, mut part: impl FnMut(usize, usize)) {
-    let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).collect();
-    if starts.len() == 1 {
-        part(0, run.len());
-        return;
+    let chars: Vec<(usize, char)> = run.char_indices().collect();
+    let only_hiragana = chars.iter().all(|(_, c)| script(*c) == Script::Hiragana);
+    let end_of = |k: usize| chars.get(k).map_or(run.len(), |(at, _)| *at);
+    let mut i = 0;
+    while i < chars.len() {
+        let class = script(chars[i].1);
+        let mut j = i + 1;
+        while j < chars.len() && script(chars[j].1) == class {
+            j += 1;
+        }
+        match class {
+            Script::Hiragana if !only_hiragana => {}
+            Script::Han | Script::Hangul if j - i > 2 => {
+                for k in i..j - 1 {
+                    part(chars[k].0, end_of(k + 2));
+                }
+            }
+            _ => part(chars[i].0, end_of(j)),
+        }
+        i = j;
     }
-    for i in 0..starts.len() - 1 {
-        let end = starts.get(i + 2).copied().unwrap_or(run.len());
-        part(starts[i], end);
+}
+
+/// The CJK scripts [`cjk_parts`] tells apart.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Hiragana,
+    Katakana,
+    Hangul,
+    Han,
+}
+
+fn script(c: char) -> Script {
+    match c as u32 {
+        0x3040..=0x309F => Script::Hiragana,
+        0x30A0..=0x30FF | 0xFF66..=0xFF9F => Script::Katakana,
+        0xAC00..=0xD7AF | 0x1100..=0x11FF | 0x3130..=0x318F => Script::Hangul,
+        _ => Script::Han,
     }
 }
 
@@ -414,7 +450,11 @@ fn tokenize(text: &str, one_chunk: bool, parts: &mut Vec<(usize, usize, usize)>,
             return;
         };
         let begin = out.len;
-        out.push(text, cs, ce, first, parts.len());
+        // a sentence written without spaces is no identifier to match
+        // whole: its words are its parts
+        if chunk.is_ascii() || !chunk.chars().any(is_cjk) {
+            out.push(text, cs, ce, first, parts.len());
+        }
         // identifiers inside a path or dotted name, and a path's basename
         let mut span = |a: usize, b: usize| {
             let mut inside = parts.iter().filter(|p| p.0 >= a && p.1 <= b);
@@ -525,6 +565,18 @@ mod tests {
         // Hangul with its particle: the word is one of the pairs
         let korean = tokens("검색을");
         assert!(korean.iter().any(|t| t.starts_with("검색@")), "{korean:?}");
+        // Japanese: words where the script changes, grammar left out
+        assert_eq!(
+            tokens("佐藤さんは何を担当していますか"),
+            ["佐藤@0", "何@1", "担当@2"]
+        );
+        assert_eq!(
+            tokens("デプロイは金曜日"),
+            ["デプロイ@0", "金曜@1", "曜日@2"]
+        );
+        // Chinese: pairs; hiragana alone is a word
+        assert_eq!(tokens("支付服务"), ["支付@0", "付服@1", "服务@2"]);
+        assert_eq!(tokens("すし"), ["すし@0"]);
         // CJK beside Latin letters in one word
         let mixed = tokens("deploy金曜日");
         assert!(mixed.iter().any(|t| t.starts_with("deploy@")), "{mixed:?}");
