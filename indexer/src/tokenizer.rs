@@ -304,8 +304,8 @@ fn cjk_parts(run: &str, mut part: impl FnMut(usize, usize)) {
         match class {
             Script::Hiragana if !only_hiragana => {}
             Script::Han | Script::Hangul if j - i > 2 => {
-                for k in i..j - 1 {
-                    part(chars[k].0, end_of(k + 2));
+                for (k, (at, _)) in chars.iter().enumerate().take(j - 1).skip(i) {
+                    part(*at, end_of(k + 2));
                 }
             }
             _ => part(chars[i].0, end_of(j)),
