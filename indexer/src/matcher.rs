@@ -15,7 +15,8 @@
 //!   [`Semantic`] scorer is given (the vector index, when installed).
 //!
 //! With both, they are weighted like the ranking's semantic and full-text
-//! signals (0.4 : 0.25). The projection's fold uses the lexical signal only:
+//! signals (0.4 : 0.25). Titles whose numbers differ (`Upgrade Postgres to
+//! 15` and `… to 16`, two issue ids) are never confirmed as one task. The projection's fold uses the lexical signal only:
 //! the entity tables must be a pure function of the log, and the vector
 //! index may or may not exist when they are derived.
 
@@ -111,13 +112,18 @@ pub fn match_title(
         .map(|c| {
             let norm = key::normalize(c.title);
             let lexical = lexical_similarity(&query, &query_words, &norm);
-            let score = match semantic.and_then(|s| s.similarity(title, c.title)) {
+            let mut score = match semantic.and_then(|s| s.similarity(title, c.title)) {
                 Some(sem) => {
                     (SEMANTIC_WEIGHT * sem + LEXICAL_WEIGHT * lexical)
                         / (SEMANTIC_WEIGHT + LEXICAL_WEIGHT)
                 }
                 None => lexical,
             };
+            // Numbers name things (a version, an issue): titles whose
+            // numbers differ are other tasks, however close their words.
+            if numbers(&query) != numbers(&norm) {
+                score = score.min(CONFIRM_SCORE - 0.01);
+            }
             Scored {
                 entity_id: c.entity_id.to_string(),
                 title: c.title.to_string(),
@@ -133,6 +139,14 @@ pub fn match_title(
     });
     scored.truncate(MAX_CANDIDATES);
     decide(scored)
+}
+
+/// The runs of digits in a normalised title, in order.
+fn numbers(title: &str) -> Vec<&str> {
+    title
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|run| !run.is_empty())
+        .collect()
 }
 
 /// The reference `match_with_confidence` (docs/DESIGN.md §5) on candidates sorted best first.
@@ -273,6 +287,20 @@ mod tests {
             matches!(m, Match::High { .. }),
             "same words, any order: {m:?}"
         );
+    }
+
+    #[test]
+    fn titles_whose_numbers_differ_are_other_tasks() {
+        let known = [
+            ("t1", "Upgrade Postgres to 15"),
+            ("t2", "Fix issue 1234 in the CSV parser"),
+        ];
+        for other in ["Upgrade Postgres to 16", "Fix issue 1299 in the CSV parser"] {
+            let m = match_title(other, &tasks(&known), None);
+            assert!(!matches!(m, Match::High { .. }), "{other}: {m:?}");
+        }
+        let m = match_title("upgrade postgres to 15", &tasks(&known), None);
+        assert!(matches!(m, Match::High { .. }), "the same numbers: {m:?}");
     }
 
     #[test]
