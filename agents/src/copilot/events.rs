@@ -175,7 +175,12 @@ fn tool_body(tool: &str, arguments: &Value, data: &Value) -> Map<String, Value> 
                 .and_then(Value::as_str)
                 .map(str::to_string)
         });
-    let failed = data.get("success").and_then(Value::as_bool) == Some(false);
+    let exit_code = data
+        .pointer("/shellExecution/exitCode")
+        .and_then(Value::as_i64);
+    // Copilot says success for a command that ran, whatever it exited with
+    let failed = data.get("success").and_then(Value::as_bool) == Some(false)
+        || exit_code.is_some_and(|c| c != 0);
     let mut body = observation_body(&ToolCall {
         tool,
         input: Some(arguments),

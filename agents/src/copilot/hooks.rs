@@ -10,7 +10,7 @@
 //! | sessionStart | SessionStart | `source` (`new`, `resume`, `startup`) |
 //! | userPromptSubmitted | UserPromptSubmit | `prompt` |
 //! | preToolUse | PreToolUse | `toolArgs` as the input; its `additionalContext` reaches the model with the call (checked with 1.0.102): file-aware recall |
-//! | postToolUse | PostToolUse | `toolArgs` as the input, `toolResult.textResultForLlm` as the output; a `resultType` other than `success` makes it a failure; no call id |
+//! | postToolUse | PostToolUse | `toolArgs` as the input, `toolResult.textResultForLlm` as the output; a `resultType` other than `success`, or a shell's non-zero exit code in that text, makes it a failure; no call id |
 //! | postToolUseFailure | PostToolUseFailure | `error` |
 //! | agentStop | Stop | no answer in the payload: it is read from `transcriptPath` |
 //! | preCompact | PreCompact | `trigger`, `customInstructions` |
@@ -72,6 +72,11 @@ pub fn to_common(event_name: &str, raw: Value) -> (String, Value) {
         if kind.is_some_and(|k| k != "success") {
             event = HookEvent::PostToolUseFailure;
             map.insert("error".into(), Value::String(failure(kind, &text)));
+        } else if let Some(code) = shell_exit_code(&text).filter(|c| *c != 0) {
+            // a command that ran is a success to Copilot, whatever it
+            // exited with: its exit code is in what the model saw
+            event = HookEvent::PostToolUseFailure;
+            map.insert("error".into(), Value::String(format!("exit code {code}")));
         }
         map.insert("tool_response".into(), Value::String(text));
     }
@@ -84,6 +89,17 @@ pub fn to_common(event_name: &str, raw: Value) -> (String, Value) {
         Value::String(event.as_str().into()),
     );
     (event.as_str().to_string(), Value::Object(map))
+}
+
+/// The exit code a shell result ends with (`<shellId: 0 completed with
+/// exit code 1>`).
+fn shell_exit_code(text: &str) -> Option<i64> {
+    let (_, after) = text.rsplit_once("completed with exit code ")?;
+    let digits: String = after
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '-')
+        .collect();
+    digits.parse().ok()
 }
 
 /// The error of a result that is not a success: its text, else its kind.
@@ -156,6 +172,15 @@ mod tests {
                 .starts_with("freeze: Wednesday")
         );
         assert_eq!(d[0].body["success"], true);
+        // `ls; false`: a success to Copilot, a failure here
+        let failed = read(
+            "postToolUse",
+            json!({"sessionId": "c1", "toolName": "bash", "toolArgs": {"command": "ls; false"},
+                   "toolResult": {"resultType": "success",
+                                  "textResultForLlm": "\n<shellId: 0 completed with exit code 1>"}}),
+        );
+        assert_eq!(failed[0].body["success"], false, "{:?}", failed[0].body);
+        assert_eq!(failed[0].body["error"], "exit code 1");
         let d = read(
             "postToolUse",
             json!({"sessionId": "s1", "toolName": "bash", "toolArgs": {"command": "false"},
