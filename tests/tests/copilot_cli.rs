@@ -38,14 +38,14 @@ fn a_copilot_session_is_captured_sealed_and_not_imported_twice() {
     );
     assert_eq!(tool["body"]["input"]["command"], "cat notes.txt");
     assert_eq!(tool["body"]["success"], true, "{tool}");
-    // The turn's last message, not its first ("Reading the notes."):
-    // the Stop hook reads it from events.jsonl once Copilot has written it.
+    // What it said before its call, then the turn's last message: the
+    // Stop hook reads both from events.jsonl once Copilot has written it.
     let answers: Vec<&str> = events
         .iter()
         .filter(|e| e["kind"] == "agent_response")
         .map(|e| e["body"]["text"].as_str().unwrap())
         .collect();
-    assert_eq!(answers, [answer], "{events:#?}");
+    assert_eq!(answers, ["Reading the notes.", answer], "{events:#?}");
     let version = copilot.version().split_whitespace().nth(3).unwrap();
     let version = version.trim_end_matches('.');
     for e in &events {

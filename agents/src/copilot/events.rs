@@ -227,37 +227,48 @@ const WRITE_LAG: Duration = Duration::from_millis(1500);
 /// before running it, so the answer is what precedes that line, once the
 /// file holds it (waited for up to [`WRITE_LAG`]).
 pub fn last_answer(path: &Path, stop: Option<u64>) -> Option<String> {
+    turn_texts(path, stop).pop().map(|(_, text)| text)
+}
+
+/// Every message the agent wrote after the user's last prompt, with its
+/// time, up to the `agentStop` whose payload's `timestamp` is `stop` (see
+/// [`last_answer`]): what it said between its tool calls, then its answer.
+pub fn turn_texts(path: &Path, stop: Option<u64>) -> Vec<(Option<String>, String)> {
     let started = Instant::now();
     loop {
         // Copilot 1.0.102 writes the file in batches: a quick turn's Stop
         // hook may run before it exists at all, so a missing file is
         // waited for like an unfinished one.
-        let (answer, complete) = match tail(path, 1 << 20) {
-            Some(text) => answer_before_stop(&text, stop),
-            None => (None, false),
+        let (texts, complete) = match tail(path, 1 << 20) {
+            Some(text) => texts_before_stop(&text, stop),
+            None => (Vec::new(), false),
         };
         if complete || started.elapsed() > WRITE_LAG {
-            return answer;
+            return texts;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-/// The turn's last answer in `text`, before the `hook.start` of the
+/// The turn's messages in `text`, before the `hook.start` of the
 /// `agentStop` whose payload's `timestamp` is `stop`, and whether that line
 /// was there (always, without a `stop` to look for).
-fn answer_before_stop(text: &str, stop: Option<u64>) -> (Option<String>, bool) {
-    let mut answer = None;
+fn texts_before_stop(text: &str, stop: Option<u64>) -> (Vec<(Option<String>, String)>, bool) {
+    let mut texts = Vec::new();
     for line in text.lines() {
         let Ok(Value::Object(line)) = serde_json::from_str::<Value>(line) else {
             continue;
         };
         let data = line.get("data");
         match type_of(&line) {
-            Some("user.message") => answer = None,
+            Some("user.message") => texts.clear(),
             Some("assistant.message") => {
                 if let Some(text) = non_empty(data.and_then(|d| d.get("content"))) {
-                    answer = Some(text.to_string());
+                    let ts = line
+                        .get("timestamp")
+                        .and_then(Value::as_str)
+                        .and_then(|t| memlog_format::time::normalize(t).ok());
+                    texts.push((ts, text.to_string()));
                 }
             }
             Some("hook.start")
@@ -269,12 +280,12 @@ fn answer_before_stop(text: &str, stop: Option<u64>) -> (Option<String>, bool) {
                         .and_then(Value::as_u64)
                         == stop =>
             {
-                return (answer, true);
+                return (texts, true);
             }
             _ => {}
         }
     }
-    (answer, stop.is_none())
+    (texts, stop.is_none())
 }
 
 /// `copilotVersion` of an `events.jsonl`'s `session.start`.
@@ -381,27 +392,40 @@ mod tests {
 
     #[test]
     fn a_stop_hook_answers_with_what_precedes_its_own_start() {
-        let first = json!({"type": "assistant.message", "data": {"content": "Reading the notes."}});
+        let first = json!({"type": "assistant.message", "timestamp": "2026-11-27T04:00:00.000Z",
+                           "data": {"content": "Reading the notes."}});
         let last = json!({"type": "assistant.message", "data": {"content": "Wednesday noon."}});
         let stop = Some(1795667455113);
+        let texts = |t: &str, stop| {
+            let (texts, complete) = texts_before_stop(t, stop);
+            let texts: Vec<String> = texts.into_iter().map(|(_, t)| t).collect();
+            (texts, complete)
+        };
         // Copilot has not written the end of the turn yet: not complete.
         assert_eq!(
-            answer_before_stop(&turn(std::slice::from_ref(&first), false), stop),
-            (Some("Reading the notes.".into()), false)
+            texts(&turn(std::slice::from_ref(&first), false), stop),
+            (vec!["Reading the notes.".to_string()], false)
         );
         let written = turn(&[first.clone(), last.clone()], true);
         assert_eq!(
-            answer_before_stop(&written, stop),
-            (Some("Wednesday noon.".into()), true)
+            texts(&written, stop),
+            (
+                vec![
+                    "Reading the notes.".to_string(),
+                    "Wednesday noon.".to_string()
+                ],
+                true
+            )
         );
         // An older payload without a timestamp takes the file as it is.
-        assert_eq!(
-            answer_before_stop(&turn(&[first, last], false), None),
-            (Some("Wednesday noon.".into()), true)
-        );
+        assert_eq!(texts(&turn(&[first, last], false), None).1, true);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
         std::fs::write(&path, written).unwrap();
         assert_eq!(last_answer(&path, stop).as_deref(), Some("Wednesday noon."));
+        // what it said on the way, with its time
+        let turn = turn_texts(&path, stop);
+        assert_eq!(turn[0].0.as_deref(), Some("2026-11-27T04:00:00.000Z"));
+        assert_eq!(turn.len(), 2);
     }
 }

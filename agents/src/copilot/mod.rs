@@ -114,6 +114,19 @@ impl Agent for Copilot {
         events::last_answer(payload.transcript_path.as_deref()?, stop)
     }
 
+    /// What the agent said before its answer in this turn, from the
+    /// session's `events.jsonl` (hooks give the answer alone).
+    fn earlier_texts(&self, payload: &Payload) -> Vec<(Option<String>, String)> {
+        let stop = payload.raw.get("timestamp").and_then(Value::as_u64);
+        let Some(path) = payload.transcript_path.as_deref() else {
+            return Vec::new();
+        };
+        let mut texts = events::turn_texts(path, stop);
+        // the answer itself is recorded as the answer
+        texts.pop();
+        texts
+    }
+
     fn stop_contract(&self) -> StopContract {
         StopContract::Block
     }
