@@ -418,7 +418,7 @@ mod tests {
             )
         );
         // An older payload without a timestamp takes the file as it is.
-        assert_eq!(texts(&turn(&[first, last], false), None).1, true);
+        assert!(texts(&turn(&[first, last], false), None).1);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
         std::fs::write(&path, written).unwrap();
