@@ -248,3 +248,44 @@ fn hooks_installed_twice_record_and_inject_once() {
         "{doctor}"
     );
 }
+
+/// A session resumed turn after turn (`claude -p … --resume ID`) keeps what
+/// the agent said before each tool call: Claude Code wrote a resumed
+/// session's transcript behind its Stop hook, which then found the turn's
+/// text not there yet (a field test lost 13 of 32 such texts, and import
+/// could not bring them back).
+#[test]
+fn a_resumed_session_keeps_what_the_agent_said_between_its_calls() {
+    let repo = repo_with_notes(NOTES);
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    let first = claude.run("When is the release freeze?", &bash_cat(0));
+    for step in 1..=4 {
+        let prompt = format!("and step {step}?");
+        let mut args = <ClaudeCli as AgentCli>::prompt_args(&prompt);
+        args.extend(["--resume".to_string(), first.session_id.clone()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        claude.run_args(&args, &bash_cat(step));
+    }
+    let texts = repo.memlog(&["cat"]).ok().stdout();
+    for step in 0..=4 {
+        assert!(
+            texts.contains(&format!("Checking step {step}.")),
+            "step {step}: {texts}"
+        );
+    }
+}
+
+/// A turn that says something, runs `cat notes.txt`, then answers.
+fn bash_cat(step: usize) -> Value {
+    json!({
+        "turns": [
+            {"text": format!("Checking step {step}."),
+             "tool_use": {"name": "Bash",
+                          "input": {"command": "cat notes.txt", "description": "Read the notes"}}},
+            {"text": format!("Step {step} is done; the freeze is Wednesday noon.")}
+        ],
+        "side_text": "Notes"
+    })
+}

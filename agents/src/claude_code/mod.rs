@@ -86,16 +86,30 @@ impl Agent for ClaudeCode {
         let Some((path, scope)) = turn_source(payload) else {
             return Vec::new();
         };
-        let mut texts = transcript::turn_texts(path, scope);
-        // The answer is the payload's `last_assistant_message`, which may
-        // not be in the file yet; without one, the file's last text.
-        match payload
+        let answer = payload
             .last_assistant_message
             .as_deref()
             .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
-            Some(answer) => texts.retain(|t| t.text.trim() != answer),
+            .filter(|t| !t.is_empty());
+        let mut texts = transcript::turn_texts(path, scope);
+        // Claude Code writes the transcript behind the agent: a resumed
+        // session's Stop hook ran before the turn's lines were in the file
+        // (and recorded no text said between the calls). The payload's
+        // answer in the file says the turn is there; it is waited for a
+        // moment.
+        if let Some(answer) = answer {
+            let started = std::time::Instant::now();
+            while !texts.last().is_some_and(|t| is_answer(&t.text, answer))
+                && started.elapsed() < TRANSCRIPT_LAG
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                texts = transcript::turn_texts(path, scope);
+            }
+        }
+        // The answer is recorded as the payload gives it; without one, the
+        // file's last text is the answer.
+        match answer {
+            Some(answer) => texts.retain(|t| !is_answer(&t.text, answer)),
             None => {
                 texts.pop();
             }
@@ -184,6 +198,19 @@ impl Agent for ClaudeCode {
             malformed: t.malformed,
             skipped: Some(t.skipped),
         })
+    }
+}
+
+/// How long a Stop hook waits for Claude Code to write the turn it ends.
+const TRANSCRIPT_LAG: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Whether a text of the transcript is the payload's answer (the file may
+/// join a message's text blocks differently).
+fn is_answer(text: &str, answer: &str) -> bool {
+    let text = text.trim();
+    text == answer || {
+        let head = |s: &str| s.chars().take(200).collect::<String>();
+        !text.is_empty() && head(text) == head(answer)
     }
 }
 
