@@ -179,6 +179,10 @@ pub fn resolve_ids(repo: &Repo, prefixes: &[String]) -> Result<Vec<EventId>> {
 /// them with their sources.
 pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
     let plan = plan(repo, request)?;
+    // a forget of nothing would still be a commit every clone receives
+    if plan.hidden.is_empty() {
+        bail!("nothing to forget: no event in memory matches (forgotten already?)");
+    }
     let targets = plan.targets.clone();
     let derived = plan.derived();
     // A forget names what it hides and why: for personal events that

@@ -651,4 +651,13 @@ fn a_model_cannot_forget_the_whole_memory() {
     let cli = repo.memlog(&["forget", "--before", "2999-01-01"]);
     assert!(!cli.output.status.success());
     assert!(cli.stderr().contains("future"), "{}", cli.stderr());
+    // a forget of nothing is no commit for every clone to receive
+    let commits = repo.memlog_commits().len();
+    let none = repo.memlog(&["forget", "--before", "2001-01-01"]);
+    assert!(
+        none.stderr().contains("nothing to forget"),
+        "{}",
+        none.stderr()
+    );
+    assert_eq!(repo.memlog_commits().len(), commits);
 }
