@@ -41,6 +41,7 @@ fn an_opencode_session_is_captured() {
     assert_eq!(calls.len(), 1, "{events:#?}");
     assert_eq!(calls[0]["body"]["tool"], "bash");
     assert_eq!(calls[0]["body"]["input"]["command"], "cat notes.txt");
+    assert_eq!(calls[0]["body"]["success"], true, "{events:#?}");
     assert!(
         calls[0]["body"]["output"]
             .as_str()
@@ -109,4 +110,32 @@ fn a_file_opencode_reads_brings_what_failed_there() {
         ("tool.execute.after", "PostToolUse"),
         (&failure, &fix),
     );
+}
+
+/// A shell command that exits non-zero is recorded as failed, with its
+/// exit code: OpenCode gives it in the result's metadata, and the plugin
+/// sent the output alone (a field test: `ls; false` was a success).
+#[test]
+fn an_opencode_command_that_fails_is_recorded_failed() {
+    let repo = repo_with_notes(NOTES);
+    let Some(opencode) = OpencodeCli::find(&repo) else {
+        return;
+    };
+    let script = json!({
+        "turns": [
+            {"text": "Reading the plan.",
+             "tool_use": {"name": "bash",
+                          "input": {"command": "cat plan.txt", "description": "Read the plan"}}},
+            {"text": "There is no plan."}
+        ],
+        "side_text": "Plan"
+    });
+    let run = opencode.run("What does the plan say?", &script);
+    let events = repo.session_events(&run.session_id);
+    let call = events
+        .iter()
+        .find(|e| e["kind"] == "tool_observation")
+        .unwrap_or_else(|| panic!("no call: {events:#?}"));
+    assert_eq!(call["body"]["success"], false, "{call}");
+    assert_eq!(call["body"]["error"], "exit code 1", "{call}");
 }

@@ -91,7 +91,12 @@ export const MemlogPlugin = async ({ directory }) => {
         cwd,
         tool_name: input.tool,
         tool_input: input.args ?? {},
-        tool_response: output?.output ?? "",
+        // a shell's exit code is in the metadata: with it, a command
+        // that failed is recorded as failed
+        tool_response:
+          typeof output?.metadata?.exit === "number"
+            ? { output: output?.output ?? "", exit_code: output.metadata.exit }
+            : output?.output ?? "",
         tool_use_id: input.callID,
       });
       // file-aware recall: what memory knows about the file, read by the
