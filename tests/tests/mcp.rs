@@ -653,11 +653,11 @@ fn a_model_cannot_forget_the_whole_memory() {
     assert!(cli.stderr().contains("future"), "{}", cli.stderr());
     // a forget of nothing is no commit for every clone to receive
     let commits = repo.memlog_commits().len();
-    let none = repo.memlog(&["forget", "--before", "2001-01-01"]);
+    let none = repo.memlog(&["forget", "--before", "2001-01-01"]).ok();
     assert!(
-        none.stderr().contains("nothing to forget"),
+        none.stdout().contains("nothing to forget"),
         "{}",
-        none.stderr()
+        none.stdout()
     );
     assert_eq!(repo.memlog_commits().len(), commits);
 }

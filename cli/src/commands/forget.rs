@@ -95,6 +95,15 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let repo = workspace::open_for_writing(dir)?;
+    // forgetting what is forgotten already is done: nothing to record
+    if memlog_ops::forget::plan(&repo, &request)?.hidden.is_empty() {
+        if args.json {
+            output::print_json(&serde_json::json!({"forgotten": null, "hidden": 0}))?;
+        } else {
+            println!("nothing to forget: no event in memory matches (forgotten already?)");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let forgotten = forget(&repo, &request)?;
     if args.json {
         output::print_json(&forgotten)?;

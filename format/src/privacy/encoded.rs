@@ -1,6 +1,6 @@
 //! Secrets written encoded: a token in base64 (a CI variable, a
-//! `docker login` config, a value pasted from a Kubernetes secret) or
-//! percent-encoded (a webhook URL passed as a query parameter). No rule
+//! `docker login` config, a value pasted from a Kubernetes secret), in hex,
+//! or percent-encoded (a webhook URL passed as a query parameter). No rule
 //! sees them as they are, so a run of text that decodes to readable text
 //! is read again decoded, and redacted whole when the decoded text holds a
 //! secret (gitleaks decodes the same two before matching).
@@ -50,6 +50,47 @@ pub(super) fn base64_runs(text: &str) -> Vec<(Range<usize>, String)> {
         i = end.max(i);
     }
     out
+}
+
+/// Shortest hex run worth decoding: eight bytes of text.
+const MIN_HEX: usize = 16;
+
+/// The runs of `text` that may be hex-encoded text, decoded. A hash or an
+/// id decodes to bytes no person reads, and is left alone.
+pub(super) fn hex_runs(text: &str) -> Vec<(Range<usize>, String)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_hexdigit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && b[i].is_ascii_hexdigit() {
+            i += 1;
+        }
+        let run = &b[start..i];
+        if run.len() >= MIN_HEX
+            && run.len() % 2 == 0
+            && run.len() <= MAX_BASE64
+            && let Some(decoded) = decode_hex(run)
+            && readable(&decoded)
+            && let Ok(s) = String::from_utf8(decoded)
+        {
+            out.push((start..i, s));
+        }
+    }
+    out
+}
+
+fn decode_hex(run: &[u8]) -> Option<Vec<u8>> {
+    run.chunks(2)
+        .map(|pair| {
+            let h = std::str::from_utf8(pair).ok()?;
+            u8::from_str_radix(h, 16).ok()
+        })
+        .collect()
 }
 
 /// The runs of `text` (between spaces and quotes) with percent escapes,

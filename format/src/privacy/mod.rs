@@ -60,6 +60,9 @@ pub const PRIVATE_MARKER: &str = "[PRIVATE]";
 /// How every redaction marker starts (`[REDACTED:<rule>:<hex>]`).
 pub const REDACTED_PREFIX: &str = "[REDACTED";
 
+/// How many encodings deep a secret is looked for (gitleaks' decoder
+/// goes as deep: a token in base64 of base64).
+const DECODE_DEPTH: u8 = 2;
 /// Texts shorter than this hold no secret any rule finds.
 const MIN_TEXT: usize = 8;
 /// Configured names shorter than this are ignored (one letter would mask
@@ -291,12 +294,12 @@ impl PrivacyFilter {
 
     /// The secrets in `text`, in order, overlapping ones merged.
     pub fn find(&self, text: &str) -> Vec<Finding> {
-        self.find_in(text, true)
+        self.find_in(text, DECODE_DEPTH)
     }
 
-    /// [`PrivacyFilter::find`]; with `decode`, encoded runs are read
-    /// decoded too ([`encoded`]).
-    fn find_in(&self, text: &str, decode: bool) -> Vec<Finding> {
+    /// [`PrivacyFilter::find`]; encoded runs are read decoded too
+    /// ([`encoded`]), and what they decode to, `depth` times.
+    fn find_in(&self, text: &str, depth: u8) -> Vec<Finding> {
         let mut found = Vec::new();
         if text.len() >= MIN_TEXT {
             let hits = self.prefilter.scan(text);
@@ -347,8 +350,8 @@ impl PrivacyFilter {
             }
         }
         self.names_in(text, &mut found);
-        if decode && text.len() >= MIN_TEXT {
-            self.encoded_in(text, &mut found);
+        if depth > 0 && text.len() >= MIN_TEXT {
+            self.encoded_in(text, depth, &mut found);
         }
         if !self.allow.is_empty() {
             found.retain(|f| !self.allowed(&text[f.range()]));
@@ -356,11 +359,13 @@ impl PrivacyFilter {
         merge(found)
     }
 
-    /// Runs of `text` that decode (base64, percent escapes) to a text
-    /// holding a secret, redacted whole under the rule that found it.
-    fn encoded_in(&self, text: &str, found: &mut Vec<Finding>) {
+    /// Runs of `text` that decode (base64, hex, percent escapes) to a text
+    /// holding a secret, read `depth` levels deep, redacted whole under the
+    /// rule that found it.
+    fn encoded_in(&self, text: &str, depth: u8, found: &mut Vec<Finding>) {
         let runs = encoded::base64_runs(text)
             .into_iter()
+            .chain(encoded::hex_runs(text))
             .chain(encoded::percent_runs(text));
         for (range, decoded) in runs {
             if found
@@ -369,7 +374,7 @@ impl PrivacyFilter {
             {
                 continue;
             }
-            if let Some(inner) = self.find_in(&decoded, false).first() {
+            if let Some(inner) = self.find_in(&decoded, depth - 1).first() {
                 push(found, text, range, inner.rule, BY_TOKEN, usize::MAX);
             }
         }

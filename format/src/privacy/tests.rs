@@ -522,8 +522,18 @@ fn encoded_secrets_are_read_decoded_and_redacted_whole() {
     let out = redacted(&format!("curl -d url={url} https://api.example.com"));
     assert!(out.contains("[R:slack-webhook-url"), "{out}");
     assert!(!out.contains("MVN2FEN5"), "{out}");
+    // in hex, and in base64 of base64 (gitleaks decodes as deep)
+    for encoded in [
+        "746f6b656e3d67686f5f69533247384e50525664443533583833525a4a7a7a7a7a67454f7a646d656e436b68764d",
+        "WjJodlgybFRNa2M0VGxCU1ZtUkVOVE5ZT0ROU1drcDZlbnA2WjBWUGVtUnRaVzVEYTJoMlRRPT0=",
+    ] {
+        let out = redacted(&format!("the value is {encoded}"));
+        assert!(out.contains("[R:github-oauth"), "{out}");
+    }
     // what decodes to no secret, or to no text, is left as it is
     for plain in [
+        "6a75737420736f6d65206f7264696e6172792074657874",
+        "commit 1fa1c257c6f561c5cb347611a3ce9d97dcbee500",
         // "hello world, nothing to see here" in base64
         "aGVsbG8gd29ybGQsIG5vdGhpbmcgdG8gc2VlIGhlcmU=",
         // a PNG header
