@@ -72,7 +72,7 @@ pub(super) fn hex_runs(text: &str) -> Vec<(Range<usize>, String)> {
         }
         let run = &b[start..i];
         if run.len() >= MIN_HEX
-            && run.len() % 2 == 0
+            && run.len().is_multiple_of(2)
             && run.len() <= MAX_BASE64
             && let Some(decoded) = decode_hex(run)
             && readable(&decoded)
