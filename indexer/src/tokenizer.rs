@@ -20,7 +20,7 @@ use tantivy::tokenizer::{
 /// Name of the analyzer for free text. It changes with what the analyzer
 /// emits: an index built by another version has another name in its schema,
 /// which makes it rebuild.
-pub const CODE: &str = "memlog_code_v3";
+pub const CODE: &str = "memlog_code_v4";
 /// Name of the analyzer for file paths (the whole value is one chunk).
 pub const PATH: &str = "memlog_path";
 
