@@ -214,7 +214,7 @@ impl Journal {
         }))
     }
 
-    /// Removes from the journal, under its lock, the events `drop` names
+    /// Removes from the journal, under its lock, the events `hidden` names
     /// (a purge of forgotten events a live session still holds), and
     /// returns them. The rest is written to a new file that replaces the
     /// journal with one rename, so a crash leaves the old journal or the
