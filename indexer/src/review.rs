@@ -41,11 +41,33 @@ pub fn decisions(p: &Projections) -> Result<HashMap<EventId, Decision>> {
         .map_err(err)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(err)?;
+    let mut decided: Vec<(String, Map<String, Value>)> = rows
+        .into_iter()
+        .map(|(id, body)| {
+            let body = body
+                .and_then(|b| serde_json::from_str(&b).ok())
+                .unwrap_or_default();
+            (id, body)
+        })
+        .collect();
+    // and those the index has not taken in yet (a person's yes a moment
+    // before the next session's briefing), after the indexed ones
+    let mut recent: Vec<&memlog_format::Event> = p
+        .unindexed()
+        .events()
+        .iter()
+        .map(|u| &u.event)
+        .filter(|e| e.kind.as_str() == "review")
+        .collect();
+    recent
+        .sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
+    decided.extend(
+        recent
+            .into_iter()
+            .map(|e| (e.id.to_string(), e.body.clone())),
+    );
     let mut out = HashMap::new();
-    for (id, body) in rows {
-        let body: Map<String, Value> = body
-            .and_then(|b| serde_json::from_str(&b).ok())
-            .unwrap_or_default();
+    for (id, body) in decided {
         let (Some(target), Some(decision)) = (
             body.get("target").and_then(Value::as_str),
             body.get("decision").and_then(Value::as_str),

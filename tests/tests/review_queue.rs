@@ -188,8 +188,8 @@ fn a_rule_that_reaches_outside_waits_for_a_person_even_with_review_off() {
     assert!(brief.contains("Build with make"), "{brief}");
     assert!(!brief.contains("evil.example"), "{brief}");
     let id = added["id"].as_str().unwrap();
+    // and the session started right after a person's yes is given it
     repo.memlog(&["review", "accept", &id[..12]]).ok();
-    repo.memlog(&["index"]).ok();
     let after = repo.hook("SessionStart", "after-review", json!({"source": "startup"}));
     assert!(after.contains("evil.example"), "a person said yes: {after}");
 }
