@@ -16,7 +16,7 @@ use memlog_indexer::standing::standing;
 use memlog_ops::bail;
 use memlog_ops::error::{Context, Error, Result};
 use memlog_ops::facts::{self, Proposal, Remember};
-use memlog_ops::forget::{ForgetRequest, forget};
+use memlog_ops::forget::{ForgetRequest, plan, record};
 use memlog_ops::ids;
 use memlog_ops::search::{self, KeptModel, MAX_QUERY_BYTES, SearchQuery};
 use memlog_ops::show::event_with_context;
@@ -248,7 +248,8 @@ impl Memory {
         };
         // A model (or a text it read) may not empty the memory: past a
         // handful of events, forgetting is the user's to do.
-        let hidden = memlog_ops::forget::plan(&self.repo, &request)?.hidden.len();
+        let plan = plan(&self.repo, &request)?;
+        let hidden = plan.hidden.len();
         if hidden > MAX_FORGET {
             bail!(
                 "this would hide {hidden} events; a model forgets at most {MAX_FORGET} at once. \
@@ -256,7 +257,7 @@ impl Memory {
             );
         }
         self.repo.ensure_dirs()?;
-        let forgotten = forget(&self.repo, &request)?;
+        let forgotten = record(&self.repo, &request, plan)?;
         Ok(serde_json::to_value(forgotten)?)
     }
 

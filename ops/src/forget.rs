@@ -171,14 +171,25 @@ pub fn resolve_ids(repo: &Repo, prefixes: &[String]) -> Result<Vec<EventId>> {
     }
 }
 
-/// Records and seals a `forget` event. Ids are resolved against every live
-/// event (sealed or in a journal) so that a prefix names exactly one.
+/// Forgets what `request` names: its [`plan`], then [`record`]; `None`
+/// when it hides nothing (forgotten already), and nothing is recorded.
+pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Option<Forgotten>> {
+    let plan = plan(repo, request)?;
+    if plan.hidden.is_empty() {
+        return Ok(None);
+    }
+    record(repo, request, plan).map(Some)
+}
+
+/// Records and seals the `forget` event of `request`, whose [`plan`] the
+/// caller made (and may have shown, or bounded). Ids are resolved against
+/// every live event (sealed or in a journal) so that a prefix names
+/// exactly one.
 ///
 /// Events derived from the forgotten ones are named in the forget's
 /// `derived` list, so that readers hide them too and `memlog purge` erases
 /// them with their sources.
-pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Forgotten> {
-    let plan = plan(repo, request)?;
+pub fn record(repo: &Repo, request: &ForgetRequest, plan: ForgetPlan) -> Result<Forgotten> {
     // a forget of nothing would still be a commit every clone receives
     if plan.hidden.is_empty() {
         bail!("nothing to forget: no event in memory matches (forgotten already?)");

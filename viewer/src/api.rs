@@ -576,7 +576,12 @@ pub fn forget(site: &mut Site, body: &Value) -> Result<Value, ApiError> {
         .check()
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     site.repo.ensure_dirs()?;
-    let forgotten =
-        record_forget(&site.repo, &request).map_err(|e| ApiError::bad_request(chain(&e)))?;
+    let forgotten = record_forget(&site.repo, &request)
+        .map_err(|e| ApiError::bad_request(chain(&e)))?
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "nothing to forget: no event in memory matches (forgotten already?)",
+            )
+        })?;
     Ok(serde_json::to_value(forgotten)?)
 }

@@ -2,7 +2,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use memlog_ops::forget::{ForgetRequest, forget, plan};
+use memlog_ops::forget::{ForgetRequest, plan, record};
 use memlog_ops::workspace;
 
 use crate::output;
@@ -96,7 +96,8 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
     }
     let repo = workspace::open_for_writing(dir)?;
     // forgetting what is forgotten already is done: nothing to record
-    if memlog_ops::forget::plan(&repo, &request)?.hidden.is_empty() {
+    let plan = plan(&repo, &request)?;
+    if plan.hidden.is_empty() {
         if args.json {
             output::print_json(&serde_json::json!({"forgotten": null, "hidden": 0}))?;
         } else {
@@ -104,7 +105,7 @@ pub fn cmd_forget(dir: &Path, args: ForgetArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let forgotten = forget(&repo, &request)?;
+    let forgotten = record(&repo, &request, plan)?;
     if args.json {
         output::print_json(&forgotten)?;
     } else {
