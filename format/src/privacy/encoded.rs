@@ -15,41 +15,59 @@ const MAX_BASE64: usize = 8192;
 /// Fewest `%XX` escapes a percent-encoded run needs.
 const MIN_ESCAPES: usize = 2;
 
-/// The runs of `text` that may be base64, with their decoded text when it
-/// is readable.
-pub(super) fn base64_runs(text: &str) -> Vec<(Range<usize>, String)> {
+/// The maximal runs of bytes of `text` that `is` accepts, each with what
+/// `decode` reads in it (`None`: nothing).
+fn decoded_runs(
+    text: &str,
+    is: impl Fn(u8) -> bool,
+    decode: impl Fn(&[u8]) -> Option<String>,
+) -> Vec<(Range<usize>, String)> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        if !is_base64(b[i]) {
+        if !is(b[i]) {
             i += 1;
             continue;
         }
         let start = i;
-        while i < b.len() && is_base64(b[i]) {
+        while i < b.len() && is(b[i]) {
             i += 1;
         }
-        let mut end = i;
-        while end < b.len() && end - i < 2 && b[end] == b'=' {
-            end += 1;
+        if let Some(decoded) = decode(&b[start..i]) {
+            out.push((start..i, decoded));
         }
-        let body = &b[start..i];
-        if (MIN_BASE64..=MAX_BASE64).contains(&body.len())
-            // a word, a path or an identifier is not base64 of a token:
-            // base64 mixes cases and digits
-            && body.iter().any(u8::is_ascii_digit)
-            && body.iter().any(u8::is_ascii_uppercase)
-            && body.iter().any(u8::is_ascii_lowercase)
-            && let Some(decoded) = decode_base64(body)
-            && readable(&decoded)
-            && let Ok(s) = String::from_utf8(decoded)
-        {
-            out.push((start..end, s));
-        }
-        i = end.max(i);
     }
     out
+}
+
+/// The runs of `text` that may be base64 (its `=` padding included), with
+/// their decoded text when it is readable.
+pub(super) fn base64_runs(text: &str) -> Vec<(Range<usize>, String)> {
+    let b = text.as_bytes();
+    decoded_runs(text, is_base64, |body| {
+        // a word, a path or an identifier is not base64 of a token:
+        // base64 mixes cases and digits
+        let shaped = (MIN_BASE64..=MAX_BASE64).contains(&body.len())
+            && body.iter().any(u8::is_ascii_digit)
+            && body.iter().any(u8::is_ascii_uppercase)
+            && body.iter().any(u8::is_ascii_lowercase);
+        shaped
+            .then(|| decode_base64(body))
+            .flatten()
+            .filter(|d| readable(d))
+            .and_then(|d| String::from_utf8(d).ok())
+    })
+    .into_iter()
+    .map(|(run, decoded)| {
+        let padding = b[run.end..]
+            .iter()
+            .take(2)
+            .take_while(|c| **c == b'=')
+            .count();
+        (run.start..run.end + padding, decoded)
+    })
+    .collect()
 }
 
 /// Shortest hex run worth decoding: eight bytes of text.
@@ -58,30 +76,17 @@ const MIN_HEX: usize = 16;
 /// The runs of `text` that may be hex-encoded text, decoded. A hash or an
 /// id decodes to bytes no person reads, and is left alone.
 pub(super) fn hex_runs(text: &str) -> Vec<(Range<usize>, String)> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if !b[i].is_ascii_hexdigit() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < b.len() && b[i].is_ascii_hexdigit() {
-            i += 1;
-        }
-        let run = &b[start..i];
-        if run.len() >= MIN_HEX
-            && run.len().is_multiple_of(2)
-            && run.len() <= MAX_BASE64
-            && let Some(decoded) = decode_hex(run)
-            && readable(&decoded)
-            && let Ok(s) = String::from_utf8(decoded)
-        {
-            out.push((start..i, s));
-        }
-    }
-    out
+    decoded_runs(
+        text,
+        |c| c.is_ascii_hexdigit(),
+        |run| {
+            ((MIN_HEX..=MAX_BASE64).contains(&run.len()) && run.len().is_multiple_of(2))
+                .then(|| decode_hex(run))
+                .flatten()
+                .filter(|d| readable(d))
+                .and_then(|d| String::from_utf8(d).ok())
+        },
+    )
 }
 
 fn decode_hex(run: &[u8]) -> Option<Vec<u8>> {
@@ -96,30 +101,19 @@ fn decode_hex(run: &[u8]) -> Option<Vec<u8>> {
 /// The runs of `text` (between spaces and quotes) with percent escapes,
 /// decoded.
 pub(super) fn percent_runs(text: &str) -> Vec<(Range<usize>, String)> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if is_break(b[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < b.len() && !is_break(b[i]) {
-            i += 1;
-        }
-        let run = &b[start..i];
-        let escapes = run
-            .windows(3)
-            .filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
-            .count();
-        if escapes >= MIN_ESCAPES
-            && let Ok(s) = String::from_utf8(decode_percent(run))
-        {
-            out.push((start..i, s));
-        }
-    }
-    out
+    decoded_runs(
+        text,
+        |c| !is_break(c),
+        |run| {
+            let escapes = run
+                .windows(3)
+                .filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+                .count();
+            (escapes >= MIN_ESCAPES)
+                .then(|| String::from_utf8(decode_percent(run)).ok())
+                .flatten()
+        },
+    )
 }
 
 fn is_base64(c: u8) -> bool {
