@@ -10,9 +10,9 @@
 //!
 //! Logs made before kept personal events on the repository's
 //! `refs/memlog/personal`; the first process that opens the personal log
-//! moves them: it copies what that ref reaches into a new store, puts the
-//! store in place with one rename (so a reader sees no store or a whole
-//! one) and deletes the old ref.
+//! merges what that ref reaches into the store (made if need be), then
+//! deletes the ref. An earlier memlog still running beside this one may
+//! write the ref again: it is merged again the same way.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -39,14 +39,16 @@ pub(crate) fn place(repo: &Repo) -> Option<Repo> {
         Some(None) => Some(repo.store_at(dir)),
         Some(Some(hex)) => {
             let tip = ObjectId::from_hex(hex.as_bytes()).ok()?;
-            let _ = if stored {
-                merge_legacy(repo, &dir, tip)
-            } else {
-                move_legacy(repo, &dir, tip)
-            };
-            // Whoever moved it (this process or another at the same time),
-            // once the store is in place it is the personal log.
-            dir.join("HEAD").exists().then(|| repo.store_at(dir))
+            let merged = merge_legacy(repo, &dir, tip).is_ok();
+            // Merged here or by another process at the same time (which
+            // deleted the ref first), the store is the personal log; a
+            // store made by a merge that failed is not, while the ref
+            // holds what it lacks.
+            let left = matches!(
+                crate::locate::reference(repo.git_dir(), &repo.common_dir, PERSONAL_REF),
+                Some(Some(_))
+            );
+            (dir.join("HEAD").exists() && (merged || stored || !left)).then(|| repo.store_at(dir))
         }
         None => stored.then(|| repo.store_at(dir)),
     }
@@ -68,44 +70,11 @@ pub(crate) fn open_or_init(dir: &Path) -> Result<gix::Repository> {
     Ok(git)
 }
 
-/// Copies the history of the legacy ref (tip `tip`) into a new store at
-/// `dir`, then deletes the ref.
-fn move_legacy(repo: &Repo, dir: &Path, tip: ObjectId) -> Result<()> {
-    let parent = dir.parent().unwrap_or(dir);
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    let staging_dir = parent.join(format!("personal.git.moving-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging_dir);
-    let copied = copy_history(repo, &staging_dir, tip);
-    let placed = copied.and_then(|()| match std::fs::rename(&staging_dir, dir) {
-        Ok(()) => Ok(()),
-        // another process moved it first: its store is the same history
-        Err(_) if dir.join("HEAD").exists() => Ok(()),
-        Err(e) => Err(Error::io(dir, e)),
-    });
-    let _ = std::fs::remove_dir_all(&staging_dir);
-    placed?;
-    delete_legacy_ref(repo, tip)
-}
-
-fn copy_history(repo: &Repo, staging_dir: &Path, tip: ObjectId) -> Result<()> {
-    let store = repo.store_at(staging_dir.to_path_buf());
-    let mut staging = store.git()?.clone().with_object_memory();
-    copy_reachable(repo.git()?, &staging, tip)?;
-    let objects = staging.objects.take_object_memory().unwrap_or_default();
-    crate::seal::publish(
-        &store,
-        PERSONAL_REF,
-        &objects,
-        None,
-        tip,
-        "memlog: personal log moved out of the repository",
-    )
-}
-
-/// Merges the legacy ref's history (tip `tip`) into the existing store at
-/// `dir` (a fast-forward, or a merge whose tree is the union of both: a
-/// segment's path is its content's hash), then deletes the ref. Retried
-/// while a seal moves the store's ref meanwhile.
+/// Merges the legacy ref's history (tip `tip`) into the store at `dir`,
+/// made if need be (its ref: the legacy tip, a fast-forward, or a merge
+/// whose tree is the union of both, a segment's path being its content's
+/// hash), then deletes the ref. Retried while a seal moves the store's ref
+/// meanwhile.
 fn merge_legacy(repo: &Repo, dir: &Path, tip: ObjectId) -> Result<()> {
     let store = repo.store_at(dir.to_path_buf());
     let mut attempt = 0;
