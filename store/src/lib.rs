@@ -39,6 +39,7 @@ pub mod privacy_key;
 pub mod purge;
 pub mod purge_record;
 pub mod record;
+mod ref_lock;
 pub mod remote;
 pub mod repo;
 mod rewrite;

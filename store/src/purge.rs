@@ -37,7 +37,7 @@ use crate::log::Log;
 use crate::purge_record::{self, PURGE_TRAILER, PurgeRecord};
 use crate::remote::tracking_refs;
 use crate::rewrite::{Rewrite, oldest_first, rewrite_history};
-use crate::seal::{identity, publish, remove_stale_lock, signature};
+use crate::seal::{identity, publish, signature};
 use crate::view::View;
 use crate::{Error, Repo, Result, git_command};
 
@@ -183,7 +183,7 @@ fn purge_log(log: &Log, forgets: &Forgets, record: bool) -> Result<Option<Purged
         None
     };
     let objects = staging.objects.take_object_memory().unwrap_or_default();
-    remove_stale_lock(log.store(), log.ref_name());
+    crate::ref_lock::remove_stale(log.store(), log.ref_name());
     publish(
         log.store(),
         log.ref_name(),

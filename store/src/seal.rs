@@ -32,13 +32,6 @@ use crate::{Error, Repo, Result, objects};
 /// How long a seal keeps rebuilding on a moved tip (or waiting for the ref
 /// lock) before giving up.
 const MAX_WAIT: Duration = Duration::from_secs(20);
-/// A ref lock file older than this was left by a killed process: a live
-/// sealer holds it for well under a millisecond, but git holds
-/// `packed-refs.lock` while it rewrites the packed refs (`git gc` on a
-/// repository of many refs, a slow machine), and breaking a live git's
-/// lock loses its update. A killed process's lock costs the seals of this
-/// half minute; their journals wait for the next.
-const STALE_LOCK: Duration = Duration::from_secs(30);
 
 /// Events of one session to seal.
 #[derive(Clone, Debug)]
@@ -148,7 +141,7 @@ fn seal_scope(
             std::thread::sleep(backoff(attempt));
         }
         attempt += 1;
-        remove_stale_lock(store, log.ref_name());
+        crate::ref_lock::remove_stale(store, log.ref_name());
         log.check_ours()?;
         let tip = log.tip()?;
         let known = match tip {
@@ -197,7 +190,7 @@ fn seal_scope(
         _ => Error::Contention {
             ref_name: log.ref_name().to_string(),
             attempts: attempt,
-            holder: lock_holder(store, log.ref_name()),
+            holder: crate::ref_lock::holder(store, log.ref_name()),
         },
     })
 }
@@ -206,25 +199,6 @@ fn seal_scope(
 /// held), which a retry on the new tip resolves.
 pub(crate) fn is_contention(e: &Error) -> bool {
     matches!(e, Error::RefRace { .. })
-}
-
-/// What holds the ref's lock, for the error after giving up: git's lock
-/// files name no process, so their path and age.
-fn lock_holder(repo: &Repo, ref_name: &str) -> String {
-    [
-        repo.common_dir.join(format!("{ref_name}.lock")),
-        repo.common_dir.join("packed-refs.lock"),
-    ]
-    .iter()
-    .find_map(|lock| {
-        let age = std::fs::metadata(lock).ok()?.modified().ok()?.elapsed().ok()?;
-        Some(format!(
-            ", held by the lock file {} (created {} ms ago by another git or memlog process; delete it if none runs)",
-            lock.display(),
-            age.as_millis()
-        ))
-    })
-    .unwrap_or_default()
 }
 
 /// The requests without what their sessions already hold (sealed in
@@ -420,6 +394,7 @@ fn update_ref(
         name,
         deref: false,
     };
+    let _edit = crate::ref_lock::Edit::begin(repo, ref_name)?;
     repo.git()?.edit_reference(edit).map_err(|e| {
         // the ref moved (a conflict) or its lock is held (retryable)
         if e.can_retry() || e.is_conflict() {
@@ -432,29 +407,6 @@ fn update_ref(
         }
     })?;
     Ok(())
-}
-
-/// Removes a ref lock left behind by a killed process, so one crash cannot
-/// block sealing forever. A live lock is held for microseconds.
-pub(crate) fn remove_stale_lock(repo: &Repo, ref_name: &str) {
-    // The ref's own lock, and `packed-refs.lock`: once git has packed the
-    // ref (`git gc`, run by purge), updating it takes that lock too, and a
-    // process killed while holding it blocked every later seal for good
-    // (memlog-bench --kills found it).
-    for lock in [
-        repo.common_dir.join(format!("{ref_name}.lock")),
-        repo.common_dir.join("packed-refs.lock"),
-    ] {
-        if let Ok(meta) = std::fs::metadata(&lock)
-            && meta
-                .modified()
-                .ok()
-                .and_then(|m| m.elapsed().ok())
-                .is_some_and(|age| age > STALE_LOCK)
-        {
-            let _ = std::fs::remove_file(&lock);
-        }
-    }
 }
 
 fn sync_ref(repo: &Repo, name: &str) -> Result<()> {

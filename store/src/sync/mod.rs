@@ -41,7 +41,7 @@ use serde::Serialize;
 use crate::log::{CommitInfo, Log};
 use crate::purge_record::PURGES_DIR;
 use crate::remote::{is_url, purged_commits, tracking_ref, tracking_refs};
-use crate::seal::{backoff, identity, publish, remove_stale_lock, signature};
+use crate::seal::{backoff, identity, publish, signature};
 use crate::sessions::SessionCommits;
 use crate::{Error, Repo, Result, git_command};
 
@@ -472,7 +472,7 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
             std::thread::sleep(backoff(attempt));
         }
         attempt += 1;
-        remove_stale_lock(repo, repo.ref_name());
+        crate::ref_lock::remove_stale(repo, repo.ref_name());
         let local = log.tip()?;
         let plan = plan_join(repo, &log, local, remote_tip)?;
         report.sessions_received = plan.received_sessions.len();
