@@ -533,9 +533,10 @@ fn own_sample_transcript_converts_to_the_expected_drafts() {
         ("tool_observation", "Bash"),
         ("user_prompt", "also check the refund path in src/admin"),
         ("user_prompt", "/review src/cart"),
+        // the continuation's summary, without its boilerplate
         (
             "session_summary",
-            "This session is being continued from a p",
+            "1. The user reported that checkout total",
         ),
         ("agent_response", "The regression test is the last open ite"),
         ("agent_response", "Summary: the discount was truncated by i"),

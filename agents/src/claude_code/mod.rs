@@ -12,6 +12,7 @@
 //!   every character but letters and digits as ->/<session>.jsonl`, with
 //!   their subagents' beside them.
 
+pub mod compaction;
 pub mod transcript;
 
 use std::collections::HashMap;

@@ -108,6 +108,13 @@ pub fn drafts_at(
             vec![maker.draft(Kind::ToolObservation, body)]
         }
         HookEvent::Stop | HookEvent::SubagentStop => {
+            // A compaction's fork answers no one: what it wrote is the
+            // session's summary.
+            if let Some(summary) = compaction_summary(payload) {
+                let mut draft = maker.text(Kind::SessionSummary, &summary);
+                draft.meta.insert("compaction".into(), Value::Bool(true));
+                return vec![draft];
+            }
             // Calls no hook reported come first: they happened before the
             // answer.
             let mut drafts: Vec<Draft> = options
@@ -296,6 +303,21 @@ fn insert_text(map: &mut Map<String, Value>, key: &str, value: Option<&str>) {
     }
 }
 
+/// The summary a SubagentStop carries when its agent is a compaction's
+/// fork (no `agent_type`, a `<summary>` answer): Claude Code's
+/// ([`crate::claude_code::compaction`]).
+fn compaction_summary(payload: &Payload) -> Option<String> {
+    let fork = payload.event == Some(HookEvent::SubagentStop)
+        && payload.agent_type.as_deref().is_none_or(str::is_empty);
+    fork.then(|| {
+        payload
+            .last_assistant_message
+            .as_deref()
+            .and_then(crate::claude_code::compaction::from_answer)
+    })
+    .flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -366,6 +388,28 @@ mod tests {
         assert_eq!(d.meta["cwd"], "/p");
         assert_eq!(d.session, UNKNOWN_SESSION);
         assert!(!d.meta.contains_key("branch"));
+    }
+
+    /// Claude Code 2.1.328's SubagentStop for `/compact` (captured from
+    /// the real CLI against a scripted API): the fork's summary is the
+    /// session's, a named subagent's answer stays an answer.
+    #[test]
+    fn a_compaction_forks_answer_is_the_sessions_summary() {
+        let stop = |agent_type: &str| {
+            one(map(
+                "SubagentStop",
+                json!({"session_id": "s1", "hook_event_name": "SubagentStop",
+                       "agent_id": "a37cf98b0a1e81b64", "agent_type": agent_type,
+                       "agent_transcript_path": "/nowhere/agent-a37cf98b0a1e81b64.jsonl",
+                       "last_assistant_message":
+                           "<analysis>working</analysis>\n<summary>The rotation is on Tuesdays.</summary>"}),
+            ))
+        };
+        let d = stop("");
+        assert_eq!(d.kind, Kind::SessionSummary);
+        assert_eq!(d.body["text"], "The rotation is on Tuesdays.");
+        assert_eq!(d.meta["compaction"], true);
+        assert_eq!(stop("general-purpose").kind, Kind::AgentResponse);
     }
 
     #[test]

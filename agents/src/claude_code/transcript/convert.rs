@@ -256,7 +256,11 @@ impl<'a> Converter<'a> {
             UserText::Harness => return,
             UserText::Prompt => (Kind::UserPrompt, text.clone(), None),
             UserText::TypedAfterReminders(typed) => (Kind::UserPrompt, typed, None),
-            UserText::CompactSummary => (Kind::SessionSummary, text.clone(), None),
+            UserText::CompactSummary => (
+                Kind::SessionSummary,
+                crate::claude_code::compaction::from_continuation(&text),
+                None,
+            ),
             UserText::SlashCommand(typed, name) => (Kind::UserPrompt, typed, Some(name)),
         };
         // Already recorded when it was queued: the line holds the text as
