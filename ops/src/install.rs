@@ -57,7 +57,7 @@ pub fn hooks(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).context(format_args!("reading {}", path.display())),
     };
-    let exe = std::env::current_exe().context("locating the memlog binary")?;
+    let exe = hook_program(scope)?;
     let edit = agent.edit_settings(&path, current.as_deref(), &exe, install)?;
     if dry_run {
         return Ok(HooksInstalled {
@@ -126,6 +126,38 @@ pub struct InstalledHooks {
     pub missing: Vec<String>,
 }
 
+/// The program hooks run. The project's settings file is committed, and a
+/// teammate's memlog is not at this machine's path: there it is `memlog`
+/// by name when that name on `PATH` is this binary. Elsewhere, and when
+/// PATH finds another program, this binary's absolute path, which runs
+/// whatever PATH the agent starts with.
+fn hook_program(scope: Scope) -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the memlog binary")?;
+    if scope == Scope::Project
+        && let Some(name) = exe.file_name().and_then(|n| n.to_str())
+        && let Some(found) = on_path(name)
+        && same_file(&found, &exe)
+    {
+        return Ok(PathBuf::from(name));
+    }
+    Ok(exe)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The first file called `name` in `PATH`'s folders.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 /// Whether `program` runs here: a path that exists, or a bare name found
 /// on `PATH`.
 fn program_exists(program: &str) -> bool {
@@ -133,8 +165,7 @@ fn program_exists(program: &str) -> bool {
     if path.components().count() > 1 {
         return path.is_file();
     }
-    std::env::var_os("PATH")
-        .is_some_and(|dirs| std::env::split_paths(&dirs).any(|d| d.join(program).is_file()))
+    on_path(program).is_some()
 }
 
 /// Where memlog's hooks are installed for the repository containing `dir`

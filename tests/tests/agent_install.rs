@@ -183,6 +183,54 @@ fn installing_from_another_binary_name_replaces_its_hooks() {
     assert!(!path.exists(), "the file memlog made is gone");
 }
 
+/// The project's settings are committed: they name memlog as a
+/// teammate's machine finds it, on PATH, not by this machine's path (which
+/// fails there on every hook); the local file keeps the absolute path.
+#[test]
+fn committed_settings_name_memlog_by_the_name_path_finds() {
+    let repo = TestRepo::new();
+    let bin = memlog_e2e::memlog_bin();
+    let name = bin.file_name().unwrap().to_str().unwrap().to_string();
+    let on_path = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&bin, on_path.path().join(&name)).unwrap();
+    let install = |path: &str, args: &[&str]| {
+        let out = std::process::Command::new(&bin)
+            .current_dir(repo.path())
+            .env("PATH", path)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let path = format!("{}:/usr/bin:/bin", on_path.path().display());
+    install(&path, &["install", "claude"]);
+    let committed = commands(&read(&repo.path().join(".claude/settings.json")));
+    assert!(
+        committed
+            .iter()
+            .all(|(event, c)| *c == format!("{name} hook {event}")),
+        "{committed:#?}"
+    );
+    install(&path, &["install", "claude", "--local"]);
+    let local = commands(&read(&repo.path().join(".claude/settings.local.json")));
+    let absolute = bin.display().to_string();
+    assert!(
+        local.iter().all(|(_, c)| c.starts_with(&absolute)),
+        "{local:#?}"
+    );
+    // where PATH finds no memlog, the path is the only way to run it
+    install("/usr/bin:/bin", &["install", "claude"]);
+    let committed = commands(&read(&repo.path().join(".claude/settings.json")));
+    assert!(
+        committed.iter().all(|(_, c)| c.starts_with(&absolute)),
+        "{committed:#?}"
+    );
+}
+
 /// Uninstalling an agent that was never installed writes no file.
 #[test]
 fn uninstalling_what_was_never_installed_writes_nothing() {
