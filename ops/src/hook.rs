@@ -54,7 +54,7 @@ pub fn run(
     started: Instant,
     layout: &mut Option<Layout>,
 ) -> Result<Option<String>> {
-    let payload = match agent.read_payload(event_name, input) {
+    let mut payload = match agent.read_payload(event_name, input) {
         Ok(p) => p,
         Err(e) => {
             // Without a payload there is no `cwd`: the error is logged in
@@ -117,6 +117,12 @@ pub fn run(
         agent,
         agent_version: agent.version(&payload),
     };
+    let recorder = Recorder::new(&repo)?
+        .withholding(crate::native::own_memory_dirs(&repo))
+        .once();
+    // the session as recorded (a secret in its id redacted), for every use
+    // below: its journal, its seal, its recap
+    payload.session_id = payload.session_id.map(|s| recorder.session_id(&s));
     let drafts = memlog_agents::drafts(&payload, &context, &options);
     let budget = Duration::from_millis(match event {
         Some(e) if e.injects_context() => repo.config.hooks.inject_budget_ms,
@@ -132,9 +138,6 @@ pub fn run(
         }
         _ => None,
     };
-    let recorder = Recorder::new(&repo)?
-        .withholding(crate::native::own_memory_dirs(&repo))
-        .once();
     let durability = prompt_path_durability(event);
     let mut repeated = false;
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {

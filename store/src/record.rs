@@ -63,6 +63,29 @@ impl<'r> Recorder<'r> {
         self.filter.filter_text(text).0
     }
 
+    /// `session` as it may be stored: a secret in it (an id a script made
+    /// of a job id and a token) is redacted as in any text, the marker's
+    /// brackets becoming `-` so that the id still names a journal file. It
+    /// names the journal, stands in commit trailers and goes to every
+    /// teammate (field test 4, B-F5).
+    pub fn session_id(&self, session: &str) -> String {
+        let (filtered, _) = self.filter.filter_text(session);
+        if filtered == session {
+            return filtered;
+        }
+        filtered
+            .chars()
+            .map(|c| {
+                if memlog_format::session_id::is_allowed(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .take(memlog_format::session_id::MAX_LEN)
+            .collect()
+    }
+
     /// The repository it records into.
     pub fn repo(&self) -> &Repo {
         self.repo
@@ -73,6 +96,7 @@ impl<'r> Recorder<'r> {
     /// `body.output` to the configured size; then caps every text at
     /// `hooks.max_text_bytes` (either cut marks `body.truncated`).
     pub fn prepare(&self, mut draft: Draft) -> (Draft, Report) {
+        draft.session = self.session_id(&draft.session);
         scope::withhold_own_memory(&mut draft, &self.own_memory);
         let mut body = Value::Object(std::mem::take(&mut draft.body));
         let mut report = self.filter.filter_value(&mut body);
@@ -146,7 +170,7 @@ impl<'r> Recorder<'r> {
         drafts: Vec<Draft>,
         durability: Durability,
     ) -> Result<(Vec<Event>, Report)> {
-        let Some(session) = drafts.first().map(|d| d.session.clone()) else {
+        let Some(session) = drafts.first().map(|d| self.session_id(&d.session)) else {
             return Ok((Vec::new(), Report::default()));
         };
         let journal = Journal::new(&self.repo.journal_dir(), &session)?;
@@ -207,6 +231,7 @@ impl<'r> Recorder<'r> {
         let forgotten = crate::forgotten::Forgotten::load(self.repo)?;
         let mut left_out = 0;
         for (session, drafts) in sessions {
+            let session = self.session_id(&session);
             crate::journal::validate_session(&session)?;
             let was_personal = self.is_personal_session(&session);
             let mut personal = was_personal;

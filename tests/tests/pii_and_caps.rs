@@ -29,13 +29,14 @@ fn everything_on_disk(repo: &TestRepo) -> Vec<u8> {
             .output
             .stdout;
     let mut dirs = vec![repo.path().join(".git")];
+    // a background index or seal may remove a file of its own meanwhile
     while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
             if path.is_dir() {
                 dirs.push(path);
-            } else {
-                bytes.extend(std::fs::read(path).unwrap());
+            } else if let Ok(file) = std::fs::read(path) {
+                bytes.extend(file);
             }
         }
     }
@@ -187,4 +188,44 @@ fn a_key_block_can_be_noted_and_is_stored_redacted() {
     let texts = repo.memlog(&["cat"]).ok().stdout();
     assert_eq!(texts.matches("[REDACTED:private-key").count(), 2, "{texts}");
     assert!(!texts.contains("MIIEpAIBAAKCAQEAq7BFUpkGp3"), "{texts}");
+}
+
+/// A session id holding a token (a script's `--session "$JOB-$TOKEN"`, a
+/// pasted value): the id is redacted in its journal's name, the commit
+/// trailers and every event, and the session is still sealed at its end
+/// by its own hooks.
+#[test]
+fn a_secret_in_a_session_id_reaches_disk_in_no_form() {
+    let repo = TestRepo::new();
+    let token = "ghp_hGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8rES";
+    let hooked = format!("deploy-{token}");
+    hook(&repo, "SessionStart", &hooked, json!({"source": "startup"}));
+    hook(
+        &repo,
+        "UserPromptSubmit",
+        &hooked,
+        json!({"prompt": "rotate the staging keys"}),
+    );
+    let scripted = format!("ci-{token}");
+    repo.memlog(&["note", "--session", &scripted, "the job ran"])
+        .ok();
+    hook(&repo, "SessionEnd", &hooked, json!({"reason": "other"}));
+    let log = repo.memlog(&["log", "--json"]).ok().json();
+    let sessions = log["sessions"].as_array().unwrap();
+    assert!(
+        sessions.iter().any(|s| {
+            s["session"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("deploy-") && id.contains("REDACTED"))
+                && s["prompts"] == 1
+        }),
+        "sealed at its end: {log:#}"
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    assert!(
+        !contains(&everything_on_disk(&repo), "hGAkWvj7FAc9QeWJKY40"),
+        "the token is on disk"
+    );
+    let texts = repo.memlog(&["cat"]).ok().stdout();
+    assert!(texts.contains("the job ran"), "{texts}");
 }
