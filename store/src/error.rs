@@ -76,9 +76,7 @@ pub enum Error {
     /// log (a code branch named `memlog`): nothing is merged or pushed.
     #[error(
         "sync with {remote}: its {ref_name} is not a memlog log: {why}. Nothing was merged or \
-         pushed, and the local log is unchanged. Keep memory on a ref of its own (`ref: \
-         refs/heads/agent-memory` in .memlog.yaml) or in a repository of its own (`sync: {{ \
-         remotes: [URL] }}`)"
+         pushed, and the local log is unchanged. {advice}"
     )]
     NotAMemlogLog {
         /// The remote.
@@ -87,6 +85,9 @@ pub enum Error {
         ref_name: String,
         /// What gives it away.
         why: String,
+        /// What to do: put the log back when hand-made commits sit on it,
+        /// else keep memory elsewhere.
+        advice: String,
     },
 
     /// The local ref of the log's name holds something else than a memlog

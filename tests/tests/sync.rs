@@ -306,6 +306,49 @@ fn a_code_branch_named_memlog_is_refused_and_left_untouched() {
     assert!(rev(remote.path(), "refs/heads/agent-memory").is_some());
 }
 
+/// A README committed by hand on the remote's log (for people browsing
+/// the branch) is refused, and the refusal says how to put the log back;
+/// the command it gives, run as printed, makes sync work again.
+#[test]
+fn a_hand_commit_on_the_remote_log_is_refused_with_the_way_back() {
+    let (remote, clones) = remote_and_clones(2);
+    let (browser, mine) = (&clones[0], &clones[1]);
+    seal_session(browser, "shared-first");
+    browser.memlog(&["sync", "origin"]).ok();
+    let good = rev(remote.path(), "refs/heads/memlog").unwrap();
+    browser.git(&["checkout", "-q", "memlog"]).ok();
+    std::fs::write(browser.path().join("README.md"), "Agent memory\n").unwrap();
+    browser.git(&["add", "README.md"]).ok();
+    browser
+        .git(&["commit", "-q", "-m", "Explain the branch"])
+        .ok();
+    browser.git(&["push", "-q", "origin", "memlog"]).ok();
+
+    let ids_before = ids(&{
+        seal_session(mine, "mine");
+        mine.cat()
+    });
+    let out = mine.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    let err = out.stderr();
+    assert!(
+        err.contains("README.md") && err.contains(&good[..12]) && err.contains("1 commit(s)"),
+        "{err}"
+    );
+    let command = err
+        .split('`')
+        .find(|part| part.starts_with("git push --force-with-lease"))
+        .unwrap_or_else(|| panic!("no command in: {err}"));
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    mine.git(&args).ok();
+    assert_eq!(rev(remote.path(), "refs/heads/memlog"), Some(good));
+    mine.memlog(&["sync", "origin"]).ok();
+    assert_eq!(
+        ids(&mine.cat()),
+        ids_before.union(&ids(&browser.cat())).cloned().collect()
+    );
+}
+
 #[test]
 fn a_root_commit_without_trailers_is_refused() {
     let (remote, clones) = remote_and_clones(2);

@@ -39,6 +39,7 @@ pub(super) fn memlog_log(
         remote: remote.to_string(),
         ref_name: log.ref_name().to_string(),
         why,
+        advice: advice(log, remote, tip),
     };
     let tip_tree = log.commit(tip)?.tree;
     if let Some(why) = tree_problem(log, tip_tree)? {
@@ -75,6 +76,52 @@ pub(super) fn memlog_log(
         stack.extend(c.parents);
     }
     Ok(())
+}
+
+/// What to do about a remote ref memlog refuses. When it was memlog's log
+/// up to some commit and something else committed on top (a README added
+/// by hand, a tool's commit), how to put it back there; else, where else
+/// memory can live (a code branch named like the log).
+fn advice(log: &Log, remote: &str, tip: ObjectId) -> String {
+    let ref_name = log.ref_name();
+    match last_memlog_commit(log, tip) {
+        Some((good, after)) if after > 0 => {
+            let short = &good.to_string()[..12];
+            format!(
+                "It was memlog's log up to commit {short}; the {after} commit(s) after it \
+                 were made by something else. If they are a mistake, put the log back (this \
+                 drops them; keep their files elsewhere first): `git push \
+                 --force-with-lease={ref_name}:{tip} {remote} {short}:{ref_name}`, then sync \
+                 again"
+            )
+        }
+        _ => "Keep memory on a ref of its own (`ref: refs/heads/agent-memory` in \
+              .memlog.yaml) or in a repository of its own (`sync: { remotes: [URL] }`)"
+            .to_string(),
+    }
+}
+
+/// How many commits to look back for the last commit of memlog's on a
+/// refused ref.
+const LOOK_BACK: usize = 100;
+
+/// The newest commit on `tip`'s first-parent line that is memlog's (a
+/// seal, a purge record or a merge, over a memlog tree), and how many
+/// commits come after it.
+fn last_memlog_commit(log: &Log, tip: ObjectId) -> Option<(ObjectId, usize)> {
+    let mut id = tip;
+    for after in 0..LOOK_BACK {
+        let c = log.commit(id).ok()?;
+        let t = trailers(&c.message);
+        let ours = c.parents.len() > 1
+            || (t.contains_key(SESSION_TRAILER) && t.contains_key(EVENTS_TRAILER))
+            || t.contains_key(PURGE_TRAILER);
+        if ours && matches!(tree_problem(log, c.tree), Ok(None)) {
+            return Some((id, after));
+        }
+        id = *c.parents.first()?;
+    }
+    None
 }
 
 /// Refuses to write on the local ref when its tip's tree holds anything
@@ -207,6 +254,7 @@ pub(super) fn segments_whole(
                     "its segment {path} is damaged (its bytes hash to {}, not to its name)",
                     &actual[..12]
                 ),
+                advice: advice(log, remote, tip),
             });
         }
     }
