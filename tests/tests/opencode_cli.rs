@@ -81,6 +81,22 @@ fn a_claude_code_session_reaches_opencode_as_injected_context() {
         run.requests_contain(DECIDED),
         "OpenCode's model saw Claude Code's answer"
     );
+    // OpenCode's own side calls (the session's title) get no memory
+    let titles: Vec<&serde_json::Value> = run
+        .requests
+        .iter()
+        .filter(|r| {
+            r["body"]["system"]
+                .to_string()
+                .contains("You are a title generator")
+        })
+        .collect();
+    assert!(
+        titles
+            .iter()
+            .all(|r| !r["body"].to_string().contains(DECIDED)),
+        "{titles:#?}"
+    );
 }
 
 /// File-aware recall through the real OpenCode: an earlier session failed

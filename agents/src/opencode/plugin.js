@@ -37,6 +37,18 @@ function hook(event, payload) {
 
 const contextOf = (output) => output?.hookSpecificOutput?.additionalContext ?? "";
 
+// OpenCode's hidden agents (title, summary, compaction; 1.18.33) run model
+// calls of their own in the session, through the same system transform:
+// memory is no help to them, costs their tokens, and could end up in a
+// session's title. Their prompts open the system text.
+const SIDE_PROMPTS = [
+  "You are a title generator",
+  "Summarize what was done in this conversation",
+  "You are a context summarization agent",
+];
+const isSideCall = (system) =>
+  SIDE_PROMPTS.some((prompt) => String(system?.[0] ?? "").startsWith(prompt));
+
 export const MemlogPlugin = async ({ directory }) => {
   const cwd = directory;
   // Context for a session's model calls until its turn ends.
@@ -83,7 +95,7 @@ export const MemlogPlugin = async ({ directory }) => {
     },
     "experimental.chat.system.transform": async (input, output) => {
       const text = context.get(input.sessionID ?? latest);
-      if (text) output.system.push(text);
+      if (text && !isSideCall(output.system)) output.system.push(text);
     },
     "tool.execute.after": async (input, output) => {
       const out = await hook("PostToolUse", {
