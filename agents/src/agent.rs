@@ -139,6 +139,13 @@ pub trait Agent: Sync {
         settings::edit_json(path, current, exe, self.hook_settings(), install)
     }
 
+    /// memlog's hooks in `text`, the text of one of its settings files
+    /// (what `memlog doctor` reports); `None` when it holds none. By
+    /// default the shared JSON shape ([`settings::hooks_in_json`]).
+    fn hooks_in(&self, text: &str) -> Option<settings::HooksInFile> {
+        settings::hooks_in_json(text)
+    }
+
     /// The user's settings file, for every project.
     fn user_settings_file(&self) -> Result<PathBuf>;
 

@@ -26,6 +26,30 @@ pub struct SettingsEdit {
     pub removed: usize,
 }
 
+/// memlog's hooks found in the text of a settings file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HooksInFile {
+    /// How many hook events run memlog there.
+    pub hooks: usize,
+    /// The memlog programs they run.
+    pub programs: Vec<String>,
+    /// Whether installing again would write them otherwise (a plugin an
+    /// earlier memlog wrote, which lacks this one's fixes).
+    pub outdated: bool,
+}
+
+/// memlog's hooks in settings of the shared JSON shape; `None` when there
+/// are none (or the text is not JSON).
+pub fn hooks_in_json(text: &str) -> Option<HooksInFile> {
+    let settings: Value = serde_json::from_str(text).ok()?;
+    let hooks = memlog_commands(&settings);
+    (hooks > 0).then(|| HooksInFile {
+        hooks,
+        programs: memlog_programs(&settings),
+        outdated: false,
+    })
+}
+
 /// The settings file `path`, whose text is `current` (`None`: no file yet),
 /// as a JSON object; an empty file is an empty object.
 pub fn parse_object(path: &Path, current: Option<&str>) -> Result<Map<String, Value>> {

@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use memlog_agents::{AGENTS, Agent, HookTrust, Scope, settings};
-use serde_json::Value;
+use memlog_agents::{AGENTS, Agent, HookTrust, Scope};
 
 use crate::error::{Context, Result};
 use crate::index::Indexed;
@@ -124,6 +123,9 @@ pub struct InstalledHooks {
     /// The memlog programs they run that are not on this machine (a
     /// settings file committed from another machine).
     pub missing: Vec<String>,
+    /// Whether installing again would write them otherwise: a plugin an
+    /// earlier memlog wrote, without this one's fixes.
+    pub outdated: bool,
 }
 
 /// The program hooks run. The project's settings file is committed, and a
@@ -187,15 +189,12 @@ pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let Ok(settings) = serde_json::from_str::<Value>(&text) else {
+            let Some(hooks) = agent.hooks_in(&text) else {
                 continue;
             };
-            let hooks = settings::memlog_commands(&settings);
-            if hooks == 0 {
-                continue;
-            }
             let project = work_tree.as_deref().filter(|_| scope != Scope::User);
-            let missing = settings::memlog_programs(&settings)
+            let missing = hooks
+                .programs
                 .into_iter()
                 .filter(|p| !program_exists(p))
                 .collect();
@@ -204,8 +203,9 @@ pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
                 scope,
                 trust: agent.hook_trust(&path, project),
                 path,
-                hooks,
+                hooks: hooks.hooks,
                 missing,
+                outdated: hooks.outdated,
             });
         }
     }

@@ -344,3 +344,38 @@ fn doctor_names_hooks_installed_twice() {
         "{json}"
     );
 }
+
+/// OpenCode's plugin is code memlog writes once: doctor lists it, and
+/// says when an earlier memlog wrote it (an upgraded binary leaves the old
+/// plugin in place, without the new one's fixes) until installing again.
+#[test]
+fn doctor_lists_opencodes_plugin_and_says_when_it_is_outdated() {
+    let repo = TestRepo::new();
+    repo.memlog(&["install", "opencode"]).ok();
+    let plugin_of = |status: &Value| {
+        status["agent_hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["agent"] == "opencode")
+            .cloned()
+            .unwrap_or_else(|| panic!("no plugin in {status:#}"))
+    };
+    let status = repo.memlog(&["doctor", "--json"]).ok().json();
+    assert_eq!(plugin_of(&status)["outdated"], false, "{status:#}");
+    let path = repo.path().join(".opencode/plugin/memlog.js");
+    let earlier = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("SIDE_PROMPTS.some", "[].some");
+    std::fs::write(&path, earlier).unwrap();
+    let status = repo.memlog(&["doctor", "--json"]).ok().json();
+    assert_eq!(plugin_of(&status)["outdated"], true, "{status:#}");
+    let text = repo.memlog(&["doctor"]).ok().stdout();
+    assert!(
+        text.contains("`memlog install opencode` again updates it"),
+        "{text}"
+    );
+    repo.memlog(&["install", "opencode"]).ok();
+    let status = repo.memlog(&["doctor", "--json"]).ok().json();
+    assert_eq!(plugin_of(&status)["outdated"], false, "{status:#}");
+}

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use crate::protocol::{HookEvent, Payload, ToolTarget};
 use crate::sessions::home;
-use crate::settings::{HookSettings, SettingsEdit};
+use crate::settings::{HookSettings, HooksInFile, SettingsEdit};
 use crate::{Agent, Error, HookOptions, Result, SessionFile};
 
 /// The client name memlog records in `meta.client` for OpenCode.
@@ -124,6 +124,22 @@ impl Agent for OpenCode {
             text: install.then(|| PLUGIN.replace("__MEMLOG__", &program)),
             events: if install { SETTINGS.events.len() } else { 0 },
             removed,
+        })
+    }
+
+    /// The plugin's program, and whether it is this memlog's plugin: an
+    /// earlier memlog's stays in place through an upgrade of the binary.
+    fn hooks_in(&self, text: &str) -> Option<HooksInFile> {
+        if !text.contains(MARKER) {
+            return None;
+        }
+        let program = text
+            .lines()
+            .find_map(|l| l.strip_prefix("const MEMLOG = ")?.strip_suffix(';'))?;
+        Some(HooksInFile {
+            hooks: SETTINGS.events.len(),
+            programs: vec![serde_json::from_str(program).ok()?],
+            outdated: PLUGIN.replace("__MEMLOG__", program) != text,
         })
     }
 

@@ -101,6 +101,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                     "path": h.path,
                     "hooks": h.hooks,
                     "missing_programs": h.missing,
+                    "outdated": h.outdated,
                 });
                 if let Some(t) = &h.trust {
                     entry["trusted"] = json!(t.trusted());
@@ -165,6 +166,13 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             println!(
                 "           they run {program}, which is not on this machine: the agent's \
                  hooks fail; `memlog install {}` again points them at this memlog",
+                h.agent.name()
+            );
+        }
+        if h.outdated {
+            println!(
+                "           written by another version of memlog, without this one's fixes; \
+                 `memlog install {}` again updates it",
                 h.agent.name()
             );
         }
