@@ -46,18 +46,31 @@ pub fn to_ms(ts: &str) -> i64 {
     parse(ts).map(|t| t.as_millisecond()).unwrap_or(0)
 }
 
-/// `2026-11-22 05:27` from a stored timestamp: the minute, for listings.
+/// `2026-11-22 14:27` from a stored timestamp: the minute in the local
+/// time zone (`TZ`, else the system's), as `git log` shows times, for
+/// listings; stored times are UTC, and a listing in UTC read 9 hours off
+/// in Seoul. A timestamp that does not parse is shown as stored.
 pub fn short(ts: &str) -> String {
-    ts.get(..16)
-        .map(|s| s.replace('T', " "))
-        .unwrap_or_else(|| ts.to_string())
+    match parse(ts) {
+        Ok(t) => short_local(t),
+        Err(_) => ts
+            .get(..16)
+            .map(|s| s.replace('T', " "))
+            .unwrap_or_else(|| ts.to_string()),
+    }
 }
 
 /// [`short`] of seconds since the epoch.
 pub fn short_from_secs(secs: i64) -> String {
     Timestamp::from_second(secs)
-        .map(|t| short(&format(t)))
+        .map(short_local)
         .unwrap_or_else(|_| secs.to_string())
+}
+
+fn short_local(t: Timestamp) -> String {
+    t.to_zoned(TimeZone::system())
+        .strftime("%Y-%m-%d %H:%M")
+        .to_string()
 }
 
 #[cfg(test)]

@@ -485,6 +485,8 @@ pub fn git_command(dir: &Path) -> Command {
         // tests run from inside an agent's session must not record there
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("GEMINI_PROJECT_DIR")
+        // listings show local time: the same on every machine
+        .env("TZ", "UTC")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_AUTHOR_NAME", "Test")

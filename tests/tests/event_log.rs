@@ -60,6 +60,32 @@ fn seal_makes_one_commit_per_session() {
     assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0));
 }
 
+/// Stored times are UTC; listings show the user's local time (`TZ`, else
+/// the system's), as `git log` does: in Seoul a session sealed at 06:13 UTC
+/// is listed at 15:13.
+#[test]
+fn listings_show_local_time() {
+    let repo = TestRepo::new();
+    repo.memlog_stdin(
+        &["record", "--json"],
+        r#"{"session": "s1", "ts": "2026-11-27T06:13:12.389Z", "kind": "user_prompt", "text": "when was this"}"#,
+    )
+    .ok();
+    repo.memlog(&["seal", "--all"]).ok();
+    let in_seoul = memlog_e2e::run(
+        memlog_e2e::memlog_command(repo.path())
+            .env("TZ", "Asia/Seoul")
+            .arg("log"),
+    )
+    .ok()
+    .stdout();
+    assert!(in_seoul.contains("2026-11-27 15:13"), "{in_seoul}");
+    let in_utc = repo.memlog(&["log"]).ok().stdout();
+    assert!(in_utc.contains("2026-11-27 06:13"), "{in_utc}");
+    let json = repo.memlog(&["log", "--json"]).ok().json();
+    assert_eq!(json["sessions"][0]["started"], "2026-11-27T06:13:12.389Z");
+}
+
 #[test]
 fn user_repository_is_untouched_with_staged_changes() {
     let repo = TestRepo::new();
