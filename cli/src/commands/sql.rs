@@ -39,6 +39,13 @@ pub fn cmd_sql(dir: &Path, args: SqlArgs) -> anyhow::Result<ExitCode> {
         .conn
         .prepare(&args.query)
         .with_context(|| format!("SQL: {}", args.query))?;
+    if !stmt.readonly() {
+        anyhow::bail!(
+            "memlog sql only reads: the database is derived from the log (`memlog rebuild` \
+             makes it again), so a change there would not last. Memory changes through its \
+             commands: `memlog note`, `memlog forget`, `memlog task set`"
+        );
+    }
     let columns: Vec<String> = stmt.column_names().map(|c| c.to_string()).collect();
     let mut rows = stmt.query([]).context("running the query")?;
     let mut out: Vec<Vec<Value>> = Vec::new();
