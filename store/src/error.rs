@@ -106,6 +106,22 @@ pub enum Error {
         why: String,
     },
 
+    /// The log's ref is the branch a working tree has checked out: moving
+    /// it would leave that tree's index on the old commit, and the user's
+    /// next `git commit` there would delete what the seal added.
+    #[error(
+        "{ref_name} is checked out in {worktree}: memlog never moves a branch under a working \
+         tree (its next commit would delete the new memory). The session stays in its journal; \
+         switch that working tree to another branch (`git -C {worktree} switch -`), and the \
+         next seal takes it"
+    )]
+    CheckedOut {
+        /// The ref.
+        ref_name: String,
+        /// The working tree that has it checked out.
+        worktree: String,
+    },
+
     /// A `git` command run as a child process failed.
     #[error("`{command}` failed: {message}")]
     GitCommand {

@@ -143,6 +143,13 @@ impl<'r> Log<'r> {
         }
     }
 
+    /// The working tree that has the log's ref checked out, if one does:
+    /// memlog moves no branch under a working tree, so nothing is sealed
+    /// until it is switched away.
+    pub fn checked_out(&self) -> Option<std::path::PathBuf> {
+        crate::ref_lock::checked_out(self.store(), self.ref_name())
+    }
+
     /// The commit the ref points to, if it exists.
     pub fn tip(&self) -> Result<Option<ObjectId>> {
         let name = self.ref_name();

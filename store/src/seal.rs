@@ -340,6 +340,12 @@ pub(crate) fn publish(
     new: ObjectId,
     reflog_message: &str,
 ) -> Result<()> {
+    if let Some(worktree) = crate::ref_lock::checked_out(repo, ref_name) {
+        return Err(Error::CheckedOut {
+            ref_name: ref_name.to_string(),
+            worktree: worktree.display().to_string(),
+        });
+    }
     let keep = objects::persist(repo, objects)?;
     let updated = update_ref(repo, ref_name, expected, new, reflog_message);
     if let Some(keep) = keep {

@@ -86,6 +86,65 @@ fn listings_show_local_time() {
     assert_eq!(json["sessions"][0]["started"], "2026-11-27T06:13:12.389Z");
 }
 
+/// A memlog branch checked out (to browse it, or to `git pull` it, in the
+/// main working tree or a `git worktree`) is never moved under it: a seal
+/// there left the tree's index on the old commit, and the user's next
+/// `git commit` deleted the new memory (field test 6). The session waits
+/// in its journal, doctor says why, and the next seal after switching
+/// away takes it.
+#[test]
+fn a_checked_out_memlog_branch_is_never_moved() {
+    let repo = TestRepo::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let browse = elsewhere.path().join("browse");
+    let browse_arg = browse.display().to_string();
+    repo.memlog(&["note", "first note"]).ok();
+    for in_worktree in [false, true] {
+        let tip = repo.git(&["rev-parse", "memlog"]).ok().stdout();
+        let tree = if in_worktree {
+            repo.git(&["worktree", "add", "-q", &browse_arg, "memlog"])
+                .ok();
+            browse.clone()
+        } else {
+            repo.git(&["checkout", "-q", "memlog"]).ok();
+            repo.path().to_path_buf()
+        };
+        let sealed = repo.memlog(&["note", "the fraud threshold is 500 EUR"]);
+        assert_eq!(sealed.code(), Some(1));
+        assert!(
+            sealed.stderr().contains("is checked out in"),
+            "{}",
+            sealed.stderr()
+        );
+        assert_eq!(repo.git(&["rev-parse", "memlog"]).ok().stdout(), tip);
+        let doctor = repo.memlog(&["doctor", "--json"]);
+        assert_eq!(doctor.code(), Some(1));
+        assert!(
+            doctor.json()["log"]
+                .as_str()
+                .unwrap_or("")
+                .contains("checked out in"),
+            "{}",
+            doctor.stdout()
+        );
+        // the tree that has it checked out stays clean
+        let status = run(git_command(&tree).args(["status", "--porcelain"]))
+            .ok()
+            .stdout();
+        assert_eq!(status, "", "{tree:?}");
+        if in_worktree {
+            repo.git(&["worktree", "remove", "--force", &browse_arg])
+                .ok();
+        } else {
+            repo.git(&["checkout", "-q", "-"]).ok();
+        }
+        repo.memlog(&["seal", "--all"]).ok();
+        let texts = repo.memlog(&["cat"]).ok().stdout();
+        assert!(texts.contains("fraud threshold"), "{texts}");
+        assert_ne!(repo.git(&["rev-parse", "memlog"]).ok().stdout(), tip);
+    }
+}
+
 #[test]
 fn user_repository_is_untouched_with_staged_changes() {
     let repo = TestRepo::new();

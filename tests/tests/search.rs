@@ -445,7 +445,11 @@ fn sql_reads_and_refuses_writes() {
     assert!(keys.iter().any(|k| k.starts_with("art:url:")), "{keys:?}");
     let denied = repo.memlog(&["sql", "DELETE FROM events"]);
     assert_eq!(denied.code(), Some(1));
-    assert!(denied.stderr().contains("only reads"), "{}", denied.stderr());
+    assert!(
+        denied.stderr().contains("only reads"),
+        "{}",
+        denied.stderr()
+    );
     assert_eq!(
         repo.memlog(&["sql", "SELECT count(*) AS n FROM events", "--json"])
             .ok()

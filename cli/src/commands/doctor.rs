@@ -62,7 +62,9 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         .filter(|_| semantic["on"].as_bool() == Some(true));
     let (path, ranking) = memlog_ops::warm::hook_path(&repo, vectors_model);
     let hooks = memlog_ops::install::status(dir)?;
+    let checked_out = memlog_store::log::Log::new(&repo).checked_out();
     let broken = damaged
+        || checked_out.is_some()
         || hooks
             .iter()
             .any(|h| !h.missing.is_empty() || h.trust.as_ref().is_some_and(|t| !t.trusted()));
@@ -90,6 +92,15 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                 format!("{} not here yet; {}", repo.ref_name(), waiting.join("; "))
             }
         }
+    };
+    let log = match &checked_out {
+        Some(tree) => format!(
+            "{log}; checked out in {}: nothing is sealed until that working tree switches to \
+             another branch (`git -C {} switch -`)",
+            tree.display(),
+            tree.display()
+        ),
+        None => log,
     };
     if args.json {
         let twice = twice_installed(&hooks);
