@@ -60,6 +60,24 @@ pub(crate) fn kept_input(tool: &str, input: Option<&Value>) -> Option<Map<String
     Some(kept)
 }
 
+/// Whether a call to memlog's own tools (`tool` with `input`) returned a
+/// personal event (`response`, the tool's result in any shape): the agent
+/// has read it, and what it says next may repeat it, so the rest of its
+/// session stays on this machine, as after a personal memory injected.
+pub(crate) fn read_personal(tool: &str, input: Option<&Value>, response: Option<&Value>) -> bool {
+    fn any_string(value: &Value, found: &dyn Fn(&str) -> bool) -> bool {
+        match value {
+            Value::String(s) => found(s),
+            Value::Array(items) => items.iter().any(|v| any_string(v, found)),
+            Value::Object(map) => map.values().any(|v| any_string(v, found)),
+            _ => false,
+        }
+    }
+    response.is_some_and(|r| {
+        kept_input(tool, input).is_some() && any_string(r, &memlog_format::scope::shows_personal)
+    })
+}
+
 /// Whether `name` (a file name) is memlog's binary: `memlog`, `memlog.exe`,
 /// or a release's or a copy's longer name (`memlog-x86_64-unknown-linux-gnu`).
 pub(crate) fn is_memlog_program(name: &str) -> bool {
@@ -92,6 +110,26 @@ fn memlog_run_by(command: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_personal_event_read_back_is_seen_in_any_shape() {
+        use serde_json::json;
+        let mcp = json!([{"type": "text",
+            "text": "{\"hits\":[{\"id\":\"ab\",\"personal\":true,\"headline\":\"x\"}]}"}]);
+        assert!(read_personal(
+            "mcp__memlog__memory_search",
+            None,
+            Some(&mcp)
+        ));
+        let shell = json!({"stdout": "ab12  2026-11-27 06:39  note  s  0.8  (personal) salary"});
+        let input = json!({"command": "memlog search salary"});
+        assert!(read_personal("Bash", Some(&input), Some(&shell)));
+        let shared = json!({"stdout": "ab12  2026-11-27 06:39  note  s  0.8  staging host"});
+        assert!(!read_personal("Bash", Some(&input), Some(&shared)));
+        // another program's output is not memlog's, whatever it says
+        let other = json!({"command": "cat notes.txt"});
+        assert!(!read_personal("Bash", Some(&other), Some(&shell)));
+    }
     use serde_json::json;
 
     use super::*;

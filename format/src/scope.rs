@@ -52,6 +52,25 @@ pub fn is_personal(meta: &Map<String, Value>) -> bool {
     meta.get(SCOPE_KEY).and_then(Value::as_str) == Some(PERSONAL)
 }
 
+/// How memlog's text outputs (`memlog search`, `memlog show`, the
+/// briefing) label a personal event, so that a hook reading that output
+/// back from an agent's tool call knows the session has seen one.
+pub const PERSONAL_LABEL: &str = "(personal)";
+
+/// Whether `output`, printed by memlog (a command run in an agent's shell,
+/// an MCP tool's answer), shows a personal event: its text label, or its
+/// scope in JSON (`meta`, or an MCP hit's `personal`).
+pub fn shows_personal(output: &str) -> bool {
+    const MARKERS: [&str; 5] = [
+        PERSONAL_LABEL,
+        "\"scope\":\"personal\"",
+        "\"scope\": \"personal\"",
+        "\"personal\":true",
+        "\"personal\": true",
+    ];
+    MARKERS.iter().any(|m| output.contains(m))
+}
+
 /// Marks metadata personal.
 pub fn mark_personal(meta: &mut Map<String, Value>) {
     meta.insert(SCOPE_KEY.into(), Value::String(PERSONAL.into()));

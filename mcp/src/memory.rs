@@ -8,7 +8,7 @@ use std::path::Path;
 
 use memlog_format::id;
 use memlog_format::task::Status;
-use memlog_format::{Event, Kind, time};
+use memlog_format::{Event, Kind, scope, time};
 use memlog_indexer::Projections;
 use memlog_indexer::lookup::{self, TimelineQuery};
 use memlog_indexer::search::Hit;
@@ -389,6 +389,10 @@ fn compact_hit(h: &Hit, level: u8) -> Value {
     if level > 0 {
         hit["level"] = json!(level);
     }
+    // said, so that the agent's hook reading the answer back knows
+    if h.meta.as_object().is_some_and(scope::is_personal) {
+        hit["personal"] = json!(true);
+    }
     hit
 }
 
@@ -400,6 +404,9 @@ fn compact_row(e: &Event, with_session: bool) -> Value {
     row.insert("id".into(), json!(e.id));
     row.insert("date".into(), json!(time::short(&e.ts)));
     row.insert("kind".into(), json!(e.kind.as_str()));
+    if scope::is_personal(&e.meta) {
+        row.insert("personal".into(), json!(true));
+    }
     if with_session {
         row.insert("session".into(), json!(e.session));
     }

@@ -401,6 +401,43 @@ fn a_session_given_a_personal_memory_keeps_what_follows_here() {
     answer_stays_here(me, remote.path(), "On Friday at nine");
 }
 
+/// A personal memory the agent reads back itself, running `memlog search`
+/// in its shell, makes the rest of the session personal, as one injected
+/// does: the answer repeating it stays on this machine (field test 6: the
+/// call's output was withheld, the answer was pushed). The output is the
+/// real command's.
+#[test]
+fn a_personal_memory_read_back_through_memlog_keeps_what_follows_here() {
+    let (remote, clones) = remote_and_clones(1);
+    let me = &clones[0];
+    me.memlog(&[
+        "note",
+        "--personal",
+        &format!("salary review with Dana on Friday ({NOTE})"),
+    ])
+    .ok();
+    let found = me.memlog(&["search", "salary review"]).ok().stdout();
+    assert!(found.contains(NOTE), "{found}");
+    me.hook(
+        "UserPromptSubmit",
+        "work",
+        serde_json::json!({"prompt": "look up what I saved last week"}),
+    );
+    me.hook(
+        "PostToolUse",
+        "work",
+        serde_json::json!({"tool_name": "Bash",
+            "tool_input": {"command": "memlog search 'salary review'"},
+            "tool_response": {"stdout": found, "stderr": "", "interrupted": false},
+            "tool_use_id": "toolu_read"}),
+    );
+    answer_stays_here(
+        me,
+        remote.path(),
+        "Your note says the salary review is on Friday",
+    );
+}
+
 /// A session of one turn, `prompt` answered by `answer`, ended.
 fn session(repo: &TestRepo, id: &str, prompt: &str, answer: &str) {
     repo.hook(

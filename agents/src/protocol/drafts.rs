@@ -87,7 +87,12 @@ pub fn drafts_at(
                 tool_use_id: payload.tool_use_id.as_deref(),
                 ..ToolCall::default()
             });
-            vec![maker.draft(Kind::ToolObservation, body)]
+            let mut draft = maker.draft(Kind::ToolObservation, body);
+            let input = payload.tool_input.as_ref();
+            if crate::own_calls::read_personal(tool, input, payload.tool_response.as_ref()) {
+                memlog_format::scope::mark_personal(&mut draft.meta);
+            }
+            vec![draft]
         }
         HookEvent::PostToolUseFailure => {
             let Some(tool) = payload.tool_name.as_deref() else {

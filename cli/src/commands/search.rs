@@ -106,13 +106,23 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         println!("no matches for {:?}", args.query);
     }
     for h in &found.hits {
+        // labelled, so that an agent's hook reading this back knows
+        let personal = h
+            .meta
+            .as_object()
+            .is_some_and(memlog_format::scope::is_personal);
         println!(
-            "{}  {}  {:<16}  {:<20}  {:.3}  {}",
+            "{}  {}  {:<16}  {:<20}  {:.3}  {}{}",
             id::short(&h.id),
             output::short_time(&h.ts),
             h.kind,
             memlog_format::event::truncate_chars(&h.session, 20),
             h.score,
+            if personal {
+                format!("{} ", memlog_format::scope::PERSONAL_LABEL)
+            } else {
+                String::new()
+            },
             h.headline(90)
         );
     }

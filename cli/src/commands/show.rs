@@ -120,6 +120,12 @@ fn print_event(e: &Event) {
     println!("event    {}", e.id);
     println!("kind     {}", e.kind);
     println!("session  {}  (seq {})", e.session, e.seq);
+    if memlog_format::scope::is_personal(&e.meta) {
+        println!(
+            "scope    {}: kept on this machine",
+            memlog_format::scope::PERSONAL_LABEL
+        );
+    }
     println!("time     {}", e.ts);
     println!("project  {}", e.project);
     if let Some(r) = e.external_ref() {
