@@ -30,6 +30,12 @@ const MAX_EVENTS: usize = 32;
 /// the best one (the answer to a question is often worded unlike it, and
 /// comes in as the best hit's neighbour).
 const RELATIVE_FLOOR: f32 = 0.5;
+/// The same for a personal memory, which makes the session it is given to
+/// personal (its events then never reach the team): only one about what
+/// the prompt asks, not one sharing a word with it (a user's own name in a
+/// note and in a work prompt kept that session from the team, field test
+/// 6).
+const PERSONAL_FLOOR: f32 = 0.8;
 /// Full-text hits whose stored vectors make the query vector when the
 /// prompt has no embedding of its own (pseudo-relevance feedback).
 const FEEDBACK_HITS: usize = 5;
@@ -468,9 +474,21 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
         .filter(|h| !withheld.contains(&h.id))
         .collect();
     let top = hits.first().map_or(0.0, |h| h.score);
+    let is_personal = |h: &Hit| {
+        h.meta
+            .as_object()
+            .is_some_and(memlog_format::scope::is_personal)
+    };
     let relevant: Vec<Hit> = hits
         .into_iter()
-        .filter(|h| h.score >= top * RELATIVE_FLOOR)
+        .filter(|h| {
+            let floor = if is_personal(h) {
+                PERSONAL_FLOOR
+            } else {
+                RELATIVE_FLOOR
+            };
+            h.score >= top * floor
+        })
         .collect();
     // deduplicate by normalised text
     let mut seen = HashSet::new();
@@ -492,11 +510,7 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
         .collect();
     let personal: HashSet<&EventId> = relevant
         .iter()
-        .filter(|h| {
-            h.meta
-                .as_object()
-                .is_some_and(memlog_format::scope::is_personal)
-        })
+        .filter(|h| is_personal(h))
         .map(|h| &h.id)
         .collect();
     // sessions in order of their best hit
@@ -539,6 +553,10 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
             });
             if let Some(caveat) = &h.caveat {
                 superseded.push_str(&format!(" ({caveat})"));
+            }
+            // labelled: the session it is given to stays on this machine
+            if personal.contains(&h.id) {
+                superseded.push_str(&format!(" {}", memlog_format::scope::PERSONAL_LABEL));
             }
             let line = format!(
                 "- [{}] {}{superseded}: {}\n",

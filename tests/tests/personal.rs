@@ -438,6 +438,62 @@ fn a_personal_memory_read_back_through_memlog_keeps_what_follows_here() {
     );
 }
 
+/// A personal memory is given to a shared session only when it is about
+/// what the prompt asks, not for a word it shares with the prompt (the
+/// user's own name): the session would become personal and its work never
+/// reach the team (field test 6).
+#[test]
+fn a_personal_memory_sharing_one_word_with_a_work_prompt_is_not_given_to_it() {
+    let (remote, clones) = remote_and_clones(1);
+    let me = &clones[0];
+    std::fs::write(
+        me.path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 20000\n",
+    )
+    .unwrap();
+    me.memlog(&[
+        "note",
+        "--personal",
+        &format!("bob personal: salary review with Dana on Friday ({NOTE})"),
+    ])
+    .ok();
+    session(
+        me,
+        "s1",
+        "race round one by bob",
+        "Slow check one finished: racing-falcon-ok",
+    );
+    let context = me.hook(
+        "UserPromptSubmit",
+        "s2",
+        serde_json::json!({"prompt": "race round two by bob"}),
+    );
+    assert!(context.contains("racing-falcon-ok"), "{context}");
+    assert!(!context.contains(NOTE), "{context}");
+    me.hook(
+        "Stop",
+        "s2",
+        serde_json::json!({"stop_hook_active": false,
+            "last_assistant_message": format!("Round two finished ({LATER}).")}),
+    );
+    me.hook("SessionEnd", "s2", serde_json::json!({"reason": "other"}));
+    me.memlog(&["sync", "origin"]).ok();
+    assert!(
+        holds(&all_objects(remote.path()), LATER),
+        "the work session reached the team"
+    );
+    // asked about it, the note is given, labelled, and the session stays here
+    let context = me.hook(
+        "UserPromptSubmit",
+        "s3",
+        serde_json::json!({"prompt": "when is my salary review with Dana?"}),
+    );
+    assert!(
+        context.contains(NOTE) && context.contains("(personal)"),
+        "{context}"
+    );
+}
+
 /// A session of one turn, `prompt` answered by `answer`, ended.
 fn session(repo: &TestRepo, id: &str, prompt: &str, answer: &str) {
     repo.hook(
