@@ -290,6 +290,12 @@ pub fn recall(
             ..Default::default()
         },
     )?;
+    // another live session's question being answered now is no memory,
+    // nor evidence that any is relevant
+    let hits: Vec<Hit> = hits
+        .into_iter()
+        .filter(|h| !p.unindexed().in_progress(&h.id))
+        .collect();
     let mut coverage: Vec<f32> = hits.iter().map(|h| h.parts.fts).collect();
     coverage.sort_by(|a, b| b.total_cmp(a));
     let best_fts = coverage.first().copied().unwrap_or(0.0);

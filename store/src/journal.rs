@@ -406,6 +406,53 @@ fn last_newline_before(file: &mut File, end: u64) -> std::io::Result<Option<u64>
     Ok(None)
 }
 
+/// How far back from a journal's end a turn in progress is looked for.
+const TURN_WINDOW: u64 = 64 * 1024;
+
+/// The ids of the prompts of `journal`'s turn in progress: the user
+/// prompts after its last answer (or session end), read from its last
+/// [`TURN_WINDOW`] bytes. Another session's question being answered right
+/// now is no memory for a session running beside it, and near its words it
+/// drew the rest of a prompt's context after it (field test 6).
+pub fn prompts_in_progress(journal: &JournalFile) -> Result<Vec<String>> {
+    let mut file = match File::open(&journal.path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&journal.path, e)),
+    };
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(&journal.path, e))?
+        .len();
+    let start = len.saturating_sub(TURN_WINDOW);
+    let mut tail = Vec::with_capacity((len - start) as usize);
+    file.seek(SeekFrom::Start(start))
+        .and_then(|_| file.read_to_end(&mut tail))
+        .map_err(|e| Error::io(&journal.path, e))?;
+    let tail = String::from_utf8_lossy(&tail);
+    let mut prompts = Vec::new();
+    // a window that starts inside a line cuts it: that line is not read
+    for line in tail
+        .lines()
+        .skip(usize::from(start > 0))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+    {
+        let kind = |k: Kind| line.contains(&format!("\"kind\":\"{}\"", k.as_str()));
+        if kind(Kind::AgentResponse) || kind(Kind::SessionEnd) {
+            break;
+        }
+        if kind(Kind::UserPrompt)
+            && let Ok(e) = Event::from_line(line)
+            && e.kind == Kind::UserPrompt
+        {
+            prompts.push(e.id.to_string());
+        }
+    }
+    Ok(prompts)
+}
+
 /// How far back from a journal's end a repeat is looked for: a repeat
 /// comes at once (two hooks for one event), and tool output is cut to a
 /// few kilobytes, so this holds the last dozens of events.

@@ -197,3 +197,45 @@ fn mcp_search_finds_what_memory_remember_just_saved() {
     assert_eq!(found["hits"][0]["id"], saved["id"], "{found:#}");
     mcp.close();
 }
+
+/// Sessions running side by side: one's question being answered right now
+/// is no memory for the other (it near-matched the other's prompt, carried
+/// the gate, and brought in whatever shared a word with it; field test 6),
+/// whether the index holds it yet or not. Once answered, the turn is
+/// memory like any other.
+#[test]
+fn a_live_sessions_question_in_progress_is_not_given_to_the_session_beside_it() {
+    let repo = TestRepo::with_generous_budgets();
+    repo.hook(
+        "UserPromptSubmit",
+        "a",
+        json!({"prompt": "run the linter on the api crate"}),
+    );
+    for indexed in [false, true] {
+        if indexed {
+            repo.memlog(&["index"]).ok();
+        }
+        let beside = repo.hook(
+            "UserPromptSubmit",
+            "b",
+            json!({"prompt": "run the linter on the web crate"}),
+        );
+        assert!(
+            !beside.contains("api crate"),
+            "indexed {indexed}: {beside}\n{}",
+            hooks_log(&repo)
+        );
+    }
+    repo.hook(
+        "Stop",
+        "a",
+        json!({"stop_hook_active": false,
+            "last_assistant_message": "The api crate's linter passes: clippy found nothing."}),
+    );
+    let later = repo.hook(
+        "UserPromptSubmit",
+        "c",
+        json!({"prompt": "did the linter on the api crate pass?"}),
+    );
+    assert!(later.contains("clippy found nothing"), "{later}");
+}

@@ -132,9 +132,19 @@ pub struct Unindexed {
     /// Whether the bound of [`Reach::Prompt`] left older unindexed events
     /// out.
     truncated: bool,
+    /// For [`Reach::Prompt`]: the prompts other live sessions are being
+    /// answered on right now ([`journal::prompts_in_progress`]), which a
+    /// prompt's context leaves out, indexed or not.
+    in_progress: HashSet<String>,
 }
 
 impl Unindexed {
+    /// Whether `id` is a prompt another live session is being answered on
+    /// right now (read for a prompt's context only).
+    pub fn in_progress(&self, id: &str) -> bool {
+        self.in_progress.contains(id)
+    }
+
     /// Whether a forget the index has not applied yet hides `event` (a row
     /// of the index).
     pub fn hides(&self, event: &Event) -> bool {
@@ -300,7 +310,11 @@ impl Unindexed {
         let mut events = Vec::new();
         // Journals first: the newest events of all.
         let marks = p.journal_marks()?;
+        let mut in_progress = HashSet::new();
         for f in journal::list(&repo.journal_dir())? {
+            if matches!(reach, Reach::Prompt { .. }) && asking != Some(f.session.as_str()) {
+                in_progress.extend(journal::prompts_in_progress(&f)?);
+            }
             if asking == Some(f.session.as_str()) || budget == 0 {
                 continue;
             }
@@ -375,6 +389,7 @@ impl Unindexed {
             return Ok(Unindexed {
                 behind,
                 truncated,
+                in_progress,
                 ..Unindexed::default()
             });
         }
@@ -413,6 +428,7 @@ impl Unindexed {
             terms: OnceLock::new(),
             behind,
             truncated,
+            in_progress,
         })
     }
 }
