@@ -175,7 +175,7 @@ pub fn run(
         log_error(
             Some(&repo.layout()),
             event_name,
-            "another memlog hook answered this a moment ago (memlog's hooks are configured twice: `memlog doctor` names where)",
+            "another memlog hook recorded and answered this same event of the session a moment ago (if memlog's hooks are configured twice, `memlog doctor` names where)",
             started,
         );
         return Ok(None);

@@ -549,7 +549,18 @@ fn repeats_turn(lines: &[&str], probe: &Event) -> bool {
             return false;
         }
         if e.kind == probe.kind {
+            // the agent's own id of the turn, when it gives one (Claude
+            // Code's `prompt_id`): the same words sent again after an
+            // interrupt are another turn, however soon
+            let turn = |e: &Event| {
+                e.meta
+                    .get("prompt_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            let other_turn = matches!((turn(&e), turn(probe)), (Some(a), Some(b)) if a != b);
             if e.body == probe.body
+                && !other_turn
                 && (time::to_ms(&e.ts) - time::to_ms(&probe.ts)).abs() <= REPEAT_MS
             {
                 return true;

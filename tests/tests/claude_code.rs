@@ -1021,3 +1021,37 @@ fn another_users_repository_is_left_alone() {
     );
     give("0");
 }
+
+/// The same words sent again at once are one prompt when the same hook
+/// runs twice (the same `prompt_id`), and two when the user sends them
+/// again after an interrupt (a new `prompt_id`): recorded and answered
+/// again, not taken for a hook configured twice (field test 6).
+#[test]
+fn a_prompt_sent_again_is_a_new_turn_when_claude_code_says_so() {
+    let repo = TestRepo::with_generous_budgets();
+    repo.record("old", "user_prompt", "how do we rotate the staging keys?");
+    repo.record(
+        "old",
+        "agent_response",
+        "Staging keys rotate with scripts/rotate.sh every Tuesday.",
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    let prompt = |id: &str| {
+        let payload = json!({"hook_event_name": "UserPromptSubmit",
+            "prompt": "how do we rotate the staging keys again?", "prompt_id": id});
+        hook(&repo, "UserPromptSubmit", &with_cwd(payload, &repo, "s1"))
+            .0
+            .ok()
+            .stdout()
+    };
+    assert!(prompt("p-1").contains("rotate.sh"));
+    assert_eq!(prompt("p-1").trim(), "", "the same hook twice answers once");
+    assert!(prompt("p-2").contains("rotate.sh"), "sent again: answered");
+    let prompts = events_of(&repo, "s1")
+        .iter()
+        .filter(|e| e["kind"] == "user_prompt")
+        .count();
+    assert_eq!(prompts, 2);
+    let log = std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap();
+    assert_eq!(log.matches("answered this same event").count(), 1, "{log}");
+}
