@@ -79,34 +79,10 @@ fn age(path: &std::path::Path) -> Option<Duration> {
 /// The working tree that has `ref_name` checked out (the main one, or a
 /// linked `git worktree`), if any: its `HEAD` names the ref.
 pub(crate) fn checked_out(repo: &Repo, ref_name: &str) -> Option<PathBuf> {
-    let names_ref = |head: &std::path::Path| {
+    repo.worktrees().into_iter().find_map(|(tree, head)| {
         std::fs::read_to_string(head)
             .is_ok_and(|text| text.trim().strip_prefix("ref: ") == Some(ref_name))
-    };
-    let main = repo.common_dir.join("HEAD");
-    // a bare repository's HEAD names its default branch, not a checkout
-    let bare = repo
-        .git()
-        .ok()
-        .and_then(|git| git.config_snapshot().boolean("core.bare"))
-        .unwrap_or(false);
-    if !bare && names_ref(&main) {
-        return Some(
-            repo.common_dir
-                .parent()
-                .map_or_else(|| repo.common_dir.clone(), PathBuf::from),
-        );
-    }
-    let linked = std::fs::read_dir(repo.common_dir.join("worktrees")).ok()?;
-    linked.flatten().find_map(|entry| {
-        let dir = entry.path();
-        names_ref(&dir.join("HEAD")).then(|| {
-            // `gitdir` holds the linked tree's `.git` file
-            std::fs::read_to_string(dir.join("gitdir"))
-                .ok()
-                .and_then(|git| PathBuf::from(git.trim()).parent().map(PathBuf::from))
-                .unwrap_or(dir)
-        })
+            .then_some(tree)
     })
 }
 

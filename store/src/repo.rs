@@ -308,6 +308,40 @@ impl Repo {
         &self.config.ref_name
     }
 
+    /// Every working tree of the repository, with the file holding its
+    /// `HEAD`: the main one (unless the repository is bare; a bare one's
+    /// `HEAD` names its default branch, not a checkout), then each linked
+    /// `git worktree`.
+    pub fn worktrees(&self) -> Vec<(PathBuf, PathBuf)> {
+        let mut trees = Vec::new();
+        let bare = self
+            .git()
+            .ok()
+            .and_then(|git| git.config_snapshot().boolean("core.bare"))
+            .unwrap_or(false);
+        // the main tree: this one when started there (a submodule's git
+        // directory is not in its tree), else the common directory's parent
+        let main = match &self.work_tree {
+            Some(tree) if self.git_dir == self.common_dir => Some(tree.clone()),
+            _ => self.common_dir.parent().map(Path::to_path_buf),
+        };
+        if !bare && let Some(main) = main {
+            trees.push((main, self.common_dir.join("HEAD")));
+        }
+        let linked = std::fs::read_dir(self.common_dir.join("worktrees"));
+        for entry in linked.into_iter().flatten().flatten() {
+            let dir = entry.path();
+            // `gitdir` holds the linked tree's `.git` file
+            let tree = std::fs::read_to_string(dir.join("gitdir"))
+                .ok()
+                .and_then(|git| PathBuf::from(git.trim()).parent().map(PathBuf::from));
+            if let Some(tree) = tree {
+                trees.push((tree, dir.join("HEAD")));
+            }
+        }
+        trees
+    }
+
     /// The directories the repository's files live under: this worktree,
     /// the main one and every linked one (`<common dir>/worktrees/*/gitdir`
     /// names each one's `.git` file), as given and canonical. All of them

@@ -379,3 +379,37 @@ fn doctor_lists_opencodes_plugin_and_says_when_it_is_outdated() {
     let status = repo.memlog(&["doctor", "--json"]).ok().json();
     assert_eq!(plugin_of(&status)["outdated"], false, "{status:#}");
 }
+
+/// Each working tree reads its own project settings: hooks installed (not
+/// committed) in the main tree do not run in a linked `git worktree`, and
+/// doctor there says where they are and what to do, instead of "none
+/// installed" (field test 6).
+#[test]
+fn doctor_in_a_linked_worktree_names_the_hooks_of_the_main_one() {
+    let repo = TestRepo::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let linked = elsewhere.path().join("feature");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feature",
+        &linked.display().to_string(),
+    ])
+    .ok();
+    repo.memlog(&["install", "claude"]).ok();
+    let doctor = memlog_e2e::run(
+        memlog_e2e::memlog_command(&linked)
+            .arg("doctor")
+            .arg("--json"),
+    );
+    let status = doctor.json();
+    let other = &status["hooks_in_other_worktrees"];
+    assert_eq!(other[0]["agent"], "claude", "{status:#}");
+    let text = memlog_e2e::run(memlog_e2e::memlog_command(&linked).arg("doctor")).stdout();
+    assert!(
+        text.contains("none in this working tree") && text.contains("memlog install claude"),
+        "{text}"
+    );
+}

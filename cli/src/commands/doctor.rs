@@ -63,6 +63,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let (path, ranking) = memlog_ops::warm::hook_path(&repo, vectors_model);
     let hooks = memlog_ops::install::status(dir)?;
     let checked_out = memlog_store::log::Log::new(&repo).checked_out();
+    let elsewhere = hooks_in_other_worktrees(&repo, &hooks);
     let broken = damaged
         || checked_out.is_some()
         || hooks
@@ -136,6 +137,10 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             "hook_path": {"path": path, "ranking": ranking},
             "agent_hooks": hooks,
             "hooks_installed_twice": twice,
+            "hooks_in_other_worktrees": elsewhere
+                .iter()
+                .map(|(tree, h)| json!({"worktree": tree, "agent": h.agent.name(), "path": h.path}))
+                .collect::<Vec<_>>(),
             "ok": !broken,
         }))?;
         return Ok(exit);
@@ -158,8 +163,18 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     println!("runtime    {}", semantic["runtime"].as_str().unwrap_or(""));
     println!("cache      {}", semantic["cache"].as_str().unwrap_or(""));
     println!("hook path  {path}: {ranking}");
-    if hooks.is_empty() {
+    if hooks.is_empty() && elsewhere.is_empty() {
         println!("hooks      none installed (`memlog install --help` lists the agents)");
+    }
+    for (tree, h) in &elsewhere {
+        println!(
+            "hooks      {}: none in this working tree, but {} has them in {}: each working \
+             tree reads its own; commit that file, or run `memlog install {}` here",
+            h.agent.name(),
+            tree.display(),
+            h.path.display(),
+            h.agent.name()
+        );
     }
     for h in &hooks {
         let trust = h
@@ -229,4 +244,35 @@ fn twice_installed(hooks: &[memlog_ops::install::InstalledHooks]) -> Vec<&'stati
         .collect();
     twice.dedup();
     twice
+}
+
+/// The project hooks other working trees of the repository have for agents
+/// that have none here: a tree reads its own (uncommitted) settings file,
+/// so a session started in a linked `git worktree` recorded nothing
+/// (field test 6).
+fn hooks_in_other_worktrees(
+    repo: &memlog_store::Repo,
+    here: &[memlog_ops::install::InstalledHooks],
+) -> Vec<(std::path::PathBuf, memlog_ops::install::InstalledHooks)> {
+    let this = repo
+        .work_tree
+        .as_deref()
+        .and_then(|t| std::fs::canonicalize(t).ok());
+    let mut found = Vec::new();
+    for (tree, _) in repo.worktrees() {
+        if std::fs::canonicalize(&tree).ok() == this {
+            continue;
+        }
+        let Ok(theirs) = memlog_ops::install::status(&tree) else {
+            continue;
+        };
+        for h in theirs {
+            let project = h.scope != memlog_agents::Scope::User;
+            let missing_here = !here.iter().any(|m| m.agent.name() == h.agent.name());
+            if project && missing_here {
+                found.push((tree.clone(), h));
+            }
+        }
+    }
+    found
 }
