@@ -406,15 +406,26 @@ fn last_newline_before(file: &mut File, end: u64) -> std::io::Result<Option<u64>
     Ok(None)
 }
 
-/// How far back from a journal's end a turn in progress is looked for.
-const TURN_WINDOW: u64 = 64 * 1024;
+/// How far back from a journal's end a turn in progress is looked for: its
+/// prompt and the first of its tool calls.
+const TURN_WINDOW: u64 = 16 * 1024;
+/// A journal not written for this long has no turn in progress: its
+/// session ended without a word (a crash, a closed terminal).
+const TURN_IDLE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 /// The ids of the prompts of `journal`'s turn in progress: the user
 /// prompts after its last answer (or session end), read from its last
-/// [`TURN_WINDOW`] bytes. Another session's question being answered right
+/// [`TURN_WINDOW`] bytes; none for a journal idle for [`TURN_IDLE`]. Another session's question being answered right
 /// now is no memory for a session running beside it, and near its words it
 /// drew the rest of a prompt's context after it (field test 6).
 pub fn prompts_in_progress(journal: &JournalFile) -> Result<Vec<String>> {
+    let idle = journal
+        .modified
+        .and_then(|m| m.elapsed().ok())
+        .is_some_and(|age| age > TURN_IDLE);
+    if idle {
+        return Ok(Vec::new());
+    }
     let mut file = match File::open(&journal.path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
