@@ -51,10 +51,17 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         Err(memlog_indexer::Error::Outdated { .. }) => {
             "made by another version of memlog; the next `memlog index` (or read command) rebuilds it, and hooks read the log directly meanwhile".to_string()
         }
-        Err(e) => {
-            damaged = true;
-            format!("damaged ({e}); `memlog rebuild` makes it again")
-        }
+        Err(e) => match unwritable(&repo) {
+            // a read-only mount, another user's store: nothing is broken
+            Some(why) => format!(
+                "cannot be opened here ({why}): commands and hooks read the log directly, and \
+                 nothing can be recorded here"
+            ),
+            None => {
+                damaged = true;
+                format!("damaged ({e}); `memlog rebuild` makes it again")
+            }
+        },
     };
     let semantic = memlog_ops::semantic::status(&repo);
     let vectors_model = semantic["model"]
@@ -275,4 +282,24 @@ fn hooks_in_other_worktrees(
         }
     }
     found
+}
+
+/// Why memlog's folder cannot be written here, if it cannot: an index that
+/// does not open there is not damaged.
+fn unwritable(repo: &memlog_store::Repo) -> Option<String> {
+    let dir = repo.layout().dir().to_path_buf();
+    let probe = dir.join(format!(".doctor-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            None
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
+            Some(format!("{} is on a read-only file system", dir.display()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Some(format!("{} is not writable by this user", dir.display()))
+        }
+        Err(_) => None,
+    }
 }
