@@ -764,6 +764,49 @@ fn a_teammates_task_is_the_same_task_in_every_clone() {
     );
 }
 
+/// A task created again where the first creation was not seen stays as it
+/// was: a teammate's own `task add` of a task already finished, merged by a
+/// sync, and a later session's todo of the same title leave it done on
+/// every clone (found by a field test: both reopened it as pending).
+#[test]
+fn a_second_creation_of_a_finished_task_leaves_it_done() {
+    let (_remote, clones) = memlog_e2e::remote_and_clones(2);
+    let (alice, bob) = (&clones[0], &clones[1]);
+    let title = "Upgrade Node to 22";
+    alice.memlog(&["task", "add", title]).ok();
+    for status in ["in_progress", "done"] {
+        alice
+            .memlog(&["task", "set", title, "--status", status])
+            .ok();
+    }
+    bob.memlog(&["task", "add", title]).ok();
+    alice.memlog(&["sync", "origin"]).ok();
+    bob.memlog(&["sync", "origin"]).ok();
+    alice.memlog(&["sync", "origin"]).ok();
+    for clone in [alice, bob] {
+        let shown = clone.memlog(&["task", "show", title, "--json"]).ok().json();
+        assert_eq!(shown["status"], "done", "{shown:#}");
+        // bob's creation is in the history, as no change
+        let last = shown["history"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["kind"], "task_created", "{shown:#}");
+        assert!(last.get("from").is_none(), "{shown:#}");
+    }
+
+    // a later session's TodoWrite with a todo of that title
+    alice.hook(
+        "PostToolUse",
+        "tw1",
+        json!({"tool_name": "TodoWrite", "tool_use_id": "tu1",
+               "tool_input": {"todos": [{"content": title, "status": "pending", "activeForm": "Upgrading Node"}]},
+               "tool_response": {}}),
+    );
+    alice.hook("SessionEnd", "tw1", json!({"reason": "other"}));
+    let shown = alice.memlog(&["task", "show", title, "--json"]).ok().json();
+    assert_eq!(shown["status"], "done", "{shown:#}");
+    let list = tasks(alice);
+    assert_eq!(list.len(), 1, "{list:#?}");
+}
+
 /// `memlog diff` shows a task as `memlog task show` has it: a task its
 /// blocker's end unblocked is shown back in progress (found by a field
 /// test: the diff had its own fold, without the unblocking).

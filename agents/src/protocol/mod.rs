@@ -75,7 +75,8 @@
 //! `oldTodos`), and those events do not share an id because their times
 //! differ. Consumers (the task projection) must therefore fold task events
 //! by `key` and read a repeated `task_created` as an update of the task it
-//! names, not as a second task.
+//! names, not as a second task (from another session, an update that never
+//! sends the task back: `memlog_indexer::tasks`).
 //!
 //! # Stop and SubagentStop
 //!

@@ -183,6 +183,18 @@ fn words(title: &str) -> Vec<String> {
     out
 }
 
+/// Whether another session's creation of an existing task moves it on: a
+/// pending task started or ended, a task in progress ended or blocked.
+/// Never back to pending, never out of `blocked` (only its blockers' end
+/// does that), never a reopening of a done or cancelled task.
+fn advances(from: Status, to: Status) -> bool {
+    match from {
+        Status::Pending => to != Status::Pending,
+        Status::InProgress => !matches!(to, Status::Pending | Status::InProgress),
+        Status::Blocked | Status::Done | Status::Cancelled => false,
+    }
+}
+
 fn text<'a>(body: &'a Map<String, Value>, field: &str) -> Option<&'a str> {
     body.get(field)
         .and_then(Value::as_str)
@@ -225,6 +237,14 @@ impl TaskGraph {
         let Some(task) = self.tasks.get_mut(&id) else {
             return;
         };
+        // Another session creating a task that exists (a teammate's own
+        // `task add` merged by a sync, a later session's todo of the same
+        // title) did not see it: its status is news only when it moves the
+        // task on. Within one session a repeated creation is the agent's
+        // list again (a lost `oldTodos`) and updates the task.
+        let joins = e.kind == Kind::TaskCreated
+            && !task.sessions.is_empty()
+            && !task.sessions.contains(&e.session);
         if !task.sessions.contains(&e.session) {
             task.sessions.push(e.session.clone());
         }
@@ -259,6 +279,7 @@ impl TaskGraph {
                 if let Some(name) = target {
                     outcome = match Status::parse(name) {
                         None => Err(Rejection::UnknownStatus(name.to_string())),
+                        Some(to) if joins && !advances(before, to) => Ok(()),
                         Some(to) => task
                             .state
                             .set_status(to, from_todo_write)

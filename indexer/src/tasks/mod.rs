@@ -18,6 +18,13 @@
 //! for that session's new titles: within one session, the agent's own list
 //! tells its todos apart.
 //!
+//! A `task_created` for a task that exists is an update when its session
+//! already touched the task (the agent's list again, its `oldTodos` lost).
+//! From another session (a teammate's own `task add` merged by a sync, a
+//! later session's todo of the same title) it joins the task, and its
+//! status counts only when it moves the task on: it never sends a task
+//! back to pending and never reopens a done or cancelled one.
+//!
 //! State changes go through [`memlog_format::task`]'s state machine; a
 //! change it refuses leaves the task as it was and is kept in the task's
 //! history as rejected (a `task_transition_rejected` event, written by the
@@ -300,6 +307,71 @@ mod tests {
                 .edges()
                 .iter()
                 .any(|e| e.rel == "blocked_by" && e.dst == "task:p::migrate")
+        );
+    }
+
+    /// A creation from another session never sends a task back: a
+    /// teammate's duplicate `task add` merged after the task was finished,
+    /// or a later session's todo of the same title, leaves it done (found
+    /// by a field test: both reopened it as pending on every clone).
+    #[test]
+    fn another_sessions_creation_of_a_task_never_sends_it_back() {
+        let key = json!("p::upgrade node to 22");
+        let created = |n, session: &str, status: &str, source: &str| {
+            ev(
+                n,
+                session,
+                Kind::TaskCreated,
+                json!({"key": key, "title": "Upgrade Node to 22", "status": status, "source": source}),
+            )
+        };
+        let to = |n, session: &str, status: &str| {
+            ev(
+                n,
+                session,
+                Kind::TaskStatusChanged,
+                json!({"key": key, "to": status, "source": "cli"}),
+            )
+        };
+        let g = fold(&[
+            created(1, "alice", "pending", "cli"),
+            to(2, "alice", "in_progress"),
+            to(3, "alice", "done"),
+            created(4, "bob", "pending", "cli"),
+            created(5, "later", "pending", "TodoWrite"),
+        ]);
+        assert_eq!(g.tasks.len(), 1, "{:?}", g.tasks.keys());
+        let t = &g.tasks["task:p::upgrade node to 22"];
+        assert_eq!(t.state.status, Status::Done, "{:#?}", t.history);
+        assert_eq!(t.sessions, ["alice", "bob", "later"]);
+        assert!(t.history[3..].iter().all(|h| h.from.is_none()));
+
+        // in progress: a duplicate does not reset it to pending
+        let g = fold(&[
+            created(1, "alice", "in_progress", "cli"),
+            created(2, "bob", "pending", "cli"),
+        ]);
+        assert_eq!(
+            g.tasks["task:p::upgrade node to 22"].state.status,
+            Status::InProgress
+        );
+
+        // another session's list that moves the task on still counts, and
+        // within one session a repeated creation is the list again
+        let g = fold(&[
+            created(1, "alice", "pending", "cli"),
+            created(2, "s2", "in_progress", "TodoWrite"),
+            created(3, "s2", "pending", "TodoWrite"),
+        ]);
+        let t = &g.tasks["task:p::upgrade node to 22"];
+        let steps: Vec<_> = t.history.iter().map(|h| (h.from, h.status)).collect();
+        assert_eq!(
+            steps,
+            [
+                (None, Status::Pending),
+                (Some(Status::Pending), Status::InProgress),
+                (Some(Status::InProgress), Status::Pending),
+            ]
         );
     }
 
