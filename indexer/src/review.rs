@@ -106,9 +106,35 @@ pub fn marked(p: &Projections) -> Result<Vec<EventId>> {
     Ok(rows.into_iter().map(EventId::unchecked).collect())
 }
 
+/// Where a memory written for review stands while it is held back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// Waiting for a person's decision.
+    Pending,
+    /// Rejected.
+    Rejected,
+}
+
+impl Held {
+    /// How listings name it: `held` (waiting for review) or `rejected`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Held::Pending => "held",
+            Held::Rejected => "rejected",
+        }
+    }
+}
+
 /// What is withheld from injection: memories waiting for review and
 /// rejected ones.
 pub fn withheld(p: &Projections) -> Result<HashSet<EventId>> {
+    Ok(held(p)?.into_keys().collect())
+}
+
+/// The memories withheld from injection, each with why (waiting for review
+/// or rejected): the one reading every listing shares with the briefing,
+/// so that what a listing calls active is what agents are given.
+pub fn held(p: &Projections) -> Result<HashMap<EventId, Held>> {
     let mut marked = marked(p)?;
     // and those the index has not taken in yet (a rule an agent wrote a
     // moment ago, before the next session's briefing)
@@ -117,15 +143,34 @@ pub fn withheld(p: &Projections) -> Result<HashSet<EventId>> {
             .events()
             .iter()
             .map(|u| &u.event)
-            .filter(|e| e.body.get("review").and_then(Value::as_str) == Some(PENDING))
+            .filter(|e| is_marked(&e.body))
             .map(|e| e.id.clone()),
     );
     if marked.is_empty() {
-        return Ok(HashSet::new());
+        return Ok(HashMap::new());
     }
     let decisions = decisions(p)?;
     Ok(marked
         .into_iter()
-        .filter(|id| decisions.get(id).is_none_or(|d| d.decision != "accept"))
+        .filter_map(|id| {
+            let held = standing(decisions.get(&id).map(|d| d.decision.as_str()))?;
+            Some((id, held))
+        })
         .collect())
+}
+
+/// Where a memory written for review stands after the latest decision on
+/// it, if any: `None` once accepted. The one rule for every reader of the
+/// queue (the briefing, `memlog rules`, `memlog diff`).
+pub fn standing(decision: Option<&str>) -> Option<Held> {
+    match decision {
+        None => Some(Held::Pending),
+        Some("accept") => None,
+        Some(_) => Some(Held::Rejected),
+    }
+}
+
+/// Whether an event's body marks it as written to wait for review.
+pub fn is_marked(body: &Map<String, Value>) -> bool {
+    body.get("review").and_then(Value::as_str) == Some(PENDING)
 }

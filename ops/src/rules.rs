@@ -40,7 +40,8 @@ pub struct Rule {
     pub evidence: Vec<EventId>,
     /// When it was promoted.
     pub ts: String,
-    /// `active` or `retired`.
+    /// `active`; `held` (waiting for review: `memlog review accept|reject
+    /// ID`) or `rejected` in review, which no agent is given; or `retired`.
     pub status: &'static str,
     /// Why it was retired, if it was.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,6 +123,8 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
         contradicted.entry(older).or_default().push(newer);
     }
     let successors: HashMap<EventId, EventId> = links(p, "supersedes")?.into_iter().collect();
+    // the briefing's own reading, so that `active` here means given to agents
+    let held = memlog_indexer::review::held(p)?;
     Ok(events
         .iter()
         .filter(|e| e.kind == Kind::Rule)
@@ -139,10 +142,10 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
                 text: e.text().unwrap_or("").to_string(),
                 evidence: ids_in(&e.body, "evidence"),
                 ts: e.ts.clone(),
-                status: if retired.is_some() {
-                    "retired"
-                } else {
-                    "active"
+                status: match (&retired, held.get(id)) {
+                    (Some(_), _) => "retired",
+                    (None, Some(h)) => h.as_str(),
+                    (None, None) => "active",
                 },
                 retired,
                 contradicted_by: contradicted.remove(id).unwrap_or_default(),
@@ -160,11 +163,9 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
 /// The active rules (not retired, not superseded, not waiting for review
 /// nor rejected), newest first: what SessionStart injects.
 pub fn active(p: &Projections) -> Result<Vec<Rule>> {
-    // a rule waiting for review, or rejected, is not in use
-    let withheld = memlog_indexer::review::withheld(p)?;
     let mut rules: Vec<Rule> = list_of(p, false)?
         .into_iter()
-        .filter(|r| r.status == "active" && r.superseded_by.is_none() && !withheld.contains(&r.id))
+        .filter(|r| r.status == "active" && r.superseded_by.is_none())
         .collect();
     rules.reverse();
     Ok(rules)
@@ -429,10 +430,11 @@ const SAME_DECISION: f32 = 0.6;
 /// them, and files changed together in ≥ 3 sessions.
 pub fn candidates(p: &Projections) -> Result<Vec<Candidate>> {
     let mut out = Vec::new();
-    // what active rules already say, or already cite, is promoted
+    // what rules already say, or already cite, is promoted: those in use,
+    // and those a person holds or turned down in review
     let active: Vec<Rule> = list_of(p, false)?
         .into_iter()
-        .filter(|r| r.status == "active")
+        .filter(|r| r.status != "retired")
         .collect();
     let already: Vec<BTreeSet<String>> = active.iter().map(|r| words(&r.text)).collect();
     let cited: BTreeSet<&str> = active

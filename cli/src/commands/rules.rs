@@ -12,14 +12,16 @@ use crate::output;
 /// with the events that prove it.
 ///
 /// Without a subcommand, lists the active rules with their evidence, uses
-/// (recalls, successes, failures) and contradictions; `--all` adds the
-/// retired ones. Active rules are injected at the start of every session.
+/// (recalls, successes, failures) and contradictions, and the rules held
+/// for review; `--all` adds the rejected and retired ones. Active rules
+/// are injected at the start of every session; held and rejected ones are
+/// not.
 #[derive(Args)]
 pub struct RulesArgs {
     #[command(subcommand)]
     command: Option<RulesCommand>,
 
-    /// List retired rules too.
+    /// List rejected and retired rules too.
     #[arg(long)]
     all: bool,
 
@@ -123,7 +125,7 @@ pub fn cmd_rules(dir: &Path, args: RulesArgs) -> anyhow::Result<ExitCode> {
     let projections = workspace::projections(&repo)?;
     let list: Vec<rules::Rule> = rules::list(&projections)?
         .into_iter()
-        .filter(|r| args.all || r.status == "active")
+        .filter(|r| args.all || matches!(r.status, "active" | "held"))
         .collect();
     if args.json {
         output::print_json(&json!({ "rules": list }))?;
@@ -147,6 +149,14 @@ pub fn cmd_rules(dir: &Path, args: RulesArgs) -> anyhow::Result<ExitCode> {
         }
         if let Some(why) = &r.retired {
             notes.push(format!("retired: {why}"));
+        }
+        match r.status {
+            "held" => notes.push(format!(
+                "held for review: `memlog review accept|reject {}`",
+                r.id.short()
+            )),
+            "rejected" => notes.push("rejected in review".into()),
+            _ => {}
         }
         println!("{}  [{}] {}", r.id.short(), r.rule_kind, r.text);
         println!(
