@@ -119,6 +119,8 @@ fn resolve_range(
                 .filter(|p| *p != tip);
             let from = match previous {
                 Some(p) => Some(p),
+                // a ref the last sync or fetch created brought all of it
+                None if log.created_by_last_update()? => None,
                 None => first_parent(tip)?,
             };
             Ok((from, tip))

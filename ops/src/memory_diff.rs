@@ -15,6 +15,7 @@ use memlog_format::event::sort_events;
 use memlog_format::refs::{self, Reference};
 use memlog_format::visibility::Forgets;
 use memlog_format::{Event, EventId, Kind};
+use memlog_indexer::review;
 
 /// Task statuses that mean the task is finished.
 pub const CLOSED_STATUSES: &[&str] = &[
@@ -84,6 +85,10 @@ pub struct Learned {
     pub text: String,
     /// The rule's evidence, the retired rule, or the concept's sessions.
     pub refs: Vec<String>,
+    /// For a rule no agent is given at B: `held` (waiting for review:
+    /// `memlog review accept|reject ID`) or `rejected`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<&'static str>,
 }
 
 impl MemoryDiff {
@@ -219,15 +224,31 @@ pub fn diff(before: &[Event], after: &[Event]) -> MemoryDiff {
         .filter(|e| e.kind == Kind::Forget)
         .map(|f| forget_added(f, after))
         .collect();
+    let decisions = review_decisions(after);
     out.learned = added
         .iter()
         .filter(|e| !forgets_after.hides(e))
-        .filter_map(learned)
+        .filter_map(|e| learned(e, &decisions))
         .collect();
     out
 }
 
-fn learned(e: &Event) -> Option<Learned> {
+/// The latest review decision on each event at B, in log order.
+fn review_decisions(after: &[Event]) -> HashMap<&str, &str> {
+    let mut reviews: Vec<&Event> = after.iter().filter(|e| e.kind == Kind::Review).collect();
+    reviews
+        .sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
+    let mut out = HashMap::new();
+    for e in reviews {
+        let text = |k: &str| e.body.get(k).and_then(Value::as_str);
+        if let (Some(target), Some(decision)) = (text("target"), text("decision")) {
+            out.insert(target, decision);
+        }
+    }
+    out
+}
+
+fn learned(e: &Event, decisions: &HashMap<&str, &str>) -> Option<Learned> {
     let s = |k: &str| {
         e.body
             .get(k)
@@ -253,12 +274,18 @@ fn learned(e: &Event) -> Option<Learned> {
         Kind::Review => ("review", s("decision"), s("reason"), list("target")),
         _ => return None,
     };
+    // held back as the briefing holds it back (memlog_indexer::review)
+    let review = (e.kind == Kind::Rule && review::is_marked(&e.body))
+        .then(|| review::standing(decisions.get(e.id.as_str()).copied()))
+        .flatten()
+        .map(review::Held::as_str);
     Some(Learned {
         id: e.id.clone(),
         change,
         label,
         text,
         refs,
+        review,
     })
 }
 

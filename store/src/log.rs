@@ -166,6 +166,28 @@ impl<'r> Log<'r> {
         Ok(Some(id.detach()))
     }
 
+    /// Whether the ref's latest update created it, as its reflog says (the
+    /// latest entry has no previous value): a clone's first sync, a fetch
+    /// into a new ref. `false` when there is no reflog to tell.
+    pub fn created_by_last_update(&self) -> Result<bool> {
+        let Some(reference) = self
+            .git()?
+            .try_find_reference(self.ref_name())
+            .map_err(Error::git)?
+        else {
+            return Ok(false);
+        };
+        let mut platform = reference.log_iter();
+        let Some(mut lines) = platform.rev().map_err(Error::git)? else {
+            return Ok(false);
+        };
+        match lines.next() {
+            Some(Ok(latest)) => Ok(latest.previous_oid.is_null()),
+            Some(Err(e)) => Err(Error::git(e)),
+            None => Ok(false),
+        }
+    }
+
     /// The tip as the ref's files say, without opening the repository (the
     /// freshness check of every search and prompt hook), else as
     /// [`Log::tip`] finds it. A ref being rewritten meanwhile may read as

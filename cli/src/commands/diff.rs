@@ -170,6 +170,9 @@ fn render_text(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
             if !l.refs.is_empty() {
                 let _ = writeln!(s, "      {}", short_refs(&l.refs));
             }
+            if let Some(note) = review_note(l) {
+                let _ = writeln!(s, "      {note}");
+            }
         }
     }
     if !diff.forgets.is_empty() {
@@ -306,7 +309,7 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
         for l in &diff.learned {
             let _ = writeln!(
                 s,
-                "- **{}** `{}` [{}] {}{}",
+                "- **{}** `{}` [{}] {}{}{}",
                 l.change.replace('_', " "),
                 l.id.short(),
                 cell(&l.label),
@@ -315,7 +318,10 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
                     String::new()
                 } else {
                     format!(" — {}", short_refs(&l.refs))
-                }
+                },
+                review_note(l)
+                    .map(|note| format!(" — *{note}*"))
+                    .unwrap_or_default()
             );
         }
         s.push('\n');
@@ -370,4 +376,16 @@ fn what_it_hides(f: &memlog_ops::memory_diff::ForgetAdded) -> String {
         );
     }
     format!("hides {} event(s)", f.hides.len())
+}
+
+/// Why no agent is given a rule the range added, if none is: the reviewer
+/// reads `memlog diff` to decide, so a held rule says how.
+fn review_note(l: &memlog_ops::memory_diff::Learned) -> Option<String> {
+    match l.review? {
+        "held" => Some(format!(
+            "held for review: `memlog review accept|reject {}`",
+            l.id.short()
+        )),
+        other => Some(format!("{other} in review: no agent is given it")),
+    }
 }
