@@ -16,6 +16,9 @@ use serde_json::Value;
 #[derive(Debug, Default, PartialEq)]
 struct Counted {
     user_prompts: usize,
+    /// Prompts a subagent was given (sidechain user text): its parent's
+    /// words, recorded with the parent's Agent call and not as prompts.
+    subagent_prompts: usize,
     summaries: usize,
     answers: usize,
     tool_calls: usize,
@@ -102,6 +105,8 @@ fn count(path: &Path) -> Counted {
                         .starts_with("This session is being continued")
                 {
                     c.summaries += 1;
+                } else if line["isSidechain"] == true {
+                    c.subagent_prompts += 1;
                 } else if !written_by_the_harness(&line, &text) {
                     c.user_prompts += 1;
                 }
@@ -377,10 +382,11 @@ fn subagent_transcripts_join_their_session() {
         .map(|(_, d)| d)
         .filter(|d| d.meta.get("agent_id").and_then(Value::as_str) == Some("a881341"))
         .collect();
-    assert_eq!(
-        from_agent.len(),
-        agent.user_prompts + agent.answers + agent.tool_calls
-    );
+    // its prompt is the parent's words (the Agent call's input), not a
+    // user_prompt
+    assert!(agent.subagent_prompts > 0);
+    assert_eq!(from_agent.len(), agent.answers + agent.tool_calls);
+    assert!(from_agent.iter().all(|d| d.kind != Kind::UserPrompt));
     assert_eq!(
         merged.drafts.len(),
         alone.drafts.len() + from_agent.len(),
@@ -579,7 +585,8 @@ fn own_sample_transcript_converts_to_the_expected_drafts() {
         .iter()
         .map(|(_, d)| d.kind.as_str())
         .collect();
-    assert_eq!(sub, ["user_prompt", "tool_observation", "agent_response"]);
+    // the subagent's prompt is its parent's words, not a user_prompt
+    assert_eq!(sub, ["tool_observation", "agent_response"]);
     assert!(
         merged.drafts[t.drafts.len()..]
             .iter()

@@ -227,3 +227,179 @@ fn a_forgotten_event_does_not_come_back_with_the_import() {
     assert_eq!(report["added"], 0, "{report}");
     assert!(of_kind(&session_events(&repo), "user_prompt").is_empty());
 }
+
+/// A hooked session that ran a subagent, and its transcript: the import
+/// adds nothing, and the subagent's prompt (its parent's words, the
+/// Agent call's `prompt`) is never a `user_prompt` — the hooks see no
+/// prompt of a subagent, and a field test's import added it as the user's,
+/// in a commit of its own whose subject it became and in the compaction
+/// recap's "Last prompts".
+#[test]
+fn a_subagents_prompt_is_not_imported_as_the_users() {
+    const SUB: &str = "4b7d1c2e-6f8a-4c0e-9a2b-3d5f7e9a1c3e";
+    const AGENT: &str = "a952194e90ce6f6f3";
+    const SUBTASK: &str = "SUBTASK: find where coupons are validated and report the function.";
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject: false\n",
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join(format!("{SUB}.jsonl"));
+    let line = |uuid: &str, parent: Option<&str>, ts: &str, kind: &str, content: Value| {
+        json!({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": SUB,
+               "timestamp": format!("2026-11-27T06:00:{ts}Z"), "cwd": repo.path(),
+               "isSidechain": false, "message": {"role": kind, "content": content}})
+    };
+    let sub = |mut l: Value| {
+        l["isSidechain"] = json!(true);
+        l["agentId"] = json!(AGENT);
+        l
+    };
+    let write = |path: &std::path::Path, lines: &[Value]| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        &main,
+        &[
+            line("u1", None, "00.000", "user", json!(PROMPT)),
+            line(
+                "a1",
+                Some("u1"),
+                "01.000",
+                "assistant",
+                json!([
+                {"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+                 "input": {"description": "Find coupon validation", "prompt": SUBTASK}}]),
+            ),
+            line(
+                "u2",
+                Some("a1"),
+                "05.000",
+                "user",
+                json!([
+                {"type": "tool_result", "tool_use_id": "toolu_agent",
+                 "content": [{"type": "text", "text": "validate_coupon"}]}]),
+            ),
+            line(
+                "a2",
+                Some("u2"),
+                "06.000",
+                "assistant",
+                json!([{"type": "text", "text": ANSWER}]),
+            ),
+        ],
+    );
+    write(
+        &dir.path()
+            .join(SUB)
+            .join("subagents")
+            .join(format!("agent-{AGENT}.jsonl")),
+        &[
+            sub(line("s1", None, "02.000", "user", json!(SUBTASK))),
+            sub(line(
+                "s2",
+                Some("s1"),
+                "03.000",
+                "assistant",
+                json!([
+                {"type": "tool_use", "id": "toolu_grep", "name": "Bash",
+                 "input": {"command": "grep -rn coupon ."}}]),
+            )),
+            sub(line(
+                "s3",
+                Some("s2"),
+                "03.500",
+                "user",
+                json!([
+                {"type": "tool_result", "tool_use_id": "toolu_grep", "content": "def validate_coupon(code): pass"}]),
+            )),
+            sub(line(
+                "s4",
+                Some("s3"),
+                "04.000",
+                "assistant",
+                json!([
+                {"type": "text", "text": "Coupons are validated by validate_coupon()."}]),
+            )),
+        ],
+    );
+    let payload = |event: &str, extra: Value| {
+        let mut p = json!({"session_id": SUB, "transcript_path": main, "cwd": repo.path(),
+                           "hook_event_name": event});
+        for (k, v) in extra.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        p
+    };
+    let subagent = json!({"agent_id": AGENT, "agent_type": "general-purpose"});
+    let with_agent = |mut extra: Value| {
+        for (k, v) in subagent.as_object().unwrap() {
+            extra[k] = v.clone();
+        }
+        extra
+    };
+    for (event, extra) in [
+        ("SessionStart", json!({"source": "startup"})),
+        ("UserPromptSubmit", json!({"prompt": PROMPT})),
+        (
+            "PostToolUse",
+            with_agent(json!({"tool_name": "Bash", "tool_use_id": "toolu_grep",
+            "tool_input": {"command": "grep -rn coupon ."},
+            "tool_response": {"stdout": "def validate_coupon(code): pass", "stderr": "", "interrupted": false}})),
+        ),
+        (
+            "SubagentStop",
+            with_agent(json!({"stop_hook_active": false,
+            "last_assistant_message": "Coupons are validated by validate_coupon()."})),
+        ),
+        (
+            "PostToolUse",
+            json!({"tool_name": "Agent", "tool_use_id": "toolu_agent",
+            "tool_input": {"description": "Find coupon validation", "prompt": SUBTASK},
+            "tool_response": {"content": [{"type": "text", "text": "validate_coupon"}]}}),
+        ),
+        (
+            "Stop",
+            json!({"stop_hook_active": false, "last_assistant_message": ANSWER}),
+        ),
+        ("SessionEnd", json!({"reason": "other"})),
+    ] {
+        hook(&repo, event, &payload(event, extra));
+    }
+    let prompts = |events: &[Value]| -> Vec<String> {
+        of_kind(events, "user_prompt")
+            .into_iter()
+            .map(|e| e["body"]["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let events = |repo: &TestRepo| repo.memlog(&["cat", "--session", SUB]).ok().json_lines();
+    let before = events(&repo);
+    assert_eq!(prompts(&before), [PROMPT]);
+
+    let report = repo
+        .memlog(&["import", "claude-code", "--json", main.to_str().unwrap()])
+        .ok()
+        .json();
+    let after = events(&repo);
+    assert_eq!(prompts(&after), [PROMPT], "{report}");
+    assert_eq!(report["added"], 0, "{report}");
+    assert_eq!(repo.memlog_commits().len(), 1, "{report}");
+
+    // read alone, the transcript gives the subagent's work, not its prompt
+    let alone = TestRepo::new();
+    alone
+        .memlog(&["import", "claude-code", main.to_str().unwrap()])
+        .ok();
+    let imported = events(&alone);
+    assert_eq!(prompts(&imported), [PROMPT]);
+    assert!(
+        imported
+            .iter()
+            .any(|e| e["meta"]["agent_id"] == AGENT && e["kind"] == "tool_observation"),
+        "{imported:#?}"
+    );
+}

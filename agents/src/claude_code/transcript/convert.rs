@@ -263,6 +263,15 @@ impl<'a> Converter<'a> {
             ),
             UserText::SlashCommand(typed, name) => (Kind::UserPrompt, typed, Some(name)),
         };
+        // A subagent's prompt is its parent agent's words, not the user's:
+        // they are recorded as the `prompt` of the Agent (Task) call that
+        // started it, and the hooks, which see no prompt of a subagent,
+        // record nothing more. Kept as a prompt, a re-import of a hooked
+        // session added it as one (a commit, a prompt count, "Last prompts").
+        if kind == Kind::UserPrompt && (is_sidechain(line) || self.agent_id.is_some()) {
+            out.ignored += 1;
+            return;
+        }
         // Already recorded when it was queued: the line holds the text as
         // typed, or (a slash command) wrapped in its command tags.
         if kind == Kind::UserPrompt

@@ -410,8 +410,7 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                "user_prompt",
-                "user_prompt",
+                // the subagents' prompts are their parent's words, not the user's
                 "task_created",
                 "task_created",
                 // Alpha went pending → completed: its implied start first
@@ -435,6 +434,9 @@ mod tests {
             &[
                 json!({"type": "user", "uuid": "x1", "timestamp": "2026-01-01T09:00:01Z", "sessionId": "s1",
                      "isSidechain": true, "agentId": "x1", "message": {"role": "user", "content": "look"}}),
+                json!({"type": "assistant", "uuid": "x2", "parentUuid": "x1", "timestamp": "2026-01-01T09:00:02Z",
+                     "sessionId": "s1", "isSidechain": true, "agentId": "x1",
+                     "message": {"id": "m9", "role": "assistant", "content": [{"type": "text", "text": "Looked."}]}}),
             ],
         );
         write_lines(
@@ -443,7 +445,9 @@ mod tests {
             &[user("c1", "2026-01-01T09:00:02Z", json!("summarise"))],
         );
         let t = read_with_subagents(&main, &HookOptions::new("p")).unwrap();
-        assert_eq!(t.drafts.len(), 2);
+        // the subagent's prompt ("look") is its parent's, not a user_prompt
+        let kinds: Vec<&str> = t.drafts.iter().map(|(_, d)| d.kind.as_str()).collect();
+        assert_eq!(kinds, ["user_prompt", "agent_response"]);
         let (_, sub) = &t.drafts[1];
         assert_eq!(sub.session, "s1");
         assert_eq!(sub.meta["agent_id"], "x1");
