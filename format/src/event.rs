@@ -352,6 +352,14 @@ impl Event {
         })
     }
 
+    /// Whether this is a prompt the user typed: a `user_prompt` that is not
+    /// a subagent's (`meta.sidechain`: its prompt is the parent agent's
+    /// words), for commit subjects, prompt counts and recaps.
+    pub fn is_users_prompt(&self) -> bool {
+        self.kind == Kind::UserPrompt
+            && self.meta.get("sidechain").and_then(Value::as_bool) != Some(true)
+    }
+
     /// `body.text`, the text of prompts, answers, notes and most other kinds.
     pub fn text(&self) -> Option<&str> {
         self.body.get("text").and_then(Value::as_str)

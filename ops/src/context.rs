@@ -154,6 +154,8 @@ pub fn session_recap(repo: &Repo, session: &str) -> Result<String> {
             .iter()
             .rev()
             .filter(|e| kinds.contains(&e.kind) && e.text().is_some_and(|t| !t.trim().is_empty()))
+            // a subagent's prompt is the parent agent's words, not the user's
+            .filter(|e| e.kind != Kind::UserPrompt || e.is_users_prompt())
             .take(n)
             .map(line)
             .collect();

@@ -61,7 +61,7 @@ pub fn session_line(
     // the event the seal took the commit's subject from
     let subject_from = events
         .iter()
-        .find(|e| e.kind == Kind::UserPrompt)
+        .find(|e| e.is_users_prompt())
         .or_else(|| events.iter().find(|e| e.text().is_some()));
     let subject = match subject_from {
         Some(e) if !visible(e) => None,
@@ -77,11 +77,11 @@ pub fn session_line(
             .map(|e| e.ts.clone())
             .unwrap_or_else(|| time::short_from_secs(commit.author_time)),
         events: events.len(),
-        prompts: count(Kind::UserPrompt),
+        prompts: events.iter().filter(|e| e.is_users_prompt()).count(),
         tool_calls: count(Kind::ToolObservation),
         first_prompt: events
             .iter()
-            .find(|e| e.kind == Kind::UserPrompt && visible(e))
+            .find(|e| e.is_users_prompt() && visible(e))
             .map(|e| e.headline(FIRST_PROMPT_CHARS)),
         branch: events
             .iter()

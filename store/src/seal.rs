@@ -17,10 +17,10 @@ use gix::bstr::BString;
 use gix::objs::tree::EntryKind;
 use gix::refs::Target;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use memlog_format::Event;
 use memlog_format::capture::{self, Captured};
 use memlog_format::scope::Scope;
 use memlog_format::segment::{LineProblem, Segment};
-use memlog_format::{Event, Kind};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -456,7 +456,7 @@ pub fn commit_message(session: &str, events: &[&Event]) -> String {
     // forget"): `memlog log` and `git log --oneline` show it
     let subject = events
         .iter()
-        .find(|e| e.kind == Kind::UserPrompt)
+        .find(|e| e.is_users_prompt())
         .or_else(|| events.iter().find(|e| e.text().is_some()))
         .map(|e| e.headline(72))
         .filter(|s| !s.is_empty())

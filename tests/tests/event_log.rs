@@ -145,6 +145,37 @@ fn a_checked_out_memlog_branch_is_never_moved() {
     }
 }
 
+/// A subagent's prompt (`meta.sidechain`: the parent agent's words, as
+/// Codex records it) is not the user's: the commit subject, the prompt
+/// count and the first prompt of `memlog log` are the user's.
+#[test]
+fn a_subagents_prompt_is_not_counted_as_the_users() {
+    let repo = TestRepo::new();
+    for (ts, text, sidechain) in [
+        (
+            "2026-11-27T06:00:00.000Z",
+            "SUBTASK: find where coupons are validated",
+            true,
+        ),
+        ("2026-11-27T06:00:01.000Z", "fix the coupon rounding", false),
+    ] {
+        let line = serde_json::json!({"session": "s1", "ts": ts, "kind": "user_prompt",
+            "text": text, "meta": {"sidechain": sidechain}});
+        repo.memlog_stdin(&["record", "--json"], &line.to_string())
+            .ok();
+    }
+    repo.memlog(&["seal", "--all"]).ok();
+    let log = repo.memlog(&["log", "--json"]).ok().json();
+    let s = &log["sessions"][0];
+    assert_eq!(s["prompts"], 1, "{log:#}");
+    assert_eq!(s["first_prompt"], "fix the coupon rounding", "{log:#}");
+    let subject = repo
+        .git(&["log", "-1", "--format=%s", "memlog"])
+        .ok()
+        .stdout();
+    assert_eq!(subject.trim(), "fix the coupon rounding");
+}
+
 #[test]
 fn user_repository_is_untouched_with_staged_changes() {
     let repo = TestRepo::new();
