@@ -54,10 +54,25 @@ pub(crate) fn kept_input(tool: &str, input: Option<&Value>) -> Option<Map<String
             .join(" "),
         _ => return None,
     };
-    let ran = memlog_run_by(&command)?;
+    // a command on memlog's own files (`git --git-dir=.git/memlog/personal.git
+    // log -p`, `cat .git/memlog/journal/…`) reads memory as directly
+    let ran = memlog_run_by(&command).or_else(|| reads_store(&command).then(|| command.clone()))?;
     let mut kept = Map::new();
     kept.insert("command".into(), Value::String(ran));
     Some(kept)
+}
+
+/// Whether a shell command names memlog's folder in a git directory.
+fn reads_store(command: &str) -> bool {
+    command.contains(".git/memlog/") || command.contains(".git/memlog ")
+}
+
+/// Whether a shell command reads the personal store itself.
+fn reads_personal_store(input: Option<&Value>) -> bool {
+    input
+        .and_then(|i| i.get("command"))
+        .and_then(Value::as_str)
+        .is_some_and(|c| c.contains("memlog/personal.git"))
 }
 
 /// Whether a call to memlog's own tools (`tool` with `input`) returned a
@@ -73,9 +88,9 @@ pub(crate) fn read_personal(tool: &str, input: Option<&Value>, response: Option<
             _ => false,
         }
     }
-    response.is_some_and(|r| {
-        kept_input(tool, input).is_some() && any_string(r, &memlog_format::scope::shows_personal)
-    })
+    kept_input(tool, input).is_some()
+        && (reads_personal_store(input)
+            || response.is_some_and(|r| any_string(r, &memlog_format::scope::shows_personal)))
 }
 
 /// Whether `name` (a file name) is memlog's binary: `memlog`, `memlog.exe`,
@@ -129,6 +144,10 @@ mod tests {
         // another program's output is not memlog's, whatever it says
         let other = json!({"command": "cat notes.txt"});
         assert!(!read_personal("Bash", Some(&other), Some(&shell)));
+        // git on the personal store reads it directly: kept out, and personal
+        let git = json!({"command": "git --git-dir=.git/memlog/personal.git log -p"});
+        assert!(kept_input("Bash", Some(&git)).is_some());
+        assert!(read_personal("Bash", Some(&git), Some(&shared)));
     }
     use serde_json::json;
 

@@ -141,10 +141,19 @@ pub fn run(
     let durability = prompt_path_durability(event);
     let mut repeated = false;
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {
-        let same: Vec<Draft> = drafts
+        let mut same: Vec<Draft> = drafts
             .into_iter()
             .filter(|d| d.session == session)
             .collect();
+        if matches!(
+            event,
+            Some(HookEvent::PostToolUse | HookEvent::PostToolUseFailure)
+        ) && printed_personal_during_call(&repo, &session)
+        {
+            for d in &mut same {
+                memlog_format::scope::mark_personal(&mut d.meta);
+            }
+        }
         let sent = same.len();
         match recorder.record_as(same, durability) {
             Ok((recorded, _)) => repeated = sent > 0 && recorded.is_empty(),
@@ -636,6 +645,18 @@ fn start_warm_watcher(repo: &Repo) {
         &["watch", "--idle-exit", &minutes.to_string()],
         Priority::Normal,
     );
+}
+
+/// Whether a memlog command printed personal memory while the tool call
+/// being recorded ran: after the session's journal was last written, which
+/// is before the call began ([`crate::shown`]).
+fn printed_personal_during_call(repo: &Repo, session: &str) -> bool {
+    let Ok(journal) = memlog_store::journal::Journal::new(&repo.journal_dir(), session) else {
+        return false;
+    };
+    std::fs::metadata(journal.path())
+        .and_then(|m| m.modified())
+        .is_ok_and(|before| crate::shown::since(repo, before))
 }
 
 /// At SessionStart, seals orphaned journals (of sessions that ended

@@ -76,6 +76,7 @@ pub mod search;
 pub mod semantic;
 pub mod sessions;
 pub mod show;
+pub mod shown;
 pub mod stats;
 pub mod stop;
 pub mod tasks;

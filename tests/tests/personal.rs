@@ -494,6 +494,52 @@ fn a_personal_memory_sharing_one_word_with_a_work_prompt_is_not_given_to_it() {
     );
 }
 
+/// The same when the command line drops memlog's label on the way
+/// (`memlog search … | grep -o …`, `--json | jq -r .text`, a script):
+/// memlog notes that it printed personal memory, and the hook recording the
+/// call finds the note newer than the session's journal (field test 7).
+#[test]
+fn a_personal_memory_read_back_through_a_pipe_keeps_what_follows_here() {
+    let (remote, clones) = remote_and_clones(1);
+    let me = &clones[0];
+    me.memlog(&[
+        "note",
+        "--personal",
+        &format!("salary review with Dana, codeword {NOTE}"),
+    ])
+    .ok();
+    me.hook(
+        "UserPromptSubmit",
+        "work",
+        serde_json::json!({"prompt": "look up what I saved last week"}),
+    );
+    let command = "memlog search 'salary review' | grep -o 'codeword [A-Za-z0-9-]*'";
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command.replace(
+            "memlog ",
+            &format!("{} ", memlog_e2e::memlog_bin().display()),
+        ))
+        .current_dir(me.path())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    let found = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        found.contains(NOTE) && !found.contains("(personal)"),
+        "{found}"
+    );
+    me.hook(
+        "PostToolUse",
+        "work",
+        serde_json::json!({"tool_name": "Bash", "tool_input": {"command": command},
+            "tool_response": {"stdout": found, "stderr": "", "interrupted": false},
+            "tool_use_id": "toolu_pipe"}),
+    );
+    answer_stays_here(me, remote.path(), "Your codeword is in the note");
+}
+
 /// A session of one turn, `prompt` answered by `answer`, ended.
 fn session(repo: &TestRepo, id: &str, prompt: &str, answer: &str) {
     repo.hook(

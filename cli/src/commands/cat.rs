@@ -61,6 +61,7 @@ pub fn cmd_cat(dir: &Path, args: CatArgs) -> anyhow::Result<ExitCode> {
         {
             continue;
         }
+        memlog_ops::shown::note(&repo, [&e]);
         if writeln!(out, "{}", e.canonical_line()).is_err() {
             // A closed pipe (`memlog cat | head`) is not an error.
             return Ok(ExitCode::SUCCESS);

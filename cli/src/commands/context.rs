@@ -42,6 +42,9 @@ pub fn cmd_context(dir: &Path, args: ContextArgs) -> anyhow::Result<ExitCode> {
             exclude_session: args.exclude_session.as_deref(),
         },
     )?;
+    if assembled.personal {
+        memlog_ops::shown::mark(&repo);
+    }
     if args.json {
         output::print_json(&assembled)?;
     } else {

@@ -93,6 +93,13 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     if let Some(note) = &found.note {
         diag::note(format_args!("full-text search only: {note}"));
     }
+    if found.hits.iter().any(|h| {
+        h.meta
+            .as_object()
+            .is_some_and(memlog_format::scope::is_personal)
+    }) {
+        memlog_ops::shown::mark(&repo);
+    }
     if args.json {
         output::print_json(&json!({
             "query": args.query,

@@ -38,9 +38,15 @@ pub fn cmd_show(dir: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     let p = workspace::projections(&repo)?;
     let name = args.name.trim();
     match show::named(&repo, &p, name)? {
-        Named::Session(events) => show_session(name, &events, args.json),
+        Named::Session(events) => {
+            memlog_ops::shown::note(&repo, &events);
+            show_session(name, &events, args.json)
+        }
         Named::Event(id) => show_event(&p, &repo, &id, args.context, args.json),
-        Named::Commit(view) => show_commit(&view, args.json),
+        Named::Commit(view) => {
+            memlog_ops::shown::note(&repo, &view.events);
+            show_commit(&view, args.json)
+        }
     }
 }
 
@@ -51,11 +57,12 @@ fn show_event(
     context: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
+    let (neighbours, at) = show::with_context(p, repo, id, context)?;
+    memlog_ops::shown::note(repo, &neighbours);
     if json {
         output::print_json(&show::event_with_context(p, repo, id, context)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (neighbours, at) = show::with_context(p, repo, id, context)?;
     for e in &neighbours[..at] {
         println!("  {}", compact(e));
     }
@@ -107,8 +114,14 @@ fn show_commit(view: &CommitView, json: bool) -> anyhow::Result<ExitCode> {
 
 /// `id12  time  kind  headline`
 fn compact(e: &Event) -> String {
+    // labelled, so that an agent's hook reading this back knows
+    let personal = if memlog_format::scope::is_personal(&e.meta) {
+        format!("{} ", memlog_format::scope::PERSONAL_LABEL)
+    } else {
+        String::new()
+    };
     format!(
-        "{}  {}  {:<16}  {}",
+        "{}  {}  {:<16}  {personal}{}",
         e.id.short(),
         output::short_time(&e.ts),
         e.kind.as_str(),
