@@ -112,7 +112,7 @@ pub enum Error {
     #[error(
         "{ref_name} is checked out in {worktree}: memlog never moves a branch under a working \
          tree (its next commit would delete the new memory). The session stays in its journal; \
-         switch that working tree to another branch (`git -C {worktree} switch -`), and the \
+         switch that working tree off it (`git -C {worktree} switch --detach`), and the \
          next seal takes it"
     )]
     CheckedOut {

@@ -527,6 +527,36 @@ pub enum JournalSelection {
     IdleFor(Duration),
 }
 
+fn waiting_file(repo: &Repo) -> std::path::PathBuf {
+    repo.layout().dir().join("seal-waiting")
+}
+
+/// The sessions whose seal was refused because the log's branch was
+/// checked out: after the tree switches away, the next seal (a session's
+/// end, a note) takes them too, where they would wait for `memlog seal
+/// --all` (field test 7).
+pub fn waiting_sessions(repo: &Repo) -> Vec<String> {
+    std::fs::read_to_string(waiting_file(repo))
+        .map(|text| {
+            text.lines()
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn remember_waiting<'s>(repo: &Repo, known: &[String], refused: impl Iterator<Item = &'s str>) {
+    let mut all: Vec<String> = known.to_vec();
+    for s in refused {
+        if !all.iter().any(|k| k == s) {
+            all.push(s.to_string());
+        }
+    }
+    let text: String = all.iter().map(|s| format!("{s}\n")).collect();
+    let _ = std::fs::write(waiting_file(repo), text);
+}
+
 /// What sealing journals did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct JournalReport {
@@ -559,6 +589,16 @@ pub fn seal_journals(repo: &Repo, which: &JournalSelection) -> Result<JournalRep
             .map(|j| Journal::new(&dir, &j.session))
             .collect::<Result<_>>()?,
     };
+    // sessions a refused seal left waiting (the log's branch was checked
+    // out) go with the next seal, whichever session asks for it
+    let waiting = waiting_sessions(repo);
+    let mut journals = journals;
+    for session in &waiting {
+        let j = Journal::new(&dir, session)?;
+        if j.path().exists() && !journals.iter().any(|k| k.path() == j.path()) {
+            journals.push(j);
+        }
+    }
     let mut locked: Vec<LockedJournal> = Vec::new();
     for j in &journals {
         if let Some(l) = j.lock_for_seal()? {
@@ -573,7 +613,17 @@ pub fn seal_journals(repo: &Repo, which: &JournalSelection) -> Result<JournalRep
             events: l.events.clone(),
         })
         .collect();
-    let sealed = seal(repo, &requests)?;
+    let sealed = match seal(repo, &requests) {
+        Err(e @ Error::CheckedOut { .. }) => {
+            let sessions = requests.iter().map(|r| r.session.as_str());
+            remember_waiting(repo, &waiting, sessions);
+            return Err(e);
+        }
+        other => other?,
+    };
+    if !waiting.is_empty() {
+        let _ = std::fs::remove_file(waiting_file(repo));
+    }
     let mut report = JournalReport {
         sealed,
         ..Default::default()

@@ -104,7 +104,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let log = match &checked_out {
         Some(tree) => format!(
             "{log}; checked out in {}: nothing is sealed until that working tree switches to \
-             another branch (`git -C {} switch -`)",
+             another branch (`git -C {} switch --detach`)",
             tree.display(),
             tree.display()
         ),
