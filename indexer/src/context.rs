@@ -36,6 +36,11 @@ const RELATIVE_FLOOR: f32 = 0.5;
 /// note and in a work prompt kept that session from the team, field test
 /// 6).
 const PERSONAL_FLOOR: f32 = 0.8;
+/// And the share of the prompt its words must cover: in a young memory
+/// every note scores near the best, and a personal one holding only the
+/// user's name came in at 0.87 of it (field test 7: 0.09 of the prompt;
+/// one about what the prompt asks covers half or more).
+const PERSONAL_COVERAGE: f32 = 0.2;
 /// Full-text hits whose stored vectors make the query vector when the
 /// prompt has no embedding of its own (pseudo-relevance feedback).
 const FEEDBACK_HITS: usize = 5;
@@ -488,12 +493,11 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
     let relevant: Vec<Hit> = hits
         .into_iter()
         .filter(|h| {
-            let floor = if is_personal(h) {
-                PERSONAL_FLOOR
+            if is_personal(h) {
+                h.score >= top * PERSONAL_FLOOR && h.parts.fts >= PERSONAL_COVERAGE
             } else {
-                RELATIVE_FLOOR
-            };
-            h.score >= top * floor
+                h.score >= top * RELATIVE_FLOOR
+            }
         })
         .collect();
     // deduplicate by normalised text

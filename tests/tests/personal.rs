@@ -540,6 +540,39 @@ fn a_personal_memory_read_back_through_a_pipe_keeps_what_follows_here() {
     answer_stays_here(me, remote.path(), "Your codeword is in the note");
 }
 
+/// The same in a young memory, where every note scores near the best hit:
+/// a personal note must also cover the prompt, not hold only the user's
+/// name (field test 7).
+#[test]
+fn in_a_young_memory_a_personal_note_holding_only_a_name_is_not_given() {
+    let repo = TestRepo::with_generous_budgets();
+    repo.memlog(&[
+        "note",
+        "The deploy pipeline uses blue-green switching via the marmot script; Dave owns it",
+    ])
+    .ok();
+    repo.memlog(&["note", "Database migrations run with sqitch before deploy"])
+        .ok();
+    repo.memlog(&[
+        "note",
+        "--personal",
+        &format!("Dave's dentist appointment is Tuesday at 3pm ({NOTE})"),
+    ])
+    .ok();
+    let work = repo.hook(
+        "UserPromptSubmit",
+        "work",
+        serde_json::json!({"prompt": "Dave, how does the deploy pipeline work?"}),
+    );
+    assert!(work.contains("marmot") && !work.contains(NOTE), "{work}");
+    let asked = repo.hook(
+        "UserPromptSubmit",
+        "mine",
+        serde_json::json!({"prompt": "when is my dentist appointment?"}),
+    );
+    assert!(asked.contains(NOTE), "{asked}");
+}
+
 /// A session of one turn, `prompt` answered by `answer`, ended.
 fn session(repo: &TestRepo, id: &str, prompt: &str, answer: &str) {
     repo.hook(

@@ -223,7 +223,10 @@ fn a_secret_in_a_session_id_reaches_disk_in_no_form() {
     );
     // sealed by the id as typed (field test 7: "nothing to seal")
     let sealed = repo.memlog(&["seal", "--session", &scripted]).ok().stdout();
-    assert!(sealed.contains("REDACTED") && sealed.contains("1 events"), "{sealed}");
+    assert!(
+        sealed.contains("REDACTED") && sealed.contains("1 events"),
+        "{sealed}"
+    );
     assert!(
         !contains(&everything_on_disk(&repo), "hGAkWvj7FAc9QeWJKY40"),
         "the token is on disk"
