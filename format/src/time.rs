@@ -16,6 +16,11 @@ pub fn format(ts: Timestamp) -> String {
         .to_string()
 }
 
+/// [`parse_given`], in memlog's form.
+pub fn normalize_given(input: &str) -> Result<String> {
+    Ok(format(parse_given(input)?))
+}
+
 /// Parses an RFC 3339 timestamp with any offset and returns it in memlog's
 /// form (UTC, milliseconds, truncated).
 pub fn normalize(input: &str) -> Result<String> {
@@ -23,14 +28,27 @@ pub fn normalize(input: &str) -> Result<String> {
 }
 
 /// Parses an RFC 3339 timestamp, or a bare date (`2026-11-22`, taken as UTC
-/// midnight), as given on a command line.
+/// midnight), as data holds them: the same instant on every machine, since
+/// an event's id covers its time.
 pub fn parse(input: &str) -> Result<Timestamp> {
+    parse_in(input, TimeZone::UTC)
+}
+
+/// [`parse`] for a time a person gives (`--since`, `--before`, an MCP
+/// tool's `since`): a bare date is midnight in the local time zone, the day
+/// listings show, so that `--since` the day a listing shows an event on
+/// finds it (in Seoul a UTC day missed the morning's events, field test 7).
+pub fn parse_given(input: &str) -> Result<Timestamp> {
+    parse_in(input, TimeZone::system())
+}
+
+fn parse_in(input: &str, zone: TimeZone) -> Result<Timestamp> {
     let trimmed = input.trim();
     if let Ok(ts) = trimmed.parse::<Timestamp>() {
         return Ok(ts);
     }
     if let Ok(date) = trimmed.parse::<jiff::civil::Date>()
-        && let Ok(zoned) = date.to_zoned(TimeZone::UTC)
+        && let Ok(zoned) = date.to_zoned(zone)
     {
         return Ok(zoned.timestamp());
     }

@@ -158,7 +158,7 @@ impl Memory {
         }
         let ms = |d: &Option<String>| -> Result<Option<i64>> {
             d.as_deref()
-                .map(|s| Ok(time::parse(s)?.as_millisecond()))
+                .map(|s| Ok(time::parse_given(s)?.as_millisecond()))
                 .transpose()
         };
         let query = TimelineQuery {

@@ -35,7 +35,7 @@ impl ForgetRequest {
             );
         }
         if let Some(before) = &self.before {
-            let at = time::normalize(before)?;
+            let at = time::normalize_given(before)?;
             // a later date hides, with what there is, all that is recorded
             // until then: every session to come
             if at > time::now() {
@@ -113,7 +113,11 @@ impl ForgetPlan {
 pub fn plan(repo: &Repo, request: &ForgetRequest) -> Result<ForgetPlan> {
     request.check()?;
     let targets = resolve_ids(repo, &request.ids)?;
-    let before = request.before.as_deref().map(time::normalize).transpose()?;
+    let before = request
+        .before
+        .as_deref()
+        .map(time::normalize_given)
+        .transpose()?;
     let live = workspace::live(repo, false)?;
     let named: Vec<&Event> = live
         .iter()
@@ -226,7 +230,7 @@ pub fn record(repo: &Repo, request: &ForgetRequest, plan: ForgetPlan) -> Result<
         body.insert("session".into(), Value::String(s.clone()));
     }
     if let Some(b) = &request.before {
-        body.insert("before".into(), Value::String(time::normalize(b)?));
+        body.insert("before".into(), Value::String(time::normalize_given(b)?));
     }
     if let Some(r) = request
         .reason

@@ -153,7 +153,8 @@ fn search_request(args: &SearchQuery<'_>) -> Result<SearchRequest> {
         Kind::parse_known(k).map_err(Error::Invalid)?;
     }
     let ms = |d: Option<&str>| -> Result<Option<i64>> {
-        d.map(|s| Ok(time::parse(s)?.as_millisecond())).transpose()
+        d.map(|s| Ok(time::parse_given(s)?.as_millisecond()))
+            .transpose()
     };
     Ok(SearchRequest {
         query: args.query.to_string(),

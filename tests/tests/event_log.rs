@@ -84,6 +84,25 @@ fn listings_show_local_time() {
     assert!(in_utc.contains("2026-11-27 06:13"), "{in_utc}");
     let json = repo.memlog(&["log", "--json"]).ok().json();
     assert_eq!(json["sessions"][0]["started"], "2026-11-27T06:13:12.389Z");
+    // a bare date a person gives is a local day too: 20:00 UTC on the 26th
+    // is listed on the 27th in Seoul, and found since the 27th there
+    repo.memlog_stdin(
+        &["record", "--json"],
+        r#"{"session": "s2", "ts": "2026-11-26T20:00:00.000Z", "kind": "note", "text": "early morning in Seoul"}"#,
+    )
+    .ok();
+    let since = |tz: &str| {
+        memlog_e2e::run(memlog_e2e::memlog_command(repo.path()).env("TZ", tz).args([
+            "search",
+            "early morning",
+            "--since",
+            "2026-11-27",
+        ]))
+        .ok()
+        .stdout()
+    };
+    assert!(since("Asia/Seoul").contains("early morning in Seoul"));
+    assert!(!since("UTC").contains("early morning in Seoul"));
 }
 
 /// A memlog branch checked out (to browse it, or to `git pull` it, in the

@@ -45,7 +45,7 @@ pub struct ReflectArgs {
 pub fn cmd_reflect(dir: &Path, args: ReflectArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let now_ms = match &args.now {
-        Some(d) => time::parse(d)?.as_millisecond(),
+        Some(d) => time::parse_given(d)?.as_millisecond(),
         None => time::to_ms(&time::now()),
     };
     let reflected = if args.if_due {
