@@ -469,10 +469,12 @@ pub fn prompts_in_progress(journal: &JournalFile) -> Result<Vec<String>> {
 /// few kilobytes, so this holds the last dozens of events.
 const REPEAT_WINDOW: u64 = 128 * 1024;
 
-/// How close in time a turn's event and its repeat are: two hooks for one
-/// event run side by side, milliseconds apart; a user who sends the same
-/// words again does so after an answer, or later than this.
-const REPEAT_MS: i64 = 10_000;
+/// How close in time a turn's event and its repeat are, for an agent that
+/// gives no turn id (Gemini CLI): two hooks for one event run side by side
+/// or one after the other, well within this; a user who sends the same
+/// words again after an interrupt takes longer (10 s dropped such prompts,
+/// field test 7).
+const REPEAT_MS: i64 = 2_000;
 
 /// The kinds an agent sends once per turn or session and without an id:
 /// a second copy is recognised by time and place ([`repeats_turn`]).
@@ -561,11 +563,11 @@ fn repeats_turn(lines: &[&str], probe: &Event) -> bool {
         }
         if e.kind == probe.kind {
             // the agent's own id of the turn, when it gives one (Claude
-            // Code's `prompt_id`): the same words sent again after an
-            // interrupt are another turn, however soon
+            // Code's `prompt_id`, Codex's `turn_id`): the same words sent
+            // again after an interrupt are another turn, however soon
             let turn = |e: &Event| {
                 e.meta
-                    .get("prompt_id")
+                    .get("turn_id")
                     .and_then(Value::as_str)
                     .map(str::to_string)
             };

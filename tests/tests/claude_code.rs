@@ -1054,4 +1054,19 @@ fn a_prompt_sent_again_is_a_new_turn_when_claude_code_says_so() {
     assert_eq!(prompts, 2);
     let log = std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap();
     assert_eq!(log.matches("answered this same event").count(), 1, "{log}");
+    // Codex names its turns `turn_id`
+    for turn in ["t-1", "t-2"] {
+        let payload = json!({"hook_event_name": "UserPromptSubmit", "turn_id": turn,
+            "prompt": "run the tests again"});
+        memlog_e2e::run_stdin(
+            memlog_command(repo.path()).args(["hook", "--agent", "codex", "UserPromptSubmit"]),
+            &with_cwd(payload, &repo, "codex-1").to_string(),
+        )
+        .ok();
+    }
+    let prompts = events_of(&repo, "codex-1")
+        .iter()
+        .filter(|e| e["kind"] == "user_prompt")
+        .count();
+    assert_eq!(prompts, 2);
 }

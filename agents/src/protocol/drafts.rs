@@ -252,12 +252,15 @@ impl<'a> DraftMaker<'a> {
         meta.insert("hook".into(), Value::String(payload.event_name.clone()));
         insert_text(&mut meta, "agent_id", payload.agent_id.as_deref());
         insert_text(&mut meta, "agent_type", payload.agent_type.as_deref());
-        // Claude Code's id of the turn: tells the same words sent again
-        // from one hook configured twice
+        // the agent's id of the turn (Claude Code's `prompt_id`, Codex's
+        // `turn_id`): tells the same words sent again from one hook
+        // configured twice
         insert_text(
             &mut meta,
-            "prompt_id",
-            payload.raw.get("prompt_id").and_then(Value::as_str),
+            "turn_id",
+            ["prompt_id", "turn_id"]
+                .iter()
+                .find_map(|k| payload.raw.get(*k).and_then(Value::as_str)),
         );
         if payload.agent_id.is_some() || payload.event == Some(HookEvent::SubagentStop) {
             meta.insert("sidechain".into(), Value::Bool(true));
