@@ -266,6 +266,17 @@ impl TestRepo {
             .ok();
     }
 
+    /// A linked `git worktree` of this repository on a new branch
+    /// `branch`, in a folder of its own (removed with the returned dir).
+    pub fn linked_worktree(&self, branch: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let tree = dir.path().join(branch);
+        let path = tree.display().to_string();
+        self.git(&["worktree", "add", "-q", "-b", branch, &path])
+            .ok();
+        (dir, tree)
+    }
+
     pub fn git(&self, args: &[&str]) -> Run {
         run(git_command(self.path()).args(args))
     }

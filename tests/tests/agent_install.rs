@@ -387,17 +387,7 @@ fn doctor_lists_opencodes_plugin_and_says_when_it_is_outdated() {
 #[test]
 fn doctor_in_a_linked_worktree_names_the_hooks_of_the_main_one() {
     let repo = TestRepo::new();
-    let elsewhere = tempfile::tempdir().unwrap();
-    let linked = elsewhere.path().join("feature");
-    repo.git(&[
-        "worktree",
-        "add",
-        "-q",
-        "-b",
-        "feature",
-        &linked.display().to_string(),
-    ])
-    .ok();
+    let (_elsewhere, linked) = repo.linked_worktree("feature");
     repo.memlog(&["install", "claude"]).ok();
     let doctor = memlog_e2e::run(
         memlog_e2e::memlog_command(&linked)

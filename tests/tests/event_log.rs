@@ -497,17 +497,7 @@ fn clear_errors_never_panics() {
 #[test]
 fn worktrees_share_one_memory() {
     let repo = TestRepo::new();
-    let wt = tempfile::tempdir().unwrap();
-    let wt_path = wt.path().join("wt");
-    repo.git(&[
-        "worktree",
-        "add",
-        "-q",
-        "-b",
-        "feature",
-        wt_path.to_str().unwrap(),
-    ])
-    .ok();
+    let (_wt, wt_path) = repo.linked_worktree("feature");
     let out = memlog_e2e::run(memlog_e2e::memlog_command(&wt_path).args([
         "record",
         "--session",

@@ -379,19 +379,10 @@ fn memlogs_own_tool_calls_keep_no_copy_of_memory() {
 /// and the recall naming the note were pushed with the shared session).
 #[test]
 fn a_session_given_a_personal_memory_keeps_what_follows_here() {
-    let (remote, clones) = remote_and_clones(1);
+    let (remote, clones) = one_clone_noting(&format!(
+        "My dentist appointment is on Friday at nine ({NOTE})"
+    ));
     let me = &clones[0];
-    std::fs::write(
-        me.path().join(".memlog.yaml"),
-        "hooks:\n  inject_budget_ms: 20000\n",
-    )
-    .unwrap();
-    me.memlog(&[
-        "note",
-        "--personal",
-        &format!("My dentist appointment is on Friday at nine ({NOTE})"),
-    ])
-    .ok();
     let context = me.hook(
         "UserPromptSubmit",
         "work",
@@ -408,14 +399,8 @@ fn a_session_given_a_personal_memory_keeps_what_follows_here() {
 /// real command's.
 #[test]
 fn a_personal_memory_read_back_through_memlog_keeps_what_follows_here() {
-    let (remote, clones) = remote_and_clones(1);
+    let (remote, clones) = one_clone_noting(&format!("salary review with Dana on Friday ({NOTE})"));
     let me = &clones[0];
-    me.memlog(&[
-        "note",
-        "--personal",
-        &format!("salary review with Dana on Friday ({NOTE})"),
-    ])
-    .ok();
     let found = me.memlog(&["search", "salary review"]).ok().stdout();
     assert!(found.contains(NOTE), "{found}");
     me.hook(
@@ -444,19 +429,10 @@ fn a_personal_memory_read_back_through_memlog_keeps_what_follows_here() {
 /// reach the team (field test 6).
 #[test]
 fn a_personal_memory_sharing_one_word_with_a_work_prompt_is_not_given_to_it() {
-    let (remote, clones) = remote_and_clones(1);
+    let (remote, clones) = one_clone_noting(&format!(
+        "bob personal: salary review with Dana on Friday ({NOTE})"
+    ));
     let me = &clones[0];
-    std::fs::write(
-        me.path().join(".memlog.yaml"),
-        "hooks:\n  inject_budget_ms: 20000\n",
-    )
-    .unwrap();
-    me.memlog(&[
-        "note",
-        "--personal",
-        &format!("bob personal: salary review with Dana on Friday ({NOTE})"),
-    ])
-    .ok();
     session(
         me,
         "s1",
@@ -500,14 +476,8 @@ fn a_personal_memory_sharing_one_word_with_a_work_prompt_is_not_given_to_it() {
 /// call finds the note newer than the session's journal (field test 7).
 #[test]
 fn a_personal_memory_read_back_through_a_pipe_keeps_what_follows_here() {
-    let (remote, clones) = remote_and_clones(1);
+    let (remote, clones) = one_clone_noting(&format!("salary review with Dana, codeword {NOTE}"));
     let me = &clones[0];
-    me.memlog(&[
-        "note",
-        "--personal",
-        &format!("salary review with Dana, codeword {NOTE}"),
-    ])
-    .ok();
     me.hook(
         "UserPromptSubmit",
         "work",
@@ -571,6 +541,19 @@ fn in_a_young_memory_a_personal_note_holding_only_a_name_is_not_given() {
         serde_json::json!({"prompt": "when is my dentist appointment?"}),
     );
     assert!(asked.contains(NOTE), "{asked}");
+}
+
+/// A remote and one clone of it that noted `note` as personal, its hooks
+/// given time to inject (a busy test machine).
+fn one_clone_noting(note: &str) -> (tempfile::TempDir, Vec<TestRepo>) {
+    let (remote, clones) = remote_and_clones(1);
+    std::fs::write(
+        clones[0].path().join(".memlog.yaml"),
+        "hooks:\n  inject_budget_ms: 20000\n",
+    )
+    .unwrap();
+    clones[0].memlog(&["note", "--personal", note]).ok();
+    (remote, clones)
 }
 
 /// A session of one turn, `prompt` answered by `answer`, ended.
