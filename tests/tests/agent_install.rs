@@ -194,17 +194,13 @@ fn committed_settings_name_memlog_by_the_name_path_finds() {
     let on_path = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(&bin, on_path.path().join(&name)).unwrap();
     let install = |path: &str, args: &[&str]| {
-        let out = std::process::Command::new(&bin)
-            .current_dir(repo.path())
-            .env("PATH", path)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        memlog_e2e::run(
+            std::process::Command::new(&bin)
+                .current_dir(repo.path())
+                .env("PATH", path)
+                .args(args),
+        )
+        .ok();
     };
     let path = format!("{}:/usr/bin:/bin", on_path.path().display());
     install(&path, &["install", "claude"]);
