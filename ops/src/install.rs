@@ -123,6 +123,10 @@ pub struct InstalledHooks {
     /// The memlog programs they run that are not on this machine (a
     /// settings file committed from another machine).
     pub missing: Vec<String>,
+    /// The memlog programs they run that are on this machine but are not
+    /// this binary (an older install first on `PATH`, which hooks naming
+    /// `memlog` run): what they record and inject is that memlog's doing.
+    pub elsewhere: Vec<String>,
     /// Whether installing again would write them otherwise: a plugin an
     /// earlier memlog wrote, without this one's fixes.
     pub outdated: bool,
@@ -160,6 +164,20 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Whether `program` (a path, or a name `PATH` finds) is this binary.
+fn runs_this_binary(program: &str) -> bool {
+    let path = Path::new(program);
+    let found = if path.components().count() > 1 {
+        Some(path.to_path_buf())
+    } else {
+        on_path(program)
+    };
+    match (found, std::env::current_exe()) {
+        (Some(found), Ok(exe)) => same_file(&found, &exe),
+        _ => true,
+    }
+}
+
 /// Whether `program` runs here: a path that exists, or a bare name found
 /// on `PATH`.
 fn program_exists(program: &str) -> bool {
@@ -193,10 +211,11 @@ pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
                 continue;
             };
             let project = work_tree.as_deref().filter(|_| scope != Scope::User);
-            let missing = hooks
-                .programs
+            let (missing, present): (Vec<String>, Vec<String>) =
+                hooks.programs.into_iter().partition(|p| !program_exists(p));
+            let elsewhere = present
                 .into_iter()
-                .filter(|p| !program_exists(p))
+                .filter(|p| !runs_this_binary(p))
                 .collect();
             found.push(InstalledHooks {
                 agent,
@@ -205,6 +224,7 @@ pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
                 path,
                 hooks: hooks.hooks,
                 missing,
+                elsewhere,
                 outdated: hooks.outdated,
             });
         }

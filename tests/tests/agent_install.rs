@@ -218,6 +218,28 @@ fn committed_settings_name_memlog_by_the_name_path_finds() {
         local.iter().all(|(_, c)| c.starts_with(&absolute)),
         "{local:#?}"
     );
+    // another memlog first on PATH runs those hooks: doctor names it
+    let older = tempfile::tempdir().unwrap();
+    std::fs::write(older.path().join(&name), "#!/bin/sh\necho older memlog\n").unwrap();
+    let status = memlog_e2e::run(
+        std::process::Command::new(&bin)
+            .current_dir(repo.path())
+            .env("PATH", format!("{}:/usr/bin:/bin", older.path().display()))
+            .args(["doctor", "--json"]),
+    )
+    .json();
+    let claude = status["agent_hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["path"].as_str().unwrap_or("").ends_with("settings.json"))
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        claude["other_programs"],
+        serde_json::json!([name]),
+        "{status:#}"
+    );
     // where PATH finds no memlog, the path is the only way to run it
     install("/usr/bin:/bin", &["install", "claude"]);
     let committed = commands(&read(&repo.path().join(".claude/settings.json")));

@@ -120,6 +120,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                     "path": h.path,
                     "hooks": h.hooks,
                     "missing_programs": h.missing,
+                    "other_programs": h.elsewhere,
                     "outdated": h.outdated,
                 });
                 if let Some(t) = &h.trust {
@@ -199,6 +200,17 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             println!(
                 "           they run {program}, which is not on this machine: the agent's \
                  hooks fail; `memlog install {}` again points them at this memlog",
+                h.agent.name()
+            );
+        }
+        for program in &h.elsewhere {
+            println!(
+                "           they run {program}, another memlog than this one ({}): what they \
+                 record and inject is that one's doing; `memlog install {}` again points them \
+                 at this memlog",
+                std::env::current_exe()
+                    .map(|e| e.display().to_string())
+                    .unwrap_or_default(),
                 h.agent.name()
             );
         }
