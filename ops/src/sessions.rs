@@ -39,6 +39,10 @@ pub struct SessionLine {
     /// note, a forget, a purge) is about.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// Whether it is personal: sealed in the personal store, kept on this
+    /// machine.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub personal: bool,
 }
 
 /// Characters of a session's first prompt in listings.
@@ -96,6 +100,7 @@ pub fn session_line(
             agents
         }),
         subject,
+        personal: log.scope() == memlog_format::scope::Scope::Personal,
     })
 }
 
@@ -127,5 +132,6 @@ fn line_of_row(r: SessionRow) -> SessionLine {
         branch: r.branch,
         agents: Vec::new(),
         subject: None,
+        personal: false,
     }
 }

@@ -861,3 +861,24 @@ fn a_legacy_ref_written_again_after_the_move_is_merged_into_the_store() {
         .ok();
     assert!(!holds(&all_objects(&mirror), LATER));
 }
+
+/// `memlog log` lists personal sessions too, labelled, with the shared
+/// ones by time: a memory holding only personal sessions said "no sealed
+/// sessions yet" (field test 7).
+#[test]
+fn memlog_log_lists_personal_sessions_labelled() {
+    let repo = TestRepo::new();
+    repo.memlog(&["note", "--personal", &format!("my locker code ({NOTE})")])
+        .ok();
+    let text = repo.memlog(&["log"]).ok().stdout();
+    assert!(text.contains("(personal)") && text.contains(NOTE), "{text}");
+    repo.memlog(&["note", "the staging host is blue"]).ok();
+    let log = repo.memlog(&["log", "--json"]).ok().json();
+    let personal: Vec<bool> = log["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["personal"] == true)
+        .collect();
+    assert_eq!(personal, [false, true], "{log:#}");
+}

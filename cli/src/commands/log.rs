@@ -2,6 +2,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
+use memlog_format::scope::Scope;
 use memlog_ops::sessions::{SessionLine, session_line};
 use memlog_ops::workspace;
 use memlog_store::log::Log;
@@ -11,7 +12,8 @@ use crate::output;
 /// List sealed sessions, newest first: one line per session commit.
 ///
 /// Each line shows when the session started, the session id, its event
-/// counts and its first prompt. Merge commits (from sync or `git merge`) are
+/// counts and its first prompt; personal sessions (kept on this machine)
+/// are listed too, marked "(personal)". Merge commits (from sync or `git merge`) are
 /// not listed; the sessions they bring in are.
 #[derive(Args)]
 pub struct LogArgs {
@@ -43,14 +45,22 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
             .map(|found| found.is_some())
             .unwrap_or(true)
     };
-    for commit in log.commits()? {
+    // both logs, newest first: the personal one's sessions too, labelled
+    let personal = Log::of(&repo, Scope::Personal);
+    let mut commits: Vec<(&Log, _)> = log.commits()?.into_iter().map(|c| (&log, c)).collect();
+    commits.extend(personal.commits()?.into_iter().map(|c| (&personal, c)));
+    commits.sort_by(|a, b| b.1.commit_time.cmp(&a.1.commit_time));
+    for (of, commit) in commits {
         if commit.parents.len() > 1 {
             continue;
         }
         if args.max_count.is_some_and(|n| shown >= n) {
             break;
         }
-        let line = session_line(&log, &commit, &visible)?;
+        let line = session_line(of, &commit, &visible)?;
+        if line.personal {
+            memlog_ops::shown::mark(&repo);
+        }
         if agent
             .as_deref()
             .is_some_and(|a| !line.agents.iter().any(|x| x == a))
@@ -96,8 +106,13 @@ fn print_line(l: &SessionLine) {
         .or(l.subject.as_deref())
         .map(|p| memlog_format::event::truncate_chars(p, 60))
         .unwrap_or_default();
+    let personal = if l.personal {
+        format!("{} ", memlog_format::scope::PERSONAL_LABEL)
+    } else {
+        String::new()
+    };
     println!(
-        "{}  {}  {:<36}  {:>4} ev {:>3} pr {:>4} tools  {}",
+        "{}  {}  {:<36}  {:>4} ev {:>3} pr {:>4} tools  {personal}{}",
         l.commit.as_deref().map_or("", |c| c.get(..10).unwrap_or(c)),
         output::short_time(&l.started),
         l.session,
