@@ -49,7 +49,7 @@ pub fn cmd_log(dir: &Path, args: LogArgs) -> anyhow::Result<ExitCode> {
     let personal = Log::of(&repo, Scope::Personal);
     let mut commits: Vec<(&Log, _)> = log.commits()?.into_iter().map(|c| (&log, c)).collect();
     commits.extend(personal.commits()?.into_iter().map(|c| (&personal, c)));
-    commits.sort_by(|a, b| b.1.commit_time.cmp(&a.1.commit_time));
+    commits.sort_by_key(|(_, c)| std::cmp::Reverse(c.commit_time));
     for (of, commit) in commits {
         if commit.parents.len() > 1 {
             continue;
