@@ -27,6 +27,18 @@ pub struct ForgetRequest {
 }
 
 impl ForgetRequest {
+    /// The request with its session as recorded (a secret in the id
+    /// redacted, [`workspace::recorded_session`]).
+    fn as_recorded(&self, repo: &Repo) -> ForgetRequest {
+        ForgetRequest {
+            session: self
+                .session
+                .as_deref()
+                .map(|s| workspace::recorded_session(repo, s)),
+            ..self.clone()
+        }
+    }
+
     /// Fails unless the request names something to forget.
     pub fn check(&self) -> Result<()> {
         if self.ids.is_empty() && self.session.is_none() && self.before.is_none() {
@@ -111,6 +123,7 @@ impl ForgetPlan {
 /// What `request` would hide among the live events (sealed or in a
 /// journal), without recording anything.
 pub fn plan(repo: &Repo, request: &ForgetRequest) -> Result<ForgetPlan> {
+    let request = &request.as_recorded(repo);
     request.check()?;
     let targets = resolve_ids(repo, &request.ids)?;
     let before = request
@@ -194,6 +207,7 @@ pub fn forget(repo: &Repo, request: &ForgetRequest) -> Result<Option<Forgotten>>
 /// `derived` list, so that readers hide them too and `memlog purge` erases
 /// them with their sources.
 pub fn record(repo: &Repo, request: &ForgetRequest, plan: ForgetPlan) -> Result<Forgotten> {
+    let request = &request.as_recorded(repo);
     // a forget of nothing would still be a commit every clone receives
     if plan.hidden.is_empty() {
         bail!("nothing to forget: no event in memory matches (forgotten already?)");

@@ -36,7 +36,7 @@ pub struct CommitView {
 /// Resolves `name` as, in order: a session id; an event id or a unique
 /// prefix of one; a revision of the memlog ref.
 pub fn named(repo: &Repo, p: &Projections, name: &str) -> Result<Named> {
-    let session = lookup::session_events(p, name)?;
+    let session = lookup::session_events(p, &workspace::recorded_session(repo, name))?;
     if !session.is_empty() {
         return Ok(Named::Session(workspace::exact_events(repo, session)?));
     }

@@ -21,6 +21,16 @@ pub fn open(dir: &Path) -> Result<Repo> {
     Ok(Repo::discover(dir)?)
 }
 
+/// A session id as the recorder stores it (a secret in it redacted,
+/// [`memlog_store::Recorder::session_id`]), so that a command given the id
+/// as typed finds what was recorded under it; the id as given when the
+/// store's key cannot be read.
+pub fn recorded_session(repo: &Repo, session: &str) -> String {
+    memlog_store::Recorder::new(repo)
+        .map(|r| r.session_id(session))
+        .unwrap_or_else(|_| session.to_string())
+}
+
 /// Opens the repository and makes sure memlog's directories exist.
 pub fn open_for_writing(dir: &Path) -> Result<Repo> {
     let repo = open(dir)?;

@@ -233,4 +233,17 @@ fn a_secret_in_a_session_id_reaches_disk_in_no_form() {
     );
     let texts = repo.memlog(&["cat"]).ok().stdout();
     assert!(texts.contains("the job ran"), "{texts}");
+    // every command given the id as typed finds the session (field test 7)
+    let shown = repo.memlog(&["show", &scripted]).ok().stdout();
+    assert!(shown.contains("the job ran"), "{shown}");
+    let of_session = repo.memlog(&["cat", "--session", &scripted]).ok().stdout();
+    assert!(of_session.contains("the job ran"), "{of_session}");
+    let found = repo
+        .memlog(&["search", "job", "--session", &scripted])
+        .ok()
+        .stdout();
+    assert!(found.contains("the job ran"), "{found}");
+    repo.memlog(&["forget", "--session", &scripted]).ok();
+    let texts = repo.memlog(&["cat"]).ok().stdout();
+    assert!(!texts.contains("the job ran"), "{texts}");
 }

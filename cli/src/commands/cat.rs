@@ -46,10 +46,14 @@ pub fn cmd_cat(dir: &Path, args: CatArgs) -> anyhow::Result<ExitCode> {
         .transpose()
         .map_err(anyhow::Error::msg)?;
     let agent = args.agent.as_deref().map(memlog_ops::search::client_name);
+    let session = args
+        .session
+        .as_deref()
+        .map(|s| workspace::recorded_session(&repo, s));
     let events = workspace::live(&repo, args.sealed)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for e in events {
-        if args.session.as_ref().is_some_and(|s| *s != e.session) {
+        if session.as_ref().is_some_and(|s| *s != e.session) {
             continue;
         }
         if kind.as_ref().is_some_and(|k| *k != e.kind) {

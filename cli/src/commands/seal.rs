@@ -40,9 +40,7 @@ pub fn cmd_seal(dir: &Path, args: SealArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let selection = match (args.session, args.all, args.idle) {
         // as recorded: a secret in the id was redacted in its journal's name
-        (Some(s), _, _) => {
-            JournalSelection::Session(memlog_store::Recorder::new(&repo)?.session_id(&s))
-        }
+        (Some(s), _, _) => JournalSelection::Session(workspace::recorded_session(&repo, &s)),
         (None, true, _) => JournalSelection::All,
         (None, false, Some(d)) => JournalSelection::IdleFor(d),
         (None, false, None) => bail!("say what to seal: --session ID, --all or --idle DURATION"),

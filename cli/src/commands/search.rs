@@ -74,13 +74,17 @@ pub struct SearchArgs {
 
 pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open(dir)?;
+    let session = args
+        .session
+        .as_deref()
+        .map(|s| workspace::recorded_session(&repo, s));
     let found = search::one_shot(
         &repo,
         &SearchQuery {
             query: &args.query,
             limit: args.limit,
             kinds: &args.kind,
-            session: args.session.as_deref(),
+            session: session.as_deref(),
             since: args.since.as_deref(),
             until: args.until.as_deref(),
             file: args.file.as_deref(),
