@@ -75,11 +75,12 @@ fn reads_personal_store(input: Option<&Value>) -> bool {
         .is_some_and(|c| c.contains("memlog/personal.git"))
 }
 
-/// Whether a call to memlog's own tools (`tool` with `input`) returned a
-/// personal event (`response`, the tool's result in any shape): the agent
-/// has read it, and what it says next may repeat it, so the rest of its
-/// session stays on this machine, as after a personal memory injected.
-pub(crate) fn read_personal(tool: &str, input: Option<&Value>, response: Option<&Value>) -> bool {
+/// Whether a call to memlog's own tools (`tool` with `input`; the caller
+/// knows it is one, [`kept_input`]) returned a personal event (`response`,
+/// the tool's result in any shape): the agent has read it, and what it says
+/// next may repeat it, so the rest of its session stays on this machine, as
+/// after a personal memory injected.
+pub(crate) fn read_personal(input: Option<&Value>, response: Option<&Value>) -> bool {
     fn any_string(value: &Value, found: &dyn Fn(&str) -> bool) -> bool {
         match value {
             Value::String(s) => found(s),
@@ -88,9 +89,8 @@ pub(crate) fn read_personal(tool: &str, input: Option<&Value>, response: Option<
             _ => false,
         }
     }
-    kept_input(tool, input).is_some()
-        && (reads_personal_store(input)
-            || response.is_some_and(|r| any_string(r, &memlog_format::scope::shows_personal)))
+    reads_personal_store(input)
+        || response.is_some_and(|r| any_string(r, &memlog_format::scope::shows_personal))
 }
 
 /// Whether `name` (a file name) is memlog's binary: `memlog`, `memlog.exe`,
@@ -131,23 +131,19 @@ mod tests {
         use serde_json::json;
         let mcp = json!([{"type": "text",
             "text": "{\"hits\":[{\"id\":\"ab\",\"personal\":true,\"headline\":\"x\"}]}"}]);
-        assert!(read_personal(
-            "mcp__memlog__memory_search",
-            None,
-            Some(&mcp)
-        ));
+        assert!(read_personal(None, Some(&mcp)));
         let shell = json!({"stdout": "ab12  2026-11-27 06:39  note  s  0.8  (personal) salary"});
         let input = json!({"command": "memlog search salary"});
-        assert!(read_personal("Bash", Some(&input), Some(&shell)));
+        assert!(read_personal(Some(&input), Some(&shell)));
         let shared = json!({"stdout": "ab12  2026-11-27 06:39  note  s  0.8  staging host"});
-        assert!(!read_personal("Bash", Some(&input), Some(&shared)));
-        // another program's output is not memlog's, whatever it says
+        assert!(!read_personal(Some(&input), Some(&shared)));
+        // another program's call is not memlog's own, whatever it printed
         let other = json!({"command": "cat notes.txt"});
-        assert!(!read_personal("Bash", Some(&other), Some(&shell)));
+        assert!(kept_input("Bash", Some(&other)).is_none());
         // git on the personal store reads it directly: kept out, and personal
         let git = json!({"command": "git --git-dir=.git/memlog/personal.git log -p"});
         assert!(kept_input("Bash", Some(&git)).is_some());
-        assert!(read_personal("Bash", Some(&git), Some(&shared)));
+        assert!(read_personal(Some(&git), Some(&shared)));
     }
     use serde_json::json;
 

@@ -52,20 +52,30 @@ pub fn decisions(p: &Projections) -> Result<HashMap<EventId, Decision>> {
         .collect();
     // and those the index has not taken in yet (a person's yes a moment
     // before the next session's briefing), after the indexed ones
-    let mut recent: Vec<&memlog_format::Event> = p
-        .unindexed()
-        .events()
-        .iter()
-        .map(|u| &u.event)
+    let recent = p.unindexed().events().iter().map(|u| &u.event);
+    decided.extend(reviews_in_log_order(recent));
+    Ok(latest(decided))
+}
+
+/// The review events among `events`, as (id, body), in log order.
+pub fn reviews_in_log_order<'e>(
+    events: impl IntoIterator<Item = &'e memlog_format::Event>,
+) -> Vec<(String, Map<String, Value>)> {
+    let mut reviews: Vec<&memlog_format::Event> = events
+        .into_iter()
         .filter(|e| e.kind.as_str() == "review")
         .collect();
-    recent
+    reviews
         .sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
-    decided.extend(
-        recent
-            .into_iter()
-            .map(|e| (e.id.to_string(), e.body.clone())),
-    );
+    reviews
+        .into_iter()
+        .map(|e| (e.id.to_string(), e.body.clone()))
+        .collect()
+}
+
+/// The latest decision on each target among `decided` (review events'
+/// ids and bodies, in log order).
+pub fn latest(decided: Vec<(String, Map<String, Value>)>) -> HashMap<EventId, Decision> {
     let mut out = HashMap::new();
     for (id, body) in decided {
         let (Some(target), Some(decision)) = (
@@ -82,7 +92,7 @@ pub fn decisions(p: &Projections) -> Result<HashMap<EventId, Decision>> {
             },
         );
     }
-    Ok(out)
+    out
 }
 
 /// The live facts and rules written to wait for review, in log order.

@@ -233,22 +233,13 @@ pub fn diff(before: &[Event], after: &[Event]) -> MemoryDiff {
     out
 }
 
-/// The latest review decision on each event at B, in log order.
-fn review_decisions(after: &[Event]) -> HashMap<&str, &str> {
-    let mut reviews: Vec<&Event> = after.iter().filter(|e| e.kind == Kind::Review).collect();
-    reviews
-        .sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
-    let mut out = HashMap::new();
-    for e in reviews {
-        let text = |k: &str| e.body.get(k).and_then(Value::as_str);
-        if let (Some(target), Some(decision)) = (text("target"), text("decision")) {
-            out.insert(target, decision);
-        }
-    }
-    out
+/// The latest review decision on each event at B (as the briefing folds
+/// them, [`review::latest`]).
+fn review_decisions(after: &[Event]) -> HashMap<EventId, review::Decision> {
+    review::latest(review::reviews_in_log_order(after))
 }
 
-fn learned(e: &Event, decisions: &HashMap<&str, &str>) -> Option<Learned> {
+fn learned(e: &Event, decisions: &HashMap<EventId, review::Decision>) -> Option<Learned> {
     let s = |k: &str| {
         e.body
             .get(k)
@@ -276,7 +267,7 @@ fn learned(e: &Event, decisions: &HashMap<&str, &str>) -> Option<Learned> {
     };
     // held back as the briefing holds it back (memlog_indexer::review)
     let review = (e.kind == Kind::Rule && review::is_marked(&e.body))
-        .then(|| review::standing(decisions.get(e.id.as_str()).copied()))
+        .then(|| review::standing(decisions.get(&e.id).map(|d| d.decision.as_str())))
         .flatten()
         .map(review::Held::as_str);
     Some(Learned {

@@ -87,9 +87,11 @@ pub fn drafts_at(
                 tool_use_id: payload.tool_use_id.as_deref(),
                 ..ToolCall::default()
             });
+            // a call to memlog's own tools has its words withheld already
+            let own = body.get("withheld") == Some(&Value::Bool(true));
             let mut draft = maker.draft(Kind::ToolObservation, body);
-            let input = payload.tool_input.as_ref();
-            if crate::own_calls::read_personal(tool, input, payload.tool_response.as_ref()) {
+            let (input, response) = (payload.tool_input.as_ref(), payload.tool_response.as_ref());
+            if own && crate::own_calls::read_personal(input, response) {
                 memlog_format::scope::mark_personal(&mut draft.meta);
             }
             vec![draft]

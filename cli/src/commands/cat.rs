@@ -52,6 +52,7 @@ pub fn cmd_cat(dir: &Path, args: CatArgs) -> anyhow::Result<ExitCode> {
         .map(|s| workspace::recorded_session(&repo, s));
     let events = workspace::live(&repo, args.sealed)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut printed_personal = false;
     for e in events {
         if session.as_ref().is_some_and(|s| *s != e.session) {
             continue;
@@ -65,7 +66,10 @@ pub fn cmd_cat(dir: &Path, args: CatArgs) -> anyhow::Result<ExitCode> {
         {
             continue;
         }
-        memlog_ops::shown::note(&repo, [&e]);
+        if !printed_personal && memlog_format::scope::is_personal(&e.meta) {
+            printed_personal = true;
+            memlog_ops::shown::mark(&repo);
+        }
         if writeln!(out, "{}", e.canonical_line()).is_err() {
             // A closed pipe (`memlog cat | head`) is not an error.
             return Ok(ExitCode::SUCCESS);
