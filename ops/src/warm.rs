@@ -119,7 +119,20 @@ pub fn hook_path(repo: &Repo, vectors_model: Option<&str>) -> (&'static str, Str
             || "`memlog watch`".to_string(),
             |pid| format!("`memlog watch` (pid {pid})"),
         );
-    match (answers(repo), vectors_model) {
+    let listening = match server_build(repo) {
+        Some(theirs) if theirs != build() => {
+            return (
+                "local",
+                format!(
+                    "{watcher} is another build's (memlog {}, from before an upgrade): its answers are not taken, and the next prompt hook stops it; until SessionStart starts one of this build, the hook ranks alone",
+                    theirs.split(' ').next().unwrap_or("?")
+                ),
+            );
+        }
+        Some(_) => true,
+        None => false,
+    };
+    match (listening, vectors_model) {
         (true, Some(_)) => (
             "warm",
             format!("{watcher} answers: hybrid ranking with the prompt's own embedding"),
@@ -153,6 +166,23 @@ pub fn hook_path(repo: &Repo, vectors_model: Option<&str>) -> (&'static str, Str
             format!("the hook ranks alone on full text; for the warm path, {starts}"),
         ),
     }
+}
+
+/// The build a listening warm server names, `None` when none answers. The
+/// probe names no build, which every server refuses at once, naming its own.
+pub fn server_build(repo: &Repo) -> Option<String> {
+    let probe = ContextRequest {
+        event: String::new(),
+        prompt: String::new(),
+        session: String::new(),
+        query_vector: None,
+        build: String::new(),
+    };
+    let answer: serde_json::Value = exchange(repo, &probe, Duration::from_secs(2))?;
+    answer
+        .get("build")
+        .and_then(|b| b.as_str())
+        .map(str::to_string)
 }
 
 /// Asks a running warm server; `None` when there is none or it does not

@@ -542,6 +542,16 @@ fn a_warm_server_of_another_build_is_not_used_and_is_stopped() {
         );
         thread::sleep(Duration::from_millis(50));
     }
+    // `memlog doctor` does not call it warm (a field test: it named the
+    // old build's watcher as the one answering the hooks)
+    let doctor = repo.memlog(&["doctor", "--json"]).json();
+    assert_eq!(doctor["hook_path"]["path"], "local", "{doctor}");
+    let ranking = doctor["hook_path"]["ranking"].as_str().unwrap_or_default();
+    assert!(ranking.contains("another build"), "{doctor}");
+    assert!(
+        old.try_wait().unwrap().is_none(),
+        "doctor leaves it running"
+    );
     std::fs::write(
         repo.path().join(".memlog.yaml"),
         "hooks:\n  inject_budget_ms: 20000\n",
