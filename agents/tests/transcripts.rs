@@ -51,6 +51,10 @@ fn non_blank(value: &Value) -> bool {
 fn count(path: &Path) -> Counted {
     let mut c = Counted::default();
     let mut queued: Vec<String> = Vec::new();
+    // The last prompt counted was a slash command the model has not
+    // answered: one Claude Code ran itself is followed by its output and
+    // is no prompt.
+    let mut command_counted = false;
     let content = std::fs::read_to_string(path).unwrap();
     // Calls whose result is an error (a failed TodoWrite is a plain call).
     let failed: HashSet<String> = content
@@ -71,6 +75,9 @@ fn count(path: &Path) -> Counted {
             continue;
         }
         let content = &line["message"]["content"];
+        if line["type"] == "assistant" {
+            command_counted = false;
+        }
         match line["type"].as_str() {
             Some("queue-operation") => {
                 if line["operation"] == "enqueue"
@@ -79,6 +86,7 @@ fn count(path: &Path) -> Counted {
                     && !written_by_the_harness(&line, text)
                 {
                     c.user_prompts += 1;
+                    command_counted = text.trim_start().starts_with('/');
                     queued.push(text.trim().to_string());
                 }
             }
@@ -109,6 +117,10 @@ fn count(path: &Path) -> Counted {
                     c.subagent_prompts += 1;
                 } else if !written_by_the_harness(&line, &text) {
                     c.user_prompts += 1;
+                    command_counted = text.contains("<command-name>");
+                } else if text.trim_start().starts_with("<local-command-std") && command_counted {
+                    c.user_prompts -= 1;
+                    command_counted = false;
                 }
             }
             Some("assistant") => match content {

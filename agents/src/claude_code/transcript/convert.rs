@@ -7,8 +7,8 @@ use memlog_format::{Draft, Kind};
 use serde_json::{Map, Value};
 
 use super::lines::{
-    Line, UserText, classify_user_text, is_sidechain, line_ref, line_ts, readable_message,
-    user_text,
+    Line, UserText, classify_user_text, is_local_command_output, is_sidechain, line_ref, line_ts,
+    readable_message, user_text,
 };
 use crate::HookOptions;
 use crate::todo::{TODO_TOOL, Todo, parse_todos, task_events};
@@ -62,6 +62,7 @@ pub(super) fn convert(
         last_ts: None,
         todo_lists: HashMap::new(),
         queued: Vec::new(),
+        unanswered_command: None,
         roots: HashMap::new(),
         last_cwd: None,
         last_branch: None,
@@ -93,6 +94,11 @@ pub(super) struct Converter<'a> {
     /// Prompts recorded from queue operations and not yet seen again as
     /// user lines.
     queued: Vec<String>,
+    /// The draft of the last slash command, while the model has not
+    /// answered it: one that Claude Code ran itself (`/compact`, `/cost`,
+    /// `/model`) is answered by `<local-command-stdout>` instead, and is
+    /// left out, as the hooks, which never see it, leave it out.
+    unanswered_command: Option<usize>,
     /// The first line of each line's thread (`parentUuid` chain), by uuid:
     /// it tells apart the subagents that Claude Code 1.x interleaves in
     /// one file.
@@ -231,6 +237,9 @@ impl<'a> Converter<'a> {
         body.insert("text".into(), Value::String(text));
         let mut draft = self.draft(line, ts, Kind::UserPrompt, body, &reference);
         draft.meta.insert("queued".into(), Value::Bool(true));
+        // queued as typed: `/compact`, not wrapped in command tags
+        self.unanswered_command =
+            (slash.is_some() || content.trim_start().starts_with('/')).then_some(out.drafts.len());
         if let Some(name) = slash {
             draft
                 .meta
@@ -253,7 +262,16 @@ impl<'a> Converter<'a> {
         };
         let reference = line_ref(number, line, 0);
         let (kind, typed, slash) = match classify_user_text(line, &text) {
-            UserText::Harness => return,
+            UserText::Harness => {
+                if is_local_command_output(&text)
+                    && let Some(at) = self.unanswered_command.take()
+                    && at < out.drafts.len()
+                {
+                    out.drafts.remove(at);
+                    out.ignored += 1;
+                }
+                return;
+            }
             UserText::Prompt => (Kind::UserPrompt, text.clone(), None),
             UserText::TypedAfterReminders(typed) => (Kind::UserPrompt, typed, None),
             UserText::CompactSummary => (
@@ -286,11 +304,15 @@ impl<'a> Converter<'a> {
         let text = typed;
         let mut body = Map::new();
         body.insert("text".into(), Value::String(text));
+        if kind == Kind::UserPrompt {
+            self.unanswered_command = None;
+        }
         let mut draft = self.draft(line, ts, kind, body, &reference);
         if let Some(name) = slash {
             draft
                 .meta
                 .insert("slash_command".into(), Value::String(name));
+            self.unanswered_command = Some(out.drafts.len());
         }
         out.drafts.push((reference, draft));
     }
@@ -304,6 +326,8 @@ impl<'a> Converter<'a> {
             out.malformed += 1;
             return;
         };
+        // the model answers: a slash command before it was a prompt
+        self.unanswered_command = None;
         let blocks: Vec<Value> = match message.get("content") {
             Some(Value::Array(blocks)) => blocks.clone(),
             Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],

@@ -76,6 +76,15 @@ pub(super) const HARNESS_PREFIXES: [&str; 7] = [
     "<bash-stdout>",
 ];
 
+/// Whether a user line is the output Claude Code printed for a command it
+/// ran itself.
+pub(super) fn is_local_command_output(text: &str) -> bool {
+    let trimmed = text.trim_start();
+    ["<local-command-stdout>", "<local-command-stderr>"]
+        .iter()
+        .any(|p| trimmed.starts_with(p))
+}
+
 pub(super) fn classify_user_text(line: &Map<String, Value>, text: &str) -> UserText {
     let flag = |key: &str| line.get(key).and_then(Value::as_bool) == Some(true);
     let trimmed = text.trim_start();

@@ -12,7 +12,10 @@
 //!   being continued from a previous conversation") becomes a
 //!   `session_summary`. A slash command (`<command-name>/x</command-name>
 //!   <command-args>a</command-args>`) is recorded as the user typed it,
-//!   `/x a`, with `meta.slash_command`. `tool_result` blocks complete the
+//!   `/x a`, with `meta.slash_command`, unless Claude Code ran it itself
+//!   (`/compact`, `/cost`): its `<local-command-stdout>` then follows
+//!   before any answer, and it is left out, as the hooks never see it.
+//!   `tool_result` blocks complete the
 //!   tool call they answer (`tool_use_id`); the line's `toolUseResult` is
 //!   the same structured response a PostToolUse hook receives.
 //! - `type: "assistant"`: `message.content` blocks. `text` becomes an
@@ -201,6 +204,81 @@ mod tests {
             .map(|(_, d)| d.body["text"].as_str().unwrap_or(""))
             .collect();
         assert_eq!(prompts, ["remember the rotation schedule", "/compact"]);
+    }
+
+    /// A slash command Claude Code runs itself (`/compact`, `/cost`) is
+    /// answered by its local output, not by the model, and the hooks never
+    /// see it: import leaves it out too (a field test: an import after a
+    /// live `/compact` sealed a commit holding only "/compact"). One the
+    /// model answers stays the user's prompt.
+    #[test]
+    fn a_slash_command_claude_code_ran_itself_is_not_a_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let stdout = |uuid: &str, ts: &str, text: &str| {
+            user(
+                uuid,
+                ts,
+                json!(format!(
+                    "<local-command-stdout>{text}</local-command-stdout>"
+                )),
+            )
+        };
+        let command = |uuid: &str, ts: &str, name: &str| {
+            user(
+                uuid,
+                ts,
+                json!(format!(
+                    "<command-name>{name}</command-name>\n<command-message>{name}</command-message>\n<command-args></command-args>"
+                )),
+            )
+        };
+        let path = write_lines(
+            dir.path(),
+            "s1.jsonl",
+            &[
+                user(
+                    "u1",
+                    "2026-11-27T03:30:00Z",
+                    json!("remember the rotation schedule"),
+                ),
+                assistant(
+                    "a1",
+                    "2026-11-27T03:30:05Z",
+                    "m1",
+                    json!([{"type": "text", "text": "Noted."}]),
+                ),
+                json!({"type": "queue-operation", "operation": "enqueue", "sessionId": "s1",
+                       "timestamp": "2026-11-27T03:31:00Z", "content": "/compact"}),
+                json!({"type": "user", "uuid": "u2", "timestamp": "2026-11-27T03:31:04Z", "sessionId": "s1",
+                       "isCompactSummary": true, "message": {"role": "user", "content":
+                       "This session is being continued from a previous conversation that ran out of context. <summary>rotation schedule</summary>"}}),
+                command("u3", "2026-11-27T03:31:05Z", "/compact"),
+                stdout("u4", "2026-11-27T03:31:06Z", "Compacted"),
+                command("u5", "2026-11-27T03:32:00Z", "/cost"),
+                stdout("u6", "2026-11-27T03:32:01Z", "Total cost: $0.01"),
+                command("u7", "2026-11-27T03:33:00Z", "/review"),
+                assistant(
+                    "a2",
+                    "2026-11-27T03:33:05Z",
+                    "m2",
+                    json!([{"type": "text", "text": "Reviewing."}]),
+                ),
+            ],
+        );
+        let t = read(&path, &HookOptions::new("p")).unwrap();
+        let prompts: Vec<&str> = t
+            .drafts
+            .iter()
+            .filter(|(_, d)| d.kind == memlog_format::Kind::UserPrompt)
+            .map(|(_, d)| d.body["text"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(prompts, ["remember the rotation schedule", "/review"]);
+        let summaries = t
+            .drafts
+            .iter()
+            .filter(|(_, d)| d.kind == memlog_format::Kind::SessionSummary)
+            .count();
+        assert_eq!(summaries, 1);
     }
 
     #[test]
