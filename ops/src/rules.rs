@@ -57,7 +57,8 @@ pub struct Rule {
     pub successes: u32,
     /// Times it misled.
     pub failures: u32,
-    /// When it was last promoted, recalled or reinforced.
+    /// When it was last promoted, accepted in review, recalled or
+    /// reinforced.
     pub last_used: String,
 }
 
@@ -77,7 +78,7 @@ pub fn list(p: &Projections) -> Result<Vec<Rule>> {
 /// reading every recall costs more than a hook may spend.
 fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
     let kinds: &[&str] = if usage {
-        &["rule", "rule_retired", "reinforce", "recall"]
+        &["rule", "rule_retired", "reinforce", "recall", "review"]
     } else {
         &["rule", "rule_retired"]
     };
@@ -112,6 +113,14 @@ fn list_of(p: &Projections, usage: bool) -> Result<Vec<Rule>> {
                         (_, Some(false)) => u.2 += 1,
                         _ => {}
                     }
+                    u.3 = u.3.clone().max(e.ts.clone());
+                }
+            }
+            // a person's yes puts a held rule to use from then on: its
+            // unused days count from it, not from when it was written
+            Kind::Review if e.body.get("decision").and_then(Value::as_str) == Some("accept") => {
+                for t in ids_in(&e.body, "target") {
+                    let u = usage.entry(t).or_default();
                     u.3 = u.3.clone().max(e.ts.clone());
                 }
             }
