@@ -95,8 +95,24 @@ pub fn latest(decided: Vec<(String, Map<String, Value>)>) -> HashMap<EventId, De
     out
 }
 
-/// The live facts and rules written to wait for review, in log order.
+/// The live facts and rules written to wait for review, in log order, and
+/// after them those the index has not taken in yet (a rule an agent wrote
+/// a moment ago, before the next session's briefing).
 pub fn marked(p: &Projections) -> Result<Vec<EventId>> {
+    let mut marked = indexed_marked(p)?;
+    let indexed: HashSet<EventId> = marked.iter().cloned().collect();
+    marked.extend(
+        p.unindexed()
+            .events()
+            .iter()
+            .map(|u| &u.event)
+            .filter(|e| is_marked(&e.body) && !indexed.contains(&e.id))
+            .map(|e| e.id.clone()),
+    );
+    Ok(marked)
+}
+
+fn indexed_marked(p: &Projections) -> Result<Vec<EventId>> {
     let err = |e| Error::sql(&p.dir, e);
     let mut stmt = p
         .graph
@@ -145,17 +161,7 @@ pub fn withheld(p: &Projections) -> Result<HashSet<EventId>> {
 /// or rejected): the one reading every listing shares with the briefing,
 /// so that what a listing calls active is what agents are given.
 pub fn held(p: &Projections) -> Result<HashMap<EventId, Held>> {
-    let mut marked = marked(p)?;
-    // and those the index has not taken in yet (a rule an agent wrote a
-    // moment ago, before the next session's briefing)
-    marked.extend(
-        p.unindexed()
-            .events()
-            .iter()
-            .map(|u| &u.event)
-            .filter(|e| is_marked(&e.body))
-            .map(|e| e.id.clone()),
-    );
+    let marked = marked(p)?;
     if marked.is_empty() {
         return Ok(HashMap::new());
     }

@@ -7,7 +7,7 @@
 
 use memlog_format::{EventId, Kind};
 use memlog_indexer::Projections;
-use memlog_indexer::review::{PENDING, decisions, marked};
+use memlog_indexer::review::{Held, PENDING, decisions, marked, standing};
 use memlog_store::Repo;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -60,10 +60,10 @@ pub fn queue(p: &Projections, all: bool) -> Result<Vec<Item>> {
     let mut out = Vec::new();
     for id in ids {
         let d = decided.get(&id);
-        let status = match d.map(|d| d.decision.as_str()) {
-            None => "pending",
-            Some("accept") => "accepted",
-            Some(_) => "rejected",
+        let status = match standing(d.map(|d| d.decision.as_str())) {
+            Some(Held::Pending) => "pending",
+            Some(Held::Rejected) => "rejected",
+            None => "accepted",
         };
         if !all && status != "pending" {
             continue;
