@@ -187,23 +187,30 @@ mod tests {
                 ),
                 json!({"type": "queue-operation", "operation": "enqueue", "sessionId": "s1",
                        "timestamp": "2026-11-27T03:31:00Z", "content": "/compact"}),
-                user(
-                    "u2",
-                    "2026-11-27T03:31:05Z",
-                    json!(
-                        "<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n            <command-args></command-args>"
-                    ),
-                ),
+                command("u2", "2026-11-27T03:31:05Z", "/compact"),
             ],
         );
         let t = read(&path, &HookOptions::new("p")).unwrap();
-        let prompts: Vec<&str> = t
-            .drafts
+        assert_eq!(prompts(&t), ["remember the rotation schedule", "/compact"]);
+    }
+
+    /// A slash command line as Claude Code writes it.
+    fn command(uuid: &str, ts: &str, name: &str) -> Value {
+        user(
+            uuid,
+            ts,
+            json!(format!(
+                "<command-name>{name}</command-name>\n            <command-message>{name}</command-message>\n            <command-args></command-args>"
+            )),
+        )
+    }
+
+    fn prompts(t: &Transcript) -> Vec<&str> {
+        t.drafts
             .iter()
             .filter(|(_, d)| d.kind == memlog_format::Kind::UserPrompt)
             .map(|(_, d)| d.body["text"].as_str().unwrap_or(""))
-            .collect();
-        assert_eq!(prompts, ["remember the rotation schedule", "/compact"]);
+            .collect()
     }
 
     /// A slash command Claude Code runs itself (`/compact`, `/cost`) is
@@ -220,15 +227,6 @@ mod tests {
                 ts,
                 json!(format!(
                     "<local-command-stdout>{text}</local-command-stdout>"
-                )),
-            )
-        };
-        let command = |uuid: &str, ts: &str, name: &str| {
-            user(
-                uuid,
-                ts,
-                json!(format!(
-                    "<command-name>{name}</command-name>\n<command-message>{name}</command-message>\n<command-args></command-args>"
                 )),
             )
         };
@@ -266,13 +264,7 @@ mod tests {
             ],
         );
         let t = read(&path, &HookOptions::new("p")).unwrap();
-        let prompts: Vec<&str> = t
-            .drafts
-            .iter()
-            .filter(|(_, d)| d.kind == memlog_format::Kind::UserPrompt)
-            .map(|(_, d)| d.body["text"].as_str().unwrap_or(""))
-            .collect();
-        assert_eq!(prompts, ["remember the rotation schedule", "/review"]);
+        assert_eq!(prompts(&t), ["remember the rotation schedule", "/review"]);
         let summaries = t
             .drafts
             .iter()
