@@ -777,6 +777,31 @@ pub fn model_installed() -> bool {
     ok
 }
 
+/// A folder made immutable (`chattr -R +i`) until dropped: a store this
+/// user cannot write, as on a read-only mount, without root's mount.
+pub struct Immutable(PathBuf);
+
+impl Immutable {
+    /// `None` where `chattr +i` does not work (no root, no such support).
+    pub fn set(dir: &Path) -> Option<Immutable> {
+        chattr(dir, "+i").then(|| Immutable(dir.to_path_buf()))
+    }
+}
+
+fn chattr(dir: &Path, flag: &str) -> bool {
+    Command::new("chattr")
+        .args(["-R", flag])
+        .arg(dir)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        chattr(&self.0, "-i");
+    }
+}
+
 /// A background process (`memlog watch`, say), killed when dropped so that
 /// a failing test leaks nothing.
 pub struct Background(pub std::process::Child);

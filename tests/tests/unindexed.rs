@@ -239,3 +239,28 @@ fn a_live_sessions_question_in_progress_is_not_given_to_the_session_beside_it() 
     );
     assert!(later.contains("clippy found nothing"), "{later}");
 }
+
+/// A store this user cannot write (an immutable folder here; a read-only
+/// mount or another user's clone in the field) is not a damaged index:
+/// `memlog doctor` says why it cannot be opened, and reads still answer
+/// from the log.
+#[test]
+fn doctor_on_a_store_it_cannot_write_says_so_and_reads_still_answer() {
+    let repo = TestRepo::new();
+    repo.memlog(&["note", "the deploy key rotates monthly"])
+        .ok();
+    repo.memlog(&["index"]).ok();
+    repo.memlog(&["note", "invoices round half up in billing"])
+        .ok();
+    let Some(_immutable) = memlog_e2e::Immutable::set(&repo.path().join(".git/memlog")) else {
+        eprintln!("skipped: chattr +i does not work here");
+        return;
+    };
+    let doctor = repo.memlog(&["doctor", "--json"]).json();
+    let index = doctor["index"].as_str().unwrap_or_default();
+    assert!(index.starts_with("cannot be opened here"), "{doctor}");
+    assert!(index.contains("not writable"), "{doctor}");
+    assert!(!index.contains("damaged"), "{doctor}");
+    let found = repo.memlog(&["search", "invoices", "--json"]).ok().json();
+    assert!(found.to_string().contains("round half up"), "{found}");
+}

@@ -465,25 +465,11 @@ fn a_failing_index_run_waits_for_its_retry_without_spinning() {
     seal_one(&repo, "s1", "the first session indexes fine");
     watcher.wait_for_tip(&repo);
     // an index that cannot be written: every run fails from now on
-    let index = repo.path().join(".git/memlog/index");
-    let chattr = |flag: &str| {
-        std::process::Command::new("chattr")
-            .args(["-R", flag])
-            .arg(&index)
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !chattr("+i") {
+    let Some(_immutable) = memlog_e2e::Immutable::set(&repo.path().join(".git/memlog/index"))
+    else {
         eprintln!("skipped: chattr +i does not work here");
         return;
-    }
-    struct Writable<'a>(&'a dyn Fn(&str) -> bool);
-    impl Drop for Writable<'_> {
-        fn drop(&mut self) {
-            (self.0)("-i");
-        }
-    }
-    let _writable = Writable(&chattr);
+    };
     seal_one(&repo, "s2", "this one cannot be indexed");
     watcher.wait_for("a failed run", || !watcher.failed_runs().is_empty());
     // past the checkpoint the last good run set, while retries back off
