@@ -24,6 +24,9 @@ pub struct SettingsEdit {
     pub events: usize,
     /// How many earlier memlog hook commands were removed.
     pub removed: usize,
+    /// The events left out because the agent's version here predates them
+    /// ([`HookSettings::late_events`]), each said as a sentence.
+    pub left_out: Vec<String>,
 }
 
 /// memlog's hooks found in the text of a settings file.
@@ -119,11 +122,24 @@ pub fn edit_json(
     install: bool,
 ) -> Result<SettingsEdit> {
     let mut root = parse_hooks_object(path, current)?;
-    let removed = apply(&mut root, exe, settings, install);
+    let unknown = if install {
+        installed_version(settings)
+            .map(|version| unknown_to(settings, &version))
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let skip: Vec<&str> = unknown.iter().map(|u| u.event).collect();
+    let removed = apply(&mut root, exe, settings, install, &skip);
     Ok(SettingsEdit {
         text: kept(root, current, install),
-        events: if install { settings.events.len() } else { 0 },
+        events: if install {
+            settings.events.len() - skip.len()
+        } else {
+            0
+        },
         removed,
+        left_out: unknown.iter().map(Unknown::left_out).collect(),
     })
 }
 
@@ -253,6 +269,7 @@ pub fn edit_flat(
         text: kept(root, current, install),
         events: if install { entries.len() } else { 0 },
         removed,
+        left_out: Vec::new(),
     })
 }
 
@@ -286,6 +303,109 @@ pub struct HookSettings {
     pub short_timeouts: &'static [(&'static str, u64)],
     /// The matcher for every tool.
     pub any_tool: &'static str,
+    /// The agent's program, which says its version (`<program> --version`);
+    /// empty when memlog has no reason to ask.
+    pub program: &'static str,
+    /// Events the agent learnt late, each with the first version that knows
+    /// it. An older version rejects a settings file naming an event it does
+    /// not know, and with it everything else in the file (Claude Code before
+    /// 2.0.56 and `PostToolUseFailure`: no hook ran, and a team's `env` and
+    /// `permissions` in the same committed file were dropped too).
+    pub late_events: &'static [(&'static str, &'static str)],
+}
+
+/// An event of a settings file the agent's version here does not know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unknown {
+    /// The event.
+    pub event: &'static str,
+    /// The first version that knows it.
+    pub since: &'static str,
+    /// The version here.
+    pub version: String,
+    /// The agent's program.
+    pub program: &'static str,
+}
+
+impl Unknown {
+    fn left_out(&self) -> String {
+        format!(
+            "{} left out: `{}` here is {}, which predates it ({}); upgrading it and installing again adds it",
+            self.event, self.program, self.version, self.since
+        )
+    }
+}
+
+/// The version of the agent's program on `PATH` (the first `N.N.N` its
+/// `--version` prints), when it learnt some events late; `None` when it
+/// has none, or the program is not there or says no version.
+pub fn installed_version(settings: &HookSettings) -> Option<String> {
+    if settings.late_events.is_empty() || settings.program.is_empty() {
+        return None;
+    }
+    let out = std::process::Command::new(settings.program)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .find(|w| version_parts(w).is_some())
+        .map(str::to_string)
+}
+
+/// `1.2.3` as numbers; `None` for anything else.
+fn version_parts(version: &str) -> Option<Vec<u64>> {
+    let parts: Vec<u64> = version
+        .split('.')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    (parts.len() >= 2).then_some(parts)
+}
+
+/// The late events `version` does not know yet.
+pub fn unknown_to(settings: &HookSettings, version: &str) -> Vec<Unknown> {
+    let Some(have) = version_parts(version) else {
+        return Vec::new();
+    };
+    settings
+        .late_events
+        .iter()
+        .filter(|(_, since)| version_parts(since).is_some_and(|since| have < since))
+        .map(|&(event, since)| Unknown {
+            event,
+            since,
+            version: version.to_string(),
+            program: settings.program,
+        })
+        .collect()
+}
+
+/// The events of the settings `text` (JSON with a `hooks` object) that
+/// the agent's version on `PATH` does not know: it ignores the whole file.
+/// The program is asked only when the file names a late event.
+pub fn unknown_in(settings: &HookSettings, text: &str) -> Vec<Unknown> {
+    let Ok(Value::Object(root)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let Some(Value::Object(events)) = root.get("hooks") else {
+        return Vec::new();
+    };
+    if !settings
+        .late_events
+        .iter()
+        .any(|(e, _)| events.contains_key(*e))
+    {
+        return Vec::new();
+    }
+    let Some(version) = installed_version(settings) else {
+        return Vec::new();
+    };
+    unknown_to(settings, &version)
+        .into_iter()
+        .filter(|u| events.contains_key(u.event))
+        .collect()
 }
 
 impl HookSettings {
@@ -341,7 +461,8 @@ fn commands_of(settings: &Value) -> impl Iterator<Item = &str> {
 }
 
 /// Replaces memlog's hook commands in the settings object `root` by those
-/// of `settings`, run as `exe` (with `install` false, only removes them),
+/// of `settings` but the events in `skip`, run as `exe` (with `install`
+/// false, only removes them),
 /// keeping everything else; an emptied `hooks` object is removed. Returns
 /// how many earlier memlog commands were removed.
 pub fn apply(
@@ -349,10 +470,11 @@ pub fn apply(
     exe: &Path,
     settings: &HookSettings,
     install: bool,
+    skip: &[&str],
 ) -> usize {
     let removed = remove_memlog_hooks(root);
     if install {
-        add_memlog_hooks(root, exe, settings);
+        add_memlog_hooks(root, exe, settings, skip);
     }
     if let Some(Value::Object(h)) = root.get("hooks")
         && h.is_empty()
@@ -396,7 +518,12 @@ fn remove_memlog_hooks(root: &mut Map<String, Value>) -> usize {
 
 /// Adds `<exe> hook <agent_flag><Event><suffix>` for each of the events
 /// under `root.hooks`.
-fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path, settings: &HookSettings) {
+fn add_memlog_hooks(
+    root: &mut Map<String, Value>,
+    exe: &Path,
+    settings: &HookSettings,
+    skip: &[&str],
+) {
     let events = root
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -407,6 +534,9 @@ fn add_memlog_hooks(root: &mut Map<String, Value>, exe: &Path, settings: &HookSe
         return;
     };
     for &(event, takes_matcher) in settings.events {
+        if skip.contains(&event) {
+            continue;
+        }
         let mut group = Map::new();
         if takes_matcher {
             group.insert("matcher".into(), Value::String(settings.any_tool.into()));
@@ -441,6 +571,8 @@ mod tests {
         timeout: 10,
         short_timeouts: &[],
         any_tool: "*",
+        program: "",
+        late_events: &[],
     };
 
     #[test]
@@ -451,7 +583,10 @@ mod tests {
         let Value::Object(root) = &mut root else {
             unreachable!()
         };
-        assert_eq!(apply(root, Path::new("/bin/memlog"), &SETTINGS, true), 1);
+        assert_eq!(
+            apply(root, Path::new("/bin/memlog"), &SETTINGS, true, &[]),
+            1
+        );
         assert_eq!(root["model"], "x");
         assert_eq!(
             root["hooks"]["Stop"][0]["hooks"][0]["command"],
@@ -462,11 +597,41 @@ mod tests {
             "/bin/memlog hook --agent codex PostToolUse"
         );
         assert_eq!(root["hooks"]["PostToolUse"][0]["matcher"], "*");
-        assert_eq!(apply(root, Path::new("/bin/memlog"), &SETTINGS, false), 2);
+        assert_eq!(
+            apply(root, Path::new("/bin/memlog"), &SETTINGS, false, &[]),
+            2
+        );
         assert_eq!(
             root["hooks"],
             json!({"Stop": [{"hooks": [{"type": "command", "command": "other-tool"}]}]})
         );
+    }
+
+    #[test]
+    fn late_events_are_unknown_to_earlier_versions_only() {
+        const LATE: HookSettings = HookSettings {
+            program: "claude",
+            late_events: &[("PostToolUseFailure", "2.0.56")],
+            ..SETTINGS
+        };
+        let unknown =
+            |v: &str| -> Vec<&str> { unknown_to(&LATE, v).iter().map(|u| u.event).collect() };
+        assert_eq!(unknown("2.0.15"), ["PostToolUseFailure"]);
+        assert_eq!(unknown("1.0.98"), ["PostToolUseFailure"]);
+        assert_eq!(unknown("2.0.55"), ["PostToolUseFailure"]);
+        // compared as numbers, not as text
+        assert!(unknown("2.0.56").is_empty());
+        assert!(unknown("2.0.100").is_empty());
+        assert!(unknown("2.1.328").is_empty());
+        // a version memlog cannot read leaves every event in
+        assert!(unknown("nightly").is_empty());
+        let text = r#"{"hooks": {"PostToolUseFailure": [], "Stop": []}}"#;
+        // without the program on PATH nothing is judged
+        const ABSENT: HookSettings = HookSettings {
+            program: "memlog-test-no-such-agent",
+            ..LATE
+        };
+        assert!(unknown_in(&ABSENT, text).is_empty());
     }
 
     #[test]

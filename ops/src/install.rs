@@ -28,6 +28,8 @@ pub struct HooksInstalled {
     /// The index of the repository, built (or brought up to date) after
     /// installing, so that the first prompt finds the memory there is.
     pub index: Option<Indexed>,
+    /// Events left out because the agent's version here predates them.
+    pub left_out: Vec<String>,
 }
 
 /// Installs `agent`'s memlog hooks at `scope` (or with `install` false only
@@ -66,6 +68,7 @@ pub fn hooks(
             dry_run: Some(edit.text.unwrap_or_default()),
             trust: None,
             index: None,
+            left_out: edit.left_out,
         });
     }
     match &edit.text {
@@ -104,6 +107,7 @@ pub fn hooks(
         dry_run: None,
         trust,
         index,
+        left_out: edit.left_out,
     })
 }
 
@@ -130,6 +134,9 @@ pub struct InstalledHooks {
     /// Whether installing again would write them otherwise: a plugin an
     /// earlier memlog wrote, without this one's fixes.
     pub outdated: bool,
+    /// Events in the file the agent's version here does not know, for
+    /// which it ignores the whole file, each said as a sentence.
+    pub unknown_events: Vec<String>,
 }
 
 /// The program hooks run. The project's settings file is committed, and a
@@ -217,9 +224,23 @@ pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
                 .into_iter()
                 .filter(|p| !runs_this_binary(p))
                 .collect();
+            let unknown_events = memlog_agents::settings::unknown_in(agent.hook_settings(), &text)
+                .iter()
+                .map(|u| {
+                    format!(
+                        "`{}` here is {}, which ignores this whole file (its hooks and every other setting in it): it names {}, known from {}; `memlog install {}` again leaves it out, or upgrade",
+                        u.program,
+                        u.version,
+                        u.event,
+                        u.since,
+                        agent.name()
+                    )
+                })
+                .collect();
             found.push(InstalledHooks {
                 agent,
                 scope,
+                unknown_events,
                 trust: agent.hook_trust(&path, project),
                 path,
                 hooks: hooks.hooks,

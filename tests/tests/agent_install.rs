@@ -421,3 +421,74 @@ fn doctor_in_a_linked_worktree_names_the_hooks_of_the_main_one() {
         "{text}"
     );
 }
+
+/// Claude Code before 2.0.56 does not know the `PostToolUseFailure` hook
+/// event, and ignores a settings file naming it whole: no memlog hook
+/// ran, and a team's `env` and `permissions` in the same committed file
+/// were dropped too (a field test, with Claude Code 1.0.98 and 2.0.15).
+/// Installing leaves the event out for such a version and says so;
+/// doctor names a file that version ignores.
+#[test]
+fn an_older_claude_code_gets_settings_it_can_read() {
+    let repo = TestRepo::new();
+    let bin = tempfile::tempdir().unwrap();
+    let claude = bin.path().join("claude");
+    let says = |version: &str| {
+        std::fs::write(
+            &claude,
+            format!("#!/bin/sh\necho '{version} (Claude Code)'\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    };
+    let path = format!("{}:/usr/bin:/bin", bin.path().display());
+    let memlog = |args: &[&str]| {
+        memlog_e2e::run(
+            memlog_e2e::memlog_command(repo.path())
+                .env("PATH", &path)
+                .args(args),
+        )
+    };
+    let settings = repo.path().join(".claude/settings.json");
+    let events = || -> Vec<String> {
+        read(&settings)["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    says("2.0.15");
+    let out = memlog(&["install", "claude"]).ok();
+    assert!(
+        !events().contains(&"PostToolUseFailure".to_string()),
+        "{:?}",
+        events()
+    );
+    assert_eq!(events().len(), 8, "{:?}", events());
+    assert!(
+        out.stdout().contains("PostToolUseFailure left out") && out.stdout().contains("2.0.15"),
+        "{}",
+        out.stdout()
+    );
+    assert_eq!(memlog(&["doctor"]).code(), Some(0));
+    // a current version gets every event
+    says("2.1.328");
+    memlog(&["install", "claude"]).ok();
+    assert!(
+        events().contains(&"PostToolUseFailure".to_string()),
+        "{:?}",
+        events()
+    );
+    // the file is committed, and a teammate's Claude Code is older
+    says("2.0.15");
+    let doctor = memlog(&["doctor", "--json"]);
+    assert_eq!(doctor.code(), Some(1), "{}", doctor.stdout());
+    let status = doctor.json();
+    let unknown = status["agent_hooks"][0]["unknown_events"].to_string();
+    assert!(
+        unknown.contains("2.0.15") && unknown.contains("PostToolUseFailure"),
+        "{status:#}"
+    );
+}

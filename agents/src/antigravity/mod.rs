@@ -49,6 +49,8 @@ const SETTINGS: HookSettings = HookSettings {
     timeout: 10,
     short_timeouts: &[],
     any_tool: "*",
+    program: "",
+    late_events: &[],
 };
 
 impl Agent for Antigravity {
@@ -120,6 +122,7 @@ impl Agent for Antigravity {
             text: settings::kept(root, current, install),
             events: if install { SETTINGS.events.len() } else { 0 },
             removed,
+            left_out: Vec::new(),
         })
     }
 

@@ -55,6 +55,9 @@ const SETTINGS: HookSettings = HookSettings {
     timeout: 10,
     short_timeouts: &[],
     any_tool: "*",
+    program: "claude",
+    // Claude Code before it rejects the whole settings file
+    late_events: &[("PostToolUseFailure", "2.0.56")],
 };
 
 impl Agent for ClaudeCode {

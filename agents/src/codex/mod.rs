@@ -61,6 +61,8 @@ const SETTINGS: HookSettings = HookSettings {
     timeout: 10,
     short_timeouts: &[("SessionEnd", 3)],
     any_tool: "*",
+    program: "",
+    late_events: &[],
 };
 
 /// Where Codex keeps its files: `$CODEX_HOME`, else `~/.codex`.

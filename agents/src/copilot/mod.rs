@@ -57,6 +57,8 @@ const SETTINGS: HookSettings = HookSettings {
     timeout: 10,
     short_timeouts: &[],
     any_tool: "",
+    program: "",
+    late_events: &[],
 };
 
 /// Where Copilot CLI keeps its files: `$COPILOT_HOME`, else `~/.copilot`.

@@ -47,6 +47,8 @@ const SETTINGS: HookSettings = HookSettings {
     timeout: 10,
     short_timeouts: &[],
     any_tool: "",
+    program: "",
+    late_events: &[],
 };
 
 impl Agent for Cursor {

@@ -50,6 +50,8 @@ const SETTINGS: HookSettings = HookSettings {
     timeout: 10_000,
     short_timeouts: &[],
     any_tool: ".*",
+    program: "",
+    late_events: &[],
 };
 
 impl Agent for Gemini {

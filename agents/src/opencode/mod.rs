@@ -56,6 +56,8 @@ const SETTINGS: HookSettings = HookSettings {
     timeout: 10,
     short_timeouts: &[],
     any_tool: "",
+    program: "",
+    late_events: &[],
 };
 
 impl Agent for OpenCode {
@@ -124,6 +126,7 @@ impl Agent for OpenCode {
             text: install.then(|| PLUGIN.replace("__MEMLOG__", &program)),
             events: if install { SETTINGS.events.len() } else { 0 },
             removed,
+            left_out: Vec::new(),
         })
     }
 

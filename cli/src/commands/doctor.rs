@@ -73,9 +73,11 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let elsewhere = hooks_in_other_worktrees(&repo, &hooks);
     let broken = damaged
         || checked_out.is_some()
-        || hooks
-            .iter()
-            .any(|h| !h.missing.is_empty() || h.trust.as_ref().is_some_and(|t| !t.trusted()));
+        || hooks.iter().any(|h| {
+            !h.missing.is_empty()
+                || !h.unknown_events.is_empty()
+                || h.trust.as_ref().is_some_and(|t| !t.trusted())
+        });
     let exit = if broken {
         ExitCode::FAILURE
     } else {
@@ -122,6 +124,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                     "missing_programs": h.missing,
                     "other_programs": h.elsewhere,
                     "outdated": h.outdated,
+                    "unknown_events": h.unknown_events,
                 });
                 if let Some(t) = &h.trust {
                     entry["trusted"] = json!(t.trusted());
@@ -220,6 +223,9 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                  `memlog install {}` again updates it",
                 h.agent.name()
             );
+        }
+        for unknown in &h.unknown_events {
+            println!("           {unknown}");
         }
     }
     // Claude Code reads a project's settings only where it is started:

@@ -31,6 +31,9 @@ pub(super) fn hooks(
             done.path.display(),
             done.events
         );
+        for left_out in &done.left_out {
+            println!("  {left_out}");
+        }
         crate::commands::index::print_indexed(done.index.as_ref());
     } else {
         println!(
