@@ -89,16 +89,24 @@ pub fn run(
     let event = payload.event.or_else(|| HookEvent::parse(event_name));
     if let Some(e) = config_error {
         // Without its configuration, privacy patterns are unknown: record
-        // nothing rather than risk writing what the user meant to mask.
+        // nothing rather than risk writing what the user meant to mask (nor
+        // in a repository whose objects memlog cannot write, where a
+        // journal would never be sealed).
         // Said in hooks.log at every hook, and to the agent at its
         // session's start, so that a typo does not lose sessions unseen.
         if event == Some(HookEvent::SessionStart) && agent.takes_context(HookEvent::SessionStart) {
             let why = format!("not recording: {e}");
             log_error(Some(&repo.layout()), event_name, &why, started);
-            let notice = format!(
-                "memlog is not recording this session: {e}. Tell the user: fix .memlog.yaml \
-                 (`memlog doctor` names the problem); nothing is recorded until then."
-            );
+            let notice = match e {
+                // nothing the user can fix here but the repository itself
+                memlog_store::Error::ObjectFormat { .. } => {
+                    format!("memlog is not recording this session: {e}. Tell the user.")
+                }
+                _ => format!(
+                    "memlog is not recording this session: {e}. Tell the user: fix .memlog.yaml \
+                     (`memlog doctor` names the problem); nothing is recorded until then."
+                ),
+            };
             return Ok(agent.hook_output(HookEvent::SessionStart, Some(&notice)));
         }
         bail!("not recording: {e}");

@@ -23,6 +23,20 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A repository whose objects are named by another hash than SHA-1
+    /// (`git init --object-format=sha256`): memlog's git library reads
+    /// SHA-1 repositories only, so nothing is recorded there (a journal
+    /// could never be sealed).
+    #[error(
+        "{path}: a repository of {format} object names (extensions.objectformat), which memlog does not support yet; nothing is recorded here"
+    )]
+    ObjectFormat {
+        /// The repository's git directory.
+        path: PathBuf,
+        /// Its object format.
+        format: String,
+    },
+
     /// gix could not open the repository.
     #[error("could not open the git repository at {path}: {message}")]
     GitOpen {

@@ -83,6 +83,36 @@ fn refuse_untrusted(git: &gix::Repository) -> Result<()> {
     })
 }
 
+/// The refusal of a repository whose object format is not SHA-1, read from
+/// its `config` (`extensions.objectformat`); gix, built for SHA-1 only,
+/// says only that the configuration "could not be loaded".
+fn unsupported_object_format(common_dir: &Path) -> Option<Error> {
+    let text = std::fs::read_to_string(common_dir.join("config")).ok()?;
+    let mut in_extensions = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_extensions = line
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+                .eq_ignore_ascii_case("extensions");
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let value = value.trim().to_ascii_lowercase();
+        if in_extensions && key.trim().eq_ignore_ascii_case("objectformat") && value != "sha1" {
+            return Some(Error::ObjectFormat {
+                path: common_dir.to_path_buf(),
+                format: value,
+            });
+        }
+    }
+    None
+}
+
 impl Repo {
     /// Finds the repository containing `start` and reads its configuration.
     pub fn discover(start: &Path) -> Result<Repo> {
@@ -161,6 +191,7 @@ impl Repo {
             },
             None => (Config::default(), None),
         };
+        let error = unsupported_object_format(&common_dir).or(error);
         (
             Repo {
                 memlog_dir: common_dir.join("memlog"),
@@ -205,6 +236,9 @@ impl Repo {
             return Ok(self.git.get_or_init(|| git));
         }
         let start = self.work_tree.as_deref().unwrap_or(&self.git_dir);
+        if let Some(e) = unsupported_object_format(&self.common_dir) {
+            return Err(e);
+        }
         let mut git = gix::discover(start).map_err(|e| Error::GitOpen {
             path: start.to_path_buf(),
             message: e.to_string(),

@@ -653,3 +653,51 @@ fn a_rewritten_history_is_not_mistaken_for_the_old_one() {
     assert_eq!(again["added"], 1, "{again}");
     assert_eq!(a.cat().len(), 2);
 }
+
+/// A SHA-256 repository, which memlog's git library cannot write: every
+/// command says so by name (it said "Repository configuration could not be
+/// loaded"), `memlog note` writes nothing before failing (it journaled the
+/// note, then failed, and a retry wrote it twice), and the hooks record
+/// nothing, saying why at the session's start (their journals piled up,
+/// never sealed).
+#[test]
+fn a_sha256_repository_is_refused_by_name_and_nothing_is_journaled() {
+    let repo = TestRepo::new();
+    std::fs::remove_dir_all(repo.path().join(".git")).unwrap();
+    let init = repo.git(&["init", "-q", "--object-format=sha256"]);
+    if init.code() != Some(0) {
+        eprintln!(
+            "skipped: this git makes no SHA-256 repository: {}",
+            init.stderr()
+        );
+        return;
+    }
+    let note = repo.memlog(&["note", "the deploy key rotates monthly"]);
+    assert_eq!(note.code(), Some(1));
+    assert!(
+        note.stderr().contains("sha256 object names"),
+        "{}",
+        note.stderr()
+    );
+    let journal = repo.path().join(".git/memlog/journal");
+    let journaled = || std::fs::read_dir(&journal).map_or(0, |d| d.count());
+    assert_eq!(journaled(), 0);
+    let start = repo.hook(
+        "SessionStart",
+        "s1",
+        serde_json::json!({"source": "startup"}),
+    );
+    assert!(
+        start.contains("not recording") && start.contains("sha256"),
+        "{start}"
+    );
+    repo.hook(
+        "UserPromptSubmit",
+        "s1",
+        serde_json::json!({"prompt": "when does the deploy key rotate?"}),
+    );
+    assert_eq!(journaled(), 0);
+    let doctor = repo.memlog(&["doctor"]);
+    assert_eq!(doctor.code(), Some(1));
+    assert!(doctor.stderr().contains("sha256"), "{}", doctor.stderr());
+}
