@@ -120,7 +120,7 @@ impl Repo {
             let (repo, config_error) = Repo::from_located(found);
             return config_error.map_or(Ok(repo), Err);
         }
-        let git = gix::discover(start).map_err(|e| {
+        let git = gix::discover_with_environment_overrides(start).map_err(|e| {
             let message = e.to_string();
             if message.contains("not a git repository")
                 || message.contains("Could not find a git repository")
@@ -154,7 +154,7 @@ impl Repo {
         if let Some(found) = crate::locate::locate(start) {
             return Ok(Repo::from_located(found));
         }
-        let git = gix::discover(start).map_err(|e| Error::GitOpen {
+        let git = gix::discover_with_environment_overrides(start).map_err(|e| Error::GitOpen {
             path: start.to_path_buf(),
             message: e.to_string(),
         })?;
@@ -239,10 +239,11 @@ impl Repo {
         if let Some(e) = unsupported_object_format(&self.common_dir) {
             return Err(e);
         }
-        let mut git = gix::discover(start).map_err(|e| Error::GitOpen {
-            path: start.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let mut git =
+            gix::discover_with_environment_overrides(start).map_err(|e| Error::GitOpen {
+                path: start.to_path_buf(),
+                message: e.to_string(),
+            })?;
         // memlog's commits and their reflog entries need an identity; a
         // machine with none configured (a container, CI, a fresh laptop)
         // gets a documented fallback instead of a seal that fails.

@@ -701,3 +701,29 @@ fn a_sha256_repository_is_refused_by_name_and_nothing_is_journaled() {
     assert_eq!(doctor.code(), Some(1));
     assert!(doctor.stderr().contains("sha256"), "{}", doctor.stderr());
 }
+
+/// `GIT_DIR` and `GIT_WORK_TREE` choose the repository, as they do for
+/// git (a git hook, `git rebase -x`, a script): memlog wrote to the
+/// repository of its working directory while git worked on theirs.
+#[test]
+fn git_dir_in_the_environment_chooses_the_repository_as_for_git() {
+    let a = TestRepo::new();
+    let b = TestRepo::new();
+    let git_dir = a.path().join(".git");
+    let note = |cwd: &std::path::Path, text: &str| {
+        run(memlog_e2e::memlog_command(cwd)
+            .env("GIT_DIR", &git_dir)
+            .env("GIT_WORK_TREE", a.path())
+            .args(["note", text]))
+    };
+    note(b.path(), "written from b's folder with GIT_DIR naming a").ok();
+    let elsewhere = tempfile::tempdir().unwrap();
+    note(elsewhere.path(), "written from outside any repository").ok();
+    let log = |repo: &TestRepo| repo.memlog(&["log"]).ok().stdout();
+    let in_a = log(&a);
+    assert!(
+        in_a.contains("from b's folder") && in_a.contains("outside any"),
+        "{in_a}"
+    );
+    assert!(!log(&b).contains("written"), "{}", log(&b));
+}
