@@ -45,17 +45,32 @@ pub struct ModelFiles {
     pub enabled: bool,
 }
 
-/// Default home of memlog's downloaded assets.
+/// Default home of memlog's downloaded assets: `$MEMLOG_HOME`, else
+/// `memlog` in the user's cache folder (`$XDG_CACHE_HOME`, else
+/// `~/.cache`). Assets installed in `~/.cache/memlog` before memlog read
+/// `XDG_CACHE_HOME` are still found there.
 pub fn memlog_home() -> PathBuf {
     if let Some(h) = std::env::var_os("MEMLOG_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h);
     }
-    home_dir().join(".cache").join("memlog")
+    let default = home_dir().join(".cache").join("memlog");
+    let xdg = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        // the specification ignores a relative path
+        .filter(|p| p.is_absolute())
+        .map(|p| p.join("memlog"));
+    match xdg {
+        Some(xdg) if xdg.exists() || !default.exists() => xdg,
+        _ => default,
+    }
 }
 
+/// The user's home: `$HOME`, else the password database's (a cron job or
+/// a service runs without `HOME`, and memlog looked for its model under
+/// `/.cache`).
 fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
+    std::env::home_dir()
+        .filter(|h| !h.as_os_str().is_empty())
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 

@@ -739,3 +739,42 @@ fn a_word_only_a_tool_output_holds_ranks_that_output_first() {
         .json();
     assert_eq!(hits["hits"][0]["id"], output.as_str(), "{hits}");
 }
+
+/// Where memlog looks for the model: `XDG_CACHE_HOME` when set (it was
+/// ignored), and without `HOME` (cron, a service) the user's home from the
+/// password database, not `/.cache`.
+#[test]
+fn the_model_is_looked_for_in_the_users_cache_folder() {
+    let repo = memlog_e2e::TestRepo::new();
+    // the model folder doctor names, with `XDG_CACHE_HOME` and `HOME` as given
+    let model_dir = |xdg: Option<&std::path::Path>, home: bool| -> String {
+        let mut cmd = memlog_e2e::memlog_command(repo.path());
+        cmd.env_remove("MEMLOG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .args(["doctor", "--json"]);
+        if let Some(xdg) = xdg {
+            cmd.env("XDG_CACHE_HOME", xdg);
+        }
+        if !home {
+            cmd.env_remove("HOME");
+        }
+        let doctor = memlog_e2e::run(&mut cmd).json();
+        doctor["semantic"]["model_dir"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::create_dir(cache.path().join("memlog")).unwrap();
+    let dir = model_dir(Some(cache.path()), true);
+    assert!(
+        dir.starts_with(&cache.path().join("memlog").display().to_string()),
+        "{dir}"
+    );
+    let dir = model_dir(None, false);
+    assert!(!dir.starts_with("/.cache"), "{dir}");
+    assert!(
+        dir.ends_with(".cache/memlog/models/minilm-l6-int8"),
+        "{dir}"
+    );
+}

@@ -17,6 +17,8 @@ pub(super) fn install() -> anyhow::Result<ExitCode> {
         .arg("-c")
         .arg(SCRIPT)
         .arg("install-model")
+        // where this binary looks for them, whatever the script would guess
+        .env("MEMLOG_HOME", memlog_indexer::embed::memlog_home())
         .status()
         .context("running bash, which fetches the model (is bash installed?)")?;
     let files = ModelFiles::resolve(&EmbeddingConfig::default());
