@@ -80,6 +80,19 @@ pub fn run(
         .and_then(|p| Repo::discover_lenient(&p).ok());
     let Some((repo, config_error)) = project.or_else(|| Repo::discover_lenient(&start).ok()) else {
         // Not a git repository: memlog has nowhere to keep memory here.
+        // Said once a session, in the user's log, where `memlog doctor`
+        // run here finds it (user-level hooks run in every folder).
+        if payload.event.or_else(|| HookEvent::parse(event_name)) == Some(HookEvent::SessionStart) {
+            append_log(
+                &user_log(),
+                event_name,
+                &format!(
+                    "not recording: {} is not inside a git repository",
+                    start.display()
+                ),
+                started,
+            );
+        }
         return Ok(None);
     };
     *layout = Some(repo.layout());
@@ -779,15 +792,29 @@ fn projections_for_hook(
 /// fails: a hook has nowhere else to report.
 pub fn log_error(layout: Option<&Layout>, event: &str, message: &str, started: Instant) {
     let Some(layout) = layout else { return };
-    let _ = std::fs::create_dir_all(layout.dir());
-    let path = layout.hooks_log();
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG) {
-        let _ = std::fs::rename(&path, layout.hooks_log_rotated());
+    append_log(&layout.hooks_log(), event, message, started);
+}
+
+/// The user-level hooks log: what hooks said where there is no repository.
+pub fn user_log() -> std::path::PathBuf {
+    memlog_indexer::embed::memlog_home().join("hooks.log")
+}
+
+/// Appends one line to the hooks log `path`, which is moved aside to
+/// `<path>.1` past [`MAX_LOG`].
+fn append_log(path: &Path, event: &str, message: &str, started: Instant) {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOG) {
+        let mut rotated = path.as_os_str().to_owned();
+        rotated.push(".1");
+        let _ = std::fs::rename(path, rotated);
     }
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&path)
+        .open(path)
     {
         // An error may quote the payload: no secret goes to disk this way.
         let message = memlog_format::privacy::redact_message(message);

@@ -199,12 +199,27 @@ fn program_exists(program: &str) -> bool {
 /// (every agent's project, local and user settings), and whether each
 /// agent runs them. Unreadable settings files are left out.
 pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
-    let work_tree = workspace::open(dir)?.work_tree;
+    Ok(installed(workspace::open(dir)?.work_tree.as_deref()))
+}
+
+/// Where memlog's hooks are installed for every project: the agents' user
+/// settings, which run outside any repository too.
+pub fn user_status() -> Vec<InstalledHooks> {
+    installed(None)
+}
+
+/// memlog's hooks in the agents' settings files of the project at
+/// `work_tree` and of the user (the user's alone without a work tree).
+fn installed(work_tree: Option<&Path>) -> Vec<InstalledHooks> {
     let mut found = Vec::new();
     for agent in AGENTS {
         let mut seen = Vec::new();
-        for scope in [Scope::Project, Scope::Local, Scope::User] {
-            let Ok(path) = agent.settings_file(scope, work_tree.as_deref()) else {
+        let scopes: &[Scope] = match work_tree {
+            Some(_) => &[Scope::Project, Scope::Local, Scope::User],
+            None => &[Scope::User],
+        };
+        for &scope in scopes {
+            let Ok(path) = agent.settings_file(scope, work_tree) else {
                 continue;
             };
             if seen.contains(&path) {
@@ -217,7 +232,7 @@ pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
             let Some(hooks) = agent.hooks_in(&text) else {
                 continue;
             };
-            let project = work_tree.as_deref().filter(|_| scope != Scope::User);
+            let project = work_tree.filter(|_| scope != Scope::User);
             let (missing, present): (Vec<String>, Vec<String>) =
                 hooks.programs.into_iter().partition(|p| !program_exists(p));
             let elsewhere = present
@@ -250,5 +265,5 @@ pub fn status(dir: &Path) -> Result<Vec<InstalledHooks>> {
             });
         }
     }
-    Ok(found)
+    found
 }

@@ -148,11 +148,6 @@ impl Layout {
     pub fn privacy_key(&self) -> PathBuf {
         self.dir.join("privacy.key")
     }
-
-    /// `hooks.log.1`: the log before its last rotation.
-    pub fn hooks_log_rotated(&self) -> PathBuf {
-        self.dir.join("hooks.log.1")
-    }
 }
 
 const FRESH_INDEX_PREFIX: &str = "index.new-";

@@ -127,7 +127,7 @@ impl Repo {
                 || message.contains("No git repository")
             {
                 Error::NotAGitRepo {
-                    path: start.to_path_buf(),
+                    path: absolute(start),
                 }
             } else {
                 Error::GitOpen {

@@ -492,3 +492,50 @@ fn an_older_claude_code_gets_settings_it_can_read() {
         "{status:#}"
     );
 }
+
+/// User-level hooks run in every folder, also outside any repository,
+/// where memlog records nothing: the SessionStart hook says so in the
+/// user's hooks log, and doctor run there names the hooks and that line
+/// (it said only "not inside a git repository", and nothing was logged).
+#[test]
+fn outside_a_repository_doctor_says_the_users_hooks_record_nothing_there() {
+    let home = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let memlog = |args: &[&str], stdin: Option<&str>| {
+        let mut cmd = memlog_e2e::memlog_command(scratch.path());
+        cmd.env("HOME", home.path())
+            .env("MEMLOG_HOME", home.path().join(".cache/memlog"))
+            .args(args);
+        match stdin {
+            Some(input) => memlog_e2e::run_stdin(&mut cmd, input),
+            None => memlog_e2e::run(&mut cmd),
+        }
+    };
+    memlog(&["install", "claude", "--user"], None).ok();
+    let payload = serde_json::json!({"session_id": "s1", "hook_event_name": "SessionStart",
+        "source": "startup", "cwd": scratch.path()});
+    let hook = memlog(&["hook", "SessionStart"], Some(&payload.to_string()));
+    assert_eq!(hook.code(), Some(0), "{}", hook.stderr());
+    let doctor = memlog(&["doctor", "--json"], None);
+    assert_eq!(doctor.code(), Some(1));
+    let status = doctor.json();
+    assert_eq!(status["agent_hooks"][0]["agent"], "claude", "{status:#}");
+    let problem = status["problem"].as_str().unwrap_or_default();
+    assert!(problem.contains("record nothing"), "{status:#}");
+    let logged = status["last_logged"].as_str().unwrap_or_default();
+    assert!(
+        logged.contains("not recording") && logged.contains("not inside a git repository"),
+        "{status:#}"
+    );
+    // a dotfiles repository in the home folder takes every such session:
+    // doctor says so
+    memlog_e2e::run(memlog_e2e::git_command(home.path()).args(["init", "-q"])).ok();
+    let status = memlog_e2e::run(
+        memlog_e2e::memlog_command(home.path())
+            .env("HOME", home.path())
+            .env("MEMLOG_HOME", home.path().join(".cache/memlog"))
+            .args(["doctor", "--json"]),
+    )
+    .json();
+    assert_eq!(status["home_repository"], true, "{status:#}");
+}

@@ -35,7 +35,13 @@ pub struct DoctorArgs {
 }
 
 pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
-    let repo = workspace::open(dir)?;
+    let repo = match workspace::open(dir) {
+        Ok(repo) => repo,
+        Err(memlog_ops::Error::Store(e @ memlog_store::Error::NotAGitRepo { .. })) => {
+            return outside_a_repository(&e, &args);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let mut damaged = false;
     let index = match Projections::open(&repo) {
         Ok(p) => {
@@ -69,6 +75,12 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         .filter(|_| semantic["on"].as_bool() == Some(true));
     let (path, ranking) = memlog_ops::warm::hook_path(&repo, vectors_model);
     let hooks = memlog_ops::install::status(dir)?;
+    // a dotfiles repository in $HOME takes in whatever is started below it
+    let home_repository = repo.work_tree.clone().filter(|tree| {
+        std::env::home_dir()
+            .and_then(|h| std::fs::canonicalize(h).ok())
+            .is_some_and(|h| *tree == h)
+    });
     let checked_out = memlog_store::log::Log::new(&repo).checked_out();
     let elsewhere = hooks_in_other_worktrees(&repo, &hooks);
     let broken = damaged
@@ -152,9 +164,18 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|(tree, h)| json!({"worktree": tree, "agent": h.agent.name(), "path": h.path}))
                 .collect::<Vec<_>>(),
+            "home_repository": home_repository.is_some(),
             "ok": !broken,
         }))?;
         return Ok(exit);
+    }
+    if let Some(home) = &home_repository {
+        println!(
+            "repository {}: your home folder: every session started under it (a scratch \
+             folder, a download) is recorded into this repository's memory, and `memlog sync` \
+             shares it with its remote",
+            home.display()
+        );
     }
     println!("log        {log}");
     println!("index      {index}");
@@ -255,6 +276,53 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(exit)
+}
+
+/// Doctor where there is no repository: user-level hooks run here too,
+/// and record nothing (a session started in a folder outside git went
+/// unrecorded without a word). Exits 1: nothing is remembered here.
+fn outside_a_repository(
+    not_a_repo: &memlog_store::Error,
+    args: &DoctorArgs,
+) -> anyhow::Result<ExitCode> {
+    let hooks = memlog_ops::install::user_status();
+    let log = memlog_ops::hook::user_log();
+    let last = std::fs::read_to_string(&log)
+        .ok()
+        .and_then(|text| text.lines().last().map(str::to_string));
+    let recorded = if hooks.is_empty() {
+        "no memlog hook runs here"
+    } else {
+        "the agents' user-level hooks below run here, and record nothing"
+    };
+    if args.json {
+        let hooks: Vec<_> = hooks
+            .iter()
+            .map(|h| json!({"agent": h.agent.name(), "path": h.path, "hooks": h.hooks}))
+            .collect();
+        output::print_json(&json!({
+            "repository": null,
+            "problem": format!("{not_a_repo}; {recorded}"),
+            "agent_hooks": hooks,
+            "hooks_log": log,
+            "last_logged": last,
+            "ok": false,
+        }))?;
+        return Ok(ExitCode::FAILURE);
+    }
+    println!("repository none: {not_a_repo}; {recorded}");
+    for h in &hooks {
+        println!(
+            "hooks      {}: {} in {}",
+            h.agent.name(),
+            h.hooks,
+            h.path.display()
+        );
+    }
+    if let Some(last) = last {
+        println!("logged     {last} ({})", log.display());
+    }
+    Ok(ExitCode::FAILURE)
 }
 
 /// The agents whose hooks are in more than one settings file: the agent
