@@ -1,4 +1,5 @@
-//! Claude Code's TodoWrite tool as memlog task events.
+//! Claude Code's TodoWrite tool, and its task tools (TaskCreate,
+//! TaskUpdate), as memlog task events.
 //!
 //! Every TodoWrite call carries the agent's whole todo list. A call becomes,
 //! for each todo (identified by the canonical key of its `content`, in the
@@ -87,12 +88,96 @@ pub(crate) fn parse_todos(list: &Value) -> Option<Vec<Todo>> {
 }
 
 /// memlog's task status for a TodoWrite status: `completed` is `done`
-/// (DESIGN.md §5's name); `pending`, `in_progress` and anything else are kept.
+/// (DESIGN.md §5's name), a task tool's `deleted` is `cancelled`; `pending`,
+/// `in_progress` and anything else are kept.
 pub(crate) fn task_status(todo_status: &str) -> &str {
     match todo_status {
         "completed" => "done",
+        "deleted" => "cancelled",
         other => other,
     }
+}
+
+/// Claude Code's task tools, with which it plans since 2.1 (TodoWrite is
+/// refused there): `TaskCreate` makes one task, whose id the response
+/// gives; `TaskUpdate` changes one by that id, which only its session
+/// knows.
+pub const TASK_CREATE: &str = memlog_format::task::TASK_CREATE_SOURCE;
+/// See [`TASK_CREATE`].
+pub const TASK_UPDATE: &str = memlog_format::task::TASK_UPDATE_SOURCE;
+
+/// A value given as text or as a number, as text.
+fn text_of(value: Option<&Value>) -> Option<String> {
+    match value? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The task's id and subject a TaskCreate call made (its response's
+/// `task`, else its input's `subject`).
+pub(crate) fn created_task(
+    input: Option<&Value>,
+    response: Option<&Value>,
+) -> Option<(Option<String>, String)> {
+    let task = response.and_then(|r| r.get("task"));
+    let subject = text_of(task.and_then(|t| t.get("subject")))
+        .or_else(|| text_of(input.and_then(|i| i.get("subject"))))?;
+    Some((text_of(task.and_then(|t| t.get("id"))), subject))
+}
+
+/// The task events of one TaskCreate or TaskUpdate call, as TodoWrite's
+/// would be for the same change (`source` the tool's name); `None` when
+/// the call changes nothing memlog tracks (an update of other fields) or
+/// its task's subject is not found by `subject_of` (the session's task
+/// id → subject): then it is recorded as the plain call it is.
+pub(crate) fn task_tool_events(
+    tool: &str,
+    input: Option<&Value>,
+    response: Option<&Value>,
+    project: &str,
+    subject_of: &dyn Fn(&str) -> Option<String>,
+) -> Option<Vec<TaskEvent>> {
+    let todo = |content: String, status: Option<String>, id: Option<String>| Todo {
+        content,
+        status,
+        priority: None,
+        id,
+        active_form: text_of(input.and_then(|i| i.get("activeForm"))),
+    };
+    let events = match tool {
+        TASK_CREATE => {
+            let (id, subject) = created_task(input, response)?;
+            let status = text_of(input.and_then(|i| i.get("status")))
+                .unwrap_or_else(|| "pending".to_string());
+            task_events(&[todo(subject, Some(status), id)], None, project)
+        }
+        TASK_UPDATE => {
+            let id = text_of(input.and_then(|i| i.get("taskId")))?;
+            let change = response.and_then(|r| r.get("statusChange"));
+            let to = text_of(input.and_then(|i| i.get("status")))
+                .or_else(|| text_of(change.and_then(|c| c.get("to"))))?;
+            let from = text_of(change.and_then(|c| c.get("from")));
+            let subject = subject_of(&id)?;
+            let before = todo(subject.clone(), from, Some(id.clone()));
+            task_events(
+                &[todo(subject, Some(to), Some(id))],
+                Some(&[before]),
+                project,
+            )
+        }
+        _ => return None,
+    };
+    Some(
+        events
+            .into_iter()
+            .map(|mut e| {
+                e.body.insert("source".into(), Value::String(tool.into()));
+                e
+            })
+            .collect(),
+    )
 }
 
 /// The task events of one TodoWrite call, given the list before it when
@@ -183,6 +268,72 @@ mod tests {
 
     fn todos(v: Value) -> Vec<Todo> {
         parse_todos(&v).unwrap()
+    }
+
+    #[test]
+    fn claude_codes_task_tools_are_task_events() {
+        let subjects = |id: &str| (id == "1").then(|| "Add the budget command".to_string());
+        let kinds = |events: &[TaskEvent]| -> Vec<(Kind, Option<String>)> {
+            events
+                .iter()
+                .map(|e| {
+                    let status = e.body.get("status").and_then(Value::as_str);
+                    (e.kind.clone(), status.map(str::to_string))
+                })
+                .collect()
+        };
+        let created = task_tool_events(
+            TASK_CREATE,
+            Some(&json!({"subject": "Add the budget command", "activeForm": "Adding it"})),
+            Some(&json!({"task": {"id": "1", "subject": "Add the budget command"}})),
+            "p",
+            &subjects,
+        )
+        .unwrap();
+        assert_eq!(
+            kinds(&created),
+            [(Kind::TaskCreated, Some("pending".into()))]
+        );
+        assert_eq!(created[0].body["todo_id"], "1");
+        assert_eq!(created[0].body["source"], "TaskCreate");
+        // pending straight to completed: the start it skipped comes first
+        let done = task_tool_events(
+            TASK_UPDATE,
+            Some(&json!({"taskId": "1", "status": "completed"})),
+            Some(&json!({"success": true, "statusChange": {"from": "pending", "to": "completed"}})),
+            "p",
+            &subjects,
+        )
+        .unwrap();
+        assert_eq!(
+            kinds(&done),
+            [
+                (Kind::TaskStatusChanged, Some("in_progress".into())),
+                (Kind::TaskStatusChanged, Some("done".into()))
+            ]
+        );
+        assert_eq!(done[1].body["key"], created[0].body["key"]);
+        assert_eq!(done[1].body["source"], "TaskUpdate");
+        // deleted is cancelled
+        let deleted = task_tool_events(
+            TASK_UPDATE,
+            Some(&json!({"taskId": 1, "status": "deleted"})),
+            None,
+            "p",
+            &subjects,
+        )
+        .unwrap();
+        assert_eq!(
+            kinds(&deleted),
+            [(Kind::TaskStatusChanged, Some("cancelled".into()))]
+        );
+        // an update of other fields, or of a task whose subject is unknown,
+        // is a plain call
+        let update =
+            |input: Value| task_tool_events(TASK_UPDATE, Some(&input), None, "p", &subjects);
+        assert!(update(json!({"taskId": "1", "description": "more"})).is_none());
+        assert!(update(json!({"taskId": "7", "status": "completed"})).is_none());
+        assert!(task_tool_events("Bash", None, None, "p", &subjects).is_none());
     }
 
     #[test]

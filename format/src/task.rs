@@ -15,13 +15,15 @@
 //! `done` has none. `pending → done` is rejected: the work has to be started
 //! first. Staying in the same status is not a transition and always passes.
 //!
-//! Claude Code's TodoWrite is the exception the state machine alone does not foresee: it
-//! moves a todo from `pending` to `completed` between two calls when the
-//! agent did the work without marking it started. The tool call itself
-//! proves the work happened, so for changes whose source is TodoWrite the
-//! missing `in_progress` step is applied first ([`Implied`]), and recorded
-//! as such (the hooks write it as its own event when they see both lists;
-//! the fold marks it `implied` in the task's history when they did not).
+//! Claude Code's TodoWrite (and its task tools since 2.1, TaskUpdate) is
+//! the exception the state machine alone does not foresee: it moves a
+//! todo from `pending` to `completed` between two calls when the agent did
+//! the work without marking it started. The tool call itself proves the
+//! work happened, so for changes whose source is an agent's task tool
+//! ([`implies_start`]) the missing `in_progress` step is applied first
+//! ([`Implied`]), and recorded as such (the hooks write it as its own event
+//! when they see both states; the fold marks it `implied` in the task's
+//! history when they did not).
 
 use std::fmt;
 
@@ -29,9 +31,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::refs::{self, Reference};
 
-/// The `source` of task events derived from Claude Code's TodoWrite calls
-/// (the only source whose `pending → done` jumps imply a start).
+/// The `source` of task events derived from Claude Code's TodoWrite calls.
 pub const TODO_WRITE_SOURCE: &str = "TodoWrite";
+/// The `source` of task events derived from Claude Code's TaskCreate calls.
+pub const TASK_CREATE_SOURCE: &str = "TaskCreate";
+/// The `source` of task events derived from Claude Code's TaskUpdate calls.
+pub const TASK_UPDATE_SOURCE: &str = "TaskUpdate";
+
+/// Whether a `pending → done` jump of a task event from `source` implies
+/// the start it skipped: an agent's own task tools (TodoWrite, Claude
+/// Code's TaskCreate and TaskUpdate), whose call proves the work happened;
+/// not a person's `memlog task set`.
+pub fn implies_start(source: &str) -> bool {
+    [TODO_WRITE_SOURCE, TASK_CREATE_SOURCE, TASK_UPDATE_SOURCE].contains(&source)
+}
 
 /// The five statuses of a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -289,3 +289,60 @@ fn bash_cat(step: usize) -> Value {
         "side_text": "Notes"
     })
 }
+
+/// Claude Code 2.1 plans with TaskCreate and TaskUpdate (TodoWrite is
+/// refused there): they are memlog's tasks, on the hook path and on
+/// import alike (a field test: a month of real sessions left `memlog task
+/// list` empty, and every briefing without its open tasks).
+#[test]
+fn claude_codes_task_tools_are_memlogs_tasks() {
+    let repo = TestRepo::new();
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    let call = |text: &str, name: &str, input: Value| json!({"text": text, "tool_use": {"name": name, "input": input}});
+    let script = json!({
+        "turns": [
+            call("Loading the task tools.", "ToolSearch",
+                 json!({"query": "select:TaskCreate,TaskUpdate", "max_results": 5})),
+            call("Planning.", "TaskCreate", json!({"subject": "Add the budget command",
+                 "description": "tally budget set and status", "activeForm": "Adding the budget command"})),
+            call("Planning.", "TaskCreate", json!({"subject": "Import OFX files",
+                 "description": "DKB and Comdirect exports", "activeForm": "Importing OFX files"})),
+            call("Starting.", "TaskUpdate", json!({"taskId": "1", "status": "in_progress"})),
+            call("Finished it.", "TaskUpdate", json!({"taskId": "1", "status": "completed"})),
+            {"text": "The budget command is in; OFX import is still open."}
+        ],
+        "side_text": "Budget work"
+    });
+    let args = [
+        "-p",
+        "plan and do the budget work",
+        "--output-format",
+        "json",
+        "--allowedTools",
+        "ToolSearch",
+        "TaskCreate",
+        "TaskUpdate",
+    ];
+    let run = claude.run_args(&args, &script);
+    let tasks = repo.memlog(&["task", "list", "--json"]).ok().json();
+    let status = |title: &str| {
+        tasks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["title"] == title)
+            .map(|t| t["status"].clone())
+            .unwrap_or_else(|| panic!("no task {title:?}: {tasks:#}"))
+    };
+    assert_eq!(status("Add the budget command"), "done", "{tasks:#}");
+    assert_eq!(status("Import OFX files"), "pending", "{tasks:#}");
+    // the next session's briefing lists the open one
+    let brief = repo.hook("SessionStart", "next", json!({"source": "startup"}));
+    assert!(brief.contains("Import OFX files"), "{brief}");
+    assert!(!brief.contains("Add the budget command"), "{brief}");
+    // the transcript brings the same tasks, not a second copy
+    let report = import(&repo, &[&claude.transcript(&run.session_id)]);
+    assert_eq!(report["added"], 0, "{report}");
+}

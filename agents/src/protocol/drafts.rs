@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 use super::event::HookEvent;
 use super::payload::Payload;
 use crate::options::{CodeContext, HookOptions};
-use crate::todo::{TODO_TOOL, parse_todos, task_events};
+use crate::todo::{
+    TASK_CREATE, TASK_UPDATE, TODO_TOOL, parse_todos, task_events, task_tool_events,
+};
 use crate::tool::{ToolCall, observation_body};
 
 /// The drafts a hook payload records, stamped with the current time. See
@@ -78,6 +80,9 @@ pub fn drafts_at(
             if tool == TODO_TOOL
                 && let Some(tasks) = todo_drafts(&maker, payload, &options.project)
             {
+                return tasks;
+            }
+            if let Some(tasks) = task_tool_drafts(&maker, tool, payload, &options.project) {
                 return tasks;
             }
             let body = observation_body(&ToolCall {
@@ -206,20 +211,91 @@ fn todo_drafts(maker: &DraftMaker<'_>, payload: &Payload, project: &str) -> Opti
     let previous = response
         .and_then(|r| r.get("oldTodos"))
         .and_then(parse_todos);
-    Some(
-        task_events(&current, previous.as_deref(), project)
-            .into_iter()
-            .map(|task| {
-                let mut draft = maker.draft(task.kind, task.body);
-                if let Some(id) = payload.tool_use_id.as_deref() {
-                    draft
-                        .meta
-                        .insert("tool_use_id".into(), Value::String(id.into()));
-                }
+    Some(task_drafts(
+        maker,
+        payload,
+        task_events(&current, previous.as_deref(), project),
+    ))
+}
+
+/// The drafts of a task tool call's events, each carrying the call's id.
+fn task_drafts(
+    maker: &DraftMaker<'_>,
+    payload: &Payload,
+    events: Vec<crate::todo::TaskEvent>,
+) -> Vec<Draft> {
+    events
+        .into_iter()
+        .map(|task| {
+            let mut draft = maker.draft(task.kind, task.body);
+            if let Some(id) = payload.tool_use_id.as_deref() {
                 draft
-            })
-            .collect(),
-    )
+                    .meta
+                    .insert("tool_use_id".into(), Value::String(id.into()));
+            }
+            draft
+        })
+        .collect()
+}
+
+/// Task drafts for a call of Claude Code's task tools
+/// ([`crate::todo::task_tool_events`]); `None` for any other tool, and for
+/// a call that changes no tracked task (recorded as a plain observation).
+/// A `TaskUpdate` names its task by the id its session gave it: the
+/// subject is read from the file Claude Code keeps for that task.
+fn task_tool_drafts(
+    maker: &DraftMaker<'_>,
+    tool: &str,
+    payload: &Payload,
+    project: &str,
+) -> Option<Vec<Draft>> {
+    if tool != TASK_CREATE && tool != TASK_UPDATE {
+        return None;
+    }
+    let subject_of = |id: &str| claude_task_subject(payload, id);
+    let events = task_tool_events(
+        tool,
+        payload.tool_input.as_ref(),
+        payload.tool_response.as_ref(),
+        project,
+        &subject_of,
+    )?;
+    Some(task_drafts(maker, payload, events))
+}
+
+/// The subject of task `id` of the payload's session, from
+/// `<Claude Code's folder>/tasks/<session>/<id>.json`: the folder is the
+/// one holding the session's transcript (`…/projects/<project>/<session>.jsonl`),
+/// else `$CLAUDE_CONFIG_DIR`, else `~/.claude`; the session is the
+/// transcript's name, else the payload's.
+fn claude_task_subject(payload: &Payload, id: &str) -> Option<String> {
+    if id.contains(['/', '\\']) || id.starts_with('.') {
+        return None;
+    }
+    let transcript = payload.transcript_path.as_deref();
+    let session = transcript
+        .and_then(|t| t.file_stem())
+        .and_then(|s| s.to_str())
+        .map(str::to_string)
+        .or_else(|| payload.session_id.clone())?;
+    let folders = [
+        transcript
+            .and_then(|t| t.parent()?.parent()?.parent())
+            .map(std::path::Path::to_path_buf),
+        std::env::var_os("CLAUDE_CONFIG_DIR").map(std::path::PathBuf::from),
+        std::env::home_dir().map(|h| h.join(".claude")),
+    ];
+    folders.into_iter().flatten().find_map(|folder| {
+        let file = folder
+            .join("tasks")
+            .join(&session)
+            .join(format!("{id}.json"));
+        let task: Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
+        task.get("subject")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_string)
+    })
 }
 
 /// Builds the drafts of one payload: same session, time, project and meta.

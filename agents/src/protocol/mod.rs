@@ -78,6 +78,16 @@
 //! names, not as a second task (from another session, an update that never
 //! sends the task back: `memlog_indexer::tasks`).
 //!
+//! Claude Code 2.1 plans with TaskCreate and TaskUpdate instead (TodoWrite
+//! is refused there), one task a call. A TaskCreate gives `task_created`
+//! as a one-todo list would, its `todo_id` the id the response gives; a
+//! TaskUpdate with a `status` gives the `task_status_changed` of that
+//! change (`from` its `statusChange`, `deleted` as `cancelled`), the task
+//! named by the subject Claude Code keeps in `tasks/<session>/<id>.json`
+//! beside the session's transcript (in a transcript, the session's own
+//! TaskCreate). `source` is the tool's name. A call that changes no
+//! status, or whose task is not found, is the plain observation it is.
+//!
 //! # Stop and SubagentStop
 //!
 //! The answer is `last_assistant_message` when the agent sends it. When it

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use memlog_format::EventId;
 use memlog_format::Kind;
 use memlog_format::task::{
-    BlockerKind, BlockerMode, BlockerRef, Confidence, Rejection, Status, TODO_WRITE_SOURCE,
-    TaskState, artifact_reference, condition_key, task_key,
+    BlockerKind, BlockerMode, BlockerRef, Confidence, Rejection, Status, TaskState,
+    artifact_reference, condition_key, implies_start, task_key,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -249,7 +249,7 @@ impl TaskGraph {
             task.sessions.push(e.session.clone());
         }
         task.updated_at = e.ts.clone();
-        let from_todo_write = text(&e.body, "source") == Some(TODO_WRITE_SOURCE);
+        let from_todo_write = text(&e.body, "source").is_some_and(implies_start);
         let before = task.state.status;
         let mut entry = HistoryEntry {
             event: e.id.clone(),

@@ -11,7 +11,10 @@ use super::lines::{
     readable_message, user_text,
 };
 use crate::HookOptions;
-use crate::todo::{TODO_TOOL, Todo, parse_todos, task_events};
+use crate::todo::{
+    TASK_CREATE, TASK_UPDATE, TODO_TOOL, Todo, created_task, parse_todos, task_events,
+    task_tool_events,
+};
 use crate::tool::{ToolCall, content_blocks_text, observation_body};
 
 /// The client name memlog records in `meta.client` for Claude Code.
@@ -61,6 +64,7 @@ pub(super) fn convert(
         first_ts: None,
         last_ts: None,
         todo_lists: HashMap::new(),
+        task_subjects: HashMap::new(),
         queued: Vec::new(),
         unanswered_command: None,
         roots: HashMap::new(),
@@ -91,6 +95,9 @@ pub(super) struct Converter<'a> {
     /// The last TodoWrite list of each conversation: the main one, or a
     /// subagent's thread.
     todo_lists: HashMap<String, Vec<Todo>>,
+    /// The subjects of the tasks each conversation made with TaskCreate,
+    /// by (conversation, task id): a TaskUpdate names only the id.
+    task_subjects: HashMap<(String, String), String>,
     /// Prompts recorded from queue operations and not yet seen again as
     /// user lines.
     queued: Vec<String>,
@@ -357,6 +364,29 @@ impl<'a> Converter<'a> {
         }
     }
 
+    /// The drafts of a task tool call's events, each referenced from the
+    /// call's and carrying its id.
+    fn push_tasks(
+        &self,
+        line: &Map<String, Value>,
+        ts: &str,
+        tasks: Vec<crate::todo::TaskEvent>,
+        reference: &str,
+        id: Option<&str>,
+        out: &mut Transcript,
+    ) {
+        for task in tasks {
+            let task_ref = task.reference(reference);
+            let mut draft = self.draft(line, ts.to_string(), task.kind, task.body, &task_ref);
+            if let Some(id) = id {
+                draft
+                    .meta
+                    .insert("tool_use_id".into(), Value::String(id.to_string()));
+            }
+            out.drafts.push((task_ref, draft));
+        }
+    }
+
     fn tool_use(
         &mut self,
         line: &Map<String, Value>,
@@ -388,18 +418,31 @@ impl<'a> Converter<'a> {
             let conversation = self.conversation(line);
             let previous = self.todo_lists.get(&conversation).map(Vec::as_slice);
             let tasks = task_events(&todos, previous, &self.options.project);
-            for task in tasks {
-                let task_ref = task.reference(&reference);
-                let mut draft = self.draft(line, ts.to_string(), task.kind, task.body, &task_ref);
-                if let Some(id) = id {
-                    draft
-                        .meta
-                        .insert("tool_use_id".into(), Value::String(id.to_string()));
-                }
-                out.drafts.push((task_ref, draft));
-            }
+            self.push_tasks(line, ts, tasks, &reference, id, out);
             self.todo_lists.insert(conversation, todos);
             return;
+        }
+        if (tool == TASK_CREATE || tool == TASK_UPDATE) && !failed {
+            let conversation = self.conversation(line);
+            let response = result.and_then(|r| r.structured.as_ref());
+            if tool == TASK_CREATE
+                && let Some((Some(task), subject)) = created_task(input, response)
+            {
+                self.task_subjects
+                    .insert((conversation.clone(), task), subject);
+            }
+            let subjects = &self.task_subjects;
+            let subject_of = |task: &str| {
+                subjects
+                    .get(&(conversation.clone(), task.to_string()))
+                    .cloned()
+            };
+            if let Some(tasks) =
+                task_tool_events(tool, input, response, &self.options.project, &subject_of)
+            {
+                self.push_tasks(line, ts, tasks, &reference, id, out);
+                return;
+            }
         }
         let body = observation_body(&ToolCall {
             tool,

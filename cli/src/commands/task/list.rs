@@ -9,7 +9,7 @@ use memlog_ops::workspace;
 
 use crate::output;
 
-/// List tasks: the task entities folded from task events (TodoWrite calls,
+/// List tasks: the task entities folded from task events (an agent's TodoWrite, TaskCreate and TaskUpdate calls,
 /// `memlog task`), most recently changed first.
 ///
 /// A task is one entity across sessions (same canonical key, an alias, or
