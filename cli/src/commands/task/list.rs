@@ -9,8 +9,9 @@ use memlog_ops::workspace;
 
 use crate::output;
 
-/// List tasks: the task entities folded from task events (an agent's TodoWrite, TaskCreate and TaskUpdate calls,
-/// `memlog task`), most recently changed first.
+/// List tasks: the task entities folded from task events (an agent's
+/// TodoWrite, TaskCreate and TaskUpdate calls, `memlog task`), most
+/// recently changed first.
 ///
 /// A task is one entity across sessions (same canonical key, an alias, or
 /// a title the matcher confirmed). See `memlog task show KEY` for one
