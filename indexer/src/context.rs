@@ -518,6 +518,19 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
         })
         .take(MAX_EVENTS)
         .collect();
+    // a prompt comes with its turn's answer, and an agent's words before a
+    // tool call do not stand in for it
+    let turns = crate::search::turns(p, &relevant)?;
+    let mut relevant: Vec<Hit> = relevant
+        .into_iter()
+        .filter(|h| !turns.narration.contains(&h.id))
+        .collect();
+    for answer in turns.answers {
+        // personal memory comes only by its own relevance (the floors above)
+        if !is_personal(&answer) && !relevant.iter().any(|h| h.id == answer.id) {
+            relevant.push(answer);
+        }
+    }
     let personal: HashSet<&EventId> = relevant
         .iter()
         .filter(|h| is_personal(h))

@@ -842,6 +842,115 @@ fn session_neighbours(p: &Projections, row: &Row) -> Result<[Option<u64>; 2]> {
     Ok([prev.map(|k| k as u64), next.map(|k| k as u64)])
 }
 
+/// Longest text an agent's words before a tool call have to count as
+/// narration ("Reproducing.") rather than as something it found.
+const NARRATION_CHARS: usize = 120;
+
+/// What the turns of hits make of them, for injection ([`turns`]).
+#[derive(Debug, Default)]
+pub struct Turns {
+    /// The answer of each prompt among the hits: the last `agent_response`
+    /// of its turn, as a hit of the prompt's score.
+    pub answers: Vec<Hit>,
+    /// The hits that are an agent's short words before a tool call: a
+    /// later `agent_response` of the same turn answers it.
+    pub narration: std::collections::HashSet<EventId>,
+}
+
+/// The turns of `hits`: a prompt shown without its answer told the agent
+/// what was asked and not what was found, and the line right after a
+/// prompt is often only what the agent said before its first tool call,
+/// which took the prompt's place (a field test: a fifth of the lines
+/// injected over a month of coding sessions, and the right session shown
+/// without its answer).
+pub fn turns(p: &Projections, hits: &[Hit]) -> Result<Turns> {
+    let mut out = Turns::default();
+    for h in hits {
+        let narrating =
+            h.kind == "agent_response" && h.text.trim().chars().count() <= NARRATION_CHARS;
+        if h.kind != "user_prompt" && !narrating {
+            continue;
+        }
+        let key = crate::fts::event_key(&h.id);
+        let later = match p.unindexed().turn_answer(key) {
+            Some(found) => found,
+            None => match row_of(p, key)? {
+                Some(row) => turn_answer(p, &row)?.map(|k| k as u64),
+                None => None,
+            },
+        };
+        let Some(later) = later else { continue };
+        if narrating {
+            out.narration.insert(h.id.clone());
+        } else if let Some(row) = row_of(p, later)? {
+            out.answers.push(Hit {
+                id: row.id,
+                session: row.session,
+                kind: row.kind,
+                ts: row.ts,
+                text: row.text,
+                score: h.score,
+                parts: h.parts.clone(),
+                meta: serde_json::from_str(&row.meta).unwrap_or(Value::Null),
+                superseded_by: None,
+                caveat: None,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The live row of the event `key`, indexed or not; `None` when it is
+/// gone or forgotten.
+fn row_of(p: &Projections, key: u64) -> Result<Option<Row>> {
+    if let Some(u) = p.unindexed().get(key) {
+        return Ok(Some(unindexed_row(u)));
+    }
+    let mut rows = event_rows(p, &[key])?;
+    drop_hidden(p, &mut rows)?;
+    Ok(rows.remove(&key))
+}
+
+/// The key of the last `agent_response` after `row` in its turn: after
+/// it, before the session's next prompt.
+fn turn_answer(p: &Projections, row: &Row) -> Result<Option<i64>> {
+    let err = |e| Error::sql(&p.dir, e);
+    let mut next_prompt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT ts, seq FROM events WHERE session = ?1 AND (ts, seq) > (?2, ?3)
+               AND kind = 'user_prompt'
+             ORDER BY session, ts, seq LIMIT 1",
+        )
+        .map_err(err)?;
+    // past the session's last prompt, up to its end (no stored time sorts
+    // after `~`)
+    let (until_ts, until_seq): (String, i64) = next_prompt
+        .query_row(params![row.session, row.ts, row.seq], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map_err(err)?
+        .unwrap_or_else(|| ("~".to_string(), i64::MAX));
+    let mut answer = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT key FROM events WHERE session = ?1 AND (ts, seq) > (?2, ?3)
+               AND (ts, seq) < (?4, ?5) AND kind = 'agent_response'
+             ORDER BY session DESC, ts DESC, seq DESC LIMIT 1",
+        )
+        .map_err(err)?;
+    answer
+        .query_row(
+            params![row.session, row.ts, row.seq, until_ts, until_seq],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(err)
+}
+
 /// Whether an event row passes the filters: for the neighbours spreading
 /// brings in (full-text and vector candidates were filtered by their
 /// index).

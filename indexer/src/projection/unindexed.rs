@@ -225,6 +225,25 @@ impl Unindexed {
         ])
     }
 
+    /// For an event among these: the key of the last `agent_response`
+    /// after it in its turn (before its session's next prompt), if any;
+    /// `None` when the event is not among these.
+    pub fn turn_answer(&self, key: u64) -> Option<Option<u64>> {
+        let i = *self.by_key.get(&key)?;
+        let session = &self.events.get(i)?.event.session;
+        Some(
+            self.events
+                .get(i + 1..)?
+                .iter()
+                .take_while(|u| {
+                    u.event.session == *session && u.event.kind != memlog_format::Kind::UserPrompt
+                })
+                .filter(|u| u.event.kind == memlog_format::Kind::AgentResponse)
+                .last()
+                .map(|u| u.key),
+        )
+    }
+
     /// Whether `u` passes a search's filters, as the full-text filters
     /// take them (`fts` matches the file filter as its `files` field does).
     pub fn passes(fts: &crate::fts::Fts, u: &UnindexedEvent, f: &Filters) -> bool {
