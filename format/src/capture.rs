@@ -13,8 +13,12 @@
 //! [`key`]:
 //!
 //! - a tool call: its `tool_use_id` (the agent's own id for the call, in the
-//!   hook payload and in the session file alike); for an agent whose hooks
-//!   get no call id (Gemini CLI), its tool and input;
+//!   hook payload and in the session file alike) when both events carry
+//!   one; when either lacks it, its tool and input. Gemini CLI's hooks and
+//!   Cursor's transcripts get no call id at all, and older Claude Code
+//!   (1.0.98, 2.0.15) gave its PostToolUse hook none while its transcript
+//!   has one: such a call matches the held call of the same tool and input
+//!   (held calls of another id are other calls, whatever their input);
 //! - a task event: its kind, task key and status (`status`, or `to` for a
 //!   change);
 //! - any other event with a `body.text` (prompts, answers, summaries,
@@ -42,30 +46,59 @@ use serde_json::Value;
 
 use crate::{Event, Kind};
 
+/// The capture identity of an event (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Key {
+    /// A tool call: the agent's id for it, when the event carries one, and
+    /// its tool and input.
+    Call {
+        /// `body.tool_use_id`.
+        id: Option<String>,
+        /// The tool and its input, as one string.
+        call: String,
+    },
+    /// Any other event.
+    Other(String),
+}
+
 /// The capture identity of an event (see the module docs), if it has one.
-pub fn key(event: &Event) -> Option<String> {
+pub fn key(event: &Event) -> Option<Key> {
     let text_of = |name: &str| event.body.get(name).and_then(Value::as_str);
-    if let Some(id) = text_of("tool_use_id").filter(|id| !id.is_empty()) {
-        return Some(format!("tool\u{0}{id}"));
+    let id = text_of("tool_use_id").filter(|id| !id.is_empty());
+    let call = || {
+        let input = event
+            .body
+            .get("input")
+            .map(|input| same_spelling(input).to_string())
+            .unwrap_or_default();
+        format!("{}\u{0}{input}", text_of("tool").unwrap_or(""))
+    };
+    if let Some(id) = id {
+        return Some(Key::Call {
+            id: Some(id.to_string()),
+            call: call(),
+        });
     }
     match event.kind {
         Kind::ToolObservation if text_of("text").is_none() => {
-            let tool = text_of("tool")?;
-            let input = event
-                .body
-                .get("input")
-                .map(|input| same_spelling(input).to_string())
-                .unwrap_or_default();
-            Some(format!("tool\u{0}{tool}\u{0}{input}"))
+            // a call with neither id nor tool has nothing to match by
+            text_of("tool")?;
+            Some(Key::Call {
+                id: None,
+                call: call(),
+            })
         }
         Kind::TaskCreated | Kind::TaskStatusChanged => {
             let task = text_of("key")?;
             let status = text_of("to").or_else(|| text_of("status")).unwrap_or("");
-            Some(format!("{}\u{0}{task}\u{0}{status}", event.kind.as_str()))
+            Some(Key::Other(format!(
+                "{}\u{0}{task}\u{0}{status}",
+                event.kind.as_str()
+            )))
         }
         _ => {
             let text = text_of("text")?.trim();
-            Some(format!("{}\u{0}{text}", event.kind.as_str()))
+            Some(Key::Other(format!("{}\u{0}{text}", event.kind.as_str())))
         }
     }
 }
@@ -102,7 +135,19 @@ fn same_spelling(input: &Value) -> std::borrow::Cow<'_, Value> {
 #[derive(Clone, Debug, Default)]
 pub struct Captured {
     counts: HashMap<String, usize>,
+    /// Held tool calls, in session order: their id, tool and input, and
+    /// whether an incoming call has matched them already.
+    calls: Vec<HeldCall>,
+    /// Places in `calls`, by id and by tool and input.
+    by_id: HashMap<String, Vec<usize>>,
+    by_call: HashMap<String, Vec<usize>>,
     by_hooks: bool,
+}
+
+#[derive(Clone, Debug)]
+struct HeldCall {
+    id: Option<String>,
+    taken: bool,
 }
 
 impl Captured {
@@ -112,8 +157,17 @@ impl Captured {
         let mut captured = Captured::default();
         for event in events {
             captured.by_hooks |= event.meta.contains_key("hook");
-            if let Some(k) = key(event) {
-                *captured.counts.entry(k).or_default() += 1;
+            match key(event) {
+                Some(Key::Call { id, call }) => {
+                    let at = captured.calls.len();
+                    if let Some(id) = &id {
+                        captured.by_id.entry(id.clone()).or_default().push(at);
+                    }
+                    captured.by_call.entry(call).or_default().push(at);
+                    captured.calls.push(HeldCall { id, taken: false });
+                }
+                Some(Key::Other(k)) => *captured.counts.entry(k).or_default() += 1,
+                None => {}
             }
         }
         captured
@@ -121,22 +175,53 @@ impl Captured {
 
     /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
-        self.counts.is_empty() && !self.by_hooks
+        self.counts.is_empty() && self.calls.is_empty() && !self.by_hooks
     }
 
-    fn holds(&self, key: &str) -> bool {
-        self.counts.get(key).is_some_and(|n| *n > 0)
+    fn holds(&self, key: &Key) -> bool {
+        match key {
+            Key::Call { id, call } => self.held_call(id.as_deref(), call).is_some(),
+            Key::Other(k) => self.counts.get(k).is_some_and(|n| *n > 0),
+        }
     }
 
     /// Uses up one occurrence of `key`; false when none is left.
-    fn take(&mut self, key: &str) -> bool {
-        match self.counts.get_mut(key) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                true
-            }
-            _ => false,
+    fn take(&mut self, key: &Key) -> bool {
+        match key {
+            Key::Call { id, call } => match self.held_call(id.as_deref(), call) {
+                Some(at) => self.calls.get_mut(at).is_some_and(|held| {
+                    held.taken = true;
+                    true
+                }),
+                None => false,
+            },
+            Key::Other(k) => match self.counts.get_mut(k) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    true
+                }
+                _ => false,
+            },
         }
+    }
+
+    /// The first held call not yet matched that is the call `id` and
+    /// `call` describe: the one of the same id; else, when either lacks an
+    /// id, one of the same tool and input.
+    fn held_call(&self, id: Option<&str>, call: &str) -> Option<usize> {
+        let free = |at: &&usize| self.calls.get(**at).is_some_and(|held| !held.taken);
+        if let Some(at) = id
+            .and_then(|id| self.by_id.get(id))
+            .and_then(|places| places.iter().find(free))
+        {
+            return Some(*at);
+        }
+        self.by_call
+            .get(call)?
+            .iter()
+            .filter(free)
+            .find(|at| id.is_none() || self.calls.get(**at).is_some_and(|held| held.id.is_none()))
+            .copied()
     }
 }
 
@@ -354,6 +439,69 @@ mod tests {
         let (kept, _) = reconcile(Captured::of(&held), vec![call(0, "ls"), call(1, "pwd")]);
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].body["input"]["command"], "pwd");
+    }
+
+    /// Field test 8a: Claude Code 1.0.98 and 2.0.15 gave PostToolUse no
+    /// `tool_use_id`, their transcripts have one; a hooked session imported
+    /// held every call twice.
+    #[test]
+    fn a_call_without_an_id_matches_one_with_an_id_by_tool_and_input() {
+        let bash = |seq, id: Option<&str>, command: &str, meta: Value| {
+            let mut body = json!({"tool": "Bash", "input": {"command": command}, "output": "x"});
+            if let Some(id) = id {
+                body["tool_use_id"] = json!(id);
+            }
+            event(seq, Kind::ToolObservation, body, meta)
+        };
+        let hook = json!({"hook": "PostToolUse"});
+        let line = json!({"ref": "a2"});
+        // the hook's copy has no id, the transcript's has one
+        let (mut hooked, mut transcript) = hooked_turn(true);
+        hooked[2] = bash(2, None, "echo ran", hook.clone());
+        transcript[2] = bash(2, Some("toolu_1"), "echo ran", line.clone());
+        let (kept, left_out) = reconcile(Captured::of(&hooked), transcript);
+        assert!(kept.is_empty(), "{:?}", texts(&kept));
+        assert_eq!(left_out, 4);
+        // and the other way round
+        let held = [bash(0, Some("toolu_1"), "echo ran", hook.clone())];
+        let (kept, _) = reconcile(
+            Captured::of(&held),
+            vec![bash(0, None, "echo ran", line.clone())],
+        );
+        assert!(kept.is_empty());
+        // one held id-less call matches one incoming call, not two
+        let held = [bash(0, None, "echo ran", hook.clone())];
+        let incoming = vec![
+            bash(0, Some("toolu_1"), "echo ran", line.clone()),
+            bash(1, Some("toolu_2"), "echo ran", line.clone()),
+        ];
+        let (kept, _) = reconcile(Captured::of(&held), incoming);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].body["tool_use_id"], "toolu_2");
+    }
+
+    #[test]
+    fn calls_of_two_ids_stay_two_calls_whatever_their_input() {
+        let bash = |seq, id: &str| {
+            event(
+                seq,
+                Kind::ToolObservation,
+                json!({"tool": "Bash", "tool_use_id": id, "input": {"command": "ls"}}),
+                json!({}),
+            )
+        };
+        let (kept, _) = reconcile(
+            Captured::of(&[bash(0, "toolu_1")]),
+            vec![bash(0, "toolu_2")],
+        );
+        assert_eq!(kept.len(), 1);
+        // a call of the same id matches however its input reads
+        let mut other_input = bash(0, "toolu_1");
+        other_input
+            .body
+            .insert("input".into(), json!({"command": "ls -a"}));
+        let (kept, _) = reconcile(Captured::of(&[bash(0, "toolu_1")]), vec![other_input]);
+        assert!(kept.is_empty());
     }
 
     #[test]
