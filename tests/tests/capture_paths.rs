@@ -403,3 +403,112 @@ fn a_subagents_prompt_is_not_imported_as_the_users() {
         "{imported:#?}"
     );
 }
+
+/// Claude Code 1.0.98 and 2.0.15 give PostToolUse no `tool_use_id` (their
+/// transcripts have it) and write what the prompt hook added, memlog's
+/// memories, into the transcript as a user message. A field test (8a)
+/// imported a session their hooks recorded: every call twice, and the
+/// memories as a prompt, injected again later, nested.
+#[test]
+fn an_older_claude_codes_hooked_session_imports_nothing_new() {
+    const OLD: &str = "5d2c8e41-7a3b-4f90-b6e2-1c9d0a7f3e58";
+    const COMMAND: &str = "echo tool-ran";
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject: false\n",
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join(format!("{OLD}.jsonl"));
+    let line = |uuid: &str, ts: &str, kind: &str, content: Value| {
+        json!({"type": kind, "uuid": uuid, "sessionId": OLD, "version": "2.0.15",
+               "timestamp": format!("2026-11-27T09:06:{ts}Z"), "cwd": repo.path(),
+               "isSidechain": false, "message": {"role": kind, "content": content}})
+    };
+    let input = json!({"command": COMMAND, "description": "step"});
+    let lines = [
+        line("u1", "00.000", "user", json!(PROMPT)),
+        line(
+            "u2",
+            "00.100",
+            "user",
+            json!(
+                "<user-prompt-submit-hook>## Memory from earlier sessions (memlog)\n\
+                   - [80f17ced5be2] note: the provider rounds half up\n</user-prompt-submit-hook>"
+            ),
+        ),
+        line(
+            "a1",
+            "01.000",
+            "assistant",
+            json!([{"type": "text", "text": "Running step."}]),
+        ),
+        line(
+            "a2",
+            "01.100",
+            "assistant",
+            json!([{"type": "tool_use", "id": "toolu_old_1", "name": "Bash", "input": input}]),
+        ),
+        line(
+            "u3",
+            "01.500",
+            "user",
+            json!([{"type": "tool_result", "tool_use_id": "toolu_old_1",
+                    "content": "tool-ran", "is_error": false}]),
+        ),
+        line(
+            "a3",
+            "02.000",
+            "assistant",
+            json!([{"type": "text", "text": ANSWER}]),
+        ),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&transcript, text).unwrap();
+    let payload = |event: &str, extra: Value| {
+        let mut p = json!({"session_id": OLD, "transcript_path": transcript,
+                           "cwd": repo.path(), "hook_event_name": event});
+        for (k, v) in extra.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        p
+    };
+    for (event, extra) in [
+        ("SessionStart", json!({"source": "startup"})),
+        ("UserPromptSubmit", json!({"prompt": PROMPT})),
+        // no tool_use_id
+        (
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": input,
+                   "tool_response": {"stdout": "tool-ran", "stderr": "", "interrupted": false}}),
+        ),
+        // no last_assistant_message either: read from the transcript
+        ("Stop", json!({"stop_hook_active": false})),
+        ("SessionEnd", json!({"reason": "other"})),
+    ] {
+        hook(&repo, event, &payload(event, extra));
+    }
+    let events = |repo: &TestRepo| repo.memlog(&["cat", "--session", OLD]).ok().json_lines();
+    let before = events(&repo);
+    assert_eq!(of_kind(&before, "tool_observation").len(), 1);
+
+    let report = repo
+        .memlog(&[
+            "import",
+            "claude-code",
+            "--json",
+            transcript.to_str().unwrap(),
+        ])
+        .ok()
+        .json();
+    let after = events(&repo);
+    let prompts: Vec<&Value> = of_kind(&after, "user_prompt")
+        .into_iter()
+        .map(|e| &e["body"]["text"])
+        .collect();
+    assert_eq!(prompts, [&json!(PROMPT)], "{report}");
+    assert_eq!(of_kind(&after, "tool_observation").len(), 1, "{after:#?}");
+    assert_eq!(report["added"], 0, "{report}");
+    assert_eq!(after, before);
+}

@@ -7,7 +7,9 @@
 //!   Text becomes a `user_prompt`, except text the harness wrote rather than
 //!   the user (`isMeta` lines, `[Request interrupted by user…]`, local
 //!   command output and its caveat, `<task-notification>` and
-//!   `<system-reminder>` messages), which is left out. A compaction's
+//!   `<system-reminder>` messages, and the context a prompt hook added,
+//!   which older versions write as `<user-prompt-submit-hook>` messages),
+//!   which is left out. A compaction's
 //!   continuation (`isCompactSummary`, or text starting "This session is
 //!   being continued from a previous conversation") becomes a
 //!   `session_summary`. A slash command (`<command-name>/x</command-name>
@@ -271,6 +273,41 @@ mod tests {
             .filter(|(_, d)| d.kind == memlog_format::Kind::SessionSummary)
             .count();
         assert_eq!(summaries, 1);
+    }
+
+    /// Claude Code 1.0.98 and 2.0.15 write what a UserPromptSubmit hook
+    /// added as a user message after the prompt: memlog's own memories,
+    /// which an import took for a prompt (field test 8a).
+    #[test]
+    fn the_context_a_prompt_hook_added_is_not_a_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_lines(
+            dir.path(),
+            "s1.jsonl",
+            &[
+                user(
+                    "u1",
+                    "2026-11-27T09:06:00Z",
+                    json!("when does the cron job run?"),
+                ),
+                user(
+                    "u2",
+                    "2026-11-27T09:06:00Z",
+                    json!(
+                        "<user-prompt-submit-hook>## Memory from earlier sessions (memlog)\n- [80f17ced5be2] note: it runs at 3am\n</user-prompt-submit-hook>"
+                    ),
+                ),
+                assistant(
+                    "a1",
+                    "2026-11-27T09:06:05Z",
+                    "m1",
+                    json!([{"type": "text", "text": "At 3am."}]),
+                ),
+            ],
+        );
+        let t = read(&path, &HookOptions::new("p")).unwrap();
+        assert_eq!(prompts(&t), ["when does the cron job run?"]);
+        assert_eq!(t.drafts.len(), 2);
     }
 
     #[test]
