@@ -111,7 +111,8 @@ pub fn markdown_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// A session file's text (invalid UTF-8 replaced) and its name without
+/// A session file's text (invalid UTF-8 replaced, a leading byte order
+/// mark left out: [`memlog_format::jsonl`]) and its name without
 /// extension, which names the session when the file does not.
 pub(crate) fn read_text(path: &Path) -> Result<(String, String)> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
@@ -120,7 +121,8 @@ pub(crate) fn read_text(path: &Path) -> Result<(String, String)> {
         .and_then(|s| s.to_str())
         .unwrap_or("")
         .to_string();
-    Ok((String::from_utf8_lossy(&bytes).into_owned(), stem))
+    let text = String::from_utf8_lossy(memlog_format::jsonl::without_bom(&bytes));
+    Ok((text.into_owned(), stem))
 }
 
 /// The user's home folder, for the agents that keep their files there.
@@ -166,4 +168,22 @@ pub(crate) fn text_body(text: &str) -> serde_json::Map<String, serde_json::Value
     let mut body = serde_json::Map::new();
     body.insert("text".into(), serde_json::Value::String(text.to_string()));
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codex rollouts, Gemini chats and the other agents' files all read
+    /// through [`read_text`]: a byte order mark made their first line
+    /// malformed (field test 8a).
+    #[test]
+    fn a_session_file_is_read_without_its_byte_order_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout-1.jsonl");
+        std::fs::write(&path, "\u{feff}{\"type\":\"session_meta\"}\n").unwrap();
+        let (text, stem) = read_text(&path).unwrap();
+        assert_eq!(text, "{\"type\":\"session_meta\"}\n");
+        assert_eq!(stem, "rollout-1");
+    }
 }

@@ -22,7 +22,8 @@
 //!   [`align`]: the evidence aligner for extracted facts (docs/DESIGN.md §6) —
 //!   pure functions shared by the writers and the indexer;
 //! - [`refs`]: references (files, URLs, issues) found in text;
-//! - [`neutral`]: the neutral import format; [`config`]: `.memlog.yaml`;
+//! - [`neutral`]: the neutral import format, and [`jsonl`]: how every
+//!   JSON Lines file another program wrote is read; [`config`]: `.memlog.yaml`;
 //!   [`time`]: timestamps.
 //!
 //! Writing the log (journals, sealing into git, sync, purge) is
@@ -37,6 +38,7 @@ pub mod config;
 mod error;
 pub mod event;
 pub mod id;
+pub mod jsonl;
 pub mod key;
 pub mod neutral;
 pub mod paths;

@@ -64,7 +64,8 @@ pub struct NeutralBatch {
 
 /// Reads a neutral file. Any invalid line is an error naming `origin` and
 /// the line, unless `skip_invalid` is set, in which case it is listed in
-/// [`NeutralBatch::skipped`]. Blank lines are ignored.
+/// [`NeutralBatch::skipped`]. Blank lines are ignored, and so is a byte
+/// order mark before the first ([`crate::jsonl`]).
 pub fn read(
     reader: impl BufRead,
     origin: &str,
@@ -80,11 +81,15 @@ pub fn read(
             line: line_no,
             message: e.to_string(),
         })?;
+        let line = match line_no {
+            1 => line.strip_prefix(crate::jsonl::BOM).unwrap_or(&line),
+            _ => &line,
+        };
         if line.trim().is_empty() {
             continue;
         }
         batch.lines += 1;
-        match parse_line(&line, project) {
+        match parse_line(line, project) {
             Ok(draft) => {
                 let slot = *index.entry(draft.session.clone()).or_insert_with(|| {
                     batch.sessions.push((draft.session.clone(), Vec::new()));
@@ -126,6 +131,13 @@ mod tests {
         assert_eq!(first.ts, "2023-05-08T13:56:00.000Z");
         assert_eq!(batch.sessions[1].1[0].ts, "2023-05-08T11:56:01.000Z");
         assert_eq!(batch.sessions[1].1[0].project, "other");
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_line_is_not_part_of_it() {
+        let text = "\u{feff}{\"session\":\"a\",\"ts\":\"2023-05-08T13:56:00Z\",\"kind\":\"note\",\"text\":\"hi\"}\n";
+        let batch = read(text.as_bytes(), "f.jsonl", "proj", false).unwrap();
+        assert_eq!(batch.sessions.len(), 1);
     }
 
     #[test]

@@ -116,3 +116,61 @@ fn a_folder_of_project_folders_is_refused_naming_them() {
     repo.memlog(&["import", "claude-code", project.to_str().unwrap()])
         .ok();
 }
+
+/// A session file saved again by a Windows editor starts with a UTF-8 byte
+/// order mark: its first line, a transcript's first prompt, was left out
+/// as malformed (field test 8a). Every JSONL import reads past it.
+#[test]
+fn a_byte_order_mark_costs_no_line() {
+    const BOM: &str = "\u{feff}";
+    let repo = TestRepo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+
+    let session = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
+    let line = |uuid: &str, kind: &str, content: serde_json::Value| {
+        serde_json::json!({"type": kind, "uuid": uuid, "sessionId": session,
+            "timestamp": "2026-11-27T09:00:00Z", "cwd": repo.path(),
+            "message": {"role": kind, "content": content}})
+    };
+    let transcript = format!(
+        "{BOM}{}\n{}\n",
+        line("u1", "user", serde_json::json!("/init")),
+        line(
+            "a1",
+            "assistant",
+            serde_json::json!([{"type": "text", "text": "Wrote CLAUDE.md."}])
+        ),
+    );
+    std::fs::write(path("claude.jsonl"), transcript).unwrap();
+    let out = repo
+        .memlog(&["import", "claude-code", "--json", &path("claude.jsonl")])
+        .ok()
+        .json();
+    assert_eq!(out["files"][0]["malformed_lines"], 0, "{out}");
+    assert_eq!(out["added"], 2, "{out}");
+    let prompts: Vec<_> = repo
+        .session_events(session)
+        .into_iter()
+        .filter(|e| e["kind"] == "user_prompt")
+        .map(|e| e["body"]["text"].clone())
+        .collect();
+    assert_eq!(prompts, ["/init"]);
+
+    let rollout = include_str!("../../fixtures/codex/rollout-0.60.jsonl");
+    std::fs::write(path("rollout-bom.jsonl"), format!("{BOM}{rollout}")).unwrap();
+    let out = repo
+        .memlog(&["import", "codex", "--json", &path("rollout-bom.jsonl")])
+        .ok()
+        .json();
+    assert_eq!(out["files"][0]["malformed_lines"], 0, "{out}");
+    assert_eq!(out["files"][0]["events"], 13, "{out}");
+
+    let neutral = r#"{"session":"bom-neutral","ts":"2026-11-27T09:00:00Z","kind":"note","text":"first line"}"#;
+    std::fs::write(path("neutral.jsonl"), format!("{BOM}{neutral}\n")).unwrap();
+    let out = repo
+        .memlog(&["import", "jsonl", "--json", &path("neutral.jsonl")])
+        .ok()
+        .json();
+    assert_eq!(out["added"], 1, "{out}");
+}

@@ -159,8 +159,10 @@ pub(super) struct Line {
     pub(super) value: Option<Map<String, Value>>,
 }
 
+/// A transcript's lines, a leading byte order mark left out
+/// ([`memlog_format::jsonl`]).
 pub(super) fn parse_lines(bytes: &[u8]) -> Vec<Line> {
-    bytes
+    memlog_format::jsonl::without_bom(bytes)
         .split(|b| *b == b'\n')
         .enumerate()
         .filter(|(_, raw)| !raw.iter().all(u8::is_ascii_whitespace))

@@ -310,6 +310,32 @@ mod tests {
         assert_eq!(t.drafts.len(), 2);
     }
 
+    /// A transcript saved again by a Windows editor starts with a byte
+    /// order mark: its first line, the first prompt, was malformed (field
+    /// test 8a).
+    #[test]
+    fn a_byte_order_mark_does_not_cost_the_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_lines(
+            dir.path(),
+            "s1.jsonl",
+            &[
+                user("u1", "2026-11-27T09:00:00Z", json!("/init")),
+                assistant(
+                    "a1",
+                    "2026-11-27T09:00:05Z",
+                    "m1",
+                    json!([{"type": "text", "text": "Done."}]),
+                ),
+            ],
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+        let t = read(&path, &HookOptions::new("p")).unwrap();
+        assert_eq!(t.malformed, 0);
+        assert_eq!(prompts(&t), ["/init"]);
+    }
+
     #[test]
     fn classifies_user_text() {
         let plain = Map::new();
