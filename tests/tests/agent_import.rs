@@ -2,7 +2,9 @@
 //! any import says of lines it could not read: Gemini CLI 0.2x kept a chat
 //! as one `session-*.json` object (which read as hundreds of malformed
 //! lines, and nothing else, with nothing printed without --json) in a
-//! folder named by the SHA-256 of the project's path. No agent CLI needed.
+//! folder named by the SHA-256 of the project's path. Where `memlog import
+//! claude-code` looks without paths, and a byte order mark before a file's
+//! first line. No agent CLI needed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{TestRepo, memlog_command, run};
@@ -173,4 +175,126 @@ fn a_byte_order_mark_costs_no_line() {
         .ok()
         .json();
     assert_eq!(out["added"], 1, "{out}");
+}
+
+/// A folder's name as Claude Code gives it under `~/.claude/projects`.
+fn claude_folder(path: &std::path::Path) -> String {
+    path.to_str()
+        .unwrap()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// A transcript of one prompt and its answer, the session started in `cwd`,
+/// written to `~/.claude/projects/<folder>/` under `home`.
+fn claude_transcript(home: &std::path::Path, folder: &str, cwd: &std::path::Path, prompt: &str) {
+    let dir = home.join(".claude/projects").join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    let session = format!("{:08x}-1111-4222-8333-944445555666", prompt.len());
+    let line = |uuid: &str, kind: &str, content: serde_json::Value| {
+        serde_json::json!({"type": kind, "uuid": uuid, "sessionId": session,
+            "timestamp": "2026-11-27T09:00:00Z", "cwd": cwd,
+            "message": {"role": kind, "content": content}})
+    };
+    let text = format!(
+        "{}\n{}\n",
+        line("u1", "user", serde_json::json!(prompt)),
+        line(
+            "a1",
+            "assistant",
+            serde_json::json!([{"type": "text", "text": "Looking."}])
+        )
+    );
+    std::fs::write(dir.join(format!("{session}.jsonl")), text).unwrap();
+}
+
+fn prompts_of(repo_events: &[serde_json::Value]) -> Vec<String> {
+    let mut prompts: Vec<String> = repo_events
+        .iter()
+        .filter(|e| e["kind"] == "user_prompt")
+        .map(|e| e["body"]["text"].as_str().unwrap().to_string())
+        .collect();
+    prompts.sort();
+    prompts
+}
+
+/// Claude Code names a session's folder after where it started: one
+/// started in `packages/api` has a folder of its own, which `memlog import
+/// claude-code` without paths missed (field test 8a). A sibling whose name
+/// escapes alike (`<repo>-b`) is not this repository's.
+#[test]
+fn claude_sessions_started_in_a_subdirectory_are_imported_by_default() {
+    let repo = TestRepo::new();
+    let home = tempfile::tempdir().unwrap();
+    let folder = claude_folder(repo.path());
+    claude_transcript(
+        home.path(),
+        &format!("{folder}-packages-api"),
+        &repo.path().join("packages/api"),
+        "why does the api crash on boot?",
+    );
+    let sibling = std::path::PathBuf::from(format!("{}-b", repo.path().display()));
+    claude_transcript(
+        home.path(),
+        &format!("{folder}-b"),
+        &sibling,
+        "a question of another repository",
+    );
+    run(memlog_command(repo.path())
+        .env("HOME", home.path())
+        .args(["import", "claude-code"]))
+    .ok();
+    assert_eq!(prompts_of(&repo.cat()), ["why does the api crash on boot?"]);
+
+    // with nothing of this repository, the error names where it looked
+    let other = TestRepo::new();
+    let out = run(memlog_command(other.path())
+        .env("HOME", home.path())
+        .args(["import", "claude-code"]));
+    assert!(!out.output.status.success());
+    let looked = format!(".claude/projects/{}*", claude_folder(other.path()));
+    assert!(out.stderr().contains(&looked), "{}", out.stderr());
+}
+
+/// Claude Code shortens a folder name over 200 characters to its first
+/// 200, `-` and a hash: `memlog import claude-code` looked for the whole
+/// name and found nothing (field test 8a).
+#[test]
+fn claude_sessions_of_a_long_path_are_imported_by_default() {
+    let base = tempfile::tempdir().unwrap();
+    let mut root = base.path().to_path_buf();
+    for n in 1..=7 {
+        root.push(format!("very-long-directory-name-segment-{n:02}"));
+    }
+    root.push("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["commit", "-q", "--allow-empty", "-m", "init"],
+    ] {
+        run(memlog_e2e::git_command(&root).args(args)).ok();
+    }
+    let folder = claude_folder(&root);
+    assert!(folder.len() > 200);
+    let home = tempfile::tempdir().unwrap();
+    claude_transcript(
+        home.path(),
+        &format!("{}-4dqqtr", &folder[..200]),
+        &root,
+        "long path question",
+    );
+    // the same first 200 characters, another path
+    claude_transcript(
+        home.path(),
+        &format!("{}-1x2y3z", &folder[..200]),
+        &root.with_file_name("other"),
+        "a question of another repository",
+    );
+    run(memlog_command(&root)
+        .env("HOME", home.path())
+        .args(["import", "claude-code"]))
+    .ok();
+    let events = run(memlog_command(&root).args(["cat"])).ok().json_lines();
+    assert_eq!(prompts_of(&events), ["long path question"]);
 }

@@ -8,9 +8,13 @@
 //! - Settings: `.claude/settings.json` (project), `.claude/settings.local.json`
 //!   (local, not committed), `~/.claude/settings.json` (user); timeouts in
 //!   seconds, tool matcher `*`.
-//! - Sessions: [`transcript`]s in `~/.claude/projects/<project path with
-//!   every character but letters and digits as ->/<session>.jsonl`, with
-//!   their subagents' beside them.
+//! - Sessions: [`transcript`]s in `~/.claude/projects/<the folder the
+//!   session started in, every character but letters and digits as
+//!   ->/<session>.jsonl` (a name over 200 characters shortened to its first
+//!   200, `-` and a hash), with their subagents' beside them. An import
+//!   with no path takes the folder of the work tree and, confirmed by the
+//!   `cwd` their transcripts record, those of its subdirectories and the
+//!   shortened ones (`project_sessions`).
 
 pub mod compaction;
 pub mod transcript;
@@ -145,17 +149,20 @@ impl Agent for ClaudeCode {
         "transcript"
     }
 
+    /// The folders and transcripts `project_sessions` finds.
     fn default_session_paths(&self, work_tree: &Path) -> Result<Vec<PathBuf>> {
-        let home = home()?;
-        let dir = project_dir(&home, work_tree);
-        if !dir.exists() {
+        let projects = home()?.join(PROJECTS);
+        let found = project_sessions(&projects, work_tree);
+        if found.is_empty() {
+            let name = escaped(work_tree);
+            let looked_for = name.get(..MAX_FOLDER_NAME).unwrap_or(&name);
             return Err(Error::NoSessions {
                 what: "Claude Code transcripts for this project",
-                path: dir,
+                path: projects.join(format!("{looked_for}*")),
                 noun: self.session_noun(),
             });
         }
-        Ok(vec![dir])
+        Ok(found)
     }
 
     /// Claude Code adds a PreToolUse hook's `additionalContext` to the
@@ -218,16 +225,84 @@ fn is_answer(text: &str, answer: &str) -> bool {
     }
 }
 
-/// Claude Code's folder for a project: `~/.claude/projects/` and the
-/// project's path with every character that is not a letter or digit
-/// replaced by `-`.
+/// Where Claude Code keeps its folder per project, under the home folder.
+const PROJECTS: &str = ".claude/projects";
+
+/// Claude Code shortens a project folder's name longer than this to its
+/// first this many characters, `-` and a hash of the path (2.1.x).
+const MAX_FOLDER_NAME: usize = 200;
+
+/// Claude Code's folder for a project started at the work tree's root:
+/// `~/.claude/projects/` and [`escaped`] work tree.
 fn project_dir(home: &Path, work_tree: &Path) -> PathBuf {
-    let escaped: String = work_tree
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+    home.join(PROJECTS).join(escaped(work_tree))
+}
+
+/// A path as Claude Code names a folder after it: every character that is
+/// not an ASCII letter or digit becomes `-`, one per UTF-16 unit, as
+/// JavaScript's `replace(/[^a-zA-Z0-9]/g, "-")` counts them (a character
+/// beyond U+FFFF is two), so the name's length is the one Claude Code
+/// shortens at [`MAX_FOLDER_NAME`].
+fn escaped(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('-', c.len_utf16()));
+        }
+    }
+    out
+}
+
+/// The sessions of the work tree among Claude Code's `projects` folders,
+/// which are named after the folder a session started in ([`escaped`]):
+///
+/// - the folder named for the work tree itself, whole;
+/// - from the folders whose name may be a subdirectory's (the work tree's
+///   name and `-`) or a shortened one's (longer than [`MAX_FOLDER_NAME`]:
+///   sharing its first characters), the transcripts whose session started
+///   inside the work tree ([`transcript::started_in`]). The name alone
+///   cannot tell: `/tmp/a-b` and `/tmp/a/b` are both `-tmp-a-b`.
+///
+/// Folders in name order; none when nothing matches.
+fn project_sessions(projects: &Path, work_tree: &Path) -> Vec<PathBuf> {
+    let name = escaped(work_tree);
+    let subdirectory = format!("{name}-");
+    let shortened = name
+        .get(..MAX_FOLDER_NAME)
+        .filter(|_| name.len() > MAX_FOLDER_NAME);
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(projects)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
         .collect();
-    home.join(".claude/projects").join(escaped)
+    folders.sort();
+    let mut found = Vec::new();
+    for folder in folders {
+        let Some(folder_name) = folder.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if folder_name == name {
+            found.push(folder);
+            continue;
+        }
+        let may_hold = folder_name.starts_with(&subdirectory)
+            || shortened.is_some_and(|prefix| folder_name.starts_with(prefix));
+        if !may_hold {
+            continue;
+        }
+        found.extend(
+            jsonl_files(&folder, "", false)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|file| {
+                    transcript::started_in(file).is_some_and(|cwd| cwd.starts_with(work_tree))
+                }),
+        );
+    }
+    found
 }
 
 /// `seq` of a transcript draft: its position in its stream (the main
@@ -295,5 +370,66 @@ mod tests {
             project_dir(Path::new("/h"), Path::new("/work/my repo.x")),
             Path::new("/h/.claude/projects/-work-my-repo-x")
         );
+        // one `-` per UTF-16 unit, as JavaScript counts
+        assert_eq!(escaped(Path::new("/a/프로/🦀")), "-a------");
+    }
+
+    /// A transcript in `projects/<folder>` whose session started in `cwd`.
+    fn transcript_in(projects: &Path, folder: &str, cwd: &Path) -> PathBuf {
+        let dir = projects.join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("5f1e2d3c-0000-4000-8000-000000000001.jsonl");
+        let lines = [
+            serde_json::json!({"type": "queue-operation", "operation": "dequeue"}),
+            serde_json::json!({"type": "user", "cwd": cwd, "message": {"role": "user", "content": "hi"}}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&file, text).unwrap();
+        file
+    }
+
+    /// Field test 8a: a session started in a subdirectory of the work tree
+    /// has a folder of its own, which the import without paths missed.
+    #[test]
+    fn the_default_import_takes_subdirectories_confirmed_by_cwd() {
+        let home = tempfile::tempdir().unwrap();
+        let projects = home.path().join(PROJECTS);
+        let root = Path::new("/w/shop");
+        transcript_in(&projects, "-w-shop", root);
+        let api = transcript_in(
+            &projects,
+            "-w-shop-packages-api",
+            &root.join("packages/api"),
+        );
+        // a sibling whose name escapes alike, and one that only starts alike
+        transcript_in(&projects, "-w-shop-b", Path::new("/w/shop-b"));
+        transcript_in(&projects, "-w-shopping", Path::new("/w/shopping"));
+        assert_eq!(
+            project_sessions(&projects, root),
+            [projects.join("-w-shop"), api]
+        );
+        assert!(project_sessions(&projects, Path::new("/w/elsewhere")).is_empty());
+    }
+
+    /// Field test 8a: Claude Code shortens a folder name over 200
+    /// characters to its first 200, `-` and a hash, which the import
+    /// without paths looked for unshortened.
+    #[test]
+    fn the_default_import_finds_a_shortened_folder_by_cwd() {
+        let home = tempfile::tempdir().unwrap();
+        let projects = home.path().join(PROJECTS);
+        let root = PathBuf::from(format!("/w/{}repo", "very-long-segment/".repeat(12)));
+        let name = escaped(&root);
+        assert!(name.len() > MAX_FOLDER_NAME);
+        let short = |hash: &str| format!("{}-{hash}", &name[..MAX_FOLDER_NAME]);
+        let own = transcript_in(&projects, &short("4dqqtr"), &root);
+        let sub = transcript_in(&projects, &short("1x2y3z"), &root.join("src"));
+        // another path with the same first 200 characters
+        transcript_in(&projects, &short("9k8j7h"), &root.with_file_name("other"));
+        let mut found = project_sessions(&projects, &root);
+        found.sort();
+        let mut expected = vec![own, sub];
+        expected.sort();
+        assert_eq!(found, expected);
     }
 }

@@ -148,8 +148,9 @@ struct CodexArgs {
 /// transcripts after 30 days by default: imported sessions stay in memlog.
 #[derive(Args)]
 struct ClaudeCodeArgs {
-    /// Transcript files or folders of them (default: this project's folder
-    /// under ~/.claude/projects/).
+    /// Transcript files or folders of them (default: this project's folders
+    /// under ~/.claude/projects/, those of sessions started in its
+    /// subdirectories included).
     paths: Vec<PathBuf>,
 
     /// Print the result as JSON.

@@ -86,6 +86,31 @@ pub fn read(path: impl AsRef<Path>, options: &HookOptions) -> Result<Transcript>
     Ok(transcript)
 }
 
+/// The folder a transcript's session started in: the first `cwd` among
+/// its lines (the lines before it, summaries and queue operations, have
+/// none). `None` when no line says, or the file cannot be read; only the
+/// file's first [`CWD_SEARCH_BYTES`] are looked at.
+pub fn started_in(path: impl AsRef<Path>) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(CWD_SEARCH_BYTES)
+        .read_to_end(&mut head)
+        .ok()?;
+    parse_lines(&head).into_iter().find_map(|line| {
+        line.value?
+            .get("cwd")?
+            .as_str()
+            .filter(|cwd| !cwd.is_empty())
+            .map(PathBuf::from)
+    })
+}
+
+/// How much of a transcript [`started_in`] reads: the first prompt's line
+/// comes early, after at most some summary lines.
+pub const CWD_SEARCH_BYTES: u64 = 4 << 20;
+
 /// Reads a transcript and its subagents' transcripts
 /// (`<dir>/<session>/subagents/agent-*.jsonl`, see [`subagent_files`]),
 /// all in the main transcript's session. A subagent's drafts follow the
