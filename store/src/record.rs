@@ -93,7 +93,8 @@ impl<'r> Recorder<'r> {
 
     /// Withholds the words of a call on the agents' own memory; applies
     /// privacy (body and meta); for tool observations, cuts
-    /// `body.output` to the configured size; then caps every text at
+    /// `body.output` to the configured size (or, when it is binary, notes
+    /// only its size: [`truncate_output`]); then caps every text at
     /// `hooks.max_text_bytes` (either cut marks `body.truncated`).
     pub fn prepare(&self, mut draft: Draft) -> (Draft, Report) {
         draft.session = self.session_id(&draft.session);

@@ -4,7 +4,7 @@
 //! records; sealed and indexed), while ordinary text comes through as it
 //! was; without it they are kept. A hook's text is capped (64 KB by
 //! default, configurable): a 10 MB prompt is stored as its head and tail
-//! with the cut marked.
+//! with the cut marked; a tool's binary output is stored as its size.
 #![allow(clippy::unwrap_used)] // a test fails loudly
 
 use memlog_e2e::{TestRepo, git_command, run};
@@ -246,4 +246,52 @@ fn a_secret_in_a_session_id_reaches_disk_in_no_form() {
     repo.memlog(&["forget", "--session", &scripted]).ok();
     let texts = repo.memlog(&["cat"]).ok().stdout();
     assert!(!texts.contains("the job ran"), "{texts}");
+}
+
+/// A command that printed binary reaches the hook with every byte that is
+/// not UTF-8 replaced by U+FFFD: cut to its head and tail it was still 5 KB
+/// of U+FFFD and NUL characters, stored and indexed (field test 8a). It is
+/// stored as its size; a text output beside it is kept as it was.
+#[test]
+fn a_tools_binary_output_is_stored_as_its_size() {
+    let repo = with_config("embedding:\n  enabled: false\n");
+    let binary: String = (0..30_000u32)
+        .map(|i| match i % 4 {
+            0 | 1 => '\u{fffd}',
+            2 => '\0',
+            _ => char::from(b'a' + (i % 26) as u8),
+        })
+        .collect();
+    for (id, command, stdout) in [
+        (
+            "toolu_bin",
+            "cat blob.bin | head -c 2000000",
+            binary.as_str(),
+        ),
+        ("toolu_txt", "echo ok", "ok"),
+    ] {
+        hook(
+            &repo,
+            "PostToolUse",
+            "bin",
+            json!({"tool_name": "Bash", "tool_use_id": id,
+                   "tool_input": {"command": command},
+                   "tool_response": {"stdout": stdout, "stderr": "", "interrupted": false}}),
+        );
+    }
+    let events = repo.session_events("bin");
+    let output = |id: &str| {
+        events
+            .iter()
+            .find(|e| e["body"]["tool_use_id"] == id)
+            .map(|e| e["body"].clone())
+            .unwrap()
+    };
+    let stored = output("toolu_bin");
+    assert_eq!(
+        stored["output"],
+        format!("[binary output, {} bytes]", binary.len())
+    );
+    assert_eq!(stored["truncated"], true);
+    assert_eq!(output("toolu_txt")["output"], "ok");
 }

@@ -21,7 +21,9 @@
 //!    - with `privacy.pii: true`, personal data too: emails, phone
 //!      numbers, IP addresses ([`rules::pii`]), and the configured names.
 //! 3. **Truncation** of tool outputs ([`truncate_output`]), after
-//!    filtering so that it can never cut a closing tag away.
+//!    filtering so that it can never cut a closing tag away; an output
+//!    that is mostly not text becomes a note of its size
+//!    ([`binary_output`]).
 
 mod allow;
 mod assignment;
@@ -47,7 +49,9 @@ use regex_automata::{Input, Span};
 use serde_json::Value;
 
 pub use rules::{Detect, Family, NameClass, Rule};
-pub use truncate::{TRUNCATION_MARKER, cap_strings, truncate_output};
+pub use truncate::{
+    BINARY_PERCENT, TRUNCATION_MARKER, binary_output, cap_strings, truncate_output,
+};
 
 use crate::config::PrivacyConfig;
 use crate::{Error, Result};
