@@ -50,6 +50,21 @@ pub enum Error {
     #[error("git: {0}")]
     Git(String),
 
+    /// An object of the log that a partial clone (`git clone --filter`)
+    /// left out: git fetches such objects when it needs them, gix (which
+    /// memlog reads with) does not, so `memlog sync` fetches them.
+    #[error(
+        "git: object {id} of the log is not in this repository: it is a partial clone (`git \
+         clone --filter`), which left the memlog ref's contents out, and memlog does not fetch \
+         them while it reads; run `memlog sync {remote}` to bring them"
+    )]
+    PartialClone {
+        /// The missing object.
+        id: String,
+        /// The remote git fetches left-out objects from.
+        remote: String,
+    },
+
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

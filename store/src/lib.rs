@@ -29,6 +29,7 @@ pub mod forgotten;
 pub mod fsck;
 mod git_command;
 mod history_lock;
+mod incomplete;
 pub mod journal;
 pub mod layout;
 pub mod locate;

@@ -220,7 +220,10 @@ impl<'r> Log<'r> {
 
     /// Reads one commit.
     pub fn commit(&self, id: ObjectId) -> Result<CommitInfo> {
-        let commit = self.git()?.find_commit(id).map_err(Error::git)?;
+        let commit = self
+            .git()?
+            .find_commit(id)
+            .map_err(|e| self.missing(id, gix::objs::Kind::Commit, e))?;
         let decoded = commit.decode().map_err(Error::git)?;
         let message = decoded.message.to_string();
         let trailers = trailers(&message);
@@ -292,7 +295,10 @@ impl<'r> Log<'r> {
 
     /// Entries of a tree: sub-trees when `trees` is true, else blobs.
     fn tree_entries(&self, tree: ObjectId, trees: bool) -> Result<Vec<(String, ObjectId)>> {
-        let tree = self.git()?.find_tree(tree).map_err(Error::git)?;
+        let tree = self
+            .git()?
+            .find_tree(tree)
+            .map_err(|e| self.missing(tree, gix::objs::Kind::Tree, e))?;
         let decoded = tree.decode().map_err(Error::git)?;
         Ok(decoded
             .entries
@@ -395,8 +401,19 @@ impl<'r> Log<'r> {
 
     /// The bytes of a blob.
     pub fn read_blob(&self, blob: ObjectId) -> Result<Vec<u8>> {
-        let mut b = self.git()?.find_blob(blob).map_err(Error::git)?;
+        let mut b = self
+            .git()?
+            .find_blob(blob)
+            .map_err(|e| self.missing(blob, gix::objs::Kind::Blob, e))?;
         Ok(b.take_data())
+    }
+
+    /// The error of a read of `id` that failed. The log's commits, trees
+    /// and segments are all read through here, so an object a partial
+    /// clone left out is explained in one place for every command (log,
+    /// search, fsck, the hooks).
+    fn missing(&self, id: ObjectId, kind: gix::objs::Kind, e: impl std::fmt::Display) -> Error {
+        crate::incomplete::missing_object(self.store(), id, kind, e)
     }
 
     /// The bytes of a segment, unverified, from the store of the log that

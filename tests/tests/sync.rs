@@ -543,3 +543,87 @@ fn a_fresh_clone_is_told_its_teams_memory_is_one_sync_away() {
         "{doctor}"
     );
 }
+
+/// A clone of `remote` made with `git clone <args> file://<remote>` (the
+/// file:// URL makes git use its transport, which `--filter` and
+/// `--depth` need).
+fn clone_with(remote: &Path, args: &[&str]) -> TestRepo {
+    let dir = tempfile::Builder::new()
+        .prefix("memlog-e2e-clone-")
+        .tempdir()
+        .expect("tempdir");
+    let url = format!("file://{}", remote.display());
+    run(git_command(dir.path())
+        .args(["clone", "-q"])
+        .args(args)
+        .args([url.as_str(), "."]))
+    .ok();
+    TestRepo { dir }
+}
+
+/// Objects reachable from the memlog ref that are not in the repository.
+fn missing_objects(repo: &TestRepo) -> Vec<String> {
+    repo.git(&[
+        "rev-list",
+        "--objects",
+        "--missing=print",
+        "refs/heads/memlog",
+    ])
+    .ok()
+    .stdout()
+    .lines()
+    .filter(|l| l.starts_with('?'))
+    .map(str::to_string)
+    .collect()
+}
+
+/// A partial clone (`git clone --filter=blob:none`) holds the memlog ref's
+/// commits but not its segments, and gix, which memlog reads with, does
+/// not fetch them on demand: sync brings them, whether the clone or a
+/// later filtered `git fetch` left them out, and a read before that says
+/// why it fails and what fixes it (field test 8a: every read failed with
+/// a bare "object … could not be found", even after `memlog sync`).
+#[test]
+fn a_partial_clone_gets_the_log_s_segments_from_sync() {
+    let (remote, clones) = remote_and_clones(1);
+    let teammate = &clones[0];
+    let mut expected = seal_session(teammate, "before-the-clones");
+    teammate.memlog(&["sync", "origin"]).ok();
+    run(git_command(remote.path()).args(["config", "uploadpack.allowFilter", "true"])).ok();
+
+    // A fresh partial clone: the first sync brings the segments.
+    let fresh = clone_with(remote.path(), &["--filter=blob:none"]);
+    fresh.memlog(&["sync", "origin"]).ok();
+    assert_eq!(missing_objects(&fresh), Vec::<String>::new());
+    assert_eq!(ids(&fresh.cat()), expected);
+    fresh.memlog(&["log"]).ok();
+
+    // A partial clone whose memlog branch git made from the blobless
+    // commits: reads explain themselves, and the next sync repairs it.
+    let partial = clone_with(remote.path(), &["--filter=blob:none"]);
+    partial.git(&["branch", "memlog", "origin/memlog"]).ok();
+    assert!(!missing_objects(&partial).is_empty());
+    let out = partial.memlog(&["log"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    assert!(
+        out.stderr().contains("partial clone") && out.stderr().contains("memlog sync origin"),
+        "{}",
+        out.stderr()
+    );
+    partial.memlog(&["sync", "origin"]).ok();
+    assert_eq!(missing_objects(&partial), Vec::<String>::new());
+    assert_eq!(ids(&partial.cat()), expected);
+
+    // New memory fetched by a plain (filtered) `git fetch` comes without
+    // its segments; sync brings them too, and merges.
+    expected.extend(seal_session(teammate, "after-the-clones"));
+    teammate.memlog(&["sync", "origin"]).ok();
+    partial.git(&["fetch", "-q", "origin"]).ok();
+    expected.extend(seal_session(&partial, "in-the-partial-clone"));
+    partial.memlog(&["sync", "origin"]).ok();
+    assert_eq!(missing_objects(&partial), Vec::<String>::new());
+    assert_eq!(ids(&partial.cat()), expected);
+    let fsck = partial.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+    partial.memlog(&["search", "after-the-clones"]).ok();
+}

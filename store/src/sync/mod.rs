@@ -15,8 +15,10 @@
 //!
 //! The local ref moves by compare-and-swap through the same path as a seal
 //! ([`crate::seal::publish`]). Fetch uses gix (falling back to `git fetch`
-//! for transports this build of gix lacks, such as http); push runs the
-//! `git` command, as gix has no push. A remote whose old history a purge
+//! for transports this build of gix lacks, such as http; a partial clone
+//! fetches with git, without its filter, and then fetches whatever of the
+//! log the clone left out, as memlog reads with gix, which does not fetch
+//! on demand); push runs the `git` command, as gix has no push. A remote whose old history a purge
 //! replaced gets the rewritten one with `--force-with-lease`, so nothing
 //! pushed there meanwhile is lost (the next round merges it). Only the
 //! memlog ref is pushed, never the personal one, and a push that would
@@ -355,11 +357,72 @@ fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
 /// Fetches the remote's memlog ref into its remote-tracking ref; returns
 /// the remote's tip, or `None` when the remote has no memlog ref. Uses gix;
 /// transports this build of gix lacks (http) fall back to `git fetch`.
+///
+/// A partial clone (`git clone --filter`) fetches with git, which keeps
+/// its bookkeeping of what the clone left out, and then fetches what the
+/// clone or a filtered `git fetch` left out of the local and the fetched
+/// log: memlog reads with gix, which does not fetch those on demand.
 fn fetch(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
-    match fetch_with_gix(repo, remote) {
-        Ok(tip) => Ok(tip),
-        Err(_) => fetch_with_git(repo, remote),
+    let partial = crate::incomplete::promisor_remote(repo.git()?).is_some();
+    let tip = if partial {
+        fetch_with_git(repo, remote, partial)?
+    } else {
+        match fetch_with_gix(repo, remote) {
+            Ok(tip) => tip,
+            Err(_) => fetch_with_git(repo, remote, partial)?,
+        }
+    };
+    if partial {
+        fetch_left_out(repo, remote, tip)?;
     }
+    Ok(tip)
+}
+
+/// In a partial clone: fetches every object of the local log and of the
+/// remote's `tip` that is not here. They are asked for by id and without
+/// negotiation, as git's own on-demand fetch does: the remote would
+/// otherwise leave out whatever the commits held here reach.
+fn fetch_left_out(repo: &Repo, remote: &str, tip: Option<ObjectId>) -> Result<()> {
+    let tips: Vec<String> = [Log::new(repo).tip()?, tip]
+        .into_iter()
+        .flatten()
+        .map(|t| t.to_string())
+        .collect();
+    if tips.is_empty() {
+        return Ok(());
+    }
+    // `--missing=print` lists absent objects and fetches none of them.
+    let mut args = vec!["rev-list", "--objects", "--missing=print"];
+    args.extend(tips.iter().map(String::as_str));
+    let listed = git_command::run(repo, &args)?;
+    let missing: Vec<&str> = listed.lines().filter_map(|l| l.strip_prefix('?')).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    git_command::run_with_input(
+        repo,
+        &[
+            "-c",
+            "fetch.negotiationAlgorithm=noop",
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            "--no-filter",
+            "--stdin",
+            remote,
+        ],
+        Some(&missing.join("\n")),
+    )
+    .map_err(|e| Error::Sync {
+        remote: remote.to_string(),
+        message: format!(
+            "this partial clone lacks {} object(s) of the log, and fetching them failed: {e}",
+            missing.len()
+        ),
+    })?;
+    Ok(())
 }
 
 fn fetch_with_gix(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
@@ -415,7 +478,9 @@ fn tracking_tip(repo: &Repo, tracking: &str) -> Result<Option<ObjectId>> {
     }
 }
 
-fn fetch_with_git(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
+/// `partial`: the repository is a partial clone, whose filter a plain
+/// `git fetch` would apply to the memlog ref too, leaving its segments out.
+fn fetch_with_git(repo: &Repo, remote: &str, partial: bool) -> Result<Option<ObjectId>> {
     let listed = git_command::run(repo, &["ls-remote", remote, repo.ref_name()])?;
     let exists = listed
         .lines()
@@ -425,17 +490,12 @@ fn fetch_with_git(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
     }
     let tracking = tracking_ref(repo, remote);
     let refspec = format!("+{}:{tracking}", repo.ref_name());
-    git_command::run(
-        repo,
-        &[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            remote,
-            &refspec,
-        ],
-    )?;
+    let mut args = vec!["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"];
+    if partial {
+        args.push("--no-filter");
+    }
+    args.extend([remote, refspec.as_str()]);
+    git_command::run(repo, &args)?;
     tracking_tip(repo, &tracking)
 }
 

@@ -1,0 +1,55 @@
+//! Repositories git leaves incomplete on purpose: a partial clone (`git
+//! clone --filter`) holds the commits but not every blob or tree, and git
+//! fetches the rest from its promisor remote when it needs them.
+//!
+//! memlog reads objects with gix, which does not fetch them on demand, so
+//! a read that finds an object absent says why and what brings it
+//! ([`missing_object`]); `memlog sync` brings the memlog ref whole
+//! ([`crate::sync`]).
+
+use gix::ObjectId;
+use gix::objs::Kind;
+
+use crate::{Error, Repo};
+
+/// The remote a partial clone fetches left-out objects from: the one
+/// `extensions.partialClone` names (older git), else the first with
+/// `remote.<name>.promisor = true`; `None` when the repository is whole.
+pub(crate) fn promisor_remote(git: &gix::Repository) -> Option<String> {
+    let config = git.config_snapshot();
+    if let Some(name) = config.string("extensions.partialClone") {
+        return Some(name.to_string());
+    }
+    git.remote_names()
+        .into_iter()
+        .map(|name| name.to_string())
+        .find(|name| config.boolean(format!("remote.{name}.promisor").as_str()) == Some(true))
+}
+
+/// The error of a failed read of `id` (a `kind` the log needs): when the
+/// object is absent because the clone left it out, says so and names the
+/// fix, instead of gix's bare "could not be found"; any other failure is
+/// gix's.
+pub(crate) fn missing_object(
+    repo: &Repo,
+    id: ObjectId,
+    kind: Kind,
+    e: impl std::fmt::Display,
+) -> Error {
+    let Ok(git) = repo.git() else {
+        return Error::git(e);
+    };
+    if git.has_object(id) {
+        return Error::git(e);
+    }
+    // A filter leaves out blobs and trees, never commits.
+    if kind != Kind::Commit
+        && let Some(remote) = promisor_remote(git)
+    {
+        return Error::PartialClone {
+            id: id.to_string(),
+            remote,
+        };
+    }
+    Error::git(e)
+}
