@@ -627,3 +627,99 @@ fn a_partial_clone_gets_the_log_s_segments_from_sync() {
     assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
     partial.memlog(&["search", "after-the-clones"]).ok();
 }
+
+/// Writes an executable shell script `name` in `dir`, running `body`.
+fn script(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// How many lines `path` has (0 when it does not exist).
+fn lines_in(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// A push that git refuses for another reason than a moved remote ref (the
+/// user's pre-push hook, a protected branch) is reported once, as git gave
+/// it, and the hook runs once; only a remote ref that moved meanwhile is
+/// fetched, joined and pushed again (field test 8a: a pre-push hook that
+/// failed ran 5 times, and sync said "the remote kept moving").
+#[test]
+fn a_refused_push_is_reported_once_and_only_a_moved_remote_is_retried() {
+    let (remote, clones) = remote_and_clones(2);
+    let (mine, mate) = (&clones[0], &clones[1]);
+    let hooks = tempfile::tempdir().unwrap();
+    let ran = hooks.path().join("ran.log");
+    script(
+        hooks.path(),
+        "pre-push",
+        &format!(
+            "echo run >> '{}'\necho 'pre-push: tests failed' >&2\nexit 1",
+            ran.display()
+        ),
+    );
+    mine.git(&["config", "core.hooksPath", hooks.path().to_str().unwrap()])
+        .ok();
+    let mut expected = seal_session(mine, "refused-by-the-hook");
+    let out = mine.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    let err = out.stderr();
+    assert!(
+        err.contains("pre-push hook")
+            && err.contains("tests failed")
+            && err.contains("--no-verify"),
+        "{err}"
+    );
+    assert!(!err.contains("kept moving"), "{err}");
+    assert_eq!(lines_in(&ran), 1, "{err}");
+    assert!(!remote_has_memlog(remote.path()));
+
+    // The remote's server refuses the ref (a protected branch): once too.
+    mine.git(&["config", "--unset", "core.hooksPath"]).ok();
+    let refusals = hooks.path().join("refused.log");
+    script(
+        &remote.path().join("hooks"),
+        "pre-receive",
+        &format!(
+            "echo run >> '{}'\necho 'refs/heads/memlog is a protected branch' >&2\nexit 1",
+            refusals.display()
+        ),
+    );
+    let out = mine.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    let err = out.stderr();
+    assert!(
+        err.contains("remote refused") && err.contains("protected branch"),
+        "{err}"
+    );
+    assert_eq!(lines_in(&refusals), 1, "{err}");
+    assert!(!remote_has_memlog(remote.path()));
+    std::fs::remove_file(remote.path().join("hooks/pre-receive")).unwrap();
+
+    // A teammate pushes while this push is under way (from inside the
+    // pre-push hook, the first time it runs): the remote's ref moved, so
+    // sync joins the teammate's memory and pushes again.
+    mine.memlog(&["sync", "origin"]).ok();
+    mate.memlog(&["sync", "origin"]).ok();
+    expected.extend(seal_session(mate, "pushed-meanwhile"));
+    expected.extend(seal_session(mine, "pushed-after-the-race"));
+    std::fs::remove_file(&ran).unwrap();
+    script(
+        hooks.path(),
+        "pre-push",
+        &format!(
+            "echo run >> '{ran}'\n[ \"$(wc -l < '{ran}')\" -gt 1 ] && exit 0\n\
+             unset GIT_DIR GIT_WORK_TREE\ngit -C '{mate}' push -q origin refs/heads/memlog",
+            ran = ran.display(),
+            mate = mate.path().display()
+        ),
+    );
+    mine.git(&["config", "core.hooksPath", hooks.path().to_str().unwrap()])
+        .ok();
+    let out = mine.memlog(&["sync", "origin"]).ok();
+    assert_eq!(lines_in(&ran), 2, "{}", out.stdout());
+    assert_eq!(ids(&mine.cat()), expected);
+    assert_eq!(rev(remote.path(), "refs/heads/memlog"), memlog_tip(mine));
+}

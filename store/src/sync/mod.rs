@@ -18,12 +18,15 @@
 //! for transports this build of gix lacks, such as http; a partial clone
 //! fetches with git, without its filter, and then fetches whatever of the
 //! log the clone left out, as memlog reads with gix, which does not fetch
-//! on demand); push runs the `git` command, as gix has no push. A remote whose old history a purge
-//! replaced gets the rewritten one with `--force-with-lease`, so nothing
-//! pushed there meanwhile is lost (the next round merges it). Only the
-//! memlog ref is pushed, never the personal one, and a push that would
-//! carry a personal event, a damaged segment or a commit not memlog's is
-//! refused ([`check::fit_to_push`]).
+//! on demand); push runs the `git` command, as gix has no push. A push
+//! rejected because the remote's ref moved meanwhile starts the round over
+//! (fetch, join, push); any other refusal (the user's pre-push hook, a
+//! protected branch, credentials) is reported once, as git gave it. A
+//! remote whose old history a purge replaced gets the rewritten one with
+//! `--force-with-lease`, so nothing pushed there meanwhile is lost (the
+//! next round merges it). Only the memlog ref is pushed, never the personal
+//! one, and a push that would carry a personal event, a damaged segment or
+//! a commit not memlog's is refused ([`check::fit_to_push`]).
 //!
 //! Memory can hold private context, so a remote is used only when the user
 //! named it or listed it in `.memlog.yaml` (`sync.remotes`, where a URL of
@@ -129,6 +132,8 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
     let before = log.tip()?;
     let tracking = tracking_ref(repo, remote);
     let mut last_error = None;
+    // A push git refused for another reason than a moved remote ref.
+    let mut refused = None;
     // What earlier rounds applied, should their push have failed.
     let mut records: Vec<String> = Vec::new();
     let mut purged = Vec::new();
@@ -177,14 +182,15 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
                 check::fit_to_push(repo, &log, remote, local, joined)?;
                 push(repo, remote, local, remote_tip, rewritten)
             }
-            _ => Ok(false),
+            _ => Ok(Pushed::Nothing),
         };
         for keep in &applied.keep {
             // the ref reaches the objects now (or they may go)
             let _ = std::fs::remove_file(keep);
         }
         match pushed {
-            Ok(pushed) => {
+            Ok(done @ (Pushed::Done | Pushed::Nothing)) => {
+                let pushed = matches!(done, Pushed::Done);
                 report.pushed = pushed;
                 report.created_on_remote = pushed && remote_tip.is_none();
                 report.rewrote_remote = pushed && rewritten;
@@ -201,7 +207,14 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
                 return Ok(report);
             }
             // Someone pushed meanwhile: fetch and join again.
-            Err(e) => last_error = Some(e),
+            Ok(Pushed::RemoteMoved(why)) => last_error = Some(why),
+            // Anything else (a hook, auth, a protected branch, the
+            // network) fails the same way again: retrying would only run
+            // the user's pre-push hook once more per round.
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
         }
     }
     if !records.is_empty() {
@@ -209,36 +222,155 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
         let _history = crate::history_lock::exclusive(repo)?;
         crate::purge::prune(repo)?;
     }
-    Err(Error::Sync {
+    Err(refused.unwrap_or_else(|| Error::Sync {
         remote: remote.to_string(),
         message: format!(
             "the remote kept moving; gave up after {MAX_ROUNDS} rounds ({})",
-            last_error.map(|e| e.to_string()).unwrap_or_default()
+            last_error.unwrap_or_default()
         ),
-    })
+    }))
+}
+
+/// How a push went, when git did not refuse it for good.
+enum Pushed {
+    /// The remote's ref now holds the local tip.
+    Done,
+    /// There was nothing to push.
+    Nothing,
+    /// The remote's ref moved since it was fetched (git's words): fetch,
+    /// join and push again.
+    RemoteMoved(String),
 }
 
 /// Pushes the local tip; a rewritten history replaces the remote's old one
-/// only if the remote is still where it was fetched (a lease).
+/// only if the remote is still where it was fetched (a lease). A push
+/// refused for another reason than a moved remote ref is an error, with
+/// git's words.
 fn push(
     repo: &Repo,
     remote: &str,
     local: ObjectId,
     remote_tip: Option<ObjectId>,
     rewritten: bool,
-) -> Result<bool> {
+) -> Result<Pushed> {
     let refspec = format!("{local}:{}", repo.ref_name());
     let lease = match (rewritten, remote_tip) {
         (true, Some(old)) => Some(format!("--force-with-lease={}:{old}", repo.ref_name())),
         _ => None,
     };
-    let mut args = vec!["push", "--quiet"];
+    // --porcelain: a status line per ref on stdout, in words git does not
+    // translate, which tell a moved remote ref from anything else.
+    let mut args = vec!["push", "--porcelain", "--quiet"];
     if let Some(l) = &lease {
         args.push(l);
     }
     args.extend([remote, refspec.as_str()]);
-    git_command::run(repo, &args)?;
-    Ok(true)
+    let out = git_command::output(repo, &args, None)?;
+    if out.status.success() {
+        return Ok(Pushed::Done);
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    let rejections: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("!\t"))
+        .filter_map(|l| l.split('\t').nth(1))
+        .collect();
+    if rejections.iter().any(|r| remote_moved(r, &stderr)) {
+        return Ok(Pushed::RemoteMoved(stderr));
+    }
+    Err(push_refused(repo, remote, &rejections, &stderr))
+}
+
+/// Whether a rejection in `git push --porcelain` says the remote's ref
+/// moved since it was fetched: behind it (non-fast-forward, or "fetch
+/// first": it holds commits not here), a lease that no longer holds
+/// (stale info), or a concurrent push that moved or locked the remote's
+/// ref while this one was under way (the remote then says only "failed to
+/// update ref", and why on stderr: "cannot lock ref …: is at … but
+/// expected …"; a server speaking another language is reported once, and
+/// the next sync joins what it got).
+fn remote_moved(rejection: &str, stderr: &str) -> bool {
+    match rejection {
+        "[rejected] (non-fast-forward)"
+        | "[rejected] (fetch first)"
+        | "[rejected] (stale info)" => true,
+        "[remote rejected] (failed to update ref)" => stderr.contains("cannot lock ref"),
+        _ => false,
+    }
+}
+
+/// The error of a push git refused for good: what refused it, where memlog
+/// can tell, what to do, then git's own words.
+fn push_refused(repo: &Repo, remote: &str, rejections: &[&str], stderr: &str) -> Error {
+    let ref_name = repo.ref_name();
+    // git's closing "failed to push some refs" repeats what the rest says
+    let said: Vec<&str> = stderr
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with("error: failed to push some refs"))
+        .collect();
+    let said = said.join("\n  ");
+    let what = if rejections.is_empty()
+        && let Some(hook) = pre_push_hook(repo)
+    {
+        // git runs the hook before it sends anything: no ref was rejected.
+        // The hook is the user's to satisfy or skip, never memlog's.
+        format!(
+            "your pre-push hook ({}) refused the push; memlog does not skip your hooks: fix \
+             what it reports and sync again (pushing the log without it, `git push --no-verify \
+             {remote} {ref_name}`, is your choice)",
+            hook.display()
+        )
+    } else if rejections
+        .iter()
+        .any(|r| r.starts_with("[remote rejected]"))
+    {
+        format!(
+            "the remote refused the push ({}): its server does not take {ref_name} (a \
+             protected branch, or a hook of the server); ask whoever runs it to allow that ref, \
+             or keep memory where it is taken (`ref:` or `sync.remotes` in .memlog.yaml)",
+            rejections.join(", ")
+        )
+    } else if rejections.is_empty() {
+        "`git push` failed".to_string()
+    } else {
+        format!("`git push` failed ({})", rejections.join(", "))
+    };
+    Error::Sync {
+        remote: remote.to_string(),
+        message: format!("{what}. git said:\n  {said}"),
+    }
+}
+
+/// The pre-push hook git runs when this repository pushes, if there is
+/// one: in `core.hooksPath` (relative to the work tree, where git runs
+/// hooks), else in the hooks directory.
+fn pre_push_hook(repo: &Repo) -> Option<std::path::PathBuf> {
+    let git = repo.git().ok()?;
+    let dir = match git.config_snapshot().trusted_path("core.hooksPath") {
+        Ok(Some(dir)) if dir.is_relative() => git.workdir().unwrap_or(git.git_dir()).join(dir),
+        Ok(Some(dir)) => dir,
+        _ => git.common_dir().join("hooks"),
+    };
+    let hook = dir.join("pre-push");
+    is_executable(&hook).then(|| std::fs::canonicalize(&hook).unwrap_or(hook))
+}
+
+/// Whether git would run `path` as a hook: a file it may execute.
+fn is_executable(path: &std::path::Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
 }
 
 /// Checks a fetched remote tip: a memlog log, and none of the old history
