@@ -65,6 +65,21 @@ pub enum Error {
         remote: String,
     },
 
+    /// A commit of the log beyond the depth of a shallow clone (`git clone
+    /// --depth`): the history of the memlog ref is cut off there.
+    #[error(
+        "git: commit {id} of the log is not in this repository: it is a shallow clone (`git \
+         clone --depth`), which cut the memlog ref's history off; run `git fetch --unshallow \
+         {remote}`"
+    )]
+    Shallow {
+        /// The missing commit.
+        id: String,
+        /// The remote to fetch the history from (`<remote>` when the
+        /// repository has several).
+        remote: String,
+    },
+
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

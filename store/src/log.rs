@@ -409,9 +409,9 @@ impl<'r> Log<'r> {
     }
 
     /// The error of a read of `id` that failed. The log's commits, trees
-    /// and segments are all read through here, so an object a partial
-    /// clone left out is explained in one place for every command (log,
-    /// search, fsck, the hooks).
+    /// and segments are all read through here, so an object a partial or
+    /// shallow clone left out is explained in one place for every command
+    /// (log, search, fsck, sync, the hooks).
     fn missing(&self, id: ObjectId, kind: gix::objs::Kind, e: impl std::fmt::Display) -> Error {
         crate::incomplete::missing_object(self.store(), id, kind, e)
     }

@@ -723,3 +723,63 @@ fn a_refused_push_is_reported_once_and_only_a_moved_remote_is_retried() {
     assert_eq!(ids(&mine.cat()), expected);
     assert_eq!(rev(remote.path(), "refs/heads/memlog"), memlog_tip(mine));
 }
+
+/// A clone that fetched the memlog ref shallow (`git clone --depth 1
+/// --no-single-branch`): sync deepens that ref alone, so its walks find
+/// every commit while the code's branches stay shallow, and a read of a
+/// history still cut off says "shallow" and names `git fetch --unshallow`
+/// (field test 8a: sync failed with a bare "object … could not be found").
+#[test]
+fn sync_deepens_a_shallow_memlog_ref_and_nothing_else() {
+    let (remote, clones) = remote_and_clones(1);
+    let teammate = &clones[0];
+    for i in 0..3 {
+        teammate
+            .git(&["commit", "-q", "--allow-empty", "-m", &format!("code {i}")])
+            .ok();
+    }
+    teammate.git(&["push", "-q", "origin", "main"]).ok();
+    let mut expected = BTreeSet::new();
+    for i in 0..3 {
+        expected.extend(seal_session(teammate, &format!("origin-{i}")));
+    }
+    teammate.memlog(&["sync", "origin"]).ok();
+
+    // This clone's own memory, merged with the shallow memlog ref.
+    let shallow = clone_with(remote.path(), &["--depth", "1", "--no-single-branch"]);
+    expected.extend(seal_session(&shallow, "in-the-shallow-clone"));
+    shallow.memlog(&["sync", "origin"]).ok();
+    assert_eq!(ids(&shallow.cat()), expected);
+    assert_eq!(
+        rev(remote.path(), "refs/heads/memlog"),
+        memlog_tip(&shallow)
+    );
+    let fsck = shallow.memlog(&["fsck", "--json"]).ok().json();
+    assert_eq!(fsck["problems"].as_array().map(Vec::len), Some(0), "{fsck}");
+    // The code's history stays as shallow as it was cloned.
+    let is_shallow = shallow
+        .git(&["rev-parse", "--is-shallow-repository"])
+        .ok()
+        .stdout();
+    assert_eq!(is_shallow.trim(), "true");
+    let main = shallow
+        .git(&["rev-list", "--count", "origin/main"])
+        .ok()
+        .stdout();
+    assert_eq!(main.trim(), "1");
+
+    // A memlog branch git made from the cut history: a read says why it
+    // fails and what fixes it, and the next sync deepens it too.
+    let cut = clone_with(remote.path(), &["--depth", "1", "--no-single-branch"]);
+    cut.git(&["branch", "memlog", "origin/memlog"]).ok();
+    let out = cut.memlog(&["log"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    assert!(
+        out.stderr().contains("shallow") && out.stderr().contains("git fetch --unshallow origin"),
+        "{}",
+        out.stderr()
+    );
+    cut.memlog(&["sync", "origin"]).ok();
+    assert_eq!(ids(&cut.cat()), expected);
+    cut.memlog(&["log"]).ok();
+}

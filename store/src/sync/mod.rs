@@ -18,7 +18,8 @@
 //! for transports this build of gix lacks, such as http; a partial clone
 //! fetches with git, without its filter, and then fetches whatever of the
 //! log the clone left out, as memlog reads with gix, which does not fetch
-//! on demand); push runs the `git` command, as gix has no push. A push
+//! on demand; a shallow clone fetches with git, deepening the memlog ref
+//! alone to its whole history); push runs the `git` command, as gix has no push. A push
 //! rejected because the remote's ref moved meanwhile starts the round over
 //! (fetch, join, push); any other refusal (the user's pre-push hook, a
 //! protected branch, credentials) is reported once, as git gave it. A
@@ -490,25 +491,47 @@ fn check_remote(repo: &Repo, remote: &str) -> Result<()> {
 /// the remote's tip, or `None` when the remote has no memlog ref. Uses gix;
 /// transports this build of gix lacks (http) fall back to `git fetch`.
 ///
-/// A partial clone (`git clone --filter`) fetches with git, which keeps
-/// its bookkeeping of what the clone left out, and then fetches what the
-/// clone or a filtered `git fetch` left out of the local and the fetched
-/// log: memlog reads with gix, which does not fetch those on demand.
+/// A partial or shallow clone fetches with git, which keeps its
+/// bookkeeping of what the clone left out ([`CloneShape`]). A partial
+/// clone then fetches what the clone or a filtered `git fetch` left out of
+/// the local and the fetched log: memlog reads with gix, which does not
+/// fetch those on demand.
 fn fetch(repo: &Repo, remote: &str) -> Result<Option<ObjectId>> {
-    let partial = crate::incomplete::promisor_remote(repo.git()?).is_some();
-    let tip = if partial {
-        fetch_with_git(repo, remote, partial)?
+    let git = repo.git()?;
+    let clone = CloneShape {
+        partial: crate::incomplete::promisor_remote(git).is_some(),
+        shallow: crate::incomplete::is_shallow(git),
+    };
+    let tip = if clone.partial || clone.shallow {
+        fetch_with_git(repo, remote, clone)?
     } else {
         match fetch_with_gix(repo, remote) {
             Ok(tip) => tip,
-            Err(_) => fetch_with_git(repo, remote, partial)?,
+            Err(_) => fetch_with_git(repo, remote, clone)?,
         }
     };
-    if partial {
+    if clone.partial {
         fetch_left_out(repo, remote, tip)?;
     }
     Ok(tip)
 }
+
+/// What git left out of this repository on purpose, which a fetch of the
+/// memlog ref must undo for that ref alone.
+#[derive(Clone, Copy)]
+struct CloneShape {
+    /// A partial clone: a plain `git fetch` applies its filter to the
+    /// memlog ref too, leaving the segments out.
+    partial: bool,
+    /// A shallow clone: a plain `git fetch` keeps an already shallow
+    /// memlog ref shallow, and sync walks its whole history.
+    shallow: bool,
+}
+
+/// The depth that deepens a shallow memlog ref to its whole history, and
+/// only that ref: git takes 2147483647 for `--unshallow`, which the server
+/// applies to every shallow branch of the clone, so one less.
+const WHOLE_HISTORY_DEPTH: &str = "--depth=2147483646";
 
 /// In a partial clone: fetches every object of the local log and of the
 /// remote's `tip` that is not here. They are asked for by id and without
@@ -610,9 +633,7 @@ fn tracking_tip(repo: &Repo, tracking: &str) -> Result<Option<ObjectId>> {
     }
 }
 
-/// `partial`: the repository is a partial clone, whose filter a plain
-/// `git fetch` would apply to the memlog ref too, leaving its segments out.
-fn fetch_with_git(repo: &Repo, remote: &str, partial: bool) -> Result<Option<ObjectId>> {
+fn fetch_with_git(repo: &Repo, remote: &str, clone: CloneShape) -> Result<Option<ObjectId>> {
     let listed = git_command::run(repo, &["ls-remote", remote, repo.ref_name()])?;
     let exists = listed
         .lines()
@@ -623,8 +644,11 @@ fn fetch_with_git(repo: &Repo, remote: &str, partial: bool) -> Result<Option<Obj
     let tracking = tracking_ref(repo, remote);
     let refspec = format!("+{}:{tracking}", repo.ref_name());
     let mut args = vec!["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"];
-    if partial {
+    if clone.partial {
         args.push("--no-filter");
+    }
+    if clone.shallow {
+        args.push(WHOLE_HISTORY_DEPTH);
     }
     args.extend([remote, refspec.as_str()]);
     git_command::run(repo, &args)?;
