@@ -555,7 +555,12 @@ impl ContextJob {
         let (tx, rx) = mpsc::channel();
         let steps = Steps::new(started);
         steps.done("started");
-        let warm = warm::socket_path(repo).exists();
+        // A running watcher catches the index up itself. Only a prompt is
+        // worth asking it about (it ranks with the prompt's embedding): a
+        // briefing uses no vector, and asking one busy indexing the session
+        // that just ended cost SessionStart 130 ms (a field test).
+        let watched = warm::socket_path(repo).exists();
+        let warm = watched && event == HookEvent::UserPromptSubmit;
         if warm {
             let (place, request, tx, steps) =
                 (repo.place(), request.clone(), tx.clone(), steps.clone());
@@ -577,7 +582,7 @@ impl ContextJob {
                 let p = opened.insert(projections_for_hook(
                     &repo,
                     &request.session,
-                    !warm,
+                    !watched,
                     &steps,
                 )?);
                 let a = answer(&repo, p, &request)?;
