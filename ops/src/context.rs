@@ -184,6 +184,32 @@ pub fn session_recap(repo: &Repo, session: &str) -> Result<String> {
     ))
 }
 
+/// Longest outcome a briefing shows for a recent session, in characters.
+const OUTCOME_CHARS: usize = 160;
+
+/// The text of a session's last `agent_response`, if it has one: what came
+/// of the session, beside the prompt that opened it (a field test found a
+/// briefing of first prompts alone too thin to act on).
+fn last_answer(p: &Projections, session: &str) -> Result<Option<String>> {
+    let kinds = ["agent_response".to_string()];
+    let last = memlog_indexer::lookup::timeline(
+        p,
+        &memlog_indexer::lookup::TimelineQuery {
+            session: Some(session),
+            since_ms: None,
+            until_ms: Some(i64::MAX),
+            kinds: &kinds,
+            latest: true,
+            limit: 1,
+        },
+    )?;
+    // in time order, one more than asked for
+    Ok(last
+        .into_iter()
+        .last()
+        .and_then(|s| s.event.text().map(str::to_string)))
+}
+
 /// SessionStart: the rules learned (active ones, within half the context
 /// budget, cited so that their recall counts as use), recent sessions of
 /// this project and open tasks.
@@ -250,8 +276,15 @@ pub fn briefing(
                 Some(p) => memlog_format::event::truncate_chars(p, 100),
                 None => String::new(),
             };
+            // what came of it: the session's last answer, where it may be shown
+            let outcome = match last_answer(p, &s.session)? {
+                Some(a) if !hidden || personal => {
+                    format!(" → {}", memlog_format::event::one_line(&a, OUTCOME_CHARS))
+                }
+                _ => String::new(),
+            };
             md.push_str(&format!(
-                "- {} · {} ({} events): {}\n",
+                "- {} · {} ({} events): {}{outcome}\n",
                 s.first_ts.get(..10).unwrap_or(&s.first_ts),
                 s.session,
                 s.events,

@@ -286,7 +286,8 @@ fn after_compaction_a_resumed_session_gets_its_sealed_part_back() {
 /// relevance, and was injected instead of the turn's answer (a field
 /// test: a fifth of the lines injected over a month of coding sessions,
 /// and the right session shown without its answer). The prompt's answer
-/// is the turn's last one.
+/// is the turn's last one, and what the briefing says came of the
+/// session.
 #[test]
 fn a_prompt_recalled_brings_its_turns_answer_not_what_was_said_before_a_tool_call() {
     if !model_installed() {
@@ -359,4 +360,15 @@ fn a_prompt_recalled_brings_its_turns_answer_not_what_was_said_before_a_tool_cal
         "{context}\n{log}"
     );
     assert!(!context.contains("Reproducing."), "{context}");
+    // the briefing says what came of each recent session, not only what
+    // opened it
+    let brief = hook(
+        &repo,
+        "SessionStart",
+        json!({"session_id": "next", "source": "startup"}),
+    );
+    assert!(
+        brief.contains("drop rows? → Refunds carry negative amounts"),
+        "{brief}"
+    );
 }
