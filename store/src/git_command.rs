@@ -30,7 +30,14 @@ pub(crate) fn run_with_input(repo: &Repo, args: &[&str], input: Option<&str>) ->
 pub(crate) fn output(repo: &Repo, args: &[&str], input: Option<&str>) -> Result<Output> {
     let could_not = |e: std::io::Error| Error::GitCommand {
         command: format!("git {}", args.join(" ")),
-        message: format!("could not start git: {e}"),
+        message: if e.kind() == std::io::ErrorKind::NotFound {
+            // everything else memlog does reads and writes the repository
+            // itself; sharing it goes through git's transports
+            "the git program is not on PATH: memlog needs it to fetch and push (install git)"
+                .to_string()
+        } else {
+            format!("could not start git: {e}")
+        },
     };
     let mut child = Command::new("git")
         .arg("--git-dir")

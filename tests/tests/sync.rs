@@ -783,3 +783,22 @@ fn sync_deepens_a_shallow_memlog_ref_and_nothing_else() {
     assert_eq!(ids(&cut.cat()), expected);
     cut.memlog(&["log"]).ok();
 }
+
+/// Without the git program, everything but sharing works; sync says what
+/// it lacks (it said "could not start git: No such file or directory").
+#[test]
+fn sync_without_git_on_path_says_it_needs_git() {
+    let (_remote, me, _teammate) = TestRepo::teammates();
+    let empty = tempfile::tempdir().unwrap();
+    let out = memlog_e2e::run(
+        memlog_e2e::memlog_command(me.path())
+            .env("PATH", empty.path())
+            .args(["sync", "origin"]),
+    );
+    assert_eq!(out.code(), Some(1));
+    assert!(
+        out.stderr().contains("the git program is not on PATH"),
+        "{}",
+        out.stderr()
+    );
+}
