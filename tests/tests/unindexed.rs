@@ -261,6 +261,9 @@ fn doctor_on_a_store_it_cannot_write_says_so_and_reads_still_answer() {
     assert!(index.starts_with("cannot be opened here"), "{doctor}");
     assert!(index.contains("not writable"), "{doctor}");
     assert!(!index.contains("damaged"), "{doctor}");
+    // nor advised to run `memlog index`, which cannot run there
+    let text = repo.memlog(&["doctor"]).stdout();
+    assert!(!text.contains("memlog index"), "{text}");
     let found = repo.memlog(&["search", "invoices", "--json"]).ok().json();
     assert!(found.to_string().contains("round half up"), "{found}");
 }

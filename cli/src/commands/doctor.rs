@@ -43,6 +43,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     let mut damaged = false;
+    let mut read_only = None;
     let index = match Projections::open(&repo) {
         Ok(p) => {
             if p.is_fresh(&repo)? {
@@ -59,10 +60,14 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => match unwritable(&repo) {
             // a read-only mount, another user's store: nothing is broken
-            Some(why) => format!(
-                "cannot be opened here ({why}): commands and hooks read the log directly, and \
-                 nothing can be recorded here"
-            ),
+            Some(why) => {
+                let line = format!(
+                    "cannot be opened here ({why}): commands and hooks read the log directly, \
+                     and nothing can be recorded here"
+                );
+                read_only = Some(why);
+                line
+            }
             None => {
                 damaged = true;
                 format!("damaged ({e}); `memlog rebuild` makes it again")
@@ -179,10 +184,14 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     }
     println!("log        {log}");
     println!("index      {index}");
-    println!(
-        "vectors    {}",
-        memlog_ops::semantic::status_line(&semantic)
-    );
+    match &read_only {
+        // `memlog index`, which the status would advise, cannot run here
+        Some(why) => println!("vectors    not used here ({why}): full-text search only"),
+        None => println!(
+            "vectors    {}",
+            memlog_ops::semantic::status_line(&semantic)
+        ),
+    }
     println!(
         "model      {} ({})",
         semantic["model_dir"].as_str().unwrap_or(""),
