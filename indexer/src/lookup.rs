@@ -442,6 +442,38 @@ pub struct TimelineQuery<'a> {
     pub limit: usize,
 }
 
+/// The latest live event of `kind` in `session` (what a session came to:
+/// its last answer), read along the session index: a timeline ordered by
+/// time scanned every event for each session a briefing lists (a
+/// SessionStart 2.7 times slower on 20k events).
+pub fn last_in_session(p: &Projections, session: &str, kind: &str) -> Result<Option<Stored>> {
+    // beyond the index, the newest are the log's last
+    if let Some(u) = p
+        .unindexed()
+        .events()
+        .iter()
+        .rev()
+        .find(|u| u.event.session == session && u.event.kind.as_str() == kind)
+    {
+        return Ok(Some(unindexed(u)));
+    }
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM events WHERE session = ?1 AND kind = ?2
+             ORDER BY session DESC, ts DESC, seq DESC LIMIT 8"
+        ))
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map(rusqlite::params![session, kind], stored)
+        .map_err(sql)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sql)?;
+    // a forget the index has not applied yet hides some of them
+    Ok(visible(p, rows).into_iter().next())
+}
+
 /// Events in time order, filtered; at most `limit + 1` rows are read so
 /// that the caller can tell there are more.
 pub fn timeline(p: &Projections, q: &TimelineQuery) -> Result<Vec<Stored>> {

@@ -191,23 +191,10 @@ const OUTCOME_CHARS: usize = 160;
 /// of the session, beside the prompt that opened it (a field test found a
 /// briefing of first prompts alone too thin to act on).
 fn last_answer(p: &Projections, session: &str) -> Result<Option<String>> {
-    let kinds = ["agent_response".to_string()];
-    let last = memlog_indexer::lookup::timeline(
-        p,
-        &memlog_indexer::lookup::TimelineQuery {
-            session: Some(session),
-            since_ms: None,
-            until_ms: Some(i64::MAX),
-            kinds: &kinds,
-            latest: true,
-            limit: 1,
-        },
-    )?;
-    // in time order, one more than asked for
-    Ok(last
-        .into_iter()
-        .last()
-        .and_then(|s| s.event.text().map(str::to_string)))
+    Ok(
+        memlog_indexer::lookup::last_in_session(p, session, "agent_response")?
+            .and_then(|s| s.event.text().map(str::to_string)),
+    )
 }
 
 /// SessionStart: the rules learned (active ones, within half the context
