@@ -48,6 +48,14 @@ const HISTORY: &[(&str, &str, &str)] = &[
 ];
 
 fn history_repo() -> TestRepo {
+    repo_of(HISTORY, |i| {
+        format!("2026-01-0{}T10:00:{:02}Z", 1 + i / 2, i)
+    })
+}
+
+/// A repository whose memory is `events` (session, kind, text), the i-th
+/// at `ts(i)`, indexed; hooks get generous budgets.
+fn repo_of(events: &[(&str, &str, &str)], ts: impl Fn(usize) -> String) -> TestRepo {
     let repo = TestRepo::new();
     std::fs::write(
         repo.path().join(".memlog.yaml"),
@@ -55,10 +63,9 @@ fn history_repo() -> TestRepo {
     )
     .unwrap();
     let mut lines = String::new();
-    for (i, (session, kind, text)) in HISTORY.iter().enumerate() {
+    for (i, (session, kind, text)) in events.iter().enumerate() {
         lines.push_str(
-            &json!({"session": session, "ts": format!("2026-01-0{}T10:00:{:02}Z", 1 + i / 2, i), "kind": kind, "text": text})
-                .to_string(),
+            &json!({"session": session, "ts": ts(i), "kind": kind, "text": text}).to_string(),
         );
         lines.push('\n');
     }
@@ -294,12 +301,6 @@ fn a_prompt_recalled_brings_its_turns_answer_not_what_was_said_before_a_tool_cal
         eprintln!("skipped: the embedding model is not installed (scripts/install-assets)");
         return;
     }
-    let repo = TestRepo::new();
-    std::fs::write(
-        repo.path().join(".memlog.yaml"),
-        "hooks:\n  inject_budget_ms: 20000\n  record_budget_ms: 20000\n",
-    )
-    .unwrap();
     let turns: &[(&str, &str, &str)] = &[
         (
             "s1",
@@ -340,18 +341,7 @@ fn a_prompt_recalled_brings_its_turns_answer_not_what_was_said_before_a_tool_cal
             "budget.py is now budgets.py; imports updated.",
         ),
     ];
-    let mut lines = String::new();
-    for (i, (session, kind, text)) in turns.iter().enumerate() {
-        lines.push_str(
-            &json!({"session": session, "ts": format!("2026-01-01T10:00:{i:02}Z"), "kind": kind, "text": text})
-                .to_string(),
-        );
-        lines.push('\n');
-    }
-    std::fs::write(repo.path().join("history.jsonl"), lines).unwrap();
-    repo.memlog(&["import", "jsonl", "--no-index", "history.jsonl"])
-        .ok();
-    repo.memlog(&["index"]).ok();
+    let repo = repo_of(turns, |i| format!("2026-01-01T10:00:{i:02}Z"));
     let context = injected(&repo, "asker", "The nightly ledger export drops rows again");
     let log =
         std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap_or_default();
