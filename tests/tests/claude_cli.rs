@@ -309,9 +309,18 @@ fn claude_codes_task_tools_are_memlogs_tasks() {
                  "description": "tally budget set and status", "activeForm": "Adding the budget command"})),
             call("Planning.", "TaskCreate", json!({"subject": "Import OFX files",
                  "description": "DKB and Comdirect exports", "activeForm": "Importing OFX files"})),
+            call("Planning.", "TaskCreate", json!({"subject": "Write the README",
+                 "description": "usage", "activeForm": "Writing the README"})),
+            call("Planning.", "TaskCreate", json!({"subject": "Tag the release",
+                 "description": "v0.2", "activeForm": "Tagging the release"})),
             call("Starting.", "TaskUpdate", json!({"taskId": "1", "status": "in_progress"})),
             call("Finished it.", "TaskUpdate", json!({"taskId": "1", "status": "completed"})),
-            {"text": "The budget command is in; OFX import is still open."}
+            // a delete removes Claude Code's own file of the task
+            call("Dropping it.", "TaskUpdate", json!({"taskId": "2", "status": "deleted"})),
+            // a rename: the task is still the one created
+            call("Done.", "TaskUpdate", json!({"taskId": "3",
+                 "subject": "Write the README with examples", "status": "completed"})),
+            {"text": "The budget command and the README are in; the release is not tagged yet."}
         ],
         "side_text": "Budget work"
     });
@@ -326,6 +335,10 @@ fn claude_codes_task_tools_are_memlogs_tasks() {
         "TaskUpdate",
     ];
     let run = claude.run_args(&args, &script);
+    assert!(
+        run.requests_contain("Updated task #3"),
+        "the rename went through"
+    );
     let tasks = repo.memlog(&["task", "list", "--json"]).ok().json();
     let status = |title: &str| {
         tasks
@@ -337,11 +350,21 @@ fn claude_codes_task_tools_are_memlogs_tasks() {
             .unwrap_or_else(|| panic!("no task {title:?}: {tasks:#}"))
     };
     assert_eq!(status("Add the budget command"), "done", "{tasks:#}");
-    assert_eq!(status("Import OFX files"), "pending", "{tasks:#}");
-    // the next session's briefing lists the open one
+    assert_eq!(status("Import OFX files"), "cancelled", "{tasks:#}");
+    assert_eq!(status("Write the README"), "done", "{tasks:#}");
+    assert_eq!(status("Tag the release"), "pending", "{tasks:#}");
+    assert_eq!(tasks.as_array().unwrap().len(), 4, "{tasks:#}");
+    // the next session's briefing lists the open one alone
     let brief = repo.hook("SessionStart", "next", json!({"source": "startup"}));
-    assert!(brief.contains("Import OFX files"), "{brief}");
-    assert!(!brief.contains("Add the budget command"), "{brief}");
+    let open = brief.split("## Open tasks").nth(1).unwrap_or_default();
+    assert!(open.contains("Tag the release"), "{brief}");
+    for closed in [
+        "Add the budget command",
+        "Import OFX files",
+        "Write the README",
+    ] {
+        assert!(!open.contains(closed), "{brief}");
+    }
     // the transcript brings the same tasks, not a second copy
     let report = import(&repo, &[&claude.transcript(&run.session_id)]);
     assert_eq!(report["added"], 0, "{report}");

@@ -430,3 +430,38 @@ fn stats_count_what_a_pending_forget_hides() {
     let applied = repo.memlog(&["stats", "--json"]).ok().json();
     assert_eq!(counts(&pending), counts(&applied), "{pending}\n{applied}");
 }
+
+/// Tasks an agent wrote a moment ago are listed while another writer
+/// holds the index (a session's end starts one in the background): `memlog
+/// task list` right after a real session listed none of them.
+#[test]
+fn tasks_are_listed_before_the_index_takes_them_in() {
+    let (repo, _) = indexed_notes(1);
+    let _lock = repo.hold_index_lock();
+    repo.hook(
+        "PostToolUse",
+        "planner",
+        json!({"tool_name": "TodoWrite", "tool_use_id": "toolu_plan",
+               "tool_input": {"todos": [
+                   {"content": "Add the budget command", "status": "completed", "activeForm": "Adding"},
+                   {"content": "Tag the release", "status": "pending", "activeForm": "Tagging"}]}}),
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    let tasks = repo.memlog(&["task", "list", "--json"]).ok().json();
+    let listed: Vec<(String, String)> = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["title"].as_str().unwrap_or_default().to_string(),
+                t["status"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        listed.contains(&("Add the budget command".into(), "done".into()))
+            && listed.contains(&("Tag the release".into(), "pending".into())),
+        "{tasks:#}"
+    );
+}

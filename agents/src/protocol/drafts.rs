@@ -263,16 +263,21 @@ fn task_tool_drafts(
     Some(task_drafts(maker, payload, events))
 }
 
-/// The subject of task `id` of the payload's session, from
-/// `<Claude Code's folder>/tasks/<session>/<id>.json`: the folder is the
-/// one holding the session's transcript (`…/projects/<project>/<session>.jsonl`),
-/// else `$CLAUDE_CONFIG_DIR`, else `~/.claude`; the session is the
-/// transcript's name, else the payload's.
+/// The subject task `id` of the payload's session was created with: from
+/// its TaskCreate's result in the session's transcript, which keeps it
+/// through a rename (an update recorded under the new title left the task
+/// open under the old one) and a delete (which removes Claude Code's file
+/// of the task); else from `<Claude Code's folder>/tasks/<session>/<id>.json`
+/// (the folder holding the transcript's `projects`, else
+/// `$CLAUDE_CONFIG_DIR`, else `~/.claude`).
 fn claude_task_subject(payload: &Payload, id: &str) -> Option<String> {
+    let transcript = payload.transcript_path.as_deref();
+    if let Some(subject) = transcript.and_then(|t| created_in_transcript(t, id)) {
+        return Some(subject);
+    }
     if id.contains(['/', '\\']) || id.starts_with('.') {
         return None;
     }
-    let transcript = payload.transcript_path.as_deref();
     let session = transcript
         .and_then(|t| t.file_stem())
         .and_then(|s| s.to_str())
@@ -296,6 +301,26 @@ fn claude_task_subject(payload: &Payload, id: &str) -> Option<String> {
             .filter(|s| !s.trim().is_empty())
             .map(str::to_string)
     })
+}
+
+/// The subject of the task `id` a TaskCreate of the transcript `path` made
+/// (its line's `toolUseResult.task`). Only lines that may hold one are
+/// parsed: a TaskUpdate is rare, a transcript long.
+fn created_in_transcript(path: &std::path::Path, id: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .filter(|line| line.contains("\"toolUseResult\"") && line.contains("\"subject\""))
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|line| {
+            let task = line.get("toolUseResult")?.get("task")?;
+            let same = match task.get("id")? {
+                Value::String(s) => s == id,
+                Value::Number(n) => n.to_string() == id,
+                _ => false,
+            };
+            same.then(|| task.get("subject")?.as_str().map(str::to_string))
+                .flatten()
+        })
 }
 
 /// Builds the drafts of one payload: same session, time, project and meta.

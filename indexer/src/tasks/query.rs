@@ -11,7 +11,8 @@ use crate::matcher::{self, Match};
 use crate::projection::Projections;
 use crate::{Error, Result};
 
-use super::fold::offline_ref;
+use super::fold::{TaskEvent, fold, offline_ref};
+use super::refold::{TASK_KINDS, load_events};
 
 /// A task as listings show it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -54,8 +55,51 @@ impl TaskSummary {
     }
 }
 
-/// Every task, most recently changed first.
+/// Every task, most recently changed first. Task events the index has not
+/// taken in yet (a session sealed a moment ago while another writer holds
+/// the index) are folded in, in memory: `memlog task list` right after a
+/// session listed none of its tasks.
 pub fn tasks(p: &Projections) -> Result<Vec<TaskSummary>> {
+    let recent: Vec<TaskEvent> = p
+        .unindexed()
+        .events()
+        .iter()
+        .map(|u| &u.event)
+        .filter(|e| TASK_KINDS.contains(&e.kind))
+        .map(|e| TaskEvent {
+            id: e.id.clone(),
+            session: e.session.clone(),
+            ts: e.ts.clone(),
+            kind: e.kind.clone(),
+            project: e.project.clone(),
+            body: e.body.clone(),
+        })
+        .collect();
+    if !recent.is_empty() {
+        // the log's order: what the index holds, then what follows it
+        let mut events = load_events(&p.graph.conn)?;
+        events.extend(recent);
+        let graph = fold(&events);
+        let mut out: Vec<TaskSummary> = graph
+            .tasks
+            .values()
+            .map(|t| {
+                let current = serde_json::to_value(t).unwrap_or(Value::Null);
+                summary(
+                    t.entity_id.clone(),
+                    t.title.clone(),
+                    &current,
+                    t.updated_at.clone(),
+                )
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.updated
+                .cmp(&a.updated)
+                .then_with(|| a.entity_id.cmp(&b.entity_id))
+        });
+        return Ok(out);
+    }
     let err = |e| Error::sql(&p.dir, e);
     let mut stmt = p
         .graph
@@ -79,47 +123,45 @@ pub fn tasks(p: &Projections) -> Result<Vec<TaskSummary>> {
     for row in rows {
         let (entity_id, title, current, updated) = row.map_err(err)?;
         let current: Value = serde_json::from_str(&current).unwrap_or(Value::Null);
-        let field = |k: &str| current.get(k).and_then(Value::as_str).map(str::to_string);
-        let blocked_by: Vec<String> = current
-            .get("blockers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|b| b.get("raw_text").and_then(Value::as_str))
-            .map(str::to_string)
-            .collect();
-        out.push(TaskSummary {
-            entity_id,
-            title,
-            status: field("status").unwrap_or_else(|| "pending".into()),
-            priority: field("priority"),
-            blockers: blocked_by.len(),
-            blocked_by,
-            project: field("project").unwrap_or_default(),
-            last_event: EventId::unchecked(
-                current
-                    .get("history")
-                    .and_then(Value::as_array)
-                    .and_then(|h| h.last())
-                    .and_then(|h| h.get("event"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-            ),
-            // the session of the last change (`sessions` lists each once,
-            // in first-seen order)
-            session: current
-                .get("history")
-                .and_then(Value::as_array)
-                .and_then(|h| h.last())
-                .and_then(|h| h.get("session"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            updated,
-        });
+        out.push(summary(entity_id, title, &current, updated));
     }
     Ok(out)
+}
+
+/// A task's summary from its folded state (`current_json`).
+fn summary(entity_id: String, title: String, current: &Value, updated: String) -> TaskSummary {
+    let field = |k: &str| current.get(k).and_then(Value::as_str).map(str::to_string);
+    let blocked_by: Vec<String> = current
+        .get("blockers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b.get("raw_text").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect();
+    // the last change: its event and session
+    let last = current
+        .get("history")
+        .and_then(Value::as_array)
+        .and_then(|h| h.last());
+    let last_of = |k: &str| {
+        last.and_then(|h| h.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    TaskSummary {
+        entity_id,
+        title,
+        status: field("status").unwrap_or_else(|| "pending".into()),
+        priority: field("priority"),
+        blockers: blocked_by.len(),
+        blocked_by,
+        project: field("project").unwrap_or_default(),
+        last_event: EventId::unchecked(last_of("event")),
+        session: last_of("session"),
+        updated,
+    }
 }
 
 /// Finds a task by entity id, by any key naming it (`task:p::title`, or

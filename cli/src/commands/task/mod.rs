@@ -200,7 +200,7 @@ fn print_task(task: &Value, json: bool) -> anyhow::Result<()> {
         };
         let mut notes = String::new();
         if h.get("implied").and_then(Value::as_bool) == Some(true) {
-            notes.push_str("  (implied by TodoWrite)");
+            notes.push_str("  (implied: the agent's task tool marked it done unstarted)");
         }
         if let Some(score) = h.get("matched").and_then(Value::as_f64) {
             notes.push_str(&format!("  (title matched, {score:.2})"));
