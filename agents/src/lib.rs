@@ -24,8 +24,10 @@
 //! | [`opencode`] | OpenCode | the shared protocol, from memlog's plugin | [`opencode::export`] |
 //!
 //! What tool calls become is shared by hooks and session files alike
-//! (`tool.rs`: observation bodies; `todo.rs`: TodoWrite lists, and
-//! TaskCreate and TaskUpdate calls, as task events).
+//! (`tool.rs`: observation bodies; `todo.rs`: TodoWrite lists,
+//! TaskCreate and TaskUpdate calls, and the other agents' plan tools —
+//! `update_plan`, `write_todos`, `todowrite`, `update_todo` — as task
+//! events).
 //!
 //! An agent is added as one folder implementing [`Agent`] and one line in
 //! [`AGENTS`]; operations (memlog-ops) find it there by name and never name

@@ -22,8 +22,8 @@ pub struct HookOptions {
     /// The project drafts belong to; also the namespace of task keys.
     pub project: String,
     /// Tools whose calls are not recorded at all (`tools.exclude` in
-    /// `.memlog.yaml`): no `tool_observation`, and for `TodoWrite` no task
-    /// events either.
+    /// `.memlog.yaml`): no `tool_observation`, and for `TodoWrite` (or
+    /// another plan tool) no task events either.
     pub excluded_tools: Vec<String>,
     /// Record PreToolUse as a `tool_observation` without output, marked
     /// `meta.pre_tool_use = true`. Off by default: PostToolUse carries the

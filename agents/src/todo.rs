@@ -1,5 +1,5 @@
-//! Claude Code's TodoWrite tool, and its task tools (TaskCreate,
-//! TaskUpdate), as memlog task events.
+//! Claude Code's TodoWrite tool, its task tools (TaskCreate,
+//! TaskUpdate), and the other agents' plan tools, as memlog task events.
 //!
 //! Every TodoWrite call carries the agent's whole todo list. A call becomes,
 //! for each todo (identified by the canonical key of its `content`, in the
@@ -18,6 +18,12 @@
 //!
 //! Todos that leave the list produce nothing: Claude Code drops finished
 //! lists wholesale, so leaving says nothing about the task.
+//!
+//! Other agents plan with tools of the same kind, the whole list each
+//! call, but with no previous list to compare with: Codex CLI's
+//! `update_plan`, Gemini CLI's `write_todos`, OpenCode's `todowrite`,
+//! Copilot CLI's `update_todo` (a markdown checklist). Each of their calls
+//! creates every item with its current status ([`plan_tool_events`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -61,6 +67,12 @@ impl TaskEvent {
 /// `oldTodos`); `None` when the value is not a list. Entries that are not
 /// objects with a non-empty `content` are left out.
 pub(crate) fn parse_todos(list: &Value) -> Option<Vec<Todo>> {
+    parse_items(list, "content")
+}
+
+/// The todos of a list of objects whose text is at `text_key` (TodoWrite's
+/// `content`, Codex's `step`, Gemini's `description`).
+fn parse_items(list: &Value, text_key: &str) -> Option<Vec<Todo>> {
     let items = list.as_array()?;
     let text = |item: &Value, key: &str| {
         item.get(key)
@@ -76,7 +88,7 @@ pub(crate) fn parse_todos(list: &Value) -> Option<Vec<Todo>> {
             .iter()
             .filter_map(|item| {
                 Some(Todo {
-                    content: text(item, "content")?,
+                    content: text(item, text_key)?,
                     status: text(item, "status"),
                     priority: text(item, "priority"),
                     id: text(item, "id"),
@@ -180,6 +192,139 @@ pub(crate) fn task_tool_events(
     )
 }
 
+/// How another agent's plan tool sends its list.
+enum ListShape {
+    /// Objects in the input's `list`, each with its text at `text` and a
+    /// `status` (`pending`, `in_progress`, `completed`, …).
+    Items {
+        list: &'static str,
+        text: &'static str,
+    },
+    /// A markdown checklist, as text, in the input's `field`.
+    Checklist { field: &'static str },
+}
+
+/// Other agents' plan tools: like TodoWrite, each call sends the whole
+/// list, but no previous one (checked against the CLIs' own tool schemas:
+/// Codex CLI 0.169, Gemini CLI 0.61, OpenCode 1.18, Copilot CLI 1.0.102).
+const PLAN_TOOLS: [(&str, ListShape); 4] = [
+    // {"explanation"?, "plan": [{"step", "status"}]}
+    (
+        "update_plan",
+        ListShape::Items {
+            list: "plan",
+            text: "step",
+        },
+    ),
+    // {"todos": [{"description", "status"}]}, statuses adding
+    // `cancelled` and `blocked`
+    (
+        "write_todos",
+        ListShape::Items {
+            list: "todos",
+            text: "description",
+        },
+    ),
+    // TodoWrite's shape: {"todos": [{"content", "status", "priority", "id"?}]}
+    (
+        "todowrite",
+        ListShape::Items {
+            list: "todos",
+            text: "content",
+        },
+    ),
+    // {"todos": "- [x] done\n- [ ] next"}
+    ("update_todo", ListShape::Checklist { field: "todos" }),
+];
+
+/// The todos of a markdown checklist, as Copilot CLI's `update_todo`
+/// reads one: a list item (`-`, `*`, `+` or `1.`/`1)`) whose text starts
+/// with a box. `[ ]` is pending and `[x]` completed (the two Copilot
+/// counts); the other boxes it accepts (`[-]`, `[~]`, `[/]`) are neither,
+/// so a step under way: `in_progress`. Other lines (headings, notes) are
+/// left out.
+fn parse_checklist(text: &str) -> Vec<Todo> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let rest = if let Some(rest) = line.strip_prefix(['-', '*', '+']) {
+                rest
+            } else {
+                let digits =
+                    line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                if digits == 0 {
+                    return None;
+                }
+                line[digits..].strip_prefix(['.', ')'])?
+            };
+            let rest = rest.trim_start_matches([' ', '\t']);
+            let mut chars = rest.chars();
+            let (Some('['), Some(mark), Some(']')) = (chars.next(), chars.next(), chars.next())
+            else {
+                return None;
+            };
+            let status = match mark {
+                ' ' => "pending",
+                'x' | 'X' => "completed",
+                '-' | '~' | '/' => "in_progress",
+                _ => return None,
+            };
+            let content = chars.as_str().trim();
+            (!content.is_empty()).then(|| Todo {
+                content: content.to_string(),
+                status: Some(status.to_string()),
+                priority: None,
+                id: None,
+                active_form: None,
+            })
+        })
+        .collect()
+}
+
+/// The task events of one call of another agent's plan tool (Codex CLI's
+/// `update_plan`, Gemini CLI's `write_todos`, OpenCode's `todowrite`,
+/// Copilot CLI's `update_todo`), read from its input as TodoWrite's would
+/// be without a previous list: every item a `task_created` with its
+/// current status (`source` the tool's name). The fold reads a repeated
+/// creation within one session as an update, so the next call's list
+/// moves the tasks on. `None` for any other tool, and for an input that
+/// holds no list (then the call is the plain observation it is).
+pub(crate) fn plan_tool_events(
+    tool: &str,
+    input: Option<&Value>,
+    project: &str,
+) -> Option<Vec<TaskEvent>> {
+    let (_, shape) = PLAN_TOOLS.iter().find(|(name, _)| *name == tool)?;
+    let todos = match shape {
+        ListShape::Items { list, text } => parse_items(input?.get(*list)?, text)?,
+        ListShape::Checklist { field } => parse_checklist(input?.get(*field)?.as_str()?),
+    };
+    Some(
+        task_events(&todos, None, project)
+            .into_iter()
+            .map(|mut e| {
+                e.body.insert("source".into(), Value::String(tool.into()));
+                e
+            })
+            .collect(),
+    )
+}
+
+/// [`plan_tool_events`] for a call an importer read, given its observation
+/// body (`tool`, `input`, `success`): `None` as well when the call failed,
+/// since a refused list changed nothing (a hook sees such a call as
+/// PostToolUseFailure, a plain observation).
+pub(crate) fn observed_plan_events(
+    body: &Map<String, Value>,
+    project: &str,
+) -> Option<Vec<TaskEvent>> {
+    let tool = body.get("tool").and_then(Value::as_str)?;
+    if body.get("success") == Some(&Value::Bool(false)) {
+        return None;
+    }
+    plan_tool_events(tool, body.get("input"), project)
+}
+
 /// The task events of one TodoWrite call, given the list before it when
 /// known. Deterministic: the same lists give the same events in the same
 /// order (the list's order; a repeated todo counts once).
@@ -268,6 +413,129 @@ mod tests {
 
     fn todos(v: Value) -> Vec<Todo> {
         parse_todos(&v).unwrap()
+    }
+
+    /// (kind, title, status, source) of each event.
+    fn summary(events: &[TaskEvent]) -> Vec<(&str, &str, &str, &str)> {
+        fn text<'e>(e: &'e TaskEvent, k: &str) -> &'e str {
+            e.body.get(k).and_then(Value::as_str).unwrap_or("")
+        }
+        events
+            .iter()
+            .map(|e| {
+                (
+                    e.kind.as_str(),
+                    text(e, "title"),
+                    text(e, "status"),
+                    text(e, "source"),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_plan_tools_are_the_formats_sources() {
+        let names: Vec<&str> = PLAN_TOOLS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, memlog_format::task::PLAN_TOOL_SOURCES);
+    }
+
+    #[test]
+    fn other_agents_plans_create_every_item_with_its_status() {
+        // Codex CLI's update_plan
+        let codex = plan_tool_events(
+            "update_plan",
+            Some(&json!({"explanation": "Two steps", "plan": [
+                {"step": "Write the parser", "status": "completed"},
+                {"step": "Add tests", "status": "in_progress"},
+                {"status": "pending"}
+            ]})),
+            "p",
+        )
+        .unwrap();
+        assert_eq!(
+            summary(&codex),
+            [
+                ("task_created", "Write the parser", "done", "update_plan"),
+                ("task_created", "Add tests", "in_progress", "update_plan")
+            ]
+        );
+        assert_eq!(codex[0].body["key"], "p::write the parser");
+        assert_eq!(codex[0].body["todo_status"], "completed");
+        // Gemini CLI's write_todos, with its `cancelled`
+        let gemini = plan_tool_events(
+            "write_todos",
+            Some(&json!({"todos": [
+                {"description": "Read the code", "status": "cancelled"},
+                {"description": "Fix it", "status": "pending"}
+            ]})),
+            "p",
+        )
+        .unwrap();
+        assert_eq!(
+            summary(&gemini),
+            [
+                ("task_created", "Read the code", "cancelled", "write_todos"),
+                ("task_created", "Fix it", "pending", "write_todos")
+            ]
+        );
+        // OpenCode's todowrite: TodoWrite's shape, its priority kept
+        let opencode = plan_tool_events(
+            "todowrite",
+            Some(&json!({"todos": [{"content": "Ship", "status": "pending", "priority": "high"}]})),
+            "p",
+        )
+        .unwrap();
+        assert_eq!(
+            summary(&opencode),
+            [("task_created", "Ship", "pending", "todowrite")]
+        );
+        assert_eq!(opencode[0].body["priority"], "high");
+        // an emptied list says nothing; no list is a plain call
+        let empty = plan_tool_events("write_todos", Some(&json!({"todos": []})), "p");
+        assert!(empty.unwrap().is_empty());
+        assert!(plan_tool_events("update_plan", Some(&json!({"explanation": "x"})), "p").is_none());
+        assert!(plan_tool_events("update_plan", None, "p").is_none());
+        assert!(plan_tool_events("Bash", Some(&json!({"todos": []})), "p").is_none());
+        // TodoWrite keeps its own path, which knows the previous list
+        assert!(plan_tool_events("TodoWrite", Some(&json!({"todos": []})), "p").is_none());
+    }
+
+    #[test]
+    fn copilots_checklist_is_read_line_by_line() {
+        let events = plan_tool_events(
+            "update_todo",
+            Some(&json!({"todos": "## Plan\n- [x] Read the code\n  * [ ] Fix the bug\n                1. [/] Run the tests\n2) [X] Lint\n- [?] odd\n- [ ]\nnotes - [ ] not an item"})),
+            "p",
+        )
+        .unwrap();
+        assert_eq!(
+            summary(&events),
+            [
+                ("task_created", "Read the code", "done", "update_todo"),
+                ("task_created", "Fix the bug", "pending", "update_todo"),
+                (
+                    "task_created",
+                    "Run the tests",
+                    "in_progress",
+                    "update_todo"
+                ),
+                ("task_created", "Lint", "done", "update_todo")
+            ]
+        );
+        assert!(plan_tool_events("update_todo", Some(&json!({"todos": []})), "p").is_none());
+    }
+
+    #[test]
+    fn an_imported_plan_call_that_failed_is_a_plain_call() {
+        let mut body = Map::new();
+        body.insert("tool".into(), json!("write_todos"));
+        body.insert(
+            "input".into(),
+            json!({"todos": [{"description": "A", "status": "pending"}]}),
+        );
+        assert_eq!(observed_plan_events(&body, "p").unwrap().len(), 1);
+        body.insert("success".into(), json!(false));
+        assert!(observed_plan_events(&body, "p").is_none());
     }
 
     #[test]

@@ -15,8 +15,9 @@
 //! `done` has none. `pending → done` is rejected: the work has to be started
 //! first. Staying in the same status is not a transition and always passes.
 //!
-//! Claude Code's TodoWrite (and its task tools since 2.1, TaskUpdate) is
-//! the exception the state machine alone does not foresee: it moves a
+//! Claude Code's TodoWrite (and its task tools since 2.1, TaskUpdate; and
+//! the other agents' plan tools, [`PLAN_TOOL_SOURCES`]) is the exception
+//! the state machine alone does not foresee: it moves a
 //! todo from `pending` to `completed` between two calls when the agent did
 //! the work without marking it started. The tool call itself proves the
 //! work happened, so for changes whose source is an agent's task tool
@@ -38,12 +39,20 @@ pub const TASK_CREATE_SOURCE: &str = "TaskCreate";
 /// The `source` of task events derived from Claude Code's TaskUpdate calls.
 pub const TASK_UPDATE_SOURCE: &str = "TaskUpdate";
 
+/// The `source`s of task events derived from other agents' plan tools,
+/// each of which sends the whole list every call as TodoWrite does: Codex
+/// CLI's `update_plan`, Gemini CLI's `write_todos`, OpenCode's
+/// `todowrite`, GitHub Copilot CLI's `update_todo`.
+pub const PLAN_TOOL_SOURCES: [&str; 4] = ["update_plan", "write_todos", "todowrite", "update_todo"];
+
 /// Whether a `pending → done` jump of a task event from `source` implies
 /// the start it skipped: an agent's own task tools (TodoWrite, Claude
-/// Code's TaskCreate and TaskUpdate), whose call proves the work happened;
-/// not a person's `memlog task set`.
+/// Code's TaskCreate and TaskUpdate, the other agents' plan tools of
+/// [`PLAN_TOOL_SOURCES`]), whose call proves the work happened; not a
+/// person's `memlog task set`.
 pub fn implies_start(source: &str) -> bool {
     [TODO_WRITE_SOURCE, TASK_CREATE_SOURCE, TASK_UPDATE_SOURCE].contains(&source)
+        || PLAN_TOOL_SOURCES.contains(&source)
 }
 
 /// The five statuses of a task.
@@ -373,6 +382,18 @@ mod tests {
             confidence: Confidence::High,
             candidates: Vec::new(),
         }
+    }
+
+    #[test]
+    fn every_agents_plan_tool_implies_the_start_a_person_does_not() {
+        for source in ["TodoWrite", "TaskCreate", "TaskUpdate"]
+            .into_iter()
+            .chain(PLAN_TOOL_SOURCES)
+        {
+            assert!(implies_start(source), "{source}");
+        }
+        assert!(!implies_start("cli"));
+        assert!(!implies_start("update_plans"));
     }
 
     #[test]

@@ -10,7 +10,12 @@
 //! - An edit made through the shell (`apply_patch <<'EOF' …`, as models
 //!   often call it) fires PreToolUse but no PostToolUse. At Stop, the
 //!   turn's edits of that kind are read from the rollout and recorded as
-//!   the PostToolUse they never had ([`unreported_edits`]).
+//!   the PostToolUse they never had ([`unreported_calls`]).
+//! - `update_plan` fires no hook at all (0.169.0): at Stop, the turn's
+//!   plan updates are read from the rollout the same way, for their task
+//!   events (`todo.rs`). Were a later Codex to report them too, the
+//!   repeated events would only repeat each task's status, which the task
+//!   fold reads as no change.
 //!
 //! - Codex reads files through the shell (`sed -n '1,200p' src/a.rs`,
 //!   `cat`, `head`) and edits them with `apply_patch`: for file-aware
@@ -27,7 +32,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::patch;
-use super::rollout::{Call, Index, Line};
+use super::rollout::{Call, Index, Line, PLAN_TOOL, plan_refused};
 use crate::protocol::{HookEvent, Payload, ToolTarget};
 
 /// How much of the rollout's end a hook reads: a turn's lines, however
@@ -167,11 +172,11 @@ pub fn complete_post_tool_use(raw: &mut Value) {
     }
 }
 
-/// The edits of the turn a Stop (or SubagentStop) payload ends that Codex
-/// made through the
-/// shell, which no PostToolUse reported: each as a PostToolUse payload of
-/// tool `apply_patch`, with the time of its call.
-pub fn unreported_edits(payload: &Payload) -> Vec<(String, Payload)> {
+/// The calls of the turn a Stop (or SubagentStop) payload ends that no
+/// PostToolUse reported — edits Codex made through the shell, and its
+/// `update_plan` calls — each as a PostToolUse payload of tool
+/// `apply_patch` or `update_plan`, with the time of its call.
+pub fn unreported_calls(payload: &Payload) -> Vec<(String, Payload)> {
     // A subagent's own rollout is its `agent_transcript_path` (SubagentStop
     // names its parent's in `transcript_path`).
     let path = payload
@@ -183,13 +188,15 @@ pub fn unreported_edits(payload: &Payload) -> Vec<(String, Payload)> {
         return Vec::new();
     };
     // Lines of the turn (those naming it, and calls and their outcomes,
-    // which older rollouts do not tag with it); none without an edit.
+    // which older rollouts do not tag with it); none without an edit or a
+    // plan.
     let values = tail_lines(path, TAIL, &[turn, "\"call_id\""]);
     if !values.iter().any(|v| {
         let text = v.to_string();
         text.contains("apply_patch")
             || text.contains("FileChange")
             || text.contains("patch_apply_end")
+            || text.contains(PLAN_TOOL)
     }) {
         return Vec::new();
     }
@@ -203,11 +210,18 @@ pub fn unreported_edits(payload: &Payload) -> Vec<(String, Payload)> {
         let Some(ts) = &line.ts else {
             continue;
         };
-        let Some(call) = Call::of(line.payload).filter(|c| c.command().is_some()) else {
+        let Some(call) =
+            Call::of(line.payload).filter(|c| c.name == PLAN_TOOL || c.command().is_some())
+        else {
             continue;
         };
         let observed = call.observe(&index, None);
-        if observed.tool != "apply_patch" {
+        let unreported = match observed.tool.as_str() {
+            "apply_patch" => true,
+            PLAN_TOOL => !plan_refused(&observed),
+            _ => false,
+        };
+        if !unreported {
             continue;
         }
         let mut raw = json!({
@@ -366,7 +380,7 @@ mod tests {
             json!({"session_id": "s", "turn_id": TURN, "transcript_path": path,
                    "hook_event_name": "Stop", "cwd": "/home/dev/acme-shop"}),
         );
-        let edits = unreported_edits(&stop);
+        let edits = unreported_calls(&stop);
         // The freeform edit had its PostToolUse; the shell one did not.
         assert_eq!(edits.len(), 1, "{edits:?}");
         let (ts, call) = &edits[0];
@@ -382,6 +396,46 @@ mod tests {
             "Stop",
             json!({"session_id": "s", "turn_id": "another", "transcript_path": path}),
         );
-        assert!(unreported_edits(&other).is_empty());
+        assert!(unreported_calls(&other).is_empty());
+    }
+
+    #[test]
+    fn the_turns_plan_updates_are_found_at_stop() {
+        let turn = json!({"turn_id": "t1"});
+        let plan = |id: &str, status: &str| {
+            let args = json!({"plan": [{"step": "Add tests", "status": status}]}).to_string();
+            json!({"timestamp": "2026-11-27T09:00:01.000Z", "type": "response_item",
+                   "payload": {"type": "function_call", "name": "update_plan", "arguments": args,
+                               "call_id": id, "internal_chat_message_metadata_passthrough": turn}})
+        };
+        let output = |id: &str, text: &str| {
+            json!({"timestamp": "2026-11-27T09:00:02.000Z", "type": "response_item",
+                   "payload": {"type": "function_call_output", "call_id": id, "output": text,
+                               "internal_chat_message_metadata_passthrough": turn}})
+        };
+        let lines = [
+            plan("c1", "in_progress"),
+            output("c1", "Plan updated"),
+            plan("c2", "completed"),
+            output("c2", "unsupported call: update_plan"),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout-x.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let stop = Payload::from_value(
+            "Stop",
+            json!({"session_id": "s", "turn_id": "t1", "transcript_path": path,
+                   "hook_event_name": "Stop"}),
+        );
+        let calls = unreported_calls(&stop);
+        // the refused one changed no plan
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        let (ts, call) = &calls[0];
+        assert_eq!(ts, "2026-11-27T09:00:01.000Z");
+        assert_eq!(call.tool_name.as_deref(), Some("update_plan"));
+        assert_eq!(call.tool_use_id.as_deref(), Some("c1"));
+        let input = call.tool_input.as_ref().unwrap();
+        assert_eq!(input["plan"][0]["status"], "in_progress");
     }
 }

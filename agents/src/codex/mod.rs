@@ -4,8 +4,8 @@
 //! - Hooks: the shared protocol (the same event names, payload fields and
 //!   injection output as Claude Code's), completed from the rollout the
 //!   payload names ([`hooks`]): a command's real exit code, an edit's files
-//!   and changes, and at Stop the edits made through the shell, which no
-//!   PostToolUse reports. Its Stop hook only records. PreToolUse carries
+//!   and changes, and at Stop the edits made through the shell and the
+//!   `update_plan` calls, which no PostToolUse reports. Its Stop hook only records. PreToolUse carries
 //!   file-aware recall (a file read through the shell, or patched, is
 //!   that file: [`hooks::tool_target`]). A subagent's hooks
 //!   name its parent's session and its own `agent_id`; its answer comes
@@ -105,7 +105,7 @@ impl Agent for Codex {
 
     /// The turn's edits made through the shell.
     fn unreported_calls(&self, payload: &Payload) -> Vec<(String, Payload)> {
-        hooks::unreported_edits(payload)
+        hooks::unreported_calls(payload)
     }
 
     /// Files read through the shell and patched (see [`hooks::tool_target`]).

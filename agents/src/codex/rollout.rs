@@ -30,9 +30,11 @@
 //! and its exit code (from the item, else the output's `Exit code: N` /
 //! `Process exited with code N`); an edit, `apply_patch` called as a tool or
 //! through the shell, as `apply_patch` with its files and changes
-//! ([`super::patch`]); any other tool under its own name, with its
-//! arguments. `tool_use_id` is the call's id, as in the hook payloads.
-//! Compactions (`compacted`) become `session_summary`s.
+//! ([`super::patch`]); an `update_plan` call its plan's task events, as
+//! the Stop hook records them (`todo.rs`; unless Codex refused the
+//! call); any other tool under its own name, with its arguments.
+//! `tool_use_id` is the call's id, as in the hook payloads. Compactions
+//! (`compacted`) become `session_summary`s.
 //!
 //! A subagent's rollout (`session_meta.source.subagent`, a
 //! `parent_thread_id`) is recorded in its parent's session, as its hooks
@@ -54,6 +56,7 @@ use serde_json::{Map, Value, json};
 
 use super::patch;
 use crate::sessions::read_text;
+use crate::todo::observed_plan_events;
 use crate::tool::{ToolCall, observation_body};
 use crate::{HookOptions, Result};
 
@@ -213,6 +216,19 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Rollo
                     continue;
                 }
                 let body = observed.body(call.id);
+                // an `update_plan` call is its plan's task events, as the
+                // Stop hook records it
+                let tasks = (!plan_refused(&observed))
+                    .then(|| observed_plan_events(&body, &options.project))
+                    .flatten();
+                if let Some(tasks) = tasks {
+                    let call_ref = reference(call.id);
+                    for task in tasks {
+                        let task_ref = task.reference(&call_ref);
+                        drafts.push(maker.draft(ts, task.kind, task.body, task_ref));
+                    }
+                    continue;
+                }
                 drafts.push(maker.draft(ts, Kind::ToolObservation, body, reference(call.id)));
             }
             _ => {}
@@ -579,6 +595,22 @@ impl<'a> Call<'a> {
             }),
         }
     }
+}
+
+/// Codex's plan tool, whose calls are task events
+/// ([`crate::todo::plan_tool_events`]).
+pub(crate) const PLAN_TOOL: &str = "update_plan";
+
+/// Whether Codex refused a plan call, which then changed no plan: a tool
+/// it did not offer (`unsupported call: update_plan`), or arguments it
+/// could not read (`failed to parse function arguments: …`). The rollout
+/// says so only in the output the model read.
+pub(crate) fn plan_refused(observed: &Observed) -> bool {
+    let text = match &observed.response {
+        Some(Value::String(s)) => s.as_str(),
+        _ => return false,
+    };
+    text.starts_with("unsupported call") || text.starts_with("failed to parse")
 }
 
 /// A tool call as memlog records it.
@@ -958,6 +990,21 @@ mod tests {
                 prompts.iter().all(|p| !p.as_str().unwrap().contains('<')),
                 "{file}"
             );
+            // its plan is a task, as the hook records it
+            if text.contains("update_plan") {
+                let plan: Vec<&Draft> = r
+                    .drafts
+                    .iter()
+                    .filter(|d| {
+                        d.meta.get("ref").and_then(Value::as_str) == Some("call_plan/todo/0")
+                    })
+                    .collect();
+                assert_eq!(plan.len(), 1, "{file}");
+                assert_eq!(plan[0].kind, Kind::TaskCreated, "{file}");
+                assert_eq!(plan[0].body["title"], "Raise the rate", "{file}");
+                assert_eq!(plan[0].body["status"], "done", "{file}");
+                assert_eq!(plan[0].body["source"], "update_plan", "{file}");
+            }
             assert_eq!(parse(text, "x", &HookOptions::new("shop")), r, "{file}");
         }
         let legacy = parse(

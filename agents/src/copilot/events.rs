@@ -12,7 +12,9 @@
 //!   empty; its `toolRequests` name each call's tool and arguments;
 //! - `tool.execution_complete`: a call's outcome (`success`,
 //!   `result.content`, `shellExecution.exitCode`), a `tool_observation`
-//!   with the tool and arguments of its request.
+//!   with the tool and arguments of its request (an `update_todo` call:
+//!   its checklist's task events instead, as the hook records it,
+//!   `todo.rs`).
 //!
 //! Hook events (`hook.start`), usage records and other lines are not read.
 //! A tool observation carries no `tool_use_id` — Copilot's hooks have none,
@@ -28,6 +30,7 @@ use memlog_format::Kind;
 use serde_json::{Map, Value};
 
 use crate::sessions::{normalized_time, read_text, session_draft, text_body};
+use crate::todo::observed_plan_events;
 use crate::tool::{ToolCall, observation_body};
 use crate::{HookOptions, Result, SessionFile};
 
@@ -90,9 +93,9 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| format!("line:{n}"));
-        let (kind, body, reference) = match type_of(line) {
+        let entries = match type_of(line) {
             Some("user.message") => match non_empty(data.get("content")) {
-                Some(text) => (Kind::UserPrompt, text_body(text), line_ref),
+                Some(text) => vec![(Kind::UserPrompt, text_body(text), line_ref)],
                 None => continue,
             },
             Some("assistant.message") => {
@@ -111,7 +114,7 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
                     }
                 }
                 match non_empty(data.get("content")) {
-                    Some(text) => (Kind::AgentResponse, text_body(text), line_ref),
+                    Some(text) => vec![(Kind::AgentResponse, text_body(text), line_ref)],
                     None => continue,
                 }
             }
@@ -135,11 +138,19 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
                 if options.excludes(tool) {
                     continue;
                 }
-                (
-                    Kind::ToolObservation,
-                    tool_body(tool, arguments, data),
-                    id.to_string(),
-                )
+                let body = tool_body(tool, arguments, data);
+                // an `update_todo` call is its checklist's task events, as
+                // the hook records it
+                match observed_plan_events(&body, &options.project) {
+                    Some(tasks) => tasks
+                        .into_iter()
+                        .map(|t| {
+                            let task_ref = t.reference(id);
+                            (t.kind, t.body, task_ref)
+                        })
+                        .collect(),
+                    None => vec![(Kind::ToolObservation, body, id.to_string())],
+                }
             }
             Some(_) => continue,
             None => {
@@ -147,16 +158,18 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
                 continue;
             }
         };
-        let mut draft = session_draft(&file.session_id, &ts, kind, body, options, &reference);
-        if let Some(cwd) = &file.cwd {
-            draft.meta.insert("cwd".into(), Value::String(cwd.clone()));
+        for (kind, body, reference) in entries {
+            let mut draft = session_draft(&file.session_id, &ts, kind, body, options, &reference);
+            if let Some(cwd) = &file.cwd {
+                draft.meta.insert("cwd".into(), Value::String(cwd.clone()));
+            }
+            if let Some(v) = version {
+                draft
+                    .meta
+                    .insert("agent_version".into(), Value::String(v.to_string()));
+            }
+            drafts.push(draft);
         }
-        if let Some(v) = version {
-            draft
-                .meta
-                .insert("agent_version".into(), Value::String(v.to_string()));
-        }
-        drafts.push(draft);
     }
     file.drafts = SessionFile::numbered(drafts);
     file.skipped = Some(skipped);
@@ -388,6 +401,44 @@ mod tests {
             );
         }
         text.join("\n")
+    }
+
+    #[test]
+    fn an_update_todo_call_is_its_checklists_tasks() {
+        let line = |v: Value| format!("{v}\n");
+        let text = [
+            json!({"type": "assistant.message", "id": "m1", "timestamp": "2026-11-27T04:00:00.000Z",
+                   "data": {"content": "", "toolRequests": [{"toolCallId": "t1", "name": "update_todo",
+                            "arguments": {"todos": "- [x] Read the code\n- [ ] Fix it"}}]}}),
+            json!({"type": "tool.execution_complete", "id": "c1", "timestamp": "2026-11-27T04:00:01.000Z",
+                   "data": {"toolCallId": "t1", "success": true, "result": {"content": "TODO list updated"}}}),
+            json!({"type": "assistant.message", "id": "m2", "timestamp": "2026-11-27T04:00:02.000Z",
+                   "data": {"content": "", "toolRequests": [{"toolCallId": "t2", "name": "update_todo",
+                            "arguments": {"todos": "- [x] Fix it"}}]}}),
+            json!({"type": "tool.execution_complete", "id": "c2", "timestamp": "2026-11-27T04:00:03.000Z",
+                   "data": {"toolCallId": "t2", "success": false, "error": {"message": "refused"}}}),
+        ]
+        .map(line)
+        .concat();
+        let f = parse(&text, "x", &options());
+        let tasks: Vec<(&str, &Value, &Value)> = f
+            .drafts
+            .iter()
+            .map(|(_, d)| {
+                let field = |k: &str| d.body.get(k).unwrap_or(&Value::Null);
+                (d.kind.as_str(), field("title"), field("status"))
+            })
+            .collect();
+        // the refused call changed no list: a plain (failed) call
+        assert_eq!(
+            tasks,
+            [
+                ("task_created", &json!("Read the code"), &json!("done")),
+                ("task_created", &json!("Fix it"), &json!("pending")),
+                ("tool_observation", &Value::Null, &Value::Null)
+            ]
+        );
+        assert_eq!(f.drafts[1].1.meta["ref"], "t1/todo/1");
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //! texts of one turn become one `agent_response`, joined by newlines, as
 //! the AfterAgent hook sees them. Tool observations carry no `tool_use_id`
 //! (the hooks have none to match it): they are matched by tool and input.
+//! A `write_todos` call gives its list's task events instead, as its
+//! AfterTool hook does (`todo.rs`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,6 +25,7 @@ use serde_json::{Map, Value};
 use super::hooks::strip_hook_context;
 use crate::HookOptions;
 use crate::sessions::read_text;
+use crate::todo::observed_plan_events;
 
 /// The client name memlog records in `meta.client` for Gemini CLI.
 pub const CLIENT: &str = "gemini-cli";
@@ -177,9 +180,19 @@ pub fn parse_chat(text: &str, fallback_session: &str, options: &HookOptions) -> 
                     .into_iter()
                     .flatten()
                 {
-                    if let Some((call_ts, body, call_id)) = tool_body(call, &ts, options) {
-                        drafts.push(maker(&call_ts, Kind::ToolObservation, body, &call_id));
+                    let Some((call_ts, body, call_id)) = tool_body(call, &ts, options) else {
+                        continue;
+                    };
+                    // a `write_todos` call is its list's task events, as
+                    // the hook records it
+                    if let Some(tasks) = observed_plan_events(&body, &options.project) {
+                        for task in tasks {
+                            let task_ref = task.reference(&call_id);
+                            drafts.push(maker(&call_ts, task.kind, task.body, &task_ref));
+                        }
+                        continue;
                     }
+                    drafts.push(maker(&call_ts, Kind::ToolObservation, body, &call_id));
                 }
             }
             _ => {}

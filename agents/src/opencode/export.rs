@@ -11,7 +11,9 @@
 //!   each `tool` part whose `state.status` is `completed` or `error` a
 //!   `tool_observation` (`tool`, `state.input`, `state.output` or
 //!   `state.error`) with `tool_use_id` its `callID`, as the plugin's
-//!   PostToolUse has it, at `state.time.end`.
+//!   PostToolUse has it, at `state.time.end`; a completed `todowrite`
+//!   call gives its list's task events instead, as the plugin's hook does
+//!   (`todo.rs`).
 //!
 //! Times are milliseconds since the epoch; every draft's `meta.ref` is its
 //! part's (or message's) `id`.
@@ -22,6 +24,7 @@ use memlog_format::Kind;
 use serde_json::{Map, Value};
 
 use crate::sessions::{read_text, session_draft, text_body};
+use crate::todo::observed_plan_events;
 use crate::tool::{ToolCall, observation_body};
 use crate::{HookOptions, Result, SessionFile};
 
@@ -101,14 +104,20 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
             "user" if !text.is_empty() => add(&ts, Kind::UserPrompt, text_body(text), id),
             "assistant" => {
                 for part in parts {
-                    if let Some((call_ts, body, part_id)) = tool_part(part, options) {
-                        add(
-                            call_ts.as_deref().unwrap_or(&ts),
-                            Kind::ToolObservation,
-                            body,
-                            part_id,
-                        );
+                    let Some((call_ts, body, part_id)) = tool_part(part, options) else {
+                        continue;
+                    };
+                    let call_ts = call_ts.as_deref().unwrap_or(&ts);
+                    // a `todowrite` call is its list's task events, as the
+                    // plugin's hook records it
+                    if let Some(tasks) = observed_plan_events(&body, &options.project) {
+                        for task in tasks {
+                            let task_ref = task.reference(part_id);
+                            add(call_ts, task.kind, task.body, &task_ref);
+                        }
+                        continue;
                     }
+                    add(call_ts, Kind::ToolObservation, body, part_id);
                 }
                 if !text.is_empty() {
                     let end = millis(info.pointer("/time/completed")).unwrap_or(ts);

@@ -8,7 +8,8 @@ use super::event::HookEvent;
 use super::payload::Payload;
 use crate::options::{CodeContext, HookOptions};
 use crate::todo::{
-    TASK_CREATE, TASK_UPDATE, TODO_TOOL, parse_todos, task_events, task_tool_events,
+    TASK_CREATE, TASK_UPDATE, TODO_TOOL, parse_todos, plan_tool_events, task_events,
+    task_tool_events,
 };
 use crate::tool::{ToolCall, observation_body};
 
@@ -84,6 +85,12 @@ pub fn drafts_at(
             }
             if let Some(tasks) = task_tool_drafts(&maker, tool, payload, &options.project) {
                 return tasks;
+            }
+            // other agents' plan tools: their whole list, as TodoWrite's
+            if let Some(events) =
+                plan_tool_events(tool, payload.tool_input.as_ref(), &options.project)
+            {
+                return task_drafts(&maker, payload, events);
             }
             let body = observation_body(&ToolCall {
                 tool,
@@ -638,6 +645,36 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn other_agents_plan_tools_become_task_events() {
+        let drafts = map(
+            "PostToolUse",
+            json!({"session_id": "s", "tool_name": "update_plan", "tool_use_id": "call_1",
+                   "tool_input": {"plan": [{"step": "Add tests", "status": "completed"},
+                                           {"step": "Ship it", "status": "pending"}]},
+                   "tool_response": "Plan updated"}),
+        );
+        let kinds: Vec<&str> = drafts.iter().map(|d| d.kind.as_str()).collect();
+        assert_eq!(kinds, ["task_created", "task_created"]);
+        assert_eq!(drafts[0].body["key"], "shop::add tests");
+        assert_eq!(drafts[0].body["status"], "done");
+        assert_eq!(drafts[0].body["source"], "update_plan");
+        assert_eq!(drafts[1].meta["tool_use_id"], "call_1");
+        // a failed call changed no list: the plain observation
+        let failed = one(map(
+            "PostToolUseFailure",
+            json!({"session_id": "s", "tool_name": "write_todos", "error": "invalid",
+                   "tool_input": {"todos": [{"description": "A", "status": "done?"}]}}),
+        ));
+        assert_eq!(failed.kind, Kind::ToolObservation);
+        // a call without its list, too
+        let odd = one(map(
+            "PostToolUse",
+            json!({"session_id": "s", "tool_name": "todowrite", "tool_input": {}}),
+        ));
+        assert_eq!(odd.kind, Kind::ToolObservation);
     }
 
     #[test]

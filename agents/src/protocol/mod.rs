@@ -21,7 +21,7 @@
 //! | SessionStart | `session_start` {`source`, `model`} |
 //! | UserPromptSubmit | `user_prompt` {`text`: the prompt}; nothing for a blank prompt |
 //! | PreToolUse | nothing, unless [`crate::HookOptions::record_pre_tool_use`]: then a `tool_observation` without output, `meta.pre_tool_use` |
-//! | PostToolUse | `tool_observation` {`tool`, `input`, `output`, `success`, `error`, `metadata`, `tool_use_id`}; TodoWrite: task events instead (below); nothing for [`crate::HookOptions::excluded_tools`] |
+//! | PostToolUse | `tool_observation` {`tool`, `input`, `output`, `success`, `error`, `metadata`, `tool_use_id`}; TodoWrite, Claude Code's task tools and the other agents' plan tools: task events instead (below); nothing for [`crate::HookOptions::excluded_tools`] |
 //! | PostToolUseFailure | `tool_observation` with `success: false` and the `error` |
 //! | Stop, SubagentStop | `agent_response` {`text`} (below) |
 //! | PreCompact | `user_prompt` `/compact <instructions>` when the user gave instructions, else nothing (below) |
@@ -87,6 +87,31 @@
 //! beside the session's transcript (in a transcript, the session's own
 //! TaskCreate). `source` is the tool's name. A call that changes no
 //! status, or whose task is not found, is the plain observation it is.
+//!
+//! # Other agents' plan tools
+//!
+//! Other agents plan with tools of TodoWrite's kind, the whole list each
+//! call, but no previous list comes with it (`todo.rs`):
+//!
+//! | agent | tool | input |
+//! | --- | --- | --- |
+//! | Codex CLI | `update_plan` | {`explanation`?, `plan`: [{`step`, `status`}]} |
+//! | Gemini CLI | `write_todos` | {`todos`: [{`description`, `status`}]} (statuses add `cancelled`, `blocked`) |
+//! | OpenCode | `todowrite` | {`todos`: [{`content`, `status`, `priority`, `id`?}]} |
+//! | Copilot CLI | `update_todo` | {`todos`: a markdown checklist: `- [ ] step` pending, `- [x] step` completed, `[/]`, `[-]`, `[~]` read as `in_progress`} |
+//!
+//! Each call (its PostToolUse, whatever the agent calls it, or the call
+//! read from its session file on import) gives, for every item of its
+//! list, the `task_created` a TodoWrite list gives when the previous one
+//! is unknown — its current status, `source` the tool's name — and no
+//! `tool_observation`. The next call creates the items again with their
+//! new status, which the fold reads as an update of the session's task
+//! (and a `pending → done` jump as implying the start:
+//! `memlog_format::task::implies_start`). Hook and import give the same
+//! events (kind, key, status), so importing a hooked session adds none. A
+//! failed call, or one without its list, is the plain observation it is.
+//! Codex runs no hook for `update_plan`: its Stop reads the turn's plan
+//! calls from the rollout ([`crate::codex::hooks`]).
 //!
 //! # Stop and SubagentStop
 //!

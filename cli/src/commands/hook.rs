@@ -15,9 +15,10 @@ use memlog_store::Layout;
 ///
 /// Reads the hook's JSON payload on stdin (Claude Code's; with `--agent
 /// codex` Codex CLI's, the same protocol; with `--agent gemini` Gemini
-/// CLI's, translated). Records prompts, tool calls
-/// (TodoWrite as task events), answers and session boundaries into the
-/// session's journal; SessionEnd seals the session into its commit. At
+/// CLI's, translated). Records prompts, tool calls (TodoWrite and the
+/// other agents' plan tools as task events), answers and session
+/// boundaries into the session's journal; SessionEnd seals the session
+/// into its commit. At
 /// SessionStart it prints a briefing (recent sessions, open tasks), at
 /// UserPromptSubmit the memories most relevant to the prompt, each cited
 /// by event id, as Claude Code's `additionalContext`.

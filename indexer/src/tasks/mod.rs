@@ -163,6 +163,35 @@ mod tests {
         );
     }
 
+    /// Another agent's plan tool sends its whole list each call, every
+    /// item created again with its status: within the session that is an
+    /// update of the task, and a pending step completed implies its start.
+    #[test]
+    fn plan_tools_update_their_sessions_tasks_by_creating_them_again() {
+        let plan = |n, title: &str, status: &str| {
+            let key = format!("p::{}", title.to_lowercase());
+            ev(
+                n,
+                "s1",
+                Kind::TaskCreated,
+                json!({"key": key, "title": title, "status": status, "source": "update_plan"}),
+            )
+        };
+        let g = fold(&[
+            plan(1, "A", "in_progress"),
+            plan(2, "B", "pending"),
+            plan(3, "A", "done"),
+            plan(4, "B", "done"),
+        ]);
+        assert_eq!(g.tasks.len(), 2);
+        for key in ["task:p::a", "task:p::b"] {
+            let t = &g.tasks[key];
+            assert_eq!(t.state.status, Status::Done, "{key}");
+            assert!(t.history.iter().all(|h| h.rejected.is_none()), "{key}");
+        }
+        assert!(g.tasks["task:p::b"].history.iter().any(|h| h.implied));
+    }
+
     #[test]
     fn blockers_replace_or_suggest_and_conditions_resolve_to_tasks() {
         let url = offline_ref("https://ci.example.com/run/7", "p");

@@ -10,7 +10,9 @@ use memlog_ops::workspace;
 use crate::output;
 
 /// List tasks: the task entities folded from task events (an agent's
-/// TodoWrite, TaskCreate and TaskUpdate calls, `memlog task`), most
+/// TodoWrite, TaskCreate and TaskUpdate calls, the other agents' plan
+/// tools — Codex's `update_plan`, Gemini's `write_todos`, OpenCode's
+/// `todowrite`, Copilot's `update_todo` — and `memlog task`), most
 /// recently changed first.
 ///
 /// A task is one entity across sessions (same canonical key, an alias, or
