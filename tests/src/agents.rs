@@ -921,6 +921,35 @@ impl AgentCli for OpencodeCli {
     }
 }
 
+impl OpencodeCli {
+    /// `opencode export SESSION`, written to a file in the fresh HOME: the
+    /// session file a user hands to `memlog import opencode`.
+    pub fn export(&self, session_id: &str) -> PathBuf {
+        let found = self.found();
+        // no model is asked; the API is only where its configuration points
+        let api = self.api(&serde_json::json!({"turns": []}));
+        let mut command = Self::program_command(&found.program);
+        command
+            .args(["export", session_id])
+            .current_dir(&found.repo)
+            .env("HOME", found.home.path());
+        self.isolate(&mut command, &api);
+        let run = run_bounded(&mut command, found.home.path());
+        assert!(
+            run.output.status.success(),
+            "opencode export failed\nstdout:\n{}\nstderr:\n{}",
+            run.stdout(),
+            run.stderr()
+        );
+        // the JSON, without what the command may print before it
+        let stdout = run.stdout();
+        let json = stdout.find('{').map_or("", |start| &stdout[start..]);
+        let path = found.home.path().join(format!("{session_id}.json"));
+        std::fs::write(&path, json).expect("write the export");
+        path
+    }
+}
+
 /// A script whose model runs `cat notes.txt` with a tool named `bash`
 /// (Copilot CLI's and OpenCode's shell), then says `answer`.
 pub fn bash_cat_notes(answer: &str) -> Value {
@@ -1025,7 +1054,10 @@ pub fn plan_the_migration<A: AgentCli>(agent: &A) -> AgentRun {
 pub fn wait_for_background_index(repo: &TestRepo) {
     let started = Instant::now();
     loop {
-        let doctor = repo.memlog(&["doctor", "--json"]).ok().json();
+        // doctor fails on what else it finds (Codex's hooks, untrusted
+        // where it looks), and still reports the index
+        let doctor =
+            crate::run(crate::memlog_command(repo.path()).args(["doctor", "--json"])).json();
         if doctor["index"] == "up to date" {
             return;
         }
@@ -1050,4 +1082,65 @@ pub fn repo_with_notes(text: &str) -> TestRepo {
     )
     .expect("write .memlog.yaml");
     repo
+}
+
+/// The steps of the plan a scripted model makes with its agent's plan tool
+/// ([`plan_twice`]): the first two are completed by the second call (the
+/// second straight from pending), the last stays pending.
+pub const PLAN_STEPS: [&str; 3] = ["Write the parser", "Add the tests", "Update the docs"];
+
+/// A script whose model calls its agent's plan tool `tool` twice — `first`
+/// (the plan made, its first step started), then `second` (steps marked
+/// completed) — then answers. The inputs are in the tool's own shape.
+pub fn plan_twice(tool: &str, first: Value, second: Value) -> Value {
+    serde_json::json!({
+        "turns": [
+            {"text": "Planning.", "tool_use": {"name": tool, "input": first}},
+            {"text": "Two steps done.", "tool_use": {"name": tool, "input": second}},
+            {"text": "The parser and its tests are in; the docs are still open."}
+        ],
+        "side_text": "{}"
+    })
+}
+
+/// Asserts that `memlog task list --json` holds the plan of [`plan_twice`]
+/// (its first two steps done, the last pending, one task each), and that
+/// the hooks recorded it in `session` as task events from `tool`.
+pub fn assert_plan_tasks(repo: &TestRepo, session: &str, tool: &str) {
+    // the session's end indexes it in the background, as a user's would
+    wait_for_background_index(repo);
+    let tasks = repo.memlog(&["task", "list", "--json"]).ok().json();
+    let task = |title: &str| {
+        tasks
+            .as_array()
+            .expect("a list of tasks")
+            .iter()
+            .find(|t| t["title"] == title)
+            .cloned()
+            .unwrap_or_else(|| {
+                let events = repo.session_events(session);
+                panic!("no task {title:?}: {tasks:#}\nthe session's events: {events:#?}")
+            })
+    };
+    for (title, status) in PLAN_STEPS.iter().zip(["done", "done", "pending"]) {
+        assert_eq!(task(title)["status"], status, "{title}: {tasks:#}");
+    }
+    assert_eq!(
+        tasks.as_array().map(Vec::len),
+        Some(PLAN_STEPS.len()),
+        "one task a step, not a copy a call: {tasks:#}"
+    );
+    let events = repo.session_events(session);
+    let from_tool = events
+        .iter()
+        .filter(|e| e["kind"] == "task_created" && e["body"]["source"] == tool)
+        .count();
+    // every step of each call, and no observation of the calls
+    assert_eq!(from_tool, 2 * PLAN_STEPS.len(), "{events:#?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["kind"] == "tool_observation" && e["body"]["tool"] == tool),
+        "{events:#?}"
+    );
 }

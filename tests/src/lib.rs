@@ -13,8 +13,9 @@ use std::process::{Command, Output, Stdio};
 pub mod agents;
 pub use agents::{
     AgentCli, AgentRun, ClaudeCli, CodexCli, CopilotCli, DECIDED, GeminiCli, OpencodeCli,
-    ScriptedApi, assert_invoice_recall, bash_cat_notes, captured_session, invoice_repo,
-    plan_the_migration, read_invoice_then_notes, repo_with_notes, wait_for_background_index,
+    PLAN_STEPS, ScriptedApi, assert_invoice_recall, assert_plan_tasks, bash_cat_notes,
+    captured_session, invoice_repo, plan_the_migration, plan_twice, read_invoice_then_notes,
+    repo_with_notes, wait_for_background_index,
 };
 
 /// Path of the memlog binary under test.

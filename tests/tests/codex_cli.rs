@@ -1,15 +1,15 @@
 //! The real Codex CLI, offline against a scripted Responses API on
 //! 127.0.0.1, with memlog's hooks installed by `memlog install codex`:
 //! capture of a session with a tool call, memory shared with Claude Code
-//! both ways, an import of Codex's own session file that adds nothing, and
-//! hooks Codex does not run until the user trusts them, which `memlog
-//! doctor` tells. Skipped (with a message) when `scripts/install-assets`
+//! both ways, an import of Codex's own session file that adds nothing,
+//! its plan (`update_plan`) as memlog's tasks, and hooks Codex does not run
+//! until the user trusts them, which `memlog doctor` tells. Skipped (with a message) when `scripts/install-assets`
 //! has not installed the CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, ClaudeCli, CodexCli, DECIDED, McpProcess, captured_session, memlog_command,
-    plan_the_migration, repo_with_notes, run,
+    AgentCli, ClaudeCli, CodexCli, DECIDED, McpProcess, PLAN_STEPS, assert_plan_tasks,
+    captured_session, memlog_command, plan_the_migration, plan_twice, repo_with_notes, run,
 };
 use serde_json::{Value, json};
 
@@ -247,4 +247,42 @@ fn hooks_codex_does_not_trust_are_named_until_trusted() {
         ],
     );
     assert_eq!(codex_hooks(&repo, &codex)["trusted"], true);
+}
+
+/// Codex plans with `update_plan`, the whole plan each call: its steps are
+/// memlog's tasks (`memlog task list`, the next briefing's open tasks), on
+/// the hook path, and its rollout brings no second copy.
+#[test]
+fn codexs_plan_is_memlogs_tasks() {
+    let repo = repo_with_notes(NOTES);
+    let Some(codex) = CodexCli::find(&repo) else {
+        return;
+    };
+    // Codex 0.169 offers update_plan by its model catalog; the scripted
+    // `gpt-5` is not in it, so the test turns the tool on as a user can
+    let codex = codex.with_config("\n[tools.update_plan]\nenabled = true\n");
+    let plan = |statuses: [&str; 3]| {
+        let steps: Vec<Value> = PLAN_STEPS
+            .iter()
+            .zip(statuses)
+            .map(|(step, status)| json!({"step": step, "status": status}))
+            .collect();
+        json!({"explanation": "Parser first.", "plan": steps})
+    };
+    let script = plan_twice(
+        "update_plan",
+        plan(["in_progress", "pending", "pending"]),
+        plan(["completed", "completed", "pending"]),
+    );
+    let session = codex.run("Add the parser, with tests and docs.", &script);
+    assert_plan_tasks(&repo, &session.session_id, "update_plan");
+    let brief = repo.hook("SessionStart", "next", json!({"source": "startup"}));
+    assert!(brief.contains("Update the docs"), "{brief}");
+
+    let rollout = codex.rollout(&session.session_id);
+    let report = repo
+        .memlog(&["import", "codex", "--json", rollout.to_str().unwrap()])
+        .ok()
+        .json();
+    assert_eq!(report["added"], 0, "{report}");
 }

@@ -1,15 +1,16 @@
 //! The real Gemini CLI, offline against a scripted Gemini API on
 //! 127.0.0.1, with memlog's hooks installed by `memlog install gemini`:
 //! capture of a session with a tool call, memory shared with Codex CLI,
-//! and file-aware recall appended to a `read_file` result.
+//! file-aware recall appended to a `read_file` result, and its todos
+//! (`write_todos`) as memlog's tasks.
 //! Skipped (with a message) when `scripts/install-assets` has not installed
 //! the CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, CodexCli, DECIDED, GeminiCli, assert_invoice_recall, captured_session, invoice_repo,
-    memlog_command, plan_the_migration, read_invoice_then_notes, repo_with_notes,
-    run as run_memlog,
+    AgentCli, CodexCli, DECIDED, GeminiCli, PLAN_STEPS, assert_invoice_recall, assert_plan_tasks,
+    captured_session, invoice_repo, memlog_command, plan_the_migration, plan_twice,
+    read_invoice_then_notes, repo_with_notes, run as run_memlog,
 };
 use serde_json::json;
 
@@ -138,4 +139,51 @@ fn a_file_gemini_reads_brings_what_failed_there() {
     script["side_text"] = json!("{}");
     let run = gemini.run("Look at the invoice code and the notes.", &script);
     assert_invoice_recall(&repo, &run, ("AfterTool", "PostToolUse"), (&failure, &fix));
+}
+
+/// Gemini plans with `write_todos`, the whole list each call: its todos
+/// are memlog's tasks, on the hook path (AfterTool), and its saved chat
+/// brings no second copy.
+#[test]
+fn geminis_todos_are_memlogs_tasks() {
+    let repo = repo_with_notes(NOTES);
+    let Some(gemini) = GeminiCli::find(&repo) else {
+        return;
+    };
+    let todos = |statuses: [&str; 3]| {
+        let todos: Vec<serde_json::Value> = PLAN_STEPS
+            .iter()
+            .zip(statuses)
+            .map(|(step, status)| json!({"description": step, "status": status}))
+            .collect();
+        json!({ "todos": todos })
+    };
+    let script = plan_twice(
+        "write_todos",
+        todos(["in_progress", "pending", "pending"]),
+        todos(["completed", "completed", "pending"]),
+    );
+    // Gemini CLI offers write_todos to Gemini 2 models only (its default,
+    // a Gemini 3 preview, tracks tasks otherwise)
+    let args = [
+        "-p",
+        "Add the parser, with tests and docs.",
+        "--output-format",
+        "json",
+        "--yolo",
+        "--model",
+        "gemini-2.5-pro",
+    ];
+    let run = gemini.run_args(&args, &script);
+    assert_plan_tasks(&repo, &run.session_id, "write_todos");
+
+    let report = run_memlog(
+        memlog_command(repo.path())
+            .env("HOME", gemini.home())
+            .args(["import", "gemini", "--json"]),
+    )
+    .ok()
+    .json();
+    assert_eq!(report["files"][0]["session"], run.session_id.as_str());
+    assert_eq!(report["added"], 0, "{report}");
 }

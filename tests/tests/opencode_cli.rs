@@ -1,14 +1,16 @@
 //! The real OpenCode, offline against a scripted Messages API on 127.0.0.1
 //! (a provider of its own with a `baseURL`), with memlog's plugin installed
-//! by `memlog install opencode`: capture of a session with a tool call, and
-//! memory from a Claude Code session reaching OpenCode's model. Skipped
+//! by `memlog install opencode`: capture of a session with a tool call,
+//! memory from a Claude Code session reaching OpenCode's model, and its
+//! todos (`todowrite`) as memlog's tasks. Skipped
 //! (with a message) when `scripts/install-assets` has not installed the
 //! CLIs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
 use memlog_e2e::{
-    AgentCli, ClaudeCli, DECIDED, OpencodeCli, assert_invoice_recall, bash_cat_notes, invoice_repo,
-    plan_the_migration, read_invoice_then_notes, repo_with_notes, wait_for_background_index,
+    AgentCli, ClaudeCli, DECIDED, OpencodeCli, PLAN_STEPS, assert_invoice_recall,
+    assert_plan_tasks, bash_cat_notes, invoice_repo, plan_the_migration, plan_twice,
+    read_invoice_then_notes, repo_with_notes, wait_for_background_index,
 };
 use serde_json::json;
 
@@ -154,4 +156,38 @@ fn an_opencode_command_that_fails_is_recorded_failed() {
         .unwrap_or_else(|| panic!("no call: {events:#?}"));
     assert_eq!(call["body"]["success"], false, "{call}");
     assert_eq!(call["body"]["error"], "exit code 1", "{call}");
+}
+
+/// OpenCode plans with `todowrite` (TodoWrite's shape, the whole list each
+/// call): its todos are memlog's tasks, on the hook path (the plugin's
+/// `tool.execute.after`), and its export brings no second copy.
+#[test]
+fn opencodes_todos_are_memlogs_tasks() {
+    let repo = repo_with_notes(NOTES);
+    let Some(opencode) = OpencodeCli::find(&repo) else {
+        return;
+    };
+    let todos = |statuses: [&str; 3]| {
+        let todos: Vec<serde_json::Value> = PLAN_STEPS
+            .iter()
+            .zip(statuses)
+            .map(|(step, status)| json!({"content": step, "status": status, "priority": "high"}))
+            .collect();
+        json!({ "todos": todos })
+    };
+    let script = plan_twice(
+        "todowrite",
+        todos(["in_progress", "pending", "pending"]),
+        todos(["completed", "completed", "pending"]),
+    );
+    let run = opencode.run("Add the parser, with tests and docs.", &script);
+    assert_plan_tasks(&repo, &run.session_id, "todowrite");
+
+    let export = opencode.export(&run.session_id);
+    let report = repo
+        .memlog(&["import", "opencode", "--json", export.to_str().unwrap()])
+        .ok()
+        .json();
+    assert_eq!(report["files"][0]["session"], run.session_id.as_str());
+    assert_eq!(report["added"], 0, "{report}");
 }
