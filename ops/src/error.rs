@@ -48,6 +48,25 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether this is a read of the log that a clone git left incomplete
+    /// on purpose could not make (a partial clone's left-out blob, a
+    /// shallow clone's cut history): `memlog sync` or `git fetch
+    /// --unshallow` repairs it, and nothing else is wrong.
+    pub fn is_incomplete_clone(&self) -> bool {
+        let incomplete = |e: &memlog_store::Error| {
+            matches!(
+                e,
+                memlog_store::Error::PartialClone { .. } | memlog_store::Error::Shallow { .. }
+            )
+        };
+        match self {
+            Error::Store(e) | Error::Index(memlog_indexer::Error::Log(e)) => incomplete(e),
+            _ => false,
+        }
+    }
+}
+
 /// The result of an operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -241,14 +241,25 @@ pub fn run(
         }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit => {
             let injected = match job {
-                Some(job) => inject(
-                    agent,
-                    &repo,
-                    &recorder,
-                    event,
-                    &payload,
-                    job.wait(&repo.layout(), event, started, budget)?,
-                ),
+                Some(job) => match job.wait(&repo.layout(), event, started, budget) {
+                    Ok(context) => inject(agent, &repo, &recorder, event, &payload, context),
+                    // A clone git left incomplete on purpose: no memory
+                    // reaches the agent until a sync, and a user reads no
+                    // hooks.log; the session is still recorded.
+                    Err(e) if event == HookEvent::SessionStart && e.is_incomplete_clone() => {
+                        log_error(
+                            Some(&repo.layout()),
+                            event.as_str(),
+                            &e.to_string(),
+                            started,
+                        );
+                        let notice = format!(
+                            "memlog cannot read this repository's memory: {e}. Tell the user."
+                        );
+                        return Ok(agent.hook_output(HookEvent::SessionStart, Some(&notice)));
+                    }
+                    Err(e) => return Err(e),
+                },
                 None if !repo.config.hooks.inject => Err(Injected::Skipped(
                     "injection is off (hooks.inject: false)".into(),
                 )),

@@ -802,3 +802,27 @@ fn sync_without_git_on_path_says_it_needs_git() {
         out.stderr()
     );
 }
+
+/// In a partial clone whose memlog branch git made from blobless commits
+/// (the plain-git route), no memory can be read until a sync: the agent is
+/// told at its session's start, as for a repository memlog cannot write
+/// (field test 8c: only hooks.log said it, and no memory arrived).
+#[test]
+fn in_a_partial_clone_without_the_logs_contents_the_agent_is_told_at_session_start() {
+    let (remote, clones) = remote_and_clones(1);
+    let teammate = &clones[0];
+    seal_session(teammate, "before-the-clone");
+    teammate.memlog(&["sync", "origin"]).ok();
+    run(git_command(remote.path()).args(["config", "uploadpack.allowFilter", "true"])).ok();
+    let partial = clone_with(remote.path(), &["--filter=blob:none"]);
+    partial.git(&["branch", "memlog", "origin/memlog"]).ok();
+    let start = partial.hook(
+        "SessionStart",
+        "briefed",
+        serde_json::json!({"source": "startup"}),
+    );
+    assert!(
+        start.contains("partial clone") && start.contains("memlog sync origin"),
+        "{start}"
+    );
+}
