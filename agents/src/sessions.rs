@@ -156,6 +156,30 @@ pub(crate) fn session_draft(
     draft
 }
 
+/// A [`session_draft`] of `file`, its meta also holding the file's working
+/// directory and the agent's `version`, where known.
+pub(crate) fn file_draft(
+    file: &SessionFile,
+    version: Option<&str>,
+    ts: &str,
+    kind: memlog_format::Kind,
+    body: serde_json::Map<String, serde_json::Value>,
+    options: &crate::HookOptions,
+    reference: &str,
+) -> Draft {
+    use serde_json::Value;
+    let mut draft = session_draft(&file.session_id, ts, kind, body, options, reference);
+    if let Some(cwd) = &file.cwd {
+        draft.meta.insert("cwd".into(), Value::String(cwd.clone()));
+    }
+    if let Some(v) = version {
+        draft
+            .meta
+            .insert("agent_version".into(), Value::String(v.to_string()));
+    }
+    draft
+}
+
 /// A session file's time as memlog writes times, if it is one.
 pub(crate) fn normalized_time(value: Option<&serde_json::Value>) -> Option<String> {
     value

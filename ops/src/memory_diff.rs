@@ -322,17 +322,7 @@ fn task_states(events: &[Event]) -> BTreeMap<String, TaskState> {
         .filter(|e| TASK_KINDS.contains(&e.kind))
         .collect();
     tasks.sort_by(|a, b| (&a.ts, &a.session, a.seq, &a.id).cmp(&(&b.ts, &b.session, b.seq, &b.id)));
-    let folded: Vec<TaskEvent> = tasks
-        .into_iter()
-        .map(|e| TaskEvent {
-            id: e.id.clone(),
-            session: e.session.clone(),
-            ts: e.ts.clone(),
-            kind: e.kind.clone(),
-            project: e.project.clone(),
-            body: e.body.clone(),
-        })
-        .collect();
+    let folded: Vec<TaskEvent> = tasks.into_iter().map(TaskEvent::from).collect();
     fold(&folded)
         .tasks
         .into_values()

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use memlog_format::Kind;
 use serde_json::{Map, Value};
 
-use crate::sessions::{normalized_time, read_text, session_draft, text_body};
+use crate::sessions::{file_draft, normalized_time, read_text, text_body};
 use crate::todo::observed_plan_events;
 use crate::tool::{ToolCall, observation_body};
 use crate::{HookOptions, Result, SessionFile};
@@ -159,16 +159,9 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
             }
         };
         for (kind, body, reference) in entries {
-            let mut draft = session_draft(&file.session_id, &ts, kind, body, options, &reference);
-            if let Some(cwd) = &file.cwd {
-                draft.meta.insert("cwd".into(), Value::String(cwd.clone()));
-            }
-            if let Some(v) = version {
-                draft
-                    .meta
-                    .insert("agent_version".into(), Value::String(v.to_string()));
-            }
-            drafts.push(draft);
+            drafts.push(file_draft(
+                &file, version, &ts, kind, body, options, &reference,
+            ));
         }
     }
     file.drafts = SessionFile::numbered(drafts);

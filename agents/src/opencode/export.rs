@@ -23,7 +23,7 @@ use std::path::Path;
 use memlog_format::Kind;
 use serde_json::{Map, Value};
 
-use crate::sessions::{read_text, session_draft, text_body};
+use crate::sessions::{file_draft, read_text, text_body};
 use crate::todo::observed_plan_events;
 use crate::tool::{ToolCall, observation_body};
 use crate::{HookOptions, Result, SessionFile};
@@ -89,16 +89,9 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
             .join("\n");
         let text = text.trim();
         let mut add = |ts: &str, kind: Kind, body: Map<String, Value>, reference: &str| {
-            let mut draft = session_draft(&file.session_id, ts, kind, body, options, reference);
-            if let Some(cwd) = &file.cwd {
-                draft.meta.insert("cwd".into(), Value::String(cwd.clone()));
-            }
-            if let Some(v) = version {
-                draft
-                    .meta
-                    .insert("agent_version".into(), Value::String(v.to_string()));
-            }
-            drafts.push(draft);
+            drafts.push(file_draft(
+                &file, version, ts, kind, body, options, reference,
+            ));
         };
         match role {
             "user" if !text.is_empty() => add(&ts, Kind::UserPrompt, text_body(text), id),

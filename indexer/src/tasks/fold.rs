@@ -31,6 +31,19 @@ pub struct TaskEvent {
     pub body: Map<String, Value>,
 }
 
+impl From<&memlog_format::Event> for TaskEvent {
+    fn from(e: &memlog_format::Event) -> TaskEvent {
+        TaskEvent {
+            id: e.id.clone(),
+            session: e.session.clone(),
+            ts: e.ts.clone(),
+            kind: e.kind.clone(),
+            project: e.project.clone(),
+            body: e.body.clone(),
+        }
+    }
+}
+
 /// One step of a task's history.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HistoryEntry {

@@ -66,14 +66,7 @@ pub fn tasks(p: &Projections) -> Result<Vec<TaskSummary>> {
         .iter()
         .map(|u| &u.event)
         .filter(|e| TASK_KINDS.contains(&e.kind))
-        .map(|e| TaskEvent {
-            id: e.id.clone(),
-            session: e.session.clone(),
-            ts: e.ts.clone(),
-            kind: e.kind.clone(),
-            project: e.project.clone(),
-            body: e.body.clone(),
-        })
+        .map(TaskEvent::from)
         .collect();
     if !recent.is_empty() {
         // the log's order: what the index holds, then what follows it
