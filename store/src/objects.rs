@@ -31,6 +31,32 @@ pub fn persist(repo: &Repo, objects: &Storage) -> Result<Option<PathBuf>> {
     write_pack(repo, objects)
 }
 
+/// What a seal writes in the `.keep` of its pack, until a ref points at it.
+const SEALING: &[u8] = b"memlog: sealing\n";
+
+/// Removes the `.keep` files seals left behind when killed before their
+/// ref moved: git never prunes a kept pack, so a purge left the forgotten
+/// words of such a seal's commit in the store for good (the crash bench).
+/// Only for a caller that no seal can run beside (a purge, holding
+/// `history.lock` exclusively). Returns how many were removed.
+pub(crate) fn release_stale_keeps(repo: &Repo) -> Result<usize> {
+    let pack_dir = objects_dir(repo).join("pack");
+    let Ok(entries) = std::fs::read_dir(&pack_dir) else {
+        return Ok(0);
+    };
+    let mut released = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "keep")
+            && std::fs::read(&path).is_ok_and(|text| text == SEALING)
+        {
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            released += 1;
+        }
+    }
+    Ok(released)
+}
+
 fn objects_dir(repo: &Repo) -> PathBuf {
     repo.common_dir.join("objects")
 }
@@ -159,7 +185,7 @@ fn write_pack(repo: &Repo, objects: &Storage) -> Result<Option<PathBuf>> {
     std::fs::create_dir_all(&pack_dir).map_err(|e| Error::io(&pack_dir, e))?;
     let base = pack_dir.join(format!("pack-{pack_sum}"));
     let keep = base.with_extension("keep");
-    std::fs::write(&keep, b"memlog: sealing\n").map_err(|e| Error::io(&keep, e))?;
+    std::fs::write(&keep, SEALING).map_err(|e| Error::io(&keep, e))?;
     write_durably(&base.with_extension("pack"), &pack)?;
     write_durably(&base.with_extension("idx"), &idx)?;
     sync_dir(&pack_dir).map_err(|e| Error::io(&pack_dir, e))?;

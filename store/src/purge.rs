@@ -92,6 +92,12 @@ struct Purged {
 pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     // no seal or sync writes objects while this one prunes them
     let _history = crate::history_lock::exclusive(repo)?;
+    // so no seal is under way: a pack one kept is a killed seal's
+    crate::objects::release_stale_keeps(repo)?;
+    let personal = Log::personal(repo);
+    if personal.store().is_personal_store() {
+        crate::objects::release_stale_keeps(personal.store())?;
+    }
     // never rewrite the user's own branch of the log's name
     Log::new(repo).check_ours()?;
     let mut report = PurgeReport::default();

@@ -624,3 +624,59 @@ fn a_purge_erases_a_live_sessions_forgotten_event_before_its_seal() {
     );
     assert!(!holds_in_files(repo.path(), MARKER));
 }
+
+/// A seal killed after writing its pack and before moving the ref left the
+/// pack's `.keep`: git never prunes a kept pack, so a purge left the
+/// forgotten words in the store (the crash bench, with random kills). A
+/// purge, which no seal runs beside, releases what seals kept; a keep of
+/// another tool stays.
+#[test]
+fn a_purge_erases_what_a_killed_seal_left_in_a_kept_pack() {
+    let repo = TestRepo::new();
+    let secret = "the heron vault code is 4471";
+    let note = repo.memlog(&["note", secret, "--json"]).ok().json();
+    repo.memlog(&["forget", note["id"].as_str().unwrap()]).ok();
+    // what a killed seal leaves: a pack with the words, kept as sealing
+    let kept_pack = |text: &str, keep: &str| {
+        let blob = memlog_e2e::run_stdin(
+            memlog_e2e::git_command(repo.path()).args(["hash-object", "-w", "--stdin"]),
+            text,
+        )
+        .ok()
+        .stdout()
+        .trim()
+        .to_string();
+        let base = repo.path().join(".git/objects/pack/pack");
+        let name = memlog_e2e::run_stdin(
+            memlog_e2e::git_command(repo.path())
+                .args(["pack-objects", "-q"])
+                .arg(&base),
+            &format!("{blob}\n"),
+        )
+        .ok()
+        .stdout()
+        .trim()
+        .to_string();
+        std::fs::write(
+            repo.path()
+                .join(format!(".git/objects/pack/pack-{name}.keep")),
+            keep,
+        )
+        .unwrap();
+        std::fs::remove_file(repo.path().join(format!(
+            ".git/objects/{}/{}",
+            &blob[..2],
+            &blob[2..]
+        )))
+        .unwrap();
+    };
+    kept_pack(
+        &format!("{secret} (a killed seal's segment)"),
+        "memlog: sealing\n",
+    );
+    kept_pack("a pack another tool keeps", "receive-pack 4242 on host\n");
+    assert!(contains(&all_objects(&repo), secret));
+    repo.memlog(&["purge"]).ok();
+    assert!(!contains(&all_objects(&repo), secret));
+    assert!(contains(&all_objects(&repo), "a pack another tool keeps"));
+}
