@@ -74,15 +74,7 @@ pub(crate) fn parse_todos(list: &Value) -> Option<Vec<Todo>> {
 /// `content`, Codex's `step`, Gemini's `description`).
 fn parse_items(list: &Value, text_key: &str) -> Option<Vec<Todo>> {
     let items = list.as_array()?;
-    let text = |item: &Value, key: &str| {
-        item.get(key)
-            .and_then(|v| match v {
-                Value::String(s) => Some(s.clone()),
-                Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            })
-            .filter(|s| !s.trim().is_empty())
-    };
+    let text = |item: &Value, key: &str| text_of(item.get(key));
     Some(
         items
             .iter()
@@ -181,15 +173,18 @@ pub(crate) fn task_tool_events(
         }
         _ => return None,
     };
-    Some(
-        events
-            .into_iter()
-            .map(|mut e| {
-                e.body.insert("source".into(), Value::String(tool.into()));
-                e
-            })
-            .collect(),
-    )
+    Some(from_source(events, tool))
+}
+
+/// `events` with `tool` as their `source`.
+fn from_source(events: Vec<TaskEvent>, tool: &str) -> Vec<TaskEvent> {
+    events
+        .into_iter()
+        .map(|mut e| {
+            e.body.insert("source".into(), Value::String(tool.into()));
+            e
+        })
+        .collect()
 }
 
 /// How another agent's plan tool sends its list.
@@ -299,15 +294,7 @@ pub(crate) fn plan_tool_events(
         ListShape::Items { list, text } => parse_items(input?.get(*list)?, text)?,
         ListShape::Checklist { field } => parse_checklist(input?.get(*field)?.as_str()?),
     };
-    Some(
-        task_events(&todos, None, project)
-            .into_iter()
-            .map(|mut e| {
-                e.body.insert("source".into(), Value::String(tool.into()));
-                e
-            })
-            .collect(),
-    )
+    Some(from_source(task_events(&todos, None, project), tool))
 }
 
 /// [`plan_tool_events`] for a call an importer read, given its observation

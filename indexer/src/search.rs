@@ -494,22 +494,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
             ),
         };
         let score = own + spread_part + wr * parts.recency + wi * parts.importance;
-        hits.push((
-            row.ts_ms,
-            *key,
-            Hit {
-                id: row.id,
-                session: row.session,
-                kind: row.kind,
-                ts: row.ts,
-                text: row.text,
-                score,
-                parts,
-                meta: serde_json::from_str(&row.meta).unwrap_or(Value::Null),
-                superseded_by: None,
-                caveat: None,
-            },
-        ));
+        hits.push((row.ts_ms, *key, hit_of(row, score, parts)));
     }
     if links {
         demote_superseded(p, &mut hits)?;
@@ -883,21 +868,26 @@ pub fn turns(p: &Projections, hits: &[Hit]) -> Result<Turns> {
         if narrating {
             out.narration.insert(h.id.clone());
         } else if let Some(row) = row_of(p, later)? {
-            out.answers.push(Hit {
-                id: row.id,
-                session: row.session,
-                kind: row.kind,
-                ts: row.ts,
-                text: row.text,
-                score: h.score,
-                parts: h.parts.clone(),
-                meta: serde_json::from_str(&row.meta).unwrap_or(Value::Null),
-                superseded_by: None,
-                caveat: None,
-            });
+            out.answers.push(hit_of(row, h.score, h.parts.clone()));
         }
     }
     Ok(out)
+}
+
+/// The hit an event row makes at `score`.
+fn hit_of(row: Row, score: f32, parts: ScoreParts) -> Hit {
+    Hit {
+        id: row.id,
+        session: row.session,
+        kind: row.kind,
+        ts: row.ts,
+        text: row.text,
+        score,
+        parts,
+        meta: serde_json::from_str(&row.meta).unwrap_or(Value::Null),
+        superseded_by: None,
+        caveat: None,
+    }
 }
 
 /// The live row of the event `key`, indexed or not; `None` when it is

@@ -264,12 +264,14 @@ pub fn briefing(
                 None => String::new(),
             };
             // what came of it: the session's last answer, where it may be shown
-            let outcome = match last_answer(p, &s.session)? {
-                Some(a) if !hidden || personal => {
-                    format!(" → {}", memlog_format::event::one_line(&a, OUTCOME_CHARS))
-                }
-                _ => String::new(),
+            let answer = if hidden && !personal {
+                None
+            } else {
+                last_answer(p, &s.session)?
             };
+            let outcome = answer
+                .map(|a| format!(" → {}", memlog_format::event::one_line(&a, OUTCOME_CHARS)))
+                .unwrap_or_default();
             md.push_str(&format!(
                 "- {} · {} ({} events): {}{outcome}\n",
                 s.first_ts.get(..10).unwrap_or(&s.first_ts),

@@ -87,27 +87,36 @@ fn refuse_untrusted(git: &gix::Repository) -> Result<()> {
 /// its `config` (`extensions.objectformat`); gix, built for SHA-1 only,
 /// says only that the configuration "could not be loaded".
 fn unsupported_object_format(common_dir: &Path) -> Option<Error> {
-    let text = std::fs::read_to_string(common_dir.join("config")).ok()?;
-    let mut in_extensions = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_extensions = line
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .trim()
-                .eq_ignore_ascii_case("extensions");
+    let format = config_value(common_dir, "extensions", "objectformat")?.to_ascii_lowercase();
+    (format != "sha1").then(|| Error::ObjectFormat {
+        path: common_dir.to_path_buf(),
+        format,
+    })
+}
+
+/// The value of `key` in the section `[section]` of the git `config` file
+/// under `common_dir` (a subsection quoted, as `remote "origin"`), read
+/// from the file: a hook cannot afford gix's whole configuration, nor a git
+/// process. Section and key names compare without case, as git compares
+/// them; a subsection exactly.
+fn config_value(common_dir: &Path, section: &str, key: &str) -> Option<String> {
+    let config = std::fs::read_to_string(common_dir.join("config")).ok()?;
+    let wanted: String = section.split_whitespace().collect();
+    let mut inside = false;
+    for line in config.lines().map(str::trim) {
+        if let Some(header) = line.strip_prefix('[') {
+            let header: String = header.trim_end_matches(']').split_whitespace().collect();
+            // the section's name without case, a quoted subsection exactly
+            let (name, sub) = header.split_once('"').unwrap_or((&header, ""));
+            let (wanted_name, wanted_sub) = wanted.split_once('"').unwrap_or((&wanted, ""));
+            inside = name.eq_ignore_ascii_case(wanted_name) && sub == wanted_sub;
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else {
+        let Some((name, value)) = line.split_once('=') else {
             continue;
         };
-        let value = value.trim().to_ascii_lowercase();
-        if in_extensions && key.trim().eq_ignore_ascii_case("objectformat") && value != "sha1" {
-            return Some(Error::ObjectFormat {
-                path: common_dir.to_path_buf(),
-                format: value,
-            });
+        if inside && name.trim().eq_ignore_ascii_case(key) {
+            return Some(value.trim().trim_matches('"').to_string());
         }
     }
     None
@@ -236,9 +245,6 @@ impl Repo {
             return Ok(self.git.get_or_init(|| git));
         }
         let start = self.work_tree.as_deref().unwrap_or(&self.git_dir);
-        if let Some(e) = unsupported_object_format(&self.common_dir) {
-            return Err(e);
-        }
         let mut git =
             gix::discover_with_environment_overrides(start).map_err(|e| Error::GitOpen {
                 path: start.to_path_buf(),
@@ -415,28 +421,11 @@ fn absolute(p: &Path) -> PathBuf {
 /// `common_dir` (`git@host:team/shop.git` and `https://host/team/shop`
 /// give `shop`), read from the file: a hook cannot afford a git process.
 fn origin_name(common_dir: &Path) -> Option<String> {
-    let config = std::fs::read_to_string(common_dir.join("config")).ok()?;
-    let mut in_origin = false;
-    for line in config.lines().map(str::trim) {
-        if line.starts_with('[') {
-            in_origin = line.replace(char::is_whitespace, "") == "[remote\"origin\"]";
-            continue;
-        }
-        if !in_origin {
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        if !key.trim().eq_ignore_ascii_case("url") {
-            continue;
-        }
-        let url = value.trim().trim_matches('"').trim_end_matches('/');
-        let last = url.rsplit(['/', ':', '\\']).next()?;
-        let name = last.strip_suffix(".git").unwrap_or(last);
-        return (!name.is_empty()).then(|| name.to_string());
-    }
-    None
+    let url = config_value(common_dir, "remote \"origin\"", "url")?;
+    let url = url.trim_end_matches('/');
+    let last = url.rsplit(['/', ':', '\\']).next()?;
+    let name = last.strip_suffix(".git").unwrap_or(last);
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 #[cfg(test)]

@@ -1107,8 +1107,8 @@ pub fn plan_twice(tool: &str, first: Value, second: Value) -> Value {
 /// (its first two steps done, the last pending, one task each), and that
 /// the hooks recorded it in `session` as task events from `tool`.
 pub fn assert_plan_tasks(repo: &TestRepo, session: &str, tool: &str) {
-    // the session's end indexes it in the background, as a user's would
-    wait_for_background_index(repo);
+    // at once, as a user would ask: the session's end only started an
+    // index in the background
     let tasks = repo.memlog(&["task", "list", "--json"]).ok().json();
     let task = |title: &str| {
         tasks

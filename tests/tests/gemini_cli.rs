@@ -17,6 +17,18 @@ use serde_json::json;
 /// What `notes.txt` says, for the scripted model to read.
 const NOTES: &str = "The release freeze is Wednesday noon.\n";
 
+/// `memlog import gemini --json` with Gemini's home: by default the chats
+/// of this repository under ~/.gemini/tmp.
+fn import_gemini(repo: &memlog_e2e::TestRepo, gemini: &GeminiCli) -> serde_json::Value {
+    run_memlog(
+        memlog_command(repo.path())
+            .env("HOME", gemini.home())
+            .args(["import", "gemini", "--json"]),
+    )
+    .ok()
+    .json()
+}
+
 #[test]
 fn a_gemini_session_is_captured_and_sealed() {
     let repo = repo_with_notes(NOTES);
@@ -64,13 +76,7 @@ fn a_gemini_session_is_captured_and_sealed() {
 
     // Gemini's saved chat adds nothing to what the hooks captured: by
     // default the chats of this repository under ~/.gemini/tmp.
-    let report = run_memlog(
-        memlog_command(repo.path())
-            .env("HOME", gemini.home())
-            .args(["import", "gemini", "--json"]),
-    )
-    .ok()
-    .json();
+    let report = import_gemini(&repo, &gemini);
     assert_eq!(report["files"].as_array().unwrap().len(), 1, "{report}");
     assert_eq!(report["files"][0]["session"], run.session_id.as_str());
     assert!(
@@ -177,13 +183,7 @@ fn geminis_todos_are_memlogs_tasks() {
     let run = gemini.run_args(&args, &script);
     assert_plan_tasks(&repo, &run.session_id, "write_todos");
 
-    let report = run_memlog(
-        memlog_command(repo.path())
-            .env("HOME", gemini.home())
-            .args(["import", "gemini", "--json"]),
-    )
-    .ok()
-    .json();
+    let report = import_gemini(&repo, &gemini);
     assert_eq!(report["files"][0]["session"], run.session_id.as_str());
     assert_eq!(report["added"], 0, "{report}");
 }
