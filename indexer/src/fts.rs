@@ -107,7 +107,7 @@ impl MetaStamp {
 impl Fts {
     /// Creates a new index in `dir` (which must be empty or absent).
     pub fn create(dir: &Path) -> Result<Fts> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        memlog_store::layout::create_dir_in_parent(dir)?;
         let (schema, fields) = schema();
         let index = Index::create_in_dir(dir, schema).map_err(|e| Error::fts(dir, e))?;
         tokenizer::register(&index);

@@ -808,6 +808,11 @@ fn projections_for_hook(
 /// fails: a hook has nowhere else to report.
 pub fn log_error(layout: Option<&Layout>, event: &str, message: &str, started: Instant) {
     let Some(layout) = layout else { return };
+    // a repository deleted meanwhile has no log to write, and gets no
+    // ghost `.git/memlog` for one
+    if !layout.dir().parent().is_some_and(Path::is_dir) {
+        return;
+    }
     append_log(&layout.hooks_log(), event, message, started);
 }
 

@@ -24,6 +24,19 @@
 
 use std::path::{Path, PathBuf};
 
+/// Creates the directory `dir` in its parent, which must exist: memlog's
+/// directories live inside a git directory, and a background writer (the
+/// index a session's end starts) whose repository was deleted meanwhile
+/// must fail rather than make a ghost `.git/memlog` where the project was,
+/// as `create_dir_all` would. A directory already there is fine.
+pub fn create_dir_in_parent(dir: &Path) -> crate::Result<()> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(crate::Error::io(dir, e)),
+    }
+}
+
 /// The files of one repository's memlog directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {

@@ -313,8 +313,15 @@ impl Repo {
 
     /// Creates memlog's directories (idempotent).
     pub fn ensure_dirs(&self) -> Result<()> {
+        self.create_memlog_dir()?;
         let dir = self.journal_dir();
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))
+    }
+
+    /// Creates `<common dir>/memlog`, never the git directory itself
+    /// ([`crate::layout::create_dir_in_parent`]).
+    pub fn create_memlog_dir(&self) -> Result<()> {
+        crate::layout::create_dir_in_parent(&self.memlog_dir)
     }
 
     /// The project name recorded in events: the configured one, else the

@@ -116,7 +116,7 @@ fn holder(repo: &Repo) -> String {
 
 fn open_lock_file(repo: &Repo) -> Result<File> {
     let path = lock_path(repo);
-    std::fs::create_dir_all(&repo.memlog_dir).map_err(|e| Error::io(&repo.memlog_dir, e))?;
+    repo.create_memlog_dir()?;
     std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

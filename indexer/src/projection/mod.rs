@@ -257,7 +257,7 @@ impl Projections {
         if dir.exists() {
             std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        memlog_store::layout::create_dir_in_parent(dir)?;
         let graph = Graph::create_bulk(&IndexLayout::new(dir).graph())?;
         Graph::set_meta(&graph.conn, "schema_version", SCHEMA_VERSION)?;
         let fts = Fts::create(&IndexLayout::new(dir).fts())?;

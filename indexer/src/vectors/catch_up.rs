@@ -69,7 +69,7 @@ pub fn catch_up(
 ) -> Result<Option<CatchUpReport>> {
     let files = IndexLayout::new(index_dir);
     let dir = files.vectors();
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    memlog_store::layout::create_dir_in_parent(&dir)?;
     let Some(_lock) = VectorLock::try_acquire(&dir)? else {
         return Ok(None);
     };
