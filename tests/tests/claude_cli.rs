@@ -277,6 +277,76 @@ fn a_resumed_session_keeps_what_the_agent_said_between_its_calls() {
     }
 }
 
+/// A forked session (`claude --resume ID --fork-session`) starts its
+/// transcript with a copy of its parent's turns, the same lines under the
+/// fork's id: an import took the parent's prompt and tool call again, into
+/// the fork (field test 8c).
+#[test]
+fn importing_a_forked_session_adds_nothing_of_its_parent() {
+    let repo = repo_with_notes(NOTES);
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    // tool ids as the real API makes them: unique to a call
+    let turn = |text: &str, id: &str, command: &str, answer: &str| {
+        json!({
+            "turns": [
+                {"content": [{"type": "text", "text": text},
+                             {"type": "tool_use", "id": id, "name": "Bash",
+                              "input": {"command": command, "description": "step"}}]},
+                {"text": answer}
+            ],
+            "side_text": "Retries"
+        })
+    };
+    let parent = claude.run(
+        "design the cormorant retry policy",
+        &turn(
+            "Running step.",
+            "toolu_parent_0001",
+            "echo backoff-chosen",
+            "Chose exponential backoff for the cormorant retries.",
+        ),
+    );
+    let mut args = <ClaudeCli as AgentCli>::prompt_args("try adding jitter instead");
+    args.extend([
+        "--resume".to_string(),
+        parent.session_id.clone(),
+        "--fork-session".to_string(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let fork = claude.run_args(
+        &args,
+        &turn(
+            "Trying jitter.",
+            "toolu_fork_0001",
+            "echo jitter-added",
+            "Added jitter to the cormorant retries.",
+        ),
+    );
+    assert_ne!(fork.session_id, parent.session_id, "a fork has its own id");
+    let fork_transcript = claude.transcript(&fork.session_id);
+    let copied = std::fs::read_to_string(&fork_transcript).unwrap_or_default();
+    assert!(
+        copied.contains("design the cormorant retry policy"),
+        "the fork's transcript copies its parent's turns"
+    );
+
+    let report = import(
+        &repo,
+        &[&claude.transcript(&parent.session_id), &fork_transcript],
+    );
+    assert_eq!(report["added"], 0, "{report}");
+    let fork_events = repo
+        .memlog(&["show", &fork.session_id, "--json"])
+        .ok()
+        .json();
+    let text = fork_events.to_string();
+    assert!(!text.contains("design the cormorant"), "{text}");
+    assert!(!text.contains("backoff-chosen"), "{text}");
+    assert!(text.contains("jitter-added"), "{text}");
+}
+
 /// A turn that says something, runs `cat notes.txt`, then answers.
 fn bash_cat(step: usize) -> Value {
     json!({

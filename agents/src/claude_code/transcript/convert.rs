@@ -1,14 +1,14 @@
 //! Turning a transcript's lines into drafts: prompts, answers, tool calls
 //! with their results, TodoWrite as task events, summaries.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use memlog_format::{Draft, Kind};
 use serde_json::{Map, Value};
 
 use super::lines::{
-    Line, UserText, classify_user_text, is_local_command_output, is_sidechain, line_ref, line_ts,
-    readable_message, user_text,
+    Line, UserText, classify_user_text, is_copied_answer, is_local_command_output, is_sidechain,
+    line_ref, line_ts, readable_message, user_text,
 };
 use crate::HookOptions;
 use crate::todo::{
@@ -68,6 +68,7 @@ pub(super) fn convert(
         queued: Vec::new(),
         unanswered_command: None,
         roots: HashMap::new(),
+        copied: HashSet::new(),
         last_cwd: None,
         last_branch: None,
     };
@@ -110,6 +111,10 @@ pub(super) struct Converter<'a> {
     /// it tells apart the subagents that Claude Code 1.x interleaves in
     /// one file.
     roots: HashMap<String, String>,
+    /// Lines a forked session (`--resume … --fork-session`) copied from the
+    /// session it forked, by uuid: the parent's own transcript and hooks
+    /// recorded them already.
+    copied: HashSet<String>,
     /// The working directory and branch of the last line that had them,
     /// for lines that do not (queue operations).
     last_cwd: Option<String>,
@@ -117,10 +122,18 @@ pub(super) struct Converter<'a> {
 }
 
 impl<'a> Converter<'a> {
-    /// First pass: tool results and line times.
+    /// First pass: tool results, line times and the lines a fork copied.
     fn index(&mut self, lines: &[Line]) {
+        let mut parents: HashMap<&str, &str> = HashMap::new();
+        let mut copied_answers: Vec<&str> = Vec::new();
         for object in lines.iter().filter_map(|l| l.value.as_ref()) {
             if let Some(uuid) = object.get("uuid").and_then(Value::as_str) {
+                if let Some(parent) = object.get("parentUuid").and_then(Value::as_str) {
+                    parents.insert(uuid, parent);
+                }
+                if is_copied_answer(object) {
+                    copied_answers.push(uuid);
+                }
                 let root = object
                     .get("parentUuid")
                     .and_then(Value::as_str)
@@ -171,9 +184,27 @@ impl<'a> Converter<'a> {
                 });
             }
         }
+        // what a copied answer answers was copied with it: the prompt, the
+        // tool results before it
+        for mut uuid in copied_answers {
+            while self.copied.insert(uuid.to_string()) {
+                let Some(parent) = parents.get(uuid) else {
+                    break;
+                };
+                uuid = parent;
+            }
+        }
     }
 
     fn line(&mut self, number: usize, line: &Map<String, Value>, out: &mut Transcript) {
+        if line
+            .get("uuid")
+            .and_then(Value::as_str)
+            .is_some_and(|uuid| self.copied.contains(uuid))
+        {
+            out.ignored += 1;
+            return;
+        }
         match line.get("type").and_then(Value::as_str) {
             Some("user") => self.user(number, line, out),
             Some("assistant") => self.assistant(number, line, out),

@@ -189,6 +189,17 @@ pub(super) fn is_sidechain(line: &Map<String, Value>) -> bool {
     line.get("isSidechain").and_then(Value::as_bool) == Some(true)
 }
 
+/// Whether an assistant line was copied from another session: Claude Code
+/// 2.1 writes a forked session's (`--resume … --fork-session`) copy of its
+/// parent's turns with the parent's id as `requestSessionId`; its own
+/// turns have none.
+pub(super) fn is_copied_answer(line: &Map<String, Value>) -> bool {
+    let own = line.get("sessionId").and_then(Value::as_str);
+    line.get("requestSessionId")
+        .and_then(Value::as_str)
+        .is_some_and(|requested| own.is_some_and(|own| own != requested))
+}
+
 /// The line's `timestamp` in memlog's form, if it has a valid one.
 pub(super) fn line_ts(line: &Map<String, Value>) -> Option<String> {
     let raw = line.get("timestamp")?.as_str()?;
