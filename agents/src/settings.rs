@@ -343,7 +343,23 @@ pub fn installed_version(settings: &HookSettings) -> Option<String> {
     if settings.late_events.is_empty() || settings.program.is_empty() {
         return None;
     }
-    let out = std::process::Command::new(settings.program)
+    // asked once a process: `doctor` reads up to three settings files of
+    // the same agent, and each ask starts the agent's program
+    static ASKED: std::sync::Mutex<Vec<(&str, Option<String>)>> = std::sync::Mutex::new(Vec::new());
+    let mut asked = ASKED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, version)) = asked.iter().find(|(p, _)| *p == settings.program) {
+        return version.clone();
+    }
+    let version = version_printed_by(settings.program);
+    asked.push((settings.program, version.clone()));
+    version
+}
+
+/// The first `N.N.N` that `program --version` prints.
+fn version_printed_by(program: &str) -> Option<String> {
+    let out = std::process::Command::new(program)
         .arg("--version")
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -436,7 +436,10 @@ fn an_older_claude_code_gets_settings_it_can_read() {
     let says = |version: &str| {
         std::fs::write(
             &claude,
-            format!("#!/bin/sh\necho '{version} (Claude Code)'\n"),
+            format!(
+                "#!/bin/sh\necho asked >> '{}'\necho '{version} (Claude Code)'\n",
+                bin.path().join("asked").display()
+            ),
         )
         .unwrap();
         std::fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755))
@@ -491,6 +494,14 @@ fn an_older_claude_code_gets_settings_it_can_read() {
         unknown.contains("2.0.15") && unknown.contains("PostToolUseFailure"),
         "{status:#}"
     );
+    // the version is asked once however many settings files hold the hook
+    // (each ask starts the agent's program)
+    std::fs::copy(&settings, repo.path().join(".claude/settings.local.json")).unwrap();
+    let asked = bin.path().join("asked");
+    std::fs::remove_file(&asked).unwrap();
+    assert_eq!(memlog(&["doctor"]).code(), Some(1));
+    let asks = std::fs::read_to_string(&asked).unwrap().lines().count();
+    assert_eq!(asks, 1, "`claude --version` ran {asks} times");
 }
 
 /// User-level hooks run in every folder, also outside any repository,
