@@ -125,6 +125,11 @@ pub struct Assembled {
     /// What ranked the memories for a prompt (absent for a briefing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranked_by: Option<QueryKind>,
+    /// What the gate weighed ([`Recall::signals`]; absent for a
+    /// briefing): recorded with what was injected, so that a memory given
+    /// that should not have been can be told why afterwards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<serde_json::Value>,
     /// Why nothing was injected, when `markdown` is empty (for the hooks'
     /// log).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -453,6 +458,7 @@ pub fn assemble(
 ) -> Result<Assembled> {
     let recall = recall(p, config, prompt, exclude_session, query_vector)?;
     let ranked_by = Some(recall.query);
+    let gate = Some(recall.signals());
     let assembled = if recall.confident(config) {
         let a = render(p, prompt, recall.hits, budget)?;
         let withheld = a
@@ -468,6 +474,7 @@ pub fn assemble(
     };
     Ok(Assembled {
         ranked_by,
+        gate,
         ..assembled
     })
 }
@@ -611,6 +618,7 @@ pub fn render(p: &Projections, prompt: &str, hits: Vec<Hit>, budget: usize) -> R
         cited,
         tokens,
         ranked_by: None,
+        gate: None,
         withheld: None,
     })
 }

@@ -314,6 +314,7 @@ pub fn briefing(
         markdown: md,
         cited,
         ranked_by: None,
+        gate: None,
         personal: shown_personal,
     })
 }

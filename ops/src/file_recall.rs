@@ -139,6 +139,7 @@ fn render(name: &str, known: &[Known]) -> Option<Assembled> {
         markdown,
         cited,
         ranked_by: None,
+        gate: None,
         withheld: None,
         personal: known.iter().any(|k| k.personal),
     })

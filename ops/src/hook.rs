@@ -423,6 +423,9 @@ fn inject(
         {
             body.insert("ranked_by".into(), by);
         }
+        if let Some(gate) = &assembled.gate {
+            body.insert("gate".into(), gate.clone());
+        }
         if let Some(p) = &payload.prompt {
             body.insert("query".into(), Value::String(p.clone()));
         }

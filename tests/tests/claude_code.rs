@@ -346,6 +346,13 @@ fn a_scripted_session_is_recorded_injected_and_sealed() {
             .iter()
             .any(|t| t.as_str().unwrap().starts_with(cited[0]))
     );
+    // what the gate weighed goes with what was injected: a memory given
+    // that should not have been can be told why afterwards
+    let gate = &recall["body"]["gate"];
+    assert!(
+        gate["best_fts"].is_number() && gate["passage"].is_number() && gate["query"].is_string(),
+        "{recall}"
+    );
     let log = repo
         .git(&["log", "--format=%B", "refs/heads/memlog"])
         .ok()
