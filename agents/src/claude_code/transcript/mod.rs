@@ -683,6 +683,58 @@ mod tests {
         );
     }
 
+    /// A turn of large tool outputs outgrows any fixed tail: what the agent
+    /// said before its first call is read too (a field test lost it in a
+    /// turn of six 50 KB outputs, and import could not bring it back).
+    #[test]
+    fn every_text_of_a_turn_longer_than_the_tail_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = "y".repeat(TAIL_BYTES as usize / 2);
+        let mut lines = vec![
+            user("u0", "2026-01-01T08:59:00Z", json!("an earlier turn")),
+            assistant(
+                "a0",
+                "2026-01-01T08:59:01Z",
+                "m0",
+                json!([{"type": "text", "text": "Earlier answer"}]),
+            ),
+            user("u1", "2026-01-01T09:00:00Z", json!("read every chunk")),
+        ];
+        for i in 0..6 {
+            let ts = format!("2026-01-01T09:00:{:02}Z", 1 + 2 * i);
+            lines.push(assistant(
+                &format!("n{i}"),
+                &ts,
+                &format!("m{}", i + 1),
+                json!([{"type": "text", "text": format!("NOTE-{i}")},
+                       {"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {}}]),
+            ));
+            lines.push(user(
+                &format!("r{i}"),
+                &ts,
+                json!([{"type": "tool_result", "tool_use_id": format!("t{i}"), "content": output}]),
+            ));
+        }
+        lines.push(assistant(
+            "fin",
+            "2026-01-01T09:01:00Z",
+            "m9",
+            json!([{"type": "text", "text": "FINAL"}]),
+        ));
+        let path = write_lines(dir.path(), "long.jsonl", &lines);
+        assert!(std::fs::metadata(&path).unwrap().len() > TAIL_BYTES * 2);
+        let texts: Vec<String> = turn_texts(&path, SidechainScope::MainOnly)
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "NOTE-0", "NOTE-1", "NOTE-2", "NOTE-3", "NOTE-4", "NOTE-5", "FINAL"
+            ]
+        );
+    }
+
     #[test]
     fn the_tail_starts_at_a_line_boundary() {
         let dir = tempfile::tempdir().unwrap();

@@ -9,8 +9,13 @@ use serde_json::Value;
 
 use super::lines::{assistant_texts, is_user_prompt_line, line_ts};
 
-/// How much of a live transcript's end [`last_assistant_text`] reads.
+/// How much of a live transcript's end [`turn_texts`] reads first; four
+/// times more each time the turn's prompt is not in it.
 pub const TAIL_BYTES: u64 = 256 * 1024;
+/// The most of a transcript's end [`turn_texts`] reads: a turn is rarely
+/// longer (a few large file reads made one of 372 KB, whose first texts a
+/// fixed 256 KiB tail lost; one of 300 tool calls, 1.5 MB).
+const MAX_TURN_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Which lines of a transcript [`last_assistant_text`] looks at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +30,7 @@ pub enum SidechainScope {
 }
 
 /// The text of the last assistant message of the current turn of a live
-/// transcript, reading only its last [`TAIL_BYTES`]: the text blocks of
+/// transcript, reading its end ([`turn_texts`]): the text blocks of
 /// the last assistant message (by `message.id`, which current Claude Code
 /// spreads over several lines) that has text, provided no user prompt
 /// follows it. `None` when the file cannot be read, or the turn has no
@@ -45,13 +50,28 @@ pub struct TurnText {
 }
 
 /// Every assistant message with text in the current turn of a live
-/// transcript (after its last user prompt), in order, reading only its last
-/// [`TAIL_BYTES`]: what the agent said between its tool calls, and last
-/// its answer. Empty when the file cannot be read.
+/// transcript (after its last user prompt), in order, reading the file's
+/// end back to that prompt (at most [`MAX_TURN_BYTES`]): what the agent
+/// said between its tool calls, and last its answer. Empty when the file
+/// cannot be read.
 pub fn turn_texts(path: &Path, scope: SidechainScope) -> Vec<TurnText> {
-    let Ok(tail) = read_tail(path, TAIL_BYTES) else {
-        return Vec::new();
-    };
+    let mut max = TAIL_BYTES;
+    loop {
+        let Ok((tail, whole)) = read_tail(path, max) else {
+            return Vec::new();
+        };
+        let (texts, prompt_found) = texts_after_prompt(&tail, scope);
+        if prompt_found || whole || max >= MAX_TURN_BYTES {
+            return texts;
+        }
+        max = (max * 4).min(MAX_TURN_BYTES);
+    }
+}
+
+/// The texts of the turn at the end of `tail`, and whether its prompt was
+/// found (else the turn may have begun before `tail`).
+fn texts_after_prompt(tail: &[u8], scope: SidechainScope) -> (Vec<TurnText>, bool) {
+    let mut prompt_found = false;
     // (message id, time, texts last first), last message first
     let mut messages: Vec<(Option<String>, Option<String>, Vec<String>)> = Vec::new();
     for raw_line in tail.split(|b| *b == b'\n').rev() {
@@ -71,7 +91,10 @@ pub fn turn_texts(path: &Path, scope: SidechainScope) -> Vec<TurnText> {
             continue;
         };
         match line.get("type").and_then(Value::as_str) {
-            Some("user") if is_user_prompt_line(&line, message) => break,
+            Some("user") if is_user_prompt_line(&line, message) => {
+                prompt_found = true;
+                break;
+            }
             Some("assistant") => {
                 let line_texts = assistant_texts(message);
                 if line_texts.is_empty() {
@@ -97,7 +120,7 @@ pub fn turn_texts(path: &Path, scope: SidechainScope) -> Vec<TurnText> {
             _ => {}
         }
     }
-    messages
+    let texts = messages
         .into_iter()
         .rev()
         .filter_map(|(_, ts, mut texts)| {
@@ -105,10 +128,13 @@ pub fn turn_texts(path: &Path, scope: SidechainScope) -> Vec<TurnText> {
             let text = texts.join("\n\n");
             (!text.trim().is_empty()).then_some(TurnText { ts, text })
         })
-        .collect()
+        .collect();
+    (texts, prompt_found)
 }
 
-fn read_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+/// The last `max` bytes of the file from a line's start, and whether they
+/// are the whole file.
+fn read_tail(path: &Path, max: u64) -> std::io::Result<(Vec<u8>, bool)> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let start = len.saturating_sub(max);
@@ -124,5 +150,5 @@ fn read_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
             None => buf.clear(),
         }
     }
-    Ok(buf)
+    Ok((buf, start == 0))
 }
