@@ -134,6 +134,11 @@ pub struct InstalledHooks {
     /// Whether installing again would write them otherwise: a plugin an
     /// earlier memlog wrote, without this one's fixes.
     pub outdated: bool,
+    /// This machine's absolute paths of memlog in a committed (project)
+    /// settings file, where installing again would name `memlog` by name:
+    /// a teammate's clone has no such path (an earlier memlog always wrote
+    /// the path, and an upgrade keeps the file as it was).
+    pub machine_paths: Vec<String>,
     /// Events in the file the agent's version here does not know, for
     /// which it ignores the whole file, each said as a sentence.
     pub unknown_events: Vec<String>,
@@ -235,10 +240,16 @@ fn installed(work_tree: Option<&Path>) -> Vec<InstalledHooks> {
             let project = work_tree.filter(|_| scope != Scope::User);
             let (missing, present): (Vec<String>, Vec<String>) =
                 hooks.programs.into_iter().partition(|p| !program_exists(p));
-            let elsewhere = present
-                .into_iter()
-                .filter(|p| !runs_this_binary(p))
-                .collect();
+            let (elsewhere, here): (Vec<String>, Vec<String>) =
+                present.into_iter().partition(|p| !runs_this_binary(p));
+            let machine_paths = if scope == Scope::Project {
+                let by_name = hook_program(scope).is_ok_and(|p| p.components().count() == 1);
+                here.into_iter()
+                    .filter(|p| by_name && Path::new(p).components().count() > 1)
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let unknown_events = memlog_agents::settings::unknown_in(agent.hook_settings(), &text)
                 .iter()
                 .map(|u| {
@@ -262,6 +273,7 @@ fn installed(work_tree: Option<&Path>) -> Vec<InstalledHooks> {
                 missing,
                 elsewhere,
                 outdated: hooks.outdated,
+                machine_paths,
             });
         }
     }

@@ -550,3 +550,40 @@ fn outside_a_repository_doctor_says_the_users_hooks_record_nothing_there() {
     .json();
     assert_eq!(status["home_repository"], true, "{status:#}");
 }
+
+/// An earlier memlog wrote this machine's path of memlog into the project's
+/// committed settings, and an upgrade keeps the file as it was: doctor
+/// says so, where installing again would name `memlog` (field test 9b: a
+/// teammate's clone has no such path, and only the teammate was told).
+#[test]
+fn doctor_names_this_machines_path_in_the_committed_settings() {
+    let repo = TestRepo::new();
+    let bin = memlog_e2e::memlog_bin();
+    let bin_dir = bin.parent().unwrap().display().to_string();
+    let memlog = |path: &str, args: &[&str]| {
+        memlog_e2e::run(
+            memlog_e2e::memlog_command(repo.path())
+                .env("PATH", path)
+                .args(args),
+        )
+    };
+    // memlog not on PATH: the hooks name its path
+    memlog("/usr/bin:/bin", &["install", "claude"]).ok();
+    let settings = std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap();
+    assert!(settings.contains(&bin.display().to_string()), "{settings}");
+    // now memlog is found by name, as after a package upgrade
+    let on_path = format!("{bin_dir}:/usr/bin:/bin");
+    let doctor = memlog(&on_path, &["doctor", "--json"]).json();
+    let paths = doctor["agent_hooks"][0]["machine_paths"].to_string();
+    assert!(paths.contains(&bin.display().to_string()), "{doctor:#}");
+    let text = memlog(&on_path, &["doctor"]).stdout();
+    assert!(text.contains("this machine's path"), "{text}");
+    // installing again names memlog by name, and doctor is content
+    memlog(&on_path, &["install", "claude"]).ok();
+    let doctor = memlog(&on_path, &["doctor", "--json"]).json();
+    assert_eq!(
+        doctor["agent_hooks"][0]["machine_paths"],
+        json!([]),
+        "{doctor:#}"
+    );
+}

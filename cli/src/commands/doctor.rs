@@ -141,6 +141,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                     "missing_programs": h.missing,
                     "other_programs": h.elsewhere,
                     "outdated": h.outdated,
+                    "machine_paths": h.machine_paths,
                     "unknown_events": h.unknown_events,
                 });
                 if let Some(t) = &h.trust {
@@ -244,6 +245,14 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                 std::env::current_exe()
                     .map(|e| e.display().to_string())
                     .unwrap_or_default(),
+                h.agent.name()
+            );
+        }
+        for program in &h.machine_paths {
+            println!(
+                "           they run {program}, this machine's path, in a file the project \
+                 commits: a teammate's clone has no such path; `memlog install {}` again names \
+                 `memlog` instead",
                 h.agent.name()
             );
         }
