@@ -286,7 +286,13 @@ fn print_import(
                 counts.push(format!("{} malformed lines left out", f.malformed));
             }
             if let Some(n) = f.skipped.filter(|n| *n > 0) {
-                counts.push(format!("{n} lines of kinds memlog does not read"));
+                // the agent's own records (settings, costs, attachments
+                // it re-renders), said as such: a user read "kinds memlog
+                // does not read" as data lost (field test 9b)
+                counts.push(format!(
+                    "{n} of {}'s own records, not kept: settings, costs and the like",
+                    agent.title()
+                ));
             }
             println!("{}: session {} ({})", f.path, f.session, counts.join(", "));
             if f.malformed > 0 && f.events == 0 {
