@@ -540,6 +540,22 @@ impl PrivacyFilter {
                 if !changed.is_empty() {
                     rederive_keys(map, &changed);
                 }
+                // a key is text too: a tool's free-form object (an MCP
+                // vault's entries) can be keyed by the secret itself
+                // (field test 9a)
+                let renamed: Vec<(String, String)> = map
+                    .keys()
+                    .filter_map(|key| {
+                        let (filtered, r) = self.filter_text(key);
+                        report.absorb(r);
+                        (filtered != *key).then(|| (key.clone(), filtered))
+                    })
+                    .collect();
+                for (key, filtered) in renamed {
+                    if let Some(item) = map.remove(&key) {
+                        map.insert(filtered, item);
+                    }
+                }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }

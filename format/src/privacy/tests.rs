@@ -294,6 +294,31 @@ fn every_syntax_of_an_assignment() {
     }
 }
 
+/// A tool's free-form object can be keyed by the secret itself (an MCP
+/// vault's entries): field test 9a found it verbatim on the remote.
+#[test]
+fn a_secret_that_is_a_json_key_is_redacted() {
+    let f = PrivacyFilter::new(&[]).unwrap();
+    let key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+    let mut v = serde_json::json!({
+        "entries": {key: "stripe live", "plain": "kept"},
+        "note": "nothing here"
+    });
+    let report = f.filter_value(&mut v);
+    let text = v.to_string();
+    assert!(!text.contains("4eC39HqLyjWDarjtT1zdp7dc"), "{text}");
+    assert_eq!(v["entries"]["plain"], "kept");
+    assert!(report.redactions >= 1, "{report:?}");
+    assert!(
+        v["entries"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("[REDACTED:stripe")),
+        "{text}"
+    );
+}
+
 #[test]
 fn json_values_under_secret_keys() {
     let f = PrivacyFilter::new(&["ACME-[0-9]{4}".to_string()]).unwrap();
