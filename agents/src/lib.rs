@@ -40,6 +40,7 @@
 //! written. memlog-ops drives it: the hook driver, import and install.
 
 mod agent;
+mod agent_cut;
 pub mod antigravity;
 pub mod claude_code;
 pub mod codex;

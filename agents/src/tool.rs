@@ -56,7 +56,7 @@ pub(crate) fn observation_body(call: &ToolCall<'_>) -> Map<String, Value> {
     } else {
         rendered.or_else(|| call.result_text.clone())
     }
-    .map(|text| strip_terminal_escapes(&text));
+    .map(|text| crate::agent_cut::without_cut_line(&strip_terminal_escapes(&text)));
     if let Some(output) = &output {
         body.insert("output".into(), Value::String(output.clone()));
     }
