@@ -92,7 +92,7 @@ impl<'r> Recorder<'r> {
     }
 
     /// Withholds the words of a call on the agents' own memory; applies
-    /// privacy (body and meta); for tool observations, cuts
+    /// privacy (body, meta and project); for tool observations, cuts
     /// `body.output` to the configured size (or, when it is binary, notes
     /// only its size: [`truncate_output`]); then caps every text at
     /// `hooks.max_text_bytes` (either cut marks `body.truncated`).
@@ -103,6 +103,12 @@ impl<'r> Recorder<'r> {
         let mut report = self.filter.filter_value(&mut body);
         let mut meta = Value::Object(std::mem::take(&mut draft.meta));
         report.absorb(self.filter.filter_value(&mut meta));
+        // the project is a folder's or a remote's name, which can be
+        // anything (field test 9a: a folder named by a token reached every
+        // event and commit message)
+        let (project, r) = self.filter.filter_text(&draft.project);
+        report.absorb(r);
+        draft.project = project;
         let mut truncated = false;
         if draft.kind == Kind::ToolObservation
             && let Some(Value::String(out)) = body.get_mut("output")

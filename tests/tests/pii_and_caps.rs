@@ -295,3 +295,34 @@ fn a_tools_binary_output_is_stored_as_its_size() {
     assert_eq!(stored["truncated"], true);
     assert_eq!(output("toolu_txt")["output"], "ok");
 }
+
+/// The project name is the remote's or the folder's name, which can be
+/// anything: a repository whose remote is named by a token put it in every
+/// event and every commit message (field test 9a).
+#[test]
+fn a_project_named_by_a_secret_is_redacted_like_any_text() {
+    let repo = TestRepo::new();
+    let body = "Q8vT2mZk9XyLpR4wEeT7uI0oPaSdFgHjKl12";
+    let token = format!("ghp_{body}");
+    repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        &format!("https://example.com/acme/{token}.git"),
+    ])
+    .ok();
+    repo.memlog(&["note", "the deploy runs on Fridays"]).ok();
+    repo.memlog(&["seal", "--all"]).ok();
+    // (git's own config holds the remote's URL: memlog's log is what is
+    // shared)
+    let events = repo.memlog(&["cat"]).ok().stdout();
+    let messages = repo
+        .git(&["log", "--format=%B", "refs/heads/memlog"])
+        .ok()
+        .stdout();
+    for (what, text) in [("events", &events), ("commit messages", &messages)] {
+        assert!(!text.contains(&body[..12]), "{what}: {text}");
+    }
+    assert!(events.contains("the deploy runs on Fridays"), "{events}");
+    assert!(messages.contains("[REDACTED:"), "{messages}");
+}
