@@ -9,7 +9,7 @@
 //! | --- | --- | --- |
 //! | SessionStart | SessionStart | `source` |
 //! | BeforeAgent | UserPromptSubmit | `prompt`, without the `<hook_context>` blocks Gemini prepends (context hooks injected) |
-//! | AfterTool | PostToolUse | `tool_response.returnDisplay` (else `llmContent`) as the output; `error`, or a shell's non-zero `Exit Code:` in `llmContent`, makes it a failure; no call id |
+//! | AfterTool | PostToolUse | `tool_response.returnDisplay` (else, or when empty, `llmContent`) as the output; `error`, or a shell's non-zero `Exit Code:` in `llmContent`, makes it a failure; no call id |
 //! | AfterAgent | Stop | `prompt_response` is the answer (the turn's text) |
 //! | PreCompress | PreCompact | `trigger` |
 //! | SessionEnd | SessionEnd | `reason` |
@@ -90,9 +90,16 @@ pub fn to_common(gemini: &str, raw: Value) -> (String, Value) {
                     .filter(|e| !e.is_null())
                     .map(error_text)
                     .or_else(|| exit_code.map(|code| format!("exit code {code}")));
+                // (`read_file` displays nothing: its content is only in
+                // what the model saw)
                 let shown = ["returnDisplay", "llmContent"]
                     .iter()
-                    .find_map(|k| response.get(*k).and_then(Value::as_str))
+                    .find_map(|k| {
+                        response
+                            .get(*k)
+                            .and_then(Value::as_str)
+                            .filter(|s| !s.trim().is_empty())
+                    })
                     .unwrap_or("")
                     .to_string();
                 map.insert("tool_response".into(), Value::String(shown));
@@ -206,6 +213,19 @@ mod tests {
         assert_eq!(failed[0].body["success"], false, "{:?}", failed[0].body);
         assert_eq!(failed[0].body["error"], "exit code 3");
         assert_eq!(failed[0].body["output"], "boom");
+        // `read_file` displays nothing: the content is what the model saw
+        // (field test 9a: recorded empty)
+        let read_file = read(
+            "AfterTool",
+            json!({"session_id": "g1", "hook_event_name": "AfterTool",
+                   "tool_name": "read_file", "tool_input": {"absolute_path": "/w/notes.txt"},
+                   "tool_response": {"llmContent": "The freeze moved to Thursday noon.\n",
+                                     "returnDisplay": ""}}),
+        );
+        assert_eq!(
+            read_file[0].body["output"],
+            "The freeze moved to Thursday noon.\n"
+        );
         let answer = read(
             "AfterAgent",
             json!({"session_id": "g1", "hook_event_name": "AfterAgent", "prompt": "q",
