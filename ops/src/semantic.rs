@@ -200,7 +200,11 @@ pub fn status_line(s: &Value) -> String {
             s["model"].as_str().unwrap_or("?")
         )
     } else if s["model_installed"].as_bool() == Some(true) {
-        "off: the model is installed but nothing is embedded yet; run `memlog index`".to_string()
+        // (a fresh clone after `memlog sync`: the next session's watcher
+        // embeds it unasked, field test 9b)
+        "not yet: the model is installed and nothing is embedded yet; the next session's \
+         `memlog watch` embeds it, or `memlog index` does now"
+            .to_string()
     } else {
         let missing: Vec<&str> = s["missing"]
             .as_array()
