@@ -9,9 +9,11 @@
 //! - Copilot CLI keeps an output's first characters after
 //!   `Preview (first N chars):`: the last line of those N is cut.
 
-/// OpenCode's mark of an output whose start it left out; the kept end
+/// How OpenCode's output whose start it left out begins; the kept end
 /// follows the next blank line.
-const OPENCODE_CUT: &str = "...output truncated...\n";
+const OPENCODE_CUT: &str = "...output truncated...\n\nFull output saved to: ";
+/// How Copilot CLI's output too long to hand over begins.
+const COPILOT_TOO_LARGE: &str = "Output too large to read at once";
 /// Copilot CLI's mark of a preview: `Preview (first N chars):` and a line
 /// break, then the preview's N characters.
 const COPILOT_PREVIEW: (&str, &str) = ("Preview (first ", " chars):\n");
@@ -29,22 +31,22 @@ pub(crate) fn without_cut_line(output: &str) -> String {
 
 /// OpenCode's output with the first line of its kept end left out.
 fn opencode_kept_end(output: &str) -> Option<String> {
-    let marked = output.find(OPENCODE_CUT)?;
-    let after_mark = marked + OPENCODE_CUT.len();
-    // the saved output's path, then a blank line, then the kept end
-    let kept_from = after_mark + output[after_mark..].find("\n\n")? + 2;
-    let cut_line_end = kept_from + output[kept_from..].find('\n').map_or(0, |i| i + 1);
-    let cut_line_end = cut_line_end.max(kept_from);
-    let mut out = String::with_capacity(output.len());
-    out.push_str(&output[..kept_from]);
-    if cut_line_end > kept_from {
-        out.push_str(&output[cut_line_end..]);
+    if !output.starts_with(OPENCODE_CUT) {
+        return None;
     }
-    Some(out)
+    // the saved output's path, then a blank line, then the kept end
+    let kept_from = OPENCODE_CUT.len() + output[OPENCODE_CUT.len()..].find("\n\n")? + 2;
+    let after_cut_line = output[kept_from..]
+        .find('\n')
+        .map_or("", |i| &output[kept_from + i + 1..]);
+    Some(format!("{}{after_cut_line}", &output[..kept_from]))
 }
 
 /// Copilot CLI's preview with its last, cut, line left out.
 fn copilot_preview(output: &str) -> Option<String> {
+    if !output.starts_with(COPILOT_TOO_LARGE) {
+        return None;
+    }
     let (open, close) = COPILOT_PREVIEW;
     let marked = output.find(open)?;
     let count_from = marked + open.len();
@@ -106,6 +108,18 @@ mod tests {
         assert_eq!(
             without_cut_line("Preview (first x chars):\nabc"),
             "Preview (first x chars):\nabc"
+        );
+        // a file that merely holds OpenCode's words
+        let quoted = "log:\n...output truncated...\n\nFull output saved to: x\n\nkept\n";
+        assert_eq!(without_cut_line(quoted), quoted);
+    }
+
+    #[test]
+    fn an_opencode_end_of_one_cut_line_keeps_nothing_of_it() {
+        let output = "...output truncated...\n\nFull output saved to: /tmp/t\n\nyGB tail";
+        assert_eq!(
+            without_cut_line(output),
+            "...output truncated...\n\nFull output saved to: /tmp/t\n\n"
         );
     }
 }
