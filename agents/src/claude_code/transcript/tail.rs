@@ -15,7 +15,7 @@ pub const TAIL_BYTES: u64 = 256 * 1024;
 /// The most of a transcript's end [`turn_texts`] reads: a turn is rarely
 /// longer (a few large file reads made one of 372 KB, whose first texts a
 /// fixed 256 KiB tail lost; one of 300 tool calls, 1.5 MB).
-const MAX_TURN_BYTES: u64 = 64 * 1024 * 1024;
+const MAX_TURN_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Which lines of a transcript [`last_assistant_text`] looks at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
