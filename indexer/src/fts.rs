@@ -15,7 +15,8 @@ use std::sync::Mutex;
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery,
+    BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, Occur, Query, RangeQuery,
+    TermQuery,
 };
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
@@ -427,7 +428,11 @@ fn spelling_correction(searcher: &Searcher, term: &Term) -> tantivy::Result<Opti
     Ok(best)
 }
 
-/// Boost of a whole identifier over its parts.
+/// Boost of a whole identifier over its parts. A whole identifier scores
+/// at least its boosted idf wherever it is found, whatever BM25's length
+/// normalisation makes of a long text: the one long answer that names
+/// `shopcli.plugins` ranked below short prompts holding only `shopcli` and
+/// `plugins` (field test 9b).
 const WHOLE_IDENTIFIER_BOOST: f32 = 2.0;
 
 /// One term of a query as a search scores it.
@@ -564,11 +569,14 @@ impl Fts {
                     .zip(&dfs)
                     .filter_map(|(t, df)| {
                         let n = tf(freq, &t.term)?;
-                        Some(
-                            Bm25Weight::for_one_term(*df, docs, average)
-                                .boost_by(t.boost())
-                                .score(norm, n),
-                        )
+                        let bm25 = Bm25Weight::for_one_term(*df, docs, average)
+                            .boost_by(t.boost())
+                            .score(norm, n);
+                        Some(if t.whole {
+                            bm25.max(t.ideal(*df, live))
+                        } else {
+                            bm25
+                        })
                     })
                     .sum();
                 if ideal > 0.0 {
@@ -625,16 +633,25 @@ impl Fts {
         let ideal: f32 = terms.iter().map(|t| t.ideal(t.df, n)).sum();
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for t in terms {
-            let boost = t.boost();
-            let tq: Box<dyn Query> = Box::new(TermQuery::new(t.term, IndexRecordOption::WithFreqs));
-            should.push((
-                Occur::Should,
-                if t.whole {
-                    Box::new(BoostQuery::new(tq, boost))
-                } else {
-                    tq
-                },
-            ));
+            let q: Box<dyn Query> = if t.whole {
+                // its BM25, but never less than its boosted idf
+                let boost = t.boost();
+                let at_least = ConstScoreQuery::new(
+                    Box::new(TermQuery::new(t.term.clone(), IndexRecordOption::Basic)),
+                    t.ideal(t.df, n),
+                );
+                let bm25 = BoostQuery::new(
+                    Box::new(TermQuery::new(t.term, IndexRecordOption::WithFreqs)),
+                    boost,
+                );
+                Box::new(DisjunctionMaxQuery::new(vec![
+                    Box::new(bm25),
+                    Box::new(at_least),
+                ]))
+            } else {
+                Box::new(TermQuery::new(t.term, IndexRecordOption::WithFreqs))
+            };
+            should.push((Occur::Should, q));
         }
         let text_query = BooleanQuery::new(should);
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();

@@ -89,6 +89,37 @@ fn an_exact_identifier_still_ranks_first() {
     assert_eq!(hits.first(), Some(&key(EXACT)), "{hits:?}");
 }
 
+/// Also in a long text: length normalisation took the whole identifier's
+/// weight, and short texts holding only its parts came first (field test
+/// 9b: the one design doc naming `shopcli.plugins` ranked fourth).
+#[test]
+fn an_exact_identifier_in_a_long_text_ranks_first() {
+    let filler = "the loader reads the manifest and the registry keeps each version. ".repeat(150);
+    let long = format!("{filler} Plugins use the entry point group shopcli.plugins. {filler}");
+    let mut texts = vec![
+        (
+            PARTS,
+            "Which entry point group do shopcli plugins register under?",
+        ),
+        (EXACT, long.as_str()),
+        (OTHER, "How do we release shopcli?"),
+    ];
+    // the rest of a small memory: short answers
+    let ids: Vec<String> = (0..8).map(|i| format!("{:016x}", 0xa0 + i)).collect();
+    texts.extend(ids.iter().map(|id| (id.as_str(), "OK, noted.")));
+    let (_d, fts) = index(&texts);
+    let hits = found(&fts, "shopcli.plugins");
+    assert_eq!(hits.first(), Some(&key(EXACT)), "{hits:?}");
+    // the tail of the log not indexed yet scores it the same way
+    let tail = fts
+        .relevance_of(
+            "shopcli.plugins",
+            &["Which shopcli plugins are there?", long.as_str()],
+        )
+        .expect("relevance");
+    assert!(tail[1] > tail[0], "{tail:?}");
+}
+
 #[test]
 fn word_rarity_tells_unseen_words_from_punctuation() {
     let (_d, fts) = index(&[
