@@ -683,6 +683,61 @@ mod tests {
         );
     }
 
+    /// A forked session's transcript opens with its parent's turns under
+    /// its own id, the same uuids; Claude Code 2.1 marks the copied answers
+    /// with the parent's id as `requestSessionId`. Only the fork's own turn
+    /// is its.
+    #[test]
+    fn a_fork_keeps_only_its_own_turns() {
+        let dir = tempfile::tempdir().unwrap();
+        let copied = |mut line: Value| {
+            line["sessionId"] = json!("fork");
+            if line["type"] == "assistant" {
+                line["requestSessionId"] = json!("s1");
+            }
+            line
+        };
+        let mut own_answer = assistant(
+            "a2",
+            "2026-01-01T09:05:01Z",
+            "m2",
+            json!([{"type": "text", "text": "Added jitter."}]),
+        );
+        own_answer["sessionId"] = json!("fork");
+        let mut own_prompt = user("u2", "2026-01-01T09:05:00Z", json!("try jitter instead"));
+        own_prompt["sessionId"] = json!("fork");
+        own_prompt["parentUuid"] = json!("a1");
+        own_answer["parentUuid"] = json!("u2");
+        let mut parent_answer = assistant(
+            "a1",
+            "2026-01-01T09:00:01Z",
+            "m1",
+            json!([{"type": "text", "text": "Chose exponential backoff."}]),
+        );
+        parent_answer["parentUuid"] = json!("u1");
+        let path = write_lines(
+            dir.path(),
+            "fork.jsonl",
+            &[
+                copied(user(
+                    "u1",
+                    "2026-01-01T09:00:00Z",
+                    json!("design the retry policy"),
+                )),
+                copied(parent_answer),
+                own_prompt,
+                own_answer,
+            ],
+        );
+        let t = read(&path, &HookOptions::default()).unwrap();
+        let texts: Vec<&str> = t
+            .drafts
+            .iter()
+            .filter_map(|(_, d)| d.body["text"].as_str())
+            .collect();
+        assert_eq!(texts, ["try jitter instead", "Added jitter."]);
+    }
+
     /// A turn of large tool outputs outgrows any fixed tail: what the agent
     /// said before its first call is read too (a field test lost it in a
     /// turn of six 50 KB outputs, and import could not bring it back).
