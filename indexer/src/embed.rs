@@ -189,8 +189,8 @@ const DEFAULT_TOKENIZER_CONFIG: &str = r#"{"model_max_length": 256, "pad_token":
 
 impl ModelEmbedder {
     /// Loads the model (about half a second), for a run of embedding:
-    /// ONNX Runtime keeps the memory of its largest batches in an arena
-    /// for the next (a gigabyte after a few hundred texts, 10–20 % faster).
+    /// ONNX Runtime keeps the memory of its largest run in an arena for
+    /// the next (10–20 % faster; [`RUN_BYTES`] bounds it).
     /// Errors name what is missing.
     pub fn load(files: &ModelFiles, batch_size: usize) -> Result<ModelEmbedder> {
         Self::load_with(files, batch_size, true)
@@ -317,18 +317,53 @@ impl Embedder for ModelEmbedder {
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let texts: Vec<Cow<'_, str>> = texts.iter().map(|t| embedded_text(t)).collect();
         let texts: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
-        // Callers send batches already (the cache chunks by the configured
-        // size); this only caps a larger list.
-        let batch = texts.len().clamp(1, self.batch_size);
-        let mut out = self
-            .model
-            .embed(&texts, Some(batch))
-            .map_err(|e| Error::Model(format!("embedding failed: {e}")))?;
+        let mut out = Vec::with_capacity(texts.len());
+        for run in runs(&texts, self.batch_size, RUN_BYTES) {
+            let vectors = self
+                .model
+                .embed(run, Some(run.len()))
+                .map_err(|e| Error::Model(format!("embedding failed: {e}")))?;
+            out.extend(vectors);
+        }
         for v in &mut out {
             normalize(v);
         }
         Ok(out)
     }
+}
+
+/// Bytes of text one run of the model is given at most, counting each
+/// text as long as the run's longest (the model pads to it): two texts of
+/// [`MAX_TEXT_CHARS`], or sixteen (the batch size) of a line or two. A
+/// run's memory grows with its texts times their padded length (every
+/// head's attention matrix of every text at once, about 40 MB a text of
+/// 256 tokens): sixteen long answers took `memlog index` to 890 MB
+/// resident, two take it to 290 MB, and embedding is no slower (1,000
+/// long answers: 19–20 s against 27–28 s).
+pub const RUN_BYTES: usize = 2 * MAX_TEXT_CHARS;
+
+/// `texts` in runs of at most `batch` texts, each run's count times its
+/// longest text at most `budget` bytes (a longer text goes alone).
+/// Callers sort by length (the cache does), so that a long text does not
+/// pad short ones.
+fn runs<'a, 't>(texts: &'a [&'t str], batch: usize, budget: usize) -> Vec<&'a [&'t str]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut longest = 0;
+    for (i, t) in texts.iter().enumerate() {
+        let len = t.len().max(1);
+        let n = i - start;
+        if n > 0 && (n >= batch || (n + 1) * longest.max(len) > budget) {
+            out.push(&texts[start..i]);
+            start = i;
+            longest = 0;
+        }
+        longest = longest.max(len);
+    }
+    if start < texts.len() {
+        out.push(&texts[start..]);
+    }
+    out
 }
 
 /// Lines of a fenced block (code, a log, a command's output pasted into a
@@ -502,6 +537,23 @@ mod tests {
         assert!(matches!(embedded_text(short), Cow::Borrowed(t) if t == short));
         // an unclosed block is cut to the end
         assert_eq!(embedded_text("a\n```\n1\n2\n3\n4\n5"), "a\n```\n1\n2\n3\n");
+    }
+
+    #[test]
+    fn runs_keep_padded_size_within_budget() {
+        let long = "x".repeat(1000);
+        let texts: Vec<&str> = vec!["a", "bb", "ccc", &long, &long, &long];
+        // the batch size caps short texts, the budget long ones
+        let got = runs(&texts, 2, 1999);
+        let lens: Vec<usize> = got.iter().map(|r| r.len()).collect();
+        assert_eq!(lens, [2, 1, 1, 1, 1]);
+        assert_eq!(got.concat(), texts);
+        let lens: Vec<usize> = runs(&texts, 2, 2000).iter().map(|r| r.len()).collect();
+        assert_eq!(lens, [2, 2, 2]);
+        assert!(runs(&[], 16, 3000).is_empty());
+        // a text over the budget still goes, alone
+        let huge = "y".repeat(5000);
+        assert_eq!(runs(&[&huge, "a"], 16, 3000).len(), 2);
     }
 
     #[test]
