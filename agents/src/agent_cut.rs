@@ -60,9 +60,7 @@ fn copilot_preview(output: &str) -> Option<String> {
         .sum();
     let preview_end = preview_from + preview_len;
     // the preview ends inside its last line, unless it ends a line
-    let ends_a_line = output[preview_end..].starts_with('\n')
-        && output[preview_from..preview_end].ends_with('\n');
-    if ends_a_line {
+    if output[preview_from..preview_end].ends_with('\n') {
         return None;
     }
     let cut_from = output[preview_from..preview_end]
@@ -99,6 +97,13 @@ mod tests {
         let kept = without_cut_line(&output);
         assert!(!kept.contains("ghp_"), "{kept}");
         assert!(kept.contains("000000 INFO ok\n<shellId: 0"), "{kept}");
+    }
+
+    #[test]
+    fn a_copilot_preview_of_whole_lines_keeps_them() {
+        let output = "Output too large to read at once (1 KB). Saved to: /tmp/x.txt\n\n\
+                      Preview (first 8 chars):\nab\ncdef\n<shellId: 0 completed with exit code 0>";
+        assert_eq!(without_cut_line(output), output);
     }
 
     #[test]
