@@ -161,19 +161,92 @@ pub(crate) fn task_tool_events(
             let id = text_of(input.and_then(|i| i.get("taskId")))?;
             let change = response.and_then(|r| r.get("statusChange"));
             let to = text_of(input.and_then(|i| i.get("status")))
-                .or_else(|| text_of(change.and_then(|c| c.get("to"))))?;
-            let from = text_of(change.and_then(|c| c.get("from")));
+                .or_else(|| text_of(change.and_then(|c| c.get("to"))));
+            let ids = |field: &str| -> Vec<String> {
+                match input.and_then(|i| i.get(field)) {
+                    Some(Value::Array(items)) => {
+                        items.iter().filter_map(|v| text_of(Some(v))).collect()
+                    }
+                    _ => Vec::new(),
+                }
+            };
+            let (blocked_by, blocks) = (ids("addBlockedBy"), ids("addBlocks"));
+            if to.is_none() && blocked_by.is_empty() && blocks.is_empty() {
+                return None;
+            }
             let subject = subject_of(&id)?;
-            let before = todo(subject.clone(), from, Some(id.clone()));
-            task_events(
-                &[todo(subject, Some(to), Some(id))],
-                Some(&[before]),
-                project,
-            )
+            let mut events = Vec::new();
+            if let Some(to) = to.clone() {
+                let from = text_of(change.and_then(|c| c.get("from")));
+                let before = todo(subject.clone(), from, Some(id.clone()));
+                events = task_events(
+                    &[todo(subject.clone(), Some(to), Some(id))],
+                    Some(&[before]),
+                    project,
+                );
+            }
+            // `addBlockedBy` blocks this task on others; `addBlocks` blocks
+            // others on this one: both name tasks by their session's ids.
+            let blockers: Vec<String> = blocked_by.iter().filter_map(|b| subject_of(b)).collect();
+            events.extend(blockers_added(&subject, &blockers, project, 1));
+            for (n, other) in blocks.iter().filter_map(|b| subject_of(b)).enumerate() {
+                let index = 2 + n;
+                events.extend(blockers_added(
+                    &other,
+                    std::slice::from_ref(&subject),
+                    project,
+                    index,
+                ));
+            }
+            if events.is_empty() && to.is_none() {
+                return None;
+            }
+            events
         }
         _ => return None,
     };
     Some(from_source(events, tool))
+}
+
+/// The `task_blockers_set` event (mode `add`) that makes the tasks titled
+/// `blockers` block the task titled `subject`; none for no blocker. Each
+/// blocker is a task, named by its canonical key: the fold resolves it to
+/// the entity that key reached.
+fn blockers_added(
+    subject: &str,
+    blockers: &[String],
+    project: &str,
+    index: usize,
+) -> Option<TaskEvent> {
+    if blockers.is_empty() {
+        return None;
+    }
+    let refs: Vec<Value> = blockers
+        .iter()
+        .map(|title| {
+            let key = canonical_key(title, Some(project));
+            serde_json::json!({
+                "kind": "task",
+                "entity_id": format!("task:{key}"),
+                "raw_text": title,
+                "confidence": "high",
+            })
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert(
+        "key".into(),
+        Value::String(canonical_key(subject, Some(project))),
+    );
+    body.insert("title".into(), Value::String(subject.to_string()));
+    body.insert("mode".into(), Value::String("add".into()));
+    body.insert("blockers".into(), Value::Array(refs));
+    Some(TaskEvent {
+        kind: Kind::TaskBlockersSet,
+        body,
+        index,
+        implied: false,
+    })
 }
 
 /// `events` with `tool` as their `source`.
@@ -589,6 +662,64 @@ mod tests {
         assert!(update(json!({"taskId": "1", "description": "more"})).is_none());
         assert!(update(json!({"taskId": "7", "status": "completed"})).is_none());
         assert!(task_tool_events("Bash", None, None, "p", &subjects).is_none());
+    }
+
+    #[test]
+    fn task_updates_that_add_blockers_are_blocker_events() {
+        let subjects = |id: &str| match id {
+            "1" => Some("Tag the release".to_string()),
+            "2" => Some("Announce the release".to_string()),
+            "3" => Some("Write the notes".to_string()),
+            _ => None,
+        };
+        let update = |input: Value| {
+            task_tool_events(TASK_UPDATE, Some(&input), None, "p", &subjects).unwrap()
+        };
+        let blockers = |e: &TaskEvent| -> Vec<String> {
+            e.body["blockers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| format!("{} {}", b["entity_id"].as_str().unwrap(), b["raw_text"]))
+                .collect()
+        };
+        // 2 waits on 1 (and on 9, which this session never made)
+        let added = update(json!({"taskId": "2", "addBlockedBy": ["1", "9"]}));
+        assert_eq!(added.len(), 1);
+        assert_eq!(added[0].kind, Kind::TaskBlockersSet);
+        assert_eq!(added[0].body["title"], "Announce the release");
+        assert_eq!(added[0].body["mode"], "add");
+        assert_eq!(added[0].body["source"], "TaskUpdate");
+        let tag = canonical_key("Tag the release", Some("p"));
+        assert_eq!(
+            blockers(&added[0]),
+            [format!("task:{tag} \"Tag the release\"")]
+        );
+        // 3 blocks 1 and 2, with a status change: one event per task
+        let both = update(json!({"taskId": "3", "status": "in_progress", "addBlocks": ["1", "2"]}));
+        let kinds: Vec<(&Kind, &Value)> =
+            both.iter().map(|e| (&e.kind, &e.body["title"])).collect();
+        assert_eq!(
+            kinds,
+            [
+                (&Kind::TaskStatusChanged, &json!("Write the notes")),
+                (&Kind::TaskBlockersSet, &json!("Tag the release")),
+                (&Kind::TaskBlockersSet, &json!("Announce the release")),
+            ]
+        );
+        let references: HashSet<String> = both.iter().map(|e| e.reference("c")).collect();
+        assert_eq!(references.len(), 3, "each event its own reference");
+        // blockers the session cannot name are a plain call
+        assert!(
+            task_tool_events(
+                TASK_UPDATE,
+                Some(&json!({"taskId": "2", "addBlockedBy": ["9"]})),
+                None,
+                "p",
+                &subjects
+            )
+            .is_none()
+        );
     }
 
     #[test]

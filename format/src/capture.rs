@@ -20,7 +20,7 @@
 //!   has one: such a call matches the held call of the same tool and input
 //!   (held calls of another id are other calls, whatever their input);
 //! - a task event: its kind, task key and status (`status`, or `to` for a
-//!   change);
+//!   change), or the blockers it sets;
 //! - any other event with a `body.text` (prompts, answers, summaries,
 //!   notes): its kind and its text, trimmed;
 //! - anything else (session start and end, recalls): nothing — those come
@@ -94,6 +94,15 @@ pub fn key(event: &Event) -> Option<Key> {
             Some(Key::Other(format!(
                 "{}\u{0}{task}\u{0}{status}",
                 event.kind.as_str()
+            )))
+        }
+        Kind::TaskBlockersSet => {
+            let task = text_of("key")?;
+            let blockers = event.body.get("blockers").map(Value::to_string);
+            Some(Key::Other(format!(
+                "{}\u{0}{task}\u{0}{}",
+                event.kind.as_str(),
+                blockers.unwrap_or_default()
             )))
         }
         _ => {
@@ -551,5 +560,24 @@ mod tests {
         let (kept, _) = reconcile(Captured::of(&held), incoming);
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].kind, Kind::TaskStatusChanged);
+    }
+
+    #[test]
+    fn blocker_events_match_by_key_and_blockers() {
+        let blockers = |seq, on: &str| {
+            event(
+                seq,
+                Kind::TaskBlockersSet,
+                json!({"key": "k1", "mode": "add", "blockers": [{"kind": "task", "entity_id": on}]}),
+                json!({}),
+            )
+        };
+        let held = [blockers(0, "task:a")];
+        let (kept, left_out) = reconcile(
+            Captured::of(&held),
+            vec![blockers(0, "task:a"), blockers(1, "task:b")],
+        );
+        assert_eq!(left_out, 1);
+        assert_eq!(kept[0].body["blockers"][0]["entity_id"], "task:b");
     }
 }

@@ -175,6 +175,8 @@ pub enum BlockerMode {
     Replace,
     /// The blockers are suggestions only.
     Suggest,
+    /// The blockers join the task's (an agent's `addBlockedBy`).
+    Add,
 }
 
 /// Why a change was refused.
@@ -277,7 +279,8 @@ impl TaskState {
 
     /// Changes the status, or refuses and leaves the state as it was.
     /// `from_todo_write` allows the implied `in_progress` step of a
-    /// `pending → done` jump (module docs); the implied step is returned.
+    /// `pending → done` jump (module docs), and ends the blockers of a task
+    /// it finishes; the implied step is returned.
     pub fn set_status(
         &mut self,
         to: Status,
@@ -302,8 +305,11 @@ impl TaskState {
         if !is_edge(next.status, to) {
             return Err(Rejection::NotAllowed { from, to });
         }
-        // Leaving `blocked` for work means its blockers were resolved.
-        if next.status == Status::Blocked && to == Status::InProgress {
+        // Leaving `blocked` for work means its blockers were resolved; an
+        // agent that finishes a task says the same of whatever blocked it.
+        if (next.status == Status::Blocked && to == Status::InProgress)
+            || (from_todo_write && to == Status::Done)
+        {
             next.blockers.clear();
         }
         next.status = to;
@@ -322,6 +328,16 @@ impl TaskState {
             BlockerMode::Replace => {
                 let mut next = self.clone();
                 next.blockers = blockers;
+                next.check()?;
+                *self = next;
+            }
+            BlockerMode::Add => {
+                let mut next = self.clone();
+                for b in blockers {
+                    if !next.blockers.iter().any(|k| k.entity_id == b.entity_id) {
+                        next.blockers.push(b);
+                    }
+                }
                 next.check()?;
                 *self = next;
             }
@@ -460,6 +476,24 @@ mod tests {
             t.set_status(Status::Done, false),
             Err(Rejection::DoneWithBlockers)
         );
+        // an agent finishing it says its blockers are over
+        t.set_status(Status::Done, true).unwrap();
+        assert!(t.blockers.is_empty());
+    }
+
+    #[test]
+    fn added_blockers_join_the_tasks() {
+        let mut t = TaskState::new();
+        t.set_blockers(BlockerMode::Add, vec![blocker("task:p::a")])
+            .unwrap();
+        t.set_blockers(
+            BlockerMode::Add,
+            vec![blocker("task:p::b"), blocker("task:p::a")],
+        )
+        .unwrap();
+        let ids: Vec<&str> = t.blockers.iter().map(|b| b.entity_id.as_str()).collect();
+        assert_eq!(ids, ["task:p::a", "task:p::b"]);
+        assert_eq!(t.status, Status::Pending, "blockers alone keep the status");
     }
 
     #[test]

@@ -383,6 +383,12 @@ fn claude_codes_task_tools_are_memlogs_tasks() {
                  "description": "usage", "activeForm": "Writing the README"})),
             call("Planning.", "TaskCreate", json!({"subject": "Tag the release",
                  "description": "v0.2", "activeForm": "Tagging the release"})),
+            call("Planning.", "TaskCreate", json!({"subject": "Announce the release",
+                 "description": "on the list", "activeForm": "Announcing the release"})),
+            // blockers, both ways: the announcement waits on the tag, the
+            // tag on the budget command (which is finished below)
+            call("Ordering.", "TaskUpdate", json!({"taskId": "5", "addBlockedBy": ["4"]})),
+            call("Ordering.", "TaskUpdate", json!({"taskId": "1", "addBlocks": ["4"]})),
             call("Starting.", "TaskUpdate", json!({"taskId": "1", "status": "in_progress"})),
             call("Finished it.", "TaskUpdate", json!({"taskId": "1", "status": "completed"})),
             // a delete removes Claude Code's own file of the task
@@ -423,7 +429,24 @@ fn claude_codes_task_tools_are_memlogs_tasks() {
     assert_eq!(status("Import OFX files"), "cancelled", "{tasks:#}");
     assert_eq!(status("Write the README"), "done", "{tasks:#}");
     assert_eq!(status("Tag the release"), "pending", "{tasks:#}");
-    assert_eq!(tasks.as_array().unwrap().len(), 4, "{tasks:#}");
+    assert_eq!(status("Announce the release"), "pending", "{tasks:#}");
+    assert_eq!(tasks.as_array().unwrap().len(), 5, "{tasks:#}");
+    // the announcement still waits on the tag; the tag's own blocker is done
+    let blocked = repo
+        .memlog(&["task", "list", "--blocked", "--json"])
+        .ok()
+        .json();
+    let blocked: Vec<(&Value, &Value)> = blocked
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (&t["title"], &t["blocked_by"]))
+        .collect();
+    assert_eq!(
+        blocked,
+        [(&json!("Announce the release"), &json!(["Tag the release"]))],
+        "{tasks:#}"
+    );
     // the next session's briefing lists the open one alone
     let brief = repo.hook("SessionStart", "next", json!({"source": "startup"}));
     let open = brief.split("## Open tasks").nth(1).unwrap_or_default();

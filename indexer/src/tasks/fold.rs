@@ -243,7 +243,19 @@ impl TaskGraph {
             _ => return,
         };
         let refs = if e.kind == Kind::TaskBlockersSet {
-            self.blocker_refs(e)
+            let mut refs = self.blocker_refs(e);
+            // An agent adding blockers may name a task it already finished,
+            // which blocks nothing.
+            if text(&e.body, "mode") == Some("add") {
+                refs.retain(|r| {
+                    r.kind != BlockerKind::Task
+                        || self
+                            .tasks
+                            .get(&r.entity_id)
+                            .is_none_or(|t| t.state.status.is_open())
+                });
+            }
+            refs
         } else {
             Vec::new()
         };
@@ -308,13 +320,14 @@ impl TaskGraph {
             Kind::TaskBlockersSet => {
                 let mode = match text(&e.body, "mode") {
                     Some("replace") => BlockerMode::Replace,
+                    Some("add") => BlockerMode::Add,
                     _ => BlockerMode::Suggest,
                 };
                 blockers_to_register = refs.clone();
                 outcome = task.state.set_blockers(mode, refs.clone());
                 if outcome.is_ok() {
                     match mode {
-                        BlockerMode::Replace => {
+                        BlockerMode::Replace | BlockerMode::Add => {
                             task.blockers_event = Some((e.id.clone(), e.ts.clone()))
                         }
                         BlockerMode::Suggest => {
@@ -593,7 +606,16 @@ impl TaskGraph {
                     },
                     None => offline_ref(raw, &e.project),
                 }),
-                other => serde_json::from_value::<BlockerRef>(other.clone()).ok(),
+                other => {
+                    let mut r = serde_json::from_value::<BlockerRef>(other.clone()).ok()?;
+                    // a task named by its key is the entity that key reached
+                    if r.kind == BlockerKind::Task
+                        && let Some(task) = self.aliases.get(&r.entity_id)
+                    {
+                        r.entity_id = task.clone();
+                    }
+                    Some(r)
+                }
             })
             .collect()
     }

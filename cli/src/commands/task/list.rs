@@ -25,7 +25,8 @@ pub struct ListArgs {
     #[arg(long, value_name = "STATUS")]
     status: Option<String>,
 
-    /// Only blocked tasks (with their blockers).
+    /// Only open tasks that wait on blockers: blocked ones, and those an
+    /// agent said wait on others (Claude Code's `addBlockedBy`).
     #[arg(long)]
     blocked: bool,
 
@@ -52,7 +53,9 @@ pub fn cmd_list(dir: &Path, args: ListArgs) -> anyhow::Result<ExitCode> {
             let status = Status::parse(&t.status);
             wanted.is_none_or(|w| status == Some(w))
                 && (!open_only || t.is_open())
-                && (!args.blocked || status == Some(Status::Blocked))
+                && (!args.blocked
+                    || status == Some(Status::Blocked)
+                    || (t.is_open() && t.blockers > 0))
         })
         .collect();
     if args.json {
