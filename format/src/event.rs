@@ -365,11 +365,12 @@ impl Event {
         self.body.get("text").and_then(Value::as_str)
     }
 
-    /// A one-line description for listings: the text's first non-empty line,
-    /// or for a tool observation `Tool: input`, cut to `max` characters.
+    /// A one-line description for listings: the text on one line ([`one_line`]:
+    /// an answer's first line is often only its heading), or for a tool
+    /// observation `Tool: input`, cut to `max` characters.
     pub fn headline(&self, max: usize) -> String {
         let line = match self.text() {
-            Some(text) => first_line(text).to_string(),
+            Some(text) => return one_line(text, max),
             None => {
                 let tool = self.body.get("tool").and_then(Value::as_str);
                 let subject = ["target", "title", "key", "reason"]
@@ -431,7 +432,56 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
 /// `text` on one line (every run of whitespace one space), cut to `max`
 /// characters: how listings and injected context show an event's text.
 pub fn one_line(text: &str, max: usize) -> String {
-    truncate_chars(&text.split_whitespace().collect::<Vec<_>>().join(" "), max)
+    // only the words that can show are joined: a text may be an 11k answer
+    let mut line = String::new();
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        if chars > max {
+            break;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+            chars += 1;
+        }
+        line.push_str(word);
+        chars += word.chars().count();
+    }
+    truncate_chars(&line, max)
+}
+
+/// `text` on one line, cut to `max` characters; where no word of `query`
+/// shows in that, the stretch around the first one that does, as a search
+/// tool shows its match (a long answer's first words are often only its
+/// heading).
+pub fn preview(text: &str, query: &str, max: usize) -> String {
+    let line: Vec<char> = one_line(text, usize::MAX).chars().collect();
+    let lower: Vec<char> = line
+        .iter()
+        .map(|c| c.to_lowercase().next().unwrap_or(*c))
+        .collect();
+    let first = query
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| w.chars().count() >= 3)
+        .filter_map(|w| {
+            let w: Vec<char> = w
+                .chars()
+                .map(|c| c.to_lowercase().next().unwrap_or(c))
+                .collect();
+            lower.windows(w.len()).position(|at| at == w.as_slice())
+        })
+        .min();
+    let head: String = line.iter().collect();
+    // a match within the first two thirds shows as it is
+    let Some(at) = first.filter(|at| *at > max * 2 / 3) else {
+        return truncate_chars(&head, max);
+    };
+    // start at a word, about a third of the width before the match
+    let mut start = at.saturating_sub(max / 3);
+    while start > 0 && !line[start - 1].is_whitespace() && at - start < max / 2 {
+        start -= 1;
+    }
+    let rest: String = line[start..].iter().collect();
+    format!("…{}", truncate_chars(&rest, max.saturating_sub(1)))
 }
 
 fn take_string(map: &mut Map<String, Value>, field: &str) -> Result<String, String> {
@@ -552,5 +602,34 @@ mod tests {
         .into_event(1);
         assert_eq!(e.headline(80), "Bash: cargo test");
         assert_eq!(truncate_chars("abcdef", 4), "abc…");
+        // an answer under a heading shows what follows it
+        let answer = "# Plugin system design\n\nPlugins load from `shopcli.plugins`.\n";
+        assert_eq!(
+            one_line(answer, 40),
+            "# Plugin system design Plugins load fro…"
+        );
+        assert_eq!(one_line(" a\n\n b ", 40), "a b");
+    }
+
+    #[test]
+    fn a_preview_shows_the_query_where_the_text_holds_it() {
+        let doc = format!(
+            "# Plugin system design\n\n{}Plugins load from `shopcli.plugins` at start.",
+            "Some context. ".repeat(20)
+        );
+        let seen = preview(&doc, "Shopcli.Plugins", 60);
+        assert!(seen.starts_with('…'), "{seen}");
+        assert!(seen.contains("`shopcli.plugins`"), "{seen}");
+        assert!(seen.chars().count() <= 60, "{seen}");
+        // a match near the start, or none at all: the start
+        assert_eq!(
+            preview(&doc, "plugin", 30),
+            "# Plugin system design Some c…"
+        );
+        assert_eq!(
+            preview(&doc, "absent", 30),
+            "# Plugin system design Some c…"
+        );
+        assert_eq!(preview("", "x", 30), "");
     }
 }

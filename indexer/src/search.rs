@@ -128,15 +128,12 @@ pub struct Hit {
 }
 
 impl Hit {
-    /// First non-empty line of the text.
-    pub fn headline(&self, max: usize) -> String {
-        let line = self
-            .text
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("");
-        memlog_format::event::truncate_chars(line, max)
+    /// The text on one line, cut to `max` characters; where no word of
+    /// `query` shows in that, the stretch around the first one that does,
+    /// as a search tool shows its match (a long answer's first words are
+    /// often only its heading).
+    pub fn preview(&self, query: &str, max: usize) -> String {
+        memlog_format::event::preview(&self.text, query, max)
     }
 }
 

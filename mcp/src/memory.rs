@@ -112,7 +112,7 @@ impl Memory {
         let mut rows = Vec::with_capacity(hits.len());
         for h in hits {
             let level = standing(projections, &h.id, levels)?.map_or(0, |s| s.level);
-            rows.push(compact_hit(h, level));
+            rows.push(compact_hit(h, &p.query, level));
         }
         Ok(json!({
             "query": p.query,
@@ -375,8 +375,8 @@ impl Memory {
 /// A search hit in about 50-100 tokens: enough to decide whether to read
 /// the whole event with `memory_get`.
 /// `level` (docs/DESIGN.md §8) is given for memories (L1 and up) only.
-fn compact_hit(h: &Hit, level: u8) -> Value {
-    let headline = h.headline(HEADLINE_CHARS);
+fn compact_hit(h: &Hit, query: &str, level: u8) -> Value {
+    let headline = h.preview(query, HEADLINE_CHARS);
     let mut hit = json!({
         "short_id": id::short(&h.id),
         "id": h.id,

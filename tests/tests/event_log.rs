@@ -727,3 +727,28 @@ fn git_dir_in_the_environment_chooses_the_repository_as_for_git() {
     );
     assert!(!log(&b).contains("written"), "{}", log(&b));
 }
+
+/// Listings show more than a long answer's heading, and a search shows
+/// where the answer holds the words looked for (a field test: the 11k
+/// design answer showed as `# Plugin system design`, its decision unseen).
+#[test]
+fn listings_show_a_long_answer_past_its_heading() {
+    let repo = TestRepo::new();
+    let filler = "The loader reads the manifest and keeps each version. ".repeat(8);
+    let answer = format!(
+        "# Plugin system design\n\nWe chose entry points.\n\n{filler}Plugins register under shopcli.plugins."
+    );
+    repo.record("s1", "agent_response", &answer);
+    repo.memlog(&["seal", "--all"]).ok();
+    let shown = repo.memlog(&["show", "s1"]).ok().stdout();
+    assert!(
+        shown.contains("# Plugin system design We chose entry points."),
+        "{shown}"
+    );
+    let found = repo
+        .memlog(&["search", "shopcli.plugins", "--mode", "fts"])
+        .ok()
+        .stdout();
+    let line = found.lines().next().unwrap_or_default();
+    assert!(line.contains("…") && line.contains("shopcli.plugins"), "{found}");
+}

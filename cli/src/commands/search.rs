@@ -134,7 +134,7 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
             } else {
                 String::new()
             },
-            h.headline(90)
+            h.preview(&args.query, 90)
         );
     }
     Ok(ExitCode::SUCCESS)
