@@ -154,7 +154,10 @@ pub struct Filed {
 /// Records a `concept` event filing sessions and facts under a concept;
 /// the sessions and facts must exist.
 pub fn add(repo: &Repo, p: &Projections, filing: &Filing) -> Result<Filed> {
-    let name = filing.name.trim();
+    // the name as it will be stored, secrets redacted: it is looked up,
+    // keyed and echoed as such
+    let stored = memlog_store::Recorder::new(repo)?.redact(filing.name);
+    let name = stored.trim();
     if name.is_empty() || normalize(name).is_empty() {
         bail!("the concept needs a name (a few words)");
     }

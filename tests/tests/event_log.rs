@@ -750,5 +750,8 @@ fn listings_show_a_long_answer_past_its_heading() {
         .ok()
         .stdout();
     let line = found.lines().next().unwrap_or_default();
-    assert!(line.contains("…") && line.contains("shopcli.plugins"), "{found}");
+    assert!(
+        line.contains("…") && line.contains("shopcli.plugins"),
+        "{found}"
+    );
 }

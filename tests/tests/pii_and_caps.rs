@@ -326,3 +326,31 @@ fn a_project_named_by_a_secret_is_redacted_like_any_text() {
     assert!(events.contains("the deploy runs on Fridays"), "{events}");
     assert!(messages.contains("[REDACTED:"), "{messages}");
 }
+
+/// A concept named with a token is stored, found again and echoed with the
+/// token redacted: `concepts add` printed the name as typed, and a second
+/// filing under the same name made a second concept.
+#[test]
+fn a_concept_named_by_a_secret_is_redacted_and_found_again() {
+    let repo = TestRepo::new();
+    let token = "ghp_hGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8rES";
+    repo.memlog(&["note", "--session", "s1", "rotated the staging keys"])
+        .ok();
+    let name = format!("staging keys {token}");
+    let add = |json: bool| {
+        let mut args = vec!["concepts", "add", name.as_str(), "--session", "s1"];
+        if json {
+            args.push("--json");
+        }
+        repo.memlog(&args).ok().stdout()
+    };
+    let first = add(false);
+    assert!(!first.contains("hGAkWvj7FAc9QeWJKY40"), "{first}");
+    assert!(first.contains("new concept"), "{first}");
+    let again: serde_json::Value = serde_json::from_str(&add(true)).unwrap();
+    assert_eq!(again["created"], false, "{again}");
+    assert!(
+        !contains(&everything_on_disk(&repo), "hGAkWvj7FAc9QeWJKY40"),
+        "the token is on disk"
+    );
+}
