@@ -137,6 +137,26 @@ impl Hit {
     }
 }
 
+/// The identifiers of a query, lowercased: words made of parts joined by
+/// `.`, `_` or `::` (`shopcli.plugins`, `max_retries`, `store::seal`), each
+/// part two characters or more and one holding a letter, so that prose
+/// (`e.g.`, `3.5`, a sentence's full stop) holds none.
+fn identifiers(query: &str) -> Vec<String> {
+    query
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
+        .filter(|w| {
+            let parts: Vec<&str> = w.split(['.', '_', ':']).filter(|p| !p.is_empty()).collect();
+            parts.len() > 1
+                && parts
+                    .iter()
+                    .all(|p| p.chars().count() >= 2 && p.chars().all(char::is_alphanumeric))
+                && parts.iter().any(|p| p.chars().any(char::is_alphabetic))
+        })
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// How many candidates of each list are ranked per requested hit.
 const CANDIDATES_PER_HIT: usize = 4;
 const MIN_CANDIDATES: usize = 40;
@@ -409,6 +429,7 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
     let k = ranking.rrf_k.max(0.0);
     let lists = usize::from(use_fts) + usize::from(semantic_on);
 
+    let identifiers = identifiers(&req.query);
     // Relevance of each candidate to the query, before spreading.
     let relevance: KeyMap<(f32, Option<f32>)> = candidates
         .iter()
@@ -439,7 +460,22 @@ pub fn search(p: &Projections, ranking: &RankingConfig, req: &SearchRequest) -> 
                 && rows
                     .get(key)
                     .is_some_and(|r| crate::derive::is_worth_embedding(&r.kind));
-            let ranked_semantic = if awaiting { Some(fts_rel) } else { semantic };
+            // An event that holds an identifier of the query as written
+            // means what the query asks, whatever its embedding says: a long
+            // answer naming `shopcli.plugins` once is diluted, and a short
+            // prompt about shopcli's plugins outranked it.
+            let names_it = !identifiers.is_empty()
+                && rows.get(key).is_some_and(|r| {
+                    let text = r.text.to_lowercase();
+                    identifiers.iter().any(|i| text.contains(i.as_str()))
+                });
+            let ranked_semantic = if awaiting {
+                Some(fts_rel)
+            } else if names_it {
+                semantic.map(|s| s.max(fts_rel))
+            } else {
+                semantic
+            };
             let r = match fusion {
                 Fusion::Weighted => ws * ranked_semantic.unwrap_or(0.0) + wf * fts_rel,
                 Fusion::Rrf => {
@@ -1028,4 +1064,26 @@ fn allowed_keys(p: &Projections, f: &Filters) -> Result<Option<Vec<u64>>> {
         .collect::<std::result::Result<Vec<u64>, _>>()
         .map_err(|e| Error::sql(&p.dir, e))?;
     Ok(Some(keys))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::identifiers;
+
+    #[test]
+    fn identifiers_are_joined_parts_and_prose_holds_none() {
+        assert_eq!(
+            identifiers("why does Shopcli.Plugins load before max_retries, store::seal?"),
+            ["shopcli.plugins", "max_retries", "store::seal"]
+        );
+        for prose in [
+            "e.g. this",
+            "version 3.5 is out.",
+            "U.S. trip",
+            "__init__",
+            "a_b",
+        ] {
+            assert!(identifiers(prose).is_empty(), "{prose}");
+        }
+    }
 }

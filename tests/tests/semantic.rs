@@ -778,3 +778,34 @@ fn the_model_is_looked_for_in_the_users_cache_folder() {
         "{dir}"
     );
 }
+
+/// An identifier searched as written ranks first the event that names it,
+/// in hybrid search too: a long design answer naming `shopcli.plugins`
+/// once has a diluted embedding, and a short prompt about shopcli's
+/// plugins, closer in meaning, outranked it (field test 9b).
+#[test]
+fn an_identifier_ranks_the_long_answer_that_names_it_first() {
+    if !model_installed() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let filler = "The loader reads the manifest and the registry keeps each version. ".repeat(60);
+    repo.record(
+        "d1",
+        "agent_response",
+        &format!("{filler}Plugins use the entry point group shopcli.plugins. {filler}"),
+    );
+    repo.record(
+        "p1",
+        "user_prompt",
+        "Which entry point group do shopcli plugins register under?",
+    );
+    repo.record("p2", "user_prompt", "How do we release shopcli?");
+    repo.memlog(&["index"]).ok();
+    let out = repo
+        .memlog(&["search", "--json", "shopcli.plugins"])
+        .ok()
+        .json();
+    assert_eq!(out["semantic"], true, "{out}");
+    assert_eq!(out["hits"][0]["session"], "d1", "{out:#}");
+}
