@@ -136,9 +136,22 @@ impl Memory {
             bail!("context must be at most {MAX_GET_CONTEXT}");
         }
         let mut found = Vec::with_capacity(p.ids.len());
+        let projections = self.projections.get(&self.repo)?;
+        let held = memlog_indexer::review::held(projections)?;
         for prefix in &p.ids {
-            let projections = self.projections.get(&self.repo)?;
             let id = ids::resolve(projections, prefix)?;
+            // what a person has not let an agent have (review), it does
+            // not get by asking for it
+            if let Some(why) = held.get(&id) {
+                bail!(
+                    "{} is withheld from agents: {}",
+                    id.short(),
+                    match why {
+                        memlog_indexer::review::Held::Pending => "it waits for a person's review",
+                        memlog_indexer::review::Held::Rejected => "it was rejected in review",
+                    }
+                );
+            }
             found.push(event_with_context(projections, &self.repo, &id, p.context)?);
         }
         Ok(json!({ "events": found }))
@@ -169,7 +182,10 @@ impl Memory {
             latest: p.since.is_none() && p.until.is_some() && p.session.is_none(),
             limit: p.limit,
         };
-        let mut rows = lookup::timeline(self.projections()?, &query)?;
+        let projections = self.projections()?;
+        let withheld = memlog_indexer::review::withheld(projections)?;
+        let mut rows = lookup::timeline(projections, &query)?;
+        rows.retain(|r| !withheld.contains(&r.event.id));
         let more = rows.len() > p.limit;
         if more {
             if query.latest {
@@ -232,6 +248,8 @@ impl Memory {
             "session": event.session,
             "evidence": done.evidence,
             "aligned": event.body.contains_key("span"),
+            // a fact waits for a person's review when `learn.review` says so
+            "pending": event.body.contains_key("review"),
             "private_spans_removed": report.private_spans,
             "secrets_redacted": report.redactions,
             "warnings": report.warnings,

@@ -95,8 +95,13 @@ pub fn one_shot(repo: &Repo, query: &SearchQuery<'_>) -> Result<Found> {
     found
 }
 
+/// At most this many more hits are asked for, to make up for memories
+/// withheld for review.
+const MAX_WITHHELD_OVERFETCH: usize = 50;
+
 /// Runs one search over open projections; `model` is the one a server
-/// keeps (see [`KeptModel`]), `None` in a one-shot process.
+/// keeps (see [`KeptModel`]), `None` in a one-shot process. Memories
+/// withheld for review are left out.
 pub fn run(
     repo: &Repo,
     projections: &Projections,
@@ -129,8 +134,16 @@ pub fn run(
     if query.agent.is_some() {
         request.limit = request.limit.saturating_mul(AGENT_OVERFETCH);
     }
+    // Memories held for review, or rejected, are given to no agent, and an
+    // agent searches too (MCP, or `memlog search` in its shell): they are
+    // left out, as from injection; `memlog review` lists them.
+    let withheld = memlog_indexer::review::withheld(projections)?;
+    request.limit = request
+        .limit
+        .saturating_add(withheld.len().min(MAX_WITHHELD_OVERFETCH));
     let note = with_query_vector(repo, projections, &mut request, query.mode, model)?;
     let mut hits = search(projections, &repo.config.ranking, &request)?;
+    hits.retain(|h| !withheld.contains(&h.id));
     if let Some(scope) = &scope {
         hits.retain(|h| scope.contains(&h.id, &h.session));
         hits.truncate(query.limit);
@@ -138,6 +151,7 @@ pub fn run(
     if let Some(agent) = query.agent {
         keep_agent(&mut hits, agent, query.limit);
     }
+    hits.truncate(query.limit);
     Ok(Found {
         hits,
         mode: request.mode,

@@ -321,3 +321,66 @@ fn rules_lists_held_and_rejected_rules_as_such() {
     let all = repo.memlog(&["rules", "--all"]).ok().stdout();
     assert!(all.contains("rejected in review"), "{all}");
 }
+
+/// A held rule, and the same rule once rejected, reach no agent by any
+/// door: not through MCP `memory_search`, `memory_get` or
+/// `memory_timeline`, nor through `memlog search` in its shell (a field
+/// test: the `curl … | sh` rule came back from memory_search as an
+/// ordinary level-2 rule, before and after the person's no). A fact that
+/// waits says so when it is remembered.
+#[test]
+fn a_held_or_rejected_rule_reaches_no_agent_through_search() {
+    let repo = TestRepo::new();
+    let added = add_held_rule(&repo);
+    let id = added["id"].as_str().unwrap().to_string();
+    repo.memlog(&["index"]).ok();
+    let reaches = |repo: &TestRepo| {
+        let mut mcp = memlog_e2e::McpProcess::start(repo.path());
+        let found = mcp.tool("memory_search", json!({"query": "setup.sh builds"}));
+        let timeline = mcp.tool("memory_timeline", json!({"since": "2000-01-01"}));
+        mcp.call_tool("get", "memory_get", json!({"ids": [&id[..12]]}));
+        let got = mcp.response("get");
+        drop(mcp);
+        let cli = repo
+            .memlog(&["search", "--json", "setup.sh builds"])
+            .ok()
+            .json();
+        let holds = |list: &Value| {
+            list.as_array()
+                .unwrap()
+                .iter()
+                .any(|h| h["id"] == id.as_str())
+        };
+        (
+            holds(&found["hits"]),
+            holds(&timeline["rows"]),
+            got["result"]["isError"] == true,
+            holds(&cli["hits"]),
+            got,
+        )
+    };
+    let (search, timeline, refused, cli, got) = reaches(&repo);
+    assert!(
+        !search && !timeline && !cli,
+        "held: {search} {timeline} {cli}"
+    );
+    assert!(refused && got.to_string().contains("review"), "{got}");
+    repo.memlog(&["review", "reject", &id[..12]]).ok();
+    let (search, timeline, refused, cli, got) = reaches(&repo);
+    assert!(
+        !search && !timeline && !cli,
+        "rejected: {search} {timeline} {cli}"
+    );
+    assert!(refused && got.to_string().contains("rejected"), "{got}");
+    // the note it rests on is still found
+    let note = repo.memlog(&["search", "get.example.dev"]).ok().stdout();
+    assert!(note.contains("the installer comes from"), "{note}");
+    // a fact remembered under review says it waits
+    std::fs::write(repo.path().join(".memlog.yaml"), "learn:\n  review: true\n").unwrap();
+    let mut mcp = memlog_e2e::McpProcess::start(repo.path());
+    let fact = mcp.tool(
+        "memory_remember",
+        json!({"kind": "fact", "text": "The installer host is get.example.dev"}),
+    );
+    assert_eq!(fact["pending"], true, "{fact}");
+}

@@ -16,8 +16,12 @@ use crate::output;
 /// first), and, when the embedding model is installed, semantic similarity
 /// (a paraphrase finds what it means), ranked with recency and importance
 /// as `.memlog.yaml` says. Without the model it is full-text search. Rows are
-/// compact — id, date, kind, session, first line, score; `memlog show ID`
-/// gives the whole event and its neighbours.
+/// compact — id, date, kind, session, score and the text on one line, from
+/// where it matches when its start does not; `memlog show ID` gives the
+/// whole event and its neighbours.
+///
+/// Facts and rules waiting for review, or rejected, are left out, as they
+/// are from what agents are given: `memlog review` lists them.
 #[derive(Args)]
 pub struct SearchArgs {
     /// What to look for.
