@@ -161,6 +161,91 @@ fn hook_program(scope: Scope) -> Result<PathBuf> {
     Ok(exe)
 }
 
+/// The program a committed project file (`.mcp.json`, the agents' project
+/// settings) names for memlog: see [`hook_program`].
+pub fn project_program() -> Result<PathBuf> {
+    hook_program(Scope::Project)
+}
+
+/// What is wrong with the memlog servers of a project's `.mcp.json` (those
+/// whose arguments hold `mcp`), each said as a sentence, and whether it
+/// keeps memory from working. The file is committed: an earlier memlog
+/// wrote this machine's binary and `-C` this clone's path into it, so a
+/// teammate's agent served (and wrote into) the clone that wrote it, or
+/// nothing.
+pub fn mcp_config_problems(root: &Path) -> Vec<(String, bool)> {
+    let file = root.join(".mcp.json");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return Vec::new();
+    };
+    let Ok(config) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return vec![(
+            format!(
+                "{} is not valid JSON: the agent starts none of its servers",
+                file.display()
+            ),
+            true,
+        )];
+    };
+    let Some(servers) = config.get("mcpServers").and_then(|s| s.as_object()) else {
+        return Vec::new();
+    };
+    let here = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut problems = Vec::new();
+    for (name, server) in servers {
+        let args: Vec<&str> = server
+            .get("args")
+            .and_then(|a| a.as_array())
+            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let Some(command) = server.get("command").and_then(|c| c.as_str()) else {
+            continue;
+        };
+        if !args.contains(&"mcp")
+            || !Path::new(command)
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("memlog"))
+        {
+            continue;
+        }
+        let again = "`memlog install mcp --write` again names `memlog mcp`, which serves the clone it is started in";
+        if let Some(dir) = args.windows(2).find(|w| w[0] == "-C").map(|w| w[1]) {
+            let served = std::fs::canonicalize(dir).unwrap_or_else(|_| PathBuf::from(dir));
+            if served != here {
+                problems.push((
+                    format!(
+                        "{}: the {name:?} server serves {dir}, not this clone: its agent searches \
+                         and writes that memory; {again}",
+                        file.display()
+                    ),
+                    true,
+                ));
+                continue;
+            }
+        }
+        if !program_exists(command) {
+            problems.push((
+                format!(
+                    "{}: the {name:?} server runs {command}, which is not on this machine: the \
+                         agent has no memory tools; {again}",
+                    file.display()
+                ),
+                true,
+            ));
+        } else if Path::new(command).is_absolute() || args.contains(&"-C") {
+            problems.push((
+                format!(
+                    "{}: the {name:?} server names this machine's paths in a file the project \
+                         commits: a teammate's clone has none such; {again}",
+                    file.display()
+                ),
+                false,
+            ));
+        }
+    }
+    problems
+}
+
 fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,

@@ -592,7 +592,12 @@ fn install_mcp_prints_and_merges_the_client_configuration() {
         std::fs::canonicalize(command).unwrap(),
         std::fs::canonicalize(memlog_e2e::memlog_bin()).unwrap()
     );
-    assert_eq!(entry["args"], json!(["-C", root.to_string_lossy(), "mcp"]));
+    // the file is committed: the server serves the clone it starts in
+    assert_eq!(entry["args"], json!(["mcp"]));
+    assert!(
+        printed.contains(&format!("\"{}\"", root.to_string_lossy())),
+        "Claude Desktop, which starts it nowhere, is given the repository: {printed}"
+    );
     // Twice is the same.
     repo.memlog(&["install", "mcp", "--write"]).ok();
     let again: Value =
@@ -611,6 +616,36 @@ fn install_mcp_prints_and_merges_the_client_configuration() {
     assert_eq!(
         std::fs::read_to_string(root.join(".mcp.json")).unwrap(),
         "{ not json"
+    );
+}
+
+/// A `.mcp.json` an earlier memlog wrote names one clone's path with `-C`:
+/// committed, it made every teammate's agent search and write that clone's
+/// memory (a field test: bob's note was sealed into dev's repository).
+/// Doctor names it and fails; installing again fixes it.
+#[test]
+fn doctor_names_an_mcp_server_of_another_clone() {
+    let (_origin, dev, bob) = TestRepo::teammates();
+    let dev_root = std::fs::canonicalize(dev.path()).unwrap();
+    let old = json!({"mcpServers": {"memlog": {
+        "command": memlog_e2e::memlog_bin().to_string_lossy(),
+        "args": ["-C", dev_root.to_string_lossy(), "mcp"]}}});
+    std::fs::write(bob.path().join(".mcp.json"), old.to_string()).unwrap();
+    let doctor = bob.memlog(&["doctor"]);
+    assert_eq!(doctor.code(), Some(1), "{}", doctor.stdout());
+    let said = doctor.stdout();
+    assert!(
+        said.contains("not this clone") && said.contains(&*dev_root.to_string_lossy()),
+        "{said}"
+    );
+    bob.memlog(&["install", "mcp", "--write"]).ok();
+    let doctor = bob.memlog(&["doctor", "--json"]).json();
+    assert_eq!(doctor["ok"], true, "{doctor:#}");
+    assert!(
+        !doctor["mcp_problems"]
+            .to_string()
+            .contains("not this clone"),
+        "{doctor:#}"
     );
 }
 
@@ -667,4 +702,29 @@ fn a_model_cannot_forget_the_whole_memory() {
         none.stdout()
     );
     assert_eq!(repo.memlog_commits().len(), commits);
+}
+
+/// `memlog mcp --help` and the README name every tool the server lists (a
+/// field test: the help named 7 of 11, the README 9).
+#[test]
+fn the_help_and_the_readme_name_every_tool() {
+    let repo = TestRepo::new();
+    let mut server = memlog_e2e::McpProcess::start(repo.path());
+    server.send(&json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}));
+    let listed = server.response("list");
+    let names: Vec<String> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.len() >= 11, "{listed}");
+    let help = repo.memlog(&["mcp", "--help"]).ok().stdout();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    for name in &names {
+        assert!(help.contains(name.as_str()), "help lacks {name}: {help}");
+        assert!(readme.contains(&format!("`{name}`")), "README lacks {name}");
+    }
 }

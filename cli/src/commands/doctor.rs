@@ -24,9 +24,12 @@ use crate::output;
 /// `/hooks`), without a word; doctor names those and says how to trust
 /// them.
 ///
+/// Last, the memlog server of the project's `.mcp.json`, when it names
+/// another clone or a program not on this machine.
+///
 /// Exits 1 when something it found keeps memory from working: hooks that
 /// run a program not on this machine, hooks the agent does not trust, a
-/// damaged index.
+/// damaged index, an MCP server of another clone or of no program.
 #[derive(Args)]
 pub struct DoctorArgs {
     /// Print the result as JSON.
@@ -88,8 +91,14 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     });
     let checked_out = memlog_store::log::Log::new(&repo).checked_out();
     let elsewhere = hooks_in_other_worktrees(&repo, &hooks);
+    let mcp = repo
+        .work_tree
+        .as_deref()
+        .map(memlog_ops::install::mcp_config_problems)
+        .unwrap_or_default();
     let broken = damaged
         || checked_out.is_some()
+        || mcp.iter().any(|(_, breaks)| *breaks)
         || hooks.iter().any(|h| {
             !h.missing.is_empty()
                 || !h.unknown_events.is_empty()
@@ -171,6 +180,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                 .map(|(tree, h)| json!({"worktree": tree, "agent": h.agent.name(), "path": h.path}))
                 .collect::<Vec<_>>(),
             "home_repository": home_repository.is_some(),
+            "mcp_problems": mcp.iter().map(|(line, _)| line).collect::<Vec<_>>(),
             "ok": !broken,
         }))?;
         return Ok(exit);
@@ -266,6 +276,9 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         for unknown in &h.unknown_events {
             println!("           {unknown}");
         }
+    }
+    for (line, _) in &mcp {
+        println!("mcp        {line}");
     }
     // Claude Code reads a project's settings only where it is started:
     // doctor run from a subfolder is where the user would start it too

@@ -8,7 +8,8 @@ use crate::stop::stop_signal;
 /// Serve memory to agents over the Model Context Protocol (stdio).
 ///
 /// Tools: memory_search, memory_get, memory_timeline, memory_remember,
-/// memory_forget, memory_tasks, memory_stats. Reads come from the
+/// memory_forget, memory_reinforce, memory_add_rule, memory_tasks,
+/// memory_task_add, memory_task_update, memory_stats. Reads come from the
 /// projections, refreshed before each call when the log moved on, so new
 /// sessions show up without a restart. Notes and facts the agent remembers
 /// go through the privacy filter into a journal of this server's own

@@ -14,11 +14,13 @@ use memlog_ops::workspace;
 ///
 /// Prints the Claude Code project configuration (`.mcp.json` at the root of
 /// the working tree) and the Claude Desktop entry
-/// (`claude_desktop_config.json`, under `mcpServers`). Both start this
-/// memlog binary, by its absolute path, with `-C <repository>`. With
-/// --write, the `memlog` server is added to `.mcp.json` (other servers in
-/// it are kept); the Desktop entry is only printed, since that file is the
-/// user's own.
+/// (`claude_desktop_config.json`, under `mcpServers`). `.mcp.json` is
+/// committed: it starts `memlog mcp` by name (this binary's path when
+/// `memlog` on PATH is another program), which serves the clone the agent
+/// runs in. The Desktop entry starts this binary by its absolute path with
+/// `-C <repository>`. With --write, the `memlog` server is added to
+/// `.mcp.json` (other servers in it are kept); the Desktop entry is only
+/// printed, since that file is the user's own.
 #[derive(Args)]
 pub struct InstallMcpArgs {
     /// Write the `memlog` entry into `.mcp.json` in the repository root.
@@ -37,7 +39,8 @@ pub fn install(dir: &Path, args: InstallMcpArgs) -> anyhow::Result<ExitCode> {
     };
     let exe = std::env::current_exe().context("finding the memlog binary")?;
     let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
-    let entry = server_entry(&exe, &root);
+    let desktop = server_entry(&exe, Some(&root));
+    let entry = server_entry(&memlog_ops::install::project_program()?, None);
     let project_file = root.join(".mcp.json");
 
     if args.write {
@@ -65,17 +68,20 @@ pub fn install(dir: &Path, args: InstallMcpArgs) -> anyhow::Result<ExitCode> {
     );
     println!(
         "{}",
-        serde_json::to_string_pretty(&json!({ "mcpServers": { &args.name: entry } }))?
+        serde_json::to_string_pretty(&json!({ "mcpServers": { &args.name: desktop } }))?
     );
     Ok(ExitCode::SUCCESS)
 }
 
-/// `{"command": <memlog>, "args": ["-C", <repository>, "mcp"]}`
-fn server_entry(exe: &Path, root: &Path) -> Value {
-    json!({
-        "command": exe.to_string_lossy(),
-        "args": ["-C", root.to_string_lossy(), "mcp"],
-    })
+/// `{"command": <memlog>, "args": ["-C", <repository>, "mcp"]}`, without
+/// `-C` for no repository (the server's working directory is the project).
+fn server_entry(program: &Path, root: Option<&Path>) -> Value {
+    let mut args = Vec::new();
+    if let Some(root) = root {
+        args.extend(["-C".to_string(), root.to_string_lossy().into_owned()]);
+    }
+    args.push("mcp".to_string());
+    json!({ "command": program.to_string_lossy(), "args": args })
 }
 
 /// The content of `file` with `mcpServers.<name>` set to `entry`, every
