@@ -78,11 +78,10 @@ pub fn short(ts: &str) -> String {
     }
 }
 
-/// [`short`] of seconds since the epoch.
-pub fn short_from_secs(secs: i64) -> String {
-    Timestamp::from_second(secs)
-        .map(short_local)
-        .unwrap_or_else(|_| secs.to_string())
+/// Seconds since the epoch in memlog's form (the epoch itself for a time
+/// out of range).
+pub fn from_secs(secs: i64) -> String {
+    format(Timestamp::from_second(secs).unwrap_or(Timestamp::UNIX_EPOCH))
 }
 
 fn short_local(t: Timestamp) -> String {

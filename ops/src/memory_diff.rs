@@ -225,10 +225,26 @@ pub fn diff(before: &[Event], after: &[Event]) -> MemoryDiff {
         .map(|f| forget_added(f, after))
         .collect();
     let decisions = review_decisions(after);
+    // a review says what it decided on: the fact or rule, in a few words
+    let reviewed: HashSet<&str> = added
+        .iter()
+        .filter(|e| e.kind == Kind::Review)
+        .filter_map(|e| e.body.get("target").and_then(Value::as_str))
+        .collect();
+    let targets: HashMap<&str, String> = after
+        .iter()
+        .filter(|e| reviewed.contains(e.id.as_str()) && !forgets_after.hides(e))
+        .map(|e| {
+            (
+                e.id.as_str(),
+                format!("{}: {}", e.kind.as_str(), e.headline(100)),
+            )
+        })
+        .collect();
     out.learned = added
         .iter()
         .filter(|e| !forgets_after.hides(e))
-        .filter_map(|e| learned(e, &decisions))
+        .filter_map(|e| learned(e, &decisions, &targets))
         .collect();
     out
 }
@@ -239,7 +255,11 @@ fn review_decisions(after: &[Event]) -> HashMap<EventId, review::Decision> {
     review::latest(review::reviews_in_log_order(after))
 }
 
-fn learned(e: &Event, decisions: &HashMap<EventId, review::Decision>) -> Option<Learned> {
+fn learned(
+    e: &Event,
+    decisions: &HashMap<EventId, review::Decision>,
+    targets: &HashMap<&str, String>,
+) -> Option<Learned> {
     let s = |k: &str| {
         e.body
             .get(k)
@@ -262,7 +282,16 @@ fn learned(e: &Event, decisions: &HashMap<EventId, review::Decision>) -> Option<
         Kind::Rule => ("rule_added", s("rule_kind"), s("text"), list("evidence")),
         Kind::RuleRetired => ("rule_retired", s("reason"), s("text"), list("target")),
         Kind::Concept => ("concept", s("name"), s("topic"), list("sessions")),
-        Kind::Review => ("review", s("decision"), s("reason"), list("target")),
+        Kind::Review => {
+            let target = list("target");
+            let what = target.first().and_then(|t| targets.get(t.as_str()));
+            let text = match (s("reason"), what) {
+                (reason, Some(what)) if reason.is_empty() => what.clone(),
+                (reason, Some(what)) => format!("{what} ({reason})"),
+                (reason, None) => reason,
+            };
+            ("review", s("decision"), text, target)
+        }
         _ => return None,
     };
     // held back as the briefing holds it back (memlog_indexer::review)

@@ -71,7 +71,10 @@ pub fn session_line(
         Some(e) if !visible(e) => None,
         _ => Some(commit.subject.clone()).filter(|s| !s.is_empty()),
     };
-    let count = |k: Kind| events.iter().filter(|e| e.kind == k).count();
+    // what a forget hides is not counted either (the index's counts, the
+    // viewer's, leave it out too)
+    let shown: Vec<&Event> = events.iter().filter(|e| visible(e)).collect();
+    let count = |k: Kind| shown.iter().filter(|e| e.kind == k).count();
     Ok(SessionLine {
         commit: Some(commit.id.to_string()),
         // a commit without a session (a purge's record) has none
@@ -79,9 +82,9 @@ pub fn session_line(
         started: events
             .first()
             .map(|e| e.ts.clone())
-            .unwrap_or_else(|| time::short_from_secs(commit.author_time)),
-        events: events.len(),
-        prompts: events.iter().filter(|e| e.is_users_prompt()).count(),
+            .unwrap_or_else(|| time::from_secs(commit.author_time)),
+        events: shown.len(),
+        prompts: shown.iter().filter(|e| e.is_users_prompt()).count(),
         tool_calls: count(Kind::ToolObservation),
         first_prompt: events
             .iter()

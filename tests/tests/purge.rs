@@ -680,3 +680,45 @@ fn a_purge_erases_what_a_killed_seal_left_in_a_kept_pack() {
     assert!(!contains(&all_objects(&repo), secret));
     assert!(contains(&all_objects(&repo), "a pack another tool keeps"));
 }
+
+/// The review views agree with what a forget and a purge left: `memlog
+/// log` counts no forgotten event, the purge's own row has a time in
+/// memlog's form, and `memlog diff` says what a session forget whose events
+/// were purged forgot (a field test: "2 ev 1 pr" for a session whose
+/// prompt was forgotten, a purge row at "00:00", "hides 0 event(s)").
+#[test]
+fn log_and_diff_agree_with_a_forget_and_a_purge() {
+    let repo = TestRepo::new();
+    let prompt = repo.record("s1", "user_prompt", "deploy with jane.doe@corp-example.com");
+    repo.record("s1", "agent_response", "Deployed.");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["forget", &prompt, "--reason", "email"]).ok();
+    let log = repo.memlog(&["log", "--json"]).ok().json();
+    let row = log["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session"] == "s1")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (row["events"].clone(), row["prompts"].clone()),
+        (json!(1), json!(0)),
+        "{log:#}"
+    );
+    repo.memlog(&["forget", "--session", "s1", "--reason", "whole session"])
+        .ok();
+    repo.memlog(&["purge"]).ok();
+    let log = repo.memlog(&["log", "--json"]).ok().json();
+    for s in log["sessions"].as_array().unwrap() {
+        let started = s["started"].as_str().unwrap();
+        assert!(
+            started.contains('T') && started.ends_with('Z'),
+            "{started}: {log:#}"
+        );
+    }
+    // the two forgets and the purge
+    let diff = repo.memlog(&["diff", "memlog~3..memlog"]).ok().stdout();
+    assert!(!diff.contains("hides 0 event(s)"), "{diff}");
+    assert!(diff.contains("forgets session s1"), "{diff}");
+}

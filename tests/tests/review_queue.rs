@@ -366,6 +366,12 @@ fn a_held_or_rejected_rule_reaches_no_agent_through_search() {
     );
     assert!(refused && got.to_string().contains("review"), "{got}");
     repo.memlog(&["review", "reject", &id[..12]]).ok();
+    // the reviewer's diff says what was rejected, not only its id
+    let diff = repo.memlog(&["diff", "memlog~1..memlog"]).ok().stdout();
+    assert!(
+        diff.contains("[reject] rule: Before builds run curl"),
+        "{diff}"
+    );
     let (search, timeline, refused, cli, got) = reaches(&repo);
     assert!(
         !search && !timeline && !cli,

@@ -1015,3 +1015,39 @@ fn a_person_browses_memory_in_a_real_browser() {
     browser.wait_for_text("Events per day and kind");
     browser.screenshot(&shots, "stats");
 }
+
+/// A personal note is a sealed, personal session in the timeline, as
+/// `memlog log` lists it, and a session without a prompt says what it is
+/// about: the viewer showed the personal note as a live session about to
+/// be shared, and every note session as "(no prompt)" (a field test).
+#[test]
+fn the_timeline_marks_personal_sessions_and_names_prompt_less_ones() {
+    let repo = TestRepo::new();
+    repo.memlog(&["note", "--personal", "dentist on Tuesday at nine"])
+        .ok();
+    repo.memlog(&["note", "release on Fridays"]).ok();
+    let log = cli_json(&repo, &["log", "--json"]);
+    let server = ServeProcess::start(repo.path(), &[]);
+    let web = api(&server, "/api/sessions");
+    let rows = web["sessions"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2, "{web:#}");
+    for c in log["sessions"].as_array().expect("log rows") {
+        let w = rows
+            .iter()
+            .find(|w| w["session"] == c["session"])
+            .unwrap_or_else(|| panic!("{} missing: {web:#}", c["session"]));
+        assert_eq!(w["commit"], c["commit"], "{web:#}");
+        assert_eq!(w["personal"], c["personal"], "{web:#}");
+    }
+    let personal = rows
+        .iter()
+        .find(|w| w["personal"] == true)
+        .expect("personal");
+    assert_eq!(personal["subject"], "dentist on Tuesday at nine", "{web:#}");
+    let page = api(
+        &server,
+        &format!("/api/sessions/{}", personal["session"].as_str().unwrap()),
+    );
+    assert_eq!(page["personal"], true);
+    assert!(!page["commit"].is_null(), "{page:#}");
+}

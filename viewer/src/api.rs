@@ -86,8 +86,19 @@ impl From<memlog_ops::Error> for ApiError {
 pub struct Site {
     repo: Repo,
     projections: KeptProjections,
-    /// Which commit sealed each session, as of the tip it was read at.
-    seals: Option<(Option<ObjectId>, HashMap<String, String>)>,
+    /// How each session was sealed, as of the tips (shared, personal) it
+    /// was read at.
+    seals: Option<(Tips, HashMap<String, Seal>)>,
+}
+
+type Tips = (Option<ObjectId>, Option<ObjectId>);
+
+/// The commit that sealed a session, in the shared log or the personal one.
+#[derive(Clone)]
+struct Seal {
+    commit: String,
+    /// Sealed in the personal store only: kept on this machine.
+    personal: bool,
 }
 
 thread_local! {
@@ -128,19 +139,29 @@ impl Site {
         Ok(self.projections.get(&self.repo)?)
     }
 
-    /// Session → the commit that sealed it, read again when the tip moved.
-    fn seals(&mut self) -> Result<&HashMap<String, String>, ApiError> {
-        let log = Log::new(&self.repo);
-        let tip = log.tip()?;
-        if self.seals.as_ref().is_none_or(|(at, _)| *at != tip) {
+    /// Session → how it was sealed, read again when a tip moved. A
+    /// personal session is sealed in the personal store: shown as live, it
+    /// looked about to be shared (a field test).
+    fn seals(&mut self) -> Result<&HashMap<String, Seal>, ApiError> {
+        let shared = Log::new(&self.repo);
+        let personal = Log::of(&self.repo, memlog_format::scope::Scope::Personal);
+        let tips = (shared.tip()?, personal.tip()?);
+        if self.seals.as_ref().is_none_or(|(at, _)| *at != tips) {
             let mut map = HashMap::new();
-            for c in log.commits()? {
-                if let (Some(s), true) = (c.session, c.parents.len() <= 1) {
-                    // Newest first: a session sealed twice keeps its last seal.
-                    map.entry(s).or_insert_with(|| c.id.to_string());
+            // the shared seal first: a session split between the two logs
+            // is a shared one that kept some events here
+            for log in [&shared, &personal] {
+                for c in log.commits()? {
+                    if let (Some(s), true) = (c.session, c.parents.len() <= 1) {
+                        // Newest first: a session sealed twice keeps its last seal.
+                        map.entry(s).or_insert_with(|| Seal {
+                            commit: c.id.to_string(),
+                            personal: log.scope() == memlog_format::scope::Scope::Personal,
+                        });
+                    }
                 }
             }
-            self.seals = Some((tip, map));
+            self.seals = Some((tips, map));
         }
         match &self.seals {
             Some((_, map)) => Ok(map),
@@ -204,6 +225,8 @@ fn number(query: &Query, key: &str, default: usize, max: usize) -> Result<usize,
 }
 
 const MAX_SESSIONS_PAGE: usize = 200;
+/// Events of a session without a prompt read for its subject.
+const SUBJECT_EVENTS: usize = 5;
 
 /// `GET /api/sessions?limit=N&before=CURSOR`: the timeline, newest first,
 /// in the shape of `memlog log --json` plus `next`, the cursor of the
@@ -221,9 +244,25 @@ fn sessions(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
     };
     let before = before_ts.as_deref().zip(before_session.as_deref());
     let (mut lines, more) = sessions::page(site.projections()?, before, limit)?;
-    let seals = site.seals()?;
+    let seals = site.seals()?.clone();
     for line in &mut lines {
-        line.commit = seals.get(&line.session).cloned();
+        if let Some(seal) = seals.get(&line.session) {
+            line.commit = Some(seal.commit.clone());
+            line.personal = seal.personal;
+        }
+        // what a session without a prompt is about (a note, a forget),
+        // from what the index shows of it: never a forgotten text
+        if line.first_prompt.is_none() {
+            let first = lookup::session_page(
+                site.projections()?,
+                &line.session,
+                SessionPage::After(None, SUBJECT_EVENTS),
+            )?;
+            line.subject = first
+                .iter()
+                .find(|r| r.event.text().is_some_and(|t| !t.trim().is_empty()))
+                .map(|r| r.event.headline(sessions::FIRST_PROMPT_CHARS));
+        }
     }
     let next = match (more, lines.last()) {
         (true, Some(last)) => Some(format!("{}|{}", last.started, last.session)),
@@ -300,7 +339,11 @@ fn session(site: &mut Site, id: &str, query: &Query) -> Result<Value, ApiError> 
             "last_ts": r.last_ts,
         })
     });
-    let commit = site.seals()?.get(id).cloned();
+    let seal = site.seals()?.get(id).cloned();
+    let (commit, personal) = (
+        seal.as_ref().map(|s| s.commit.clone()),
+        seal.is_some_and(|s| s.personal),
+    );
     let events = workspace::exact_events(&site.repo, rows)?;
     let entities = edges(
         site.projections()?,
@@ -334,6 +377,7 @@ fn session(site: &mut Site, id: &str, query: &Query) -> Result<Value, ApiError> 
         "next": next,
         "summary": summary,
         "commit": commit,
+        "personal": personal,
         "tasks": tasks,
         "entities": entities,
     }))

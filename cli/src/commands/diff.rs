@@ -369,11 +369,19 @@ fn render_markdown(diff: &MemoryDiff, from: Option<&str>, to: &str) -> String {
 /// What a forget hides, in words: the events it hides that are still
 /// stored, or, when a purge erased them all, how many it named.
 fn what_it_hides(f: &memlog_ops::memory_diff::ForgetAdded) -> String {
-    if f.hides.is_empty() && !f.targets.is_empty() {
-        return format!(
-            "names {} event(s), none stored any more (purged)",
-            f.targets.len()
-        );
+    if f.hides.is_empty() {
+        if !f.targets.is_empty() {
+            return format!(
+                "names {} event(s), none stored any more (purged)",
+                f.targets.len()
+            );
+        }
+        if let Some(session) = &f.session {
+            return format!("forgets session {session}, none of whose events is stored any more");
+        }
+        if let Some(before) = &f.before {
+            return format!("forgets everything before {before}, none of which is stored any more");
+        }
     }
     format!("hides {} event(s)", f.hides.len())
 }

@@ -128,7 +128,8 @@ async function timeline() {
       h("td", { class: "when" }, when(s.started)),
       h("td", {}, s.branch ? h("span", { class: "badge branch" }, s.branch) : h("span", { class: "muted" }, "—")),
       h("td", {},
-        h("div", {}, h("a", { href: "#/session/" + enc(s.session), class: "first-prompt" }, s.first_prompt || "(no prompt)")),
+        h("div", {}, h("a", { href: "#/session/" + enc(s.session), class: "first-prompt" }, s.first_prompt || s.subject || "(no prompt)"),
+          s.personal ? [" ", h("span", { class: "badge personal" }, "personal")] : null),
         h("div", { class: "muted mono" }, s.session)),
       h("td", { class: "num" }, `${s.events} ev · ${s.prompts} pr · ${s.tool_calls} tools`),
       h("td", { class: "mono" }, s.commit ? shortId(s.commit) : h("span", { class: "badge live-session" }, "live")));
@@ -232,7 +233,8 @@ async function sessionPage(id) {
     h("dl", { class: "meta" },
       h("dt", {}, "events"), h("dd", {}, `${sum.events} (${sum.prompts} prompts, ${sum.tool_calls} tool calls)`),
       h("dt", {}, "span"), h("dd", {}, sum.first_ts ? `${when(sum.first_ts)} – ${when(sum.last_ts)}` : "—"),
-      h("dt", {}, "sealed in"), h("dd", { class: "mono" }, data.commit ? h("a", { href: "#/review?revs=" + enc(data.commit) }, data.commit) : "not sealed yet (live)"),
+      h("dt", {}, "sealed in"), h("dd", { class: "mono" }, data.commit ? h("a", { href: "#/review?revs=" + enc(data.commit) }, data.commit) : "not sealed yet (live)",
+        data.personal ? [" ", h("span", { class: "badge personal" }, "personal: kept on this machine, never pushed")] : null),
       h("dt", {}, "graph"), h("dd", {}, entityLink("session:" + id, "session entity"))),
     data.tasks.length ? h("h2", {}, "Tasks touched") : null,
     data.tasks.length ? h("ul", { id: "session-tasks" }, data.tasks.map((t) => h("li", {}, h("span", { class: "badge" }, t.status || "?"), " ", t.title, " ", h("span", { class: "muted mono" }, t.key)))) : null,
@@ -507,7 +509,9 @@ async function reviewPage(_, params) {
 
 // --- stats -------------------------------------------------------------------
 
-const PALETTE = ["#2f6feb", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#0a7ea4", "#9a6700", "#6e7781", "#e16f24", "#bf3989"];
+// one colour per kind memlog knows (two kinds sharing a blue read as one)
+const PALETTE = ["#2f6feb", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#0a7ea4", "#9a6700", "#6e7781", "#e16f24", "#bf3989",
+  "#54aeff", "#4ac26b", "#c297ff", "#d4a72c", "#ff8182", "#3dc9e6", "#7d4e00", "#24292f", "#fb8f44", "#ff80c8", "#116329", "#0550ae"];
 
 function kindColors(kinds) {
   return Object.fromEntries(kinds.map((k, i) => [k, PALETTE[i % PALETTE.length]]));
