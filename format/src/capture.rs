@@ -34,9 +34,10 @@
 //! between its calls, read from the transcript at Stop), where a session
 //! file holds every piece of text the agent wrote, including what it said
 //! before a tool call. So for a session that hooks captured (some event has `meta.hook`),
-//! a turn the hooks saw (one of its events matches) brings only its last
-//! answer, and only if the hooks missed it (a Stop hook that never ran). A
-//! turn the hooks never saw is imported whole. A turn is a user prompt and
+//! a turn whose answer the hooks recorded brings no earlier answer the
+//! hooks left out; a turn whose Stop hook never ran (killed, timed out,
+//! the agent killed) brings every answer it has, and a turn the hooks never
+//! saw is imported whole. A turn is a user prompt and
 //! what follows it up to the next, within one stream (the main
 //! conversation, or one subagent's, `meta.agent_id`).
 
@@ -259,7 +260,10 @@ pub fn reconcile(mut captured: Captured, incoming: Vec<Event>) -> (Vec<Event>, u
 }
 
 /// For each incoming event, whether it is an answer that hooks would not
-/// have recorded: not the last answer of a turn the hooks saw.
+/// have recorded: not the last answer of a turn whose answer the hooks
+/// recorded. A turn whose Stop hook never ran (killed, timed out, the
+/// agent killed) has none of its answers held: all it said is imported
+/// (only its last answer was, and a killed Stop lost the rest for good).
 fn answers_hooks_would_not_record(captured: &Captured, incoming: &[Event]) -> Vec<bool> {
     // Turns as runs of indices, per stream.
     let mut turns: Vec<Vec<usize>> = Vec::new();
@@ -280,13 +284,14 @@ fn answers_hooks_would_not_record(captured: &Captured, incoming: &[Event]) -> Ve
     }
     let mut superseded = vec![false; incoming.len()];
     for turn in turns {
-        let seen = turn.iter().any(|i| {
+        let answered = turn.iter().any(|i| {
             incoming
                 .get(*i)
+                .filter(|e| e.kind == Kind::AgentResponse)
                 .and_then(key)
                 .is_some_and(|k| captured.holds(&k))
         });
-        if !seen {
+        if !answered {
             continue;
         }
         let answers: Vec<usize> = turn
@@ -385,11 +390,11 @@ mod tests {
     }
 
     #[test]
-    fn a_turn_whose_stop_hook_never_ran_adds_its_answer_only() {
+    fn a_turn_whose_stop_hook_never_ran_adds_all_it_said() {
         let (hooked, transcript) = hooked_turn(false);
         let (kept, left_out) = reconcile(Captured::of(&hooked), transcript);
-        assert_eq!(texts(&kept), ["It says hello.\n"]);
-        assert_eq!(left_out, 3);
+        assert_eq!(texts(&kept), ["Let me look.", "It says hello.\n"]);
+        assert_eq!(left_out, 2);
     }
 
     #[test]

@@ -124,8 +124,12 @@ fn importing_hook_captured_sessions_adds_nothing() {
     assert_eq!(twice["added"], 0, "{twice}");
 }
 
+/// A Stop hook that never ran (the agent killed mid-answer, the hook
+/// killed or timed out): the import adds all the turn said, as the Stop
+/// hook would have recorded it, and only that (a field test: the import
+/// brought the last answer alone, and the rest was lost for good).
 #[test]
-fn importing_a_session_whose_stop_hook_never_ran_adds_only_its_answer() {
+fn importing_a_session_whose_stop_hook_never_ran_adds_what_it_said() {
     let repo = repo_with_notes(NOTES);
     let Some(claude) = ClaudeCli::find(&repo) else {
         return;
@@ -149,16 +153,20 @@ fn importing_a_session_whose_stop_hook_never_ran_adds_only_its_answer() {
 
     let transcript = claude.transcript(&run.session_id);
     let report = import(&repo, &[&transcript]);
-    assert_eq!(report["added"], 1, "{report}");
+    assert_eq!(report["added"], 2, "{report}");
     assert_eq!(report["commits"], 1, "{report}");
     let after = repo.session_events(&run.session_id);
-    assert_eq!(after.len(), before.len() + 1);
+    assert_eq!(after.len(), before.len() + 2);
     let answers: Vec<&Value> = after
         .iter()
         .filter(|e| e["kind"] == "agent_response")
+        .map(|e| &e["body"]["text"])
         .collect();
-    assert_eq!(answers.len(), 1, "{answers:?}");
-    assert_eq!(answers[0]["body"]["text"], answer);
+    assert_eq!(
+        answers,
+        [&json!("Let me read the notes."), &json!(answer)],
+        "{after:#?}"
+    );
 
     // Importing again adds nothing.
     let again = import(&repo, &[&transcript]);
