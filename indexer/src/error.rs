@@ -101,13 +101,28 @@ impl Error {
             message: e.to_string(),
         }
     }
+    /// A database error; SQLite's own words for a damaged file make it
+    /// [`Error::Corrupt`], which an index run rebuilds (a malformed
+    /// `graph.sqlite` failed every command until a person ran `memlog
+    /// rebuild`, where damaged full-text files were rebuilt unasked).
     pub(crate) fn sql(path: &Path, e: impl std::fmt::Display) -> Error {
+        let message = e.to_string();
+        if DAMAGE.iter().any(|said| message.contains(said)) {
+            return Error::Corrupt {
+                what: path.display().to_string(),
+                message,
+            };
+        }
         Error::Sql {
             path: path.display().to_string(),
-            message: e.to_string(),
+            message,
         }
     }
 }
+
+/// What SQLite says of a damaged database file (SQLITE_CORRUPT,
+/// SQLITE_NOTADB).
+const DAMAGE: [&str; 2] = ["database disk image is malformed", "file is not a database"];
 
 /// The result of a projection operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

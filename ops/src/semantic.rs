@@ -75,19 +75,37 @@ pub fn catch_up_vectors(
             None => return Ok(None),
         },
     };
-    let mut cache = EmbeddingCache::open(&cache_path(repo))?;
     let bar = diag::ProgressBar::new(
         "embedding",
         "events",
         !quiet && std::io::stderr().is_terminal(),
     );
-    let report = catch_up(
-        &index_dir(repo),
-        embedder,
-        &mut cache,
-        repo.config.embedding.batch_size,
-        &mut |done, pending| bar.set(done, pending),
-    )?;
+    let run = |embedder: &mut dyn Embedder| -> memlog_indexer::Result<_> {
+        let mut cache = EmbeddingCache::open(&cache_path(repo))?;
+        catch_up(
+            &index_dir(repo),
+            embedder,
+            &mut cache,
+            repo.config.embedding.batch_size,
+            &mut |done, pending| bar.set(done, pending),
+        )
+    };
+    let report = match run(embedder) {
+        // the cache only saves embedding again: a damaged one (which failed
+        // every index run, while doctor said nothing) starts afresh
+        Err(memlog_indexer::Error::Corrupt { what, message })
+            if std::path::Path::new(&what) == cache_path(repo) =>
+        {
+            diag::note(format_args!(
+                "the embedding cache {what} is damaged ({message}): starting it afresh"
+            ));
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{what}{suffix}"));
+            }
+            run(embedder)
+        }
+        other => other,
+    }?;
     if report.as_ref().is_some_and(|r| r.pending > 0) {
         bar.finish();
     }

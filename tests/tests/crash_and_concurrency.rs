@@ -358,3 +358,61 @@ fn a_users_own_branch_named_memlog_is_left_alone() {
     );
     assert_eq!(repo.memlog_commits().len(), 1);
 }
+
+/// Overwrites `len` bytes of `file` at `at` with garbage, as a failing disk
+/// or a stray write would.
+fn scribble(file: &std::path::Path, at: u64, len: usize) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+    f.seek(SeekFrom::Start(at)).unwrap();
+    let garbage: Vec<u8> = (0..len).map(|i| (i * 7 + 13) as u8).collect();
+    f.write_all(&garbage).unwrap();
+}
+
+/// A damaged index database is rebuilt by the next command that reads it,
+/// as damaged full-text files are, and a damaged embedding cache starts
+/// afresh: both failed every command (or every index run) until a person
+/// ran the right one (a field test).
+#[test]
+fn damaged_databases_of_the_index_are_made_again_unasked() {
+    let repo = TestRepo::new();
+    for i in 0..40 {
+        repo.record(
+            &format!("s{i}"),
+            "note",
+            &format!("the wombat counter is {i}"),
+        );
+    }
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["index"]).ok();
+    let index = repo.path().join(".git/memlog/index");
+    for extra in ["graph.sqlite-wal", "graph.sqlite-shm"] {
+        let _ = std::fs::remove_file(index.join(extra));
+    }
+    scribble(&index.join("graph.sqlite"), 4096, 2048);
+    let found = repo.memlog(&["search", "wombat", "--mode", "fts"]);
+    assert_eq!(found.code(), Some(0), "{}", found.stderr());
+    assert!(
+        found.stdout().contains("wombat counter"),
+        "{}",
+        found.stdout()
+    );
+    assert!(
+        found.stderr().contains("index rebuilt"),
+        "{}",
+        found.stderr()
+    );
+    if memlog_e2e::model_installed() {
+        let cache = repo.path().join(".git/memlog/embeddings.sqlite");
+        assert!(cache.exists());
+        scribble(&cache, 100, 3000);
+        repo.record("s-late", "note", "one more wombat");
+        let indexed = repo.memlog(&["index"]);
+        assert_eq!(indexed.code(), Some(0), "{}", indexed.stderr());
+        assert!(
+            indexed.stderr().contains("starting it afresh"),
+            "{}",
+            indexed.stderr()
+        );
+    }
+}

@@ -61,9 +61,12 @@ impl Projections {
     fn update_locked(repo: &Repo, progress: &mut dyn FnMut(usize, usize)) -> Result<IndexReport> {
         let dir = index_dir(repo);
         let reason = match Projections::open_at(&dir) {
-            Ok(mut p) => match p.apply(repo, false, progress)? {
-                Applied::Done(report) => return Ok(report),
-                Applied::NeedsRebuild(reason) => reason,
+            Ok(mut p) => match p.apply(repo, false, progress) {
+                Ok(Applied::Done(report)) => return Ok(report),
+                Ok(Applied::NeedsRebuild(reason)) => reason,
+                // damage found past the file's header, by a read
+                Err(Error::Corrupt { what, message }) => format!("{what} is damaged ({message})"),
+                Err(e) => return Err(e),
             },
             Err(Error::NotBuilt(_)) => NOT_BUILT.to_string(),
             Err(Error::Corrupt { what, message }) => format!("{what} is damaged ({message})"),
