@@ -190,7 +190,9 @@ pub enum Error {
 
     /// The memlog ref kept moving under a compare-and-swap update, or
     /// another process kept its lock.
-    #[error("the memlog ref {ref_name} kept moving; gave up after {attempts} attempts{holder}")]
+    #[error(
+        "the memlog ref {ref_name} kept moving, or stayed locked; gave up after {attempts} attempts{holder}"
+    )]
     Contention {
         /// The ref.
         ref_name: String,

@@ -325,6 +325,17 @@ fn push_refused(repo: &Repo, remote: &str, rejections: &[&str], stderr: &str) ->
         )
     } else if rejections
         .iter()
+        .any(|r| STORAGE_FAILURES.iter().any(|why| r.contains(why)))
+        || said.contains("No space left on device")
+    {
+        // the remote could not store what it was sent: its disk, or its
+        // repository, not its policy
+        format!(
+            "the remote could not store the push ({}): its disk is full or its repository is              damaged (`git fsck` there says which); when its {ref_name} names a missing commit              (a `git gc --prune=now` there), deleting that ref on the remote (`git update-ref              -d {ref_name}`) lets the next sync of each clone push its memory again",
+            rejections.join(", ")
+        )
+    } else if rejections
+        .iter()
         .any(|r| r.starts_with("[remote rejected]"))
     {
         format!(
@@ -343,6 +354,9 @@ fn push_refused(repo: &Repo, remote: &str, rejections: &[&str], stderr: &str) ->
         message: format!("{what}. git said:\n  {said}"),
     }
 }
+
+/// How git names a push the remote received but could not store.
+const STORAGE_FAILURES: [&str; 2] = ["(unpacker error)", "(missing necessary objects)"];
 
 /// The pre-push hook git runs when this repository pushes, if there is
 /// one: in `core.hooksPath` (relative to the work tree, where git runs
@@ -894,4 +908,46 @@ fn merge_message(remote: &str, plan: &Plan, segments: usize) -> String {
         plan.received_events,
         body.join("\n")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    /// A remote that could not store the push (its disk full, its ref at a
+    /// commit a `git gc --prune=now` deleted) is not called a protected
+    /// branch: a field test was sent to ask for a permission it had.
+    #[test]
+    fn a_remote_that_could_not_store_the_push_is_said_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let repo = Repo::discover(dir.path()).unwrap();
+        let said = |rejection: &str, stderr: &str| {
+            push_refused(&repo, "origin", &[rejection], stderr).to_string()
+        };
+        let unpacker = said(
+            "[remote rejected] (unpacker error)",
+            "remote: fatal: pack has 46 unresolved deltas\nerror: remote unpack failed",
+        );
+        assert!(
+            unpacker.contains("could not store") && !unpacker.contains("protected"),
+            "{unpacker}"
+        );
+        let full = said(
+            "[remote rejected] (failed)",
+            "remote: fatal: unable to write loose object file: No space left on device",
+        );
+        assert!(full.contains("disk is full"), "{full}");
+        let policy = said(
+            "[remote rejected] (pre-receive hook declined)",
+            "remote: denied",
+        );
+        assert!(policy.contains("protected branch"), "{policy}");
+    }
 }
