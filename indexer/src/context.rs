@@ -301,10 +301,12 @@ pub fn recall(
         },
     )?;
     // another live session's question being answered now is no memory,
-    // nor evidence that any is relevant
+    // nor evidence that any is relevant; nor is a call whose words were
+    // withheld (memlog's own tools, the agents' memory files): its line
+    // said "[withheld: …]" and cost the block a line (a field test)
     let hits: Vec<Hit> = hits
         .into_iter()
-        .filter(|h| !p.unindexed().in_progress(&h.id))
+        .filter(|h| !p.unindexed().in_progress(&h.id) && !says_nothing(h))
         .collect();
     let mut coverage: Vec<f32> = hits.iter().map(|h| h.parts.fts).collect();
     coverage.sort_by(|a, b| b.total_cmp(a));
@@ -477,6 +479,13 @@ pub fn assemble(
         gate,
         ..assembled
     })
+}
+
+/// Whether a hit is a tool call whose words were withheld from the log:
+/// its tool and the marker are all it holds.
+fn says_nothing(h: &Hit) -> bool {
+    use memlog_format::scope::{WITHHELD, WITHHELD_MEMLOG};
+    h.kind == "tool_observation" && (h.text.contains(WITHHELD_MEMLOG) || h.text.contains(WITHHELD))
 }
 
 /// The markdown of `hits` (best first) within `budget` tokens: those

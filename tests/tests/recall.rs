@@ -362,3 +362,27 @@ fn a_prompt_recalled_brings_its_turns_answer_not_what_was_said_before_a_tool_cal
         "{brief}"
     );
 }
+
+/// A call of memlog's own tools keeps none of its words in the log, so it
+/// is no memory: the prompt block gave it a line saying only "[withheld:
+/// memlog's own memory …]" (a field test).
+#[test]
+fn a_call_of_memlogs_own_tools_is_never_injected() {
+    let repo = history_repo();
+    hook(
+        &repo,
+        "PostToolUse",
+        json!({"session_id": "earlier", "tool_name": "Bash",
+               "tool_input": {"command": "memlog search 'which file holds the zebrafish telemetry'"},
+               "tool_response": {"stdout": "src/telemetry.rs", "stderr": "", "interrupted": false},
+               "tool_use_id": "toolu_1"}),
+    );
+    // a prompt that names memlog's search, as the agent's call did
+    let block = injected(
+        &repo,
+        "now",
+        "Search memory with memlog search: which file holds the zebrafish telemetry?",
+    );
+    assert!(block.contains("src/telemetry.rs"), "{block}");
+    assert!(!block.contains("withheld"), "{block}");
+}
