@@ -819,6 +819,43 @@ pub fn log_error(layout: Option<&Layout>, event: &str, message: &str, started: I
     append_log(&layout.hooks_log(), event, message, started);
 }
 
+/// What hooks.log says that is no failure: injection skipped or slow, a
+/// doubled hook answered once, a recall (not the session) unrecorded.
+const NOT_FAILURES: [&str; 4] = [
+    "nothing injected",
+    "slow context",
+    "another memlog hook",
+    "recall not recorded",
+];
+
+/// How often hooks failed in the last `days` days (a full disk, a
+/// read-only store, an error), read back from hooks.log, and the last
+/// failure's line: the events of those hooks are not in memory, and
+/// nothing else tells the user (a field test's session on a full disk left
+/// doctor saying all was fine once space was back).
+pub fn recent_failures(layout: &Layout, days: i64) -> (usize, Option<String>) {
+    let Ok(text) = std::fs::read_to_string(layout.hooks_log()) else {
+        return (0, None);
+    };
+    let since = time::to_ms(&time::now()) - days * 86_400_000;
+    let mut count = 0;
+    let mut last = None;
+    for line in text.lines() {
+        let mut fields = line.splitn(4, ' ');
+        let (Some(ts), Some(_event), Some(_ms), Some(message)) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if time::to_ms(ts) < since || NOT_FAILURES.iter().any(|n| message.starts_with(n)) {
+            continue;
+        }
+        count += 1;
+        last = Some(line.to_string());
+    }
+    (count, last)
+}
+
 /// The user-level hooks log: what hooks said where there is no repository.
 pub fn user_log() -> std::path::PathBuf {
     memlog_indexer::embed::memlog_home().join("hooks.log")

@@ -416,3 +416,31 @@ fn damaged_databases_of_the_index_are_made_again_unasked() {
         );
     }
 }
+
+/// A hook that could not record (a full disk, a store it cannot write) is
+/// named by doctor afterwards, with how to bring the session back: the
+/// agent is never told, and doctor said all was fine once space was back
+/// (a field test).
+#[test]
+fn doctor_names_hooks_that_failed_to_record() {
+    let repo = TestRepo::new();
+    repo.record("s0", "note", "an earlier note");
+    repo.memlog(&["seal", "--all"]).ok();
+    let quiet = repo.memlog(&["doctor", "--json"]).json();
+    assert_eq!(quiet["hook_failures"]["last_7_days"], 0, "{quiet:#}");
+    // the journal folder cannot be written: a file stands where it goes
+    let journal = repo.path().join(".git/memlog/journal");
+    let _ = std::fs::remove_dir_all(&journal);
+    std::fs::write(&journal, "not a folder").unwrap();
+    repo.hook(
+        "UserPromptSubmit",
+        "lost",
+        serde_json::json!({"prompt": "rotate the staging keys"}),
+    );
+    std::fs::remove_file(&journal).unwrap();
+    let doctor = repo.memlog(&["doctor"]).stdout();
+    assert!(
+        doctor.contains("failed 1 time(s)") && doctor.contains("memlog import"),
+        "{doctor}"
+    );
+}

@@ -25,7 +25,8 @@ use crate::output;
 /// them.
 ///
 /// Last, the memlog server of the project's `.mcp.json`, when it names
-/// another clone or a program not on this machine.
+/// another clone or a program not on this machine, and the hooks that
+/// failed in the last 7 days (hooks.log): what they recorded is missing.
 ///
 /// Exits 1 when something it found keeps memory from working: hooks that
 /// run a program not on this machine, hooks the agent does not trust, a
@@ -96,6 +97,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(memlog_ops::install::mcp_config_problems)
         .unwrap_or_default();
+    let (failures, last_failure) = memlog_ops::hook::recent_failures(&repo.layout(), 7);
     let broken = damaged
         || checked_out.is_some()
         || mcp.iter().any(|(_, breaks)| *breaks)
@@ -181,6 +183,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                 .collect::<Vec<_>>(),
             "home_repository": home_repository.is_some(),
             "mcp_problems": mcp.iter().map(|(line, _)| line).collect::<Vec<_>>(),
+            "hook_failures": {"last_7_days": failures, "last": last_failure},
             "ok": !broken,
         }))?;
         return Ok(exit);
@@ -279,6 +282,14 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     }
     for (line, _) in &mcp {
         println!("mcp        {line}");
+    }
+    if let Some(last) = &last_failure {
+        println!(
+            "hooks      failed {failures} time(s) in the last 7 days, last: {last}; what those \
+             hooks recorded is not in memory: `memlog import <agent>` brings back what the \
+             agent's session files hold ({})",
+            repo.layout().hooks_log().display()
+        );
     }
     // Claude Code reads a project's settings only where it is started:
     // doctor run from a subfolder is where the user would start it too
