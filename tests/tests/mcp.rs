@@ -728,3 +728,35 @@ fn the_help_and_the_readme_name_every_tool() {
         assert!(readme.contains(&format!("`{name}`")), "README lacks {name}");
     }
 }
+
+/// The prompt a session is being answered on is no memory: an agent that
+/// searched within its turn got its own question back as a top hit, above
+/// the note that answered it (a field test with the real Codex).
+#[test]
+fn memory_search_leaves_out_the_prompt_being_answered() {
+    let repo = TestRepo::new();
+    let note = repo.record(
+        "earlier",
+        "note",
+        "Totals are printed with the currency code after the amount (12.50 EUR)",
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.hook(
+        "UserPromptSubmit",
+        "now",
+        json!({"prompt": "Check the display convention for totals and close the task"}),
+    );
+    let mut server = memlog_e2e::McpProcess::start(repo.path());
+    let found = server.tool(
+        "memory_search",
+        json!({"query": "display convention for totals"}),
+    );
+    let kinds: Vec<&str> = found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect();
+    assert!(!kinds.contains(&"user_prompt"), "{found:#}");
+    assert_eq!(found["hits"][0]["id"], note.as_str(), "{found:#}");
+}
