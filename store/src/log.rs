@@ -207,10 +207,16 @@ impl<'r> Log<'r> {
 
     /// Resolves a revision (`memlog`, `memlog~2`, a commit id…) to a commit.
     pub fn resolve(&self, rev: &str) -> Result<ObjectId> {
-        let id = self
-            .git()?
-            .rev_parse_single(rev)
-            .map_err(|e| Error::invalid(format!("revision {rev:?}"), e.to_string()))?;
+        let id = self.git()?.rev_parse_single(rev).map_err(|e| {
+            // gix's words for `memlog~999` name its traversal, not the cause
+            let said = e.to_string();
+            let why = if said.contains("NthAncestor") {
+                "the log has fewer commits than that before it".to_string()
+            } else {
+                said
+            };
+            Error::invalid(format!("revision {rev:?}"), why)
+        })?;
         let object = id.object().map_err(Error::git)?;
         let commit = object
             .peel_to_commit()

@@ -755,3 +755,23 @@ fn listings_show_a_long_answer_past_its_heading() {
         "{found}"
     );
 }
+
+/// Bad input gets a message naming what is wrong and a failing exit code:
+/// an empty prompt for `context` printed nothing and succeeded, an empty
+/// SQL query said "bad parameter or other API misuse", and `memlog~999`
+/// named gix's traversal (a field test).
+#[test]
+fn empty_or_out_of_range_input_is_named() {
+    let repo = TestRepo::new();
+    repo.record("s1", "note", "a first note");
+    repo.memlog(&["seal", "--all"]).ok();
+    for (args, said) in [
+        (vec!["context", " "], "the prompt is empty"),
+        (vec!["sql", ""], "the query is empty"),
+        (vec!["diff", "memlog~999..memlog"], "fewer commits"),
+    ] {
+        let out = repo.memlog(&args);
+        assert_eq!(out.code(), Some(1), "{args:?}");
+        assert!(out.stderr().contains(said), "{args:?}: {}", out.stderr());
+    }
+}

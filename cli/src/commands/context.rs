@@ -33,6 +33,10 @@ pub struct ContextArgs {
 }
 
 pub fn cmd_context(dir: &Path, args: ContextArgs) -> anyhow::Result<ExitCode> {
+    // as `memlog search ""` says: an empty prompt asks for nothing
+    if args.prompt.trim().is_empty() {
+        anyhow::bail!("the prompt is empty: give the words the agent was asked");
+    }
     let repo = workspace::open(dir)?;
     let assembled = context::one_shot(
         &repo,
