@@ -414,6 +414,18 @@ fn damaged_databases_of_the_index_are_made_again_unasked() {
             "{}",
             indexed.stderr()
         );
+        // vectors cut short: searched without them until a catch-up
+        let vectors = index.join("vectors/vectors.bin");
+        let len = std::fs::metadata(&vectors).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&vectors)
+            .unwrap()
+            .set_len(len - 100)
+            .unwrap();
+        let found = repo.memlog(&["search", "wombat"]);
+        assert_eq!(found.code(), Some(0), "{}", found.stderr());
+        assert!(found.stdout().contains("wombat"), "{}", found.stdout());
     }
 }
 

@@ -238,7 +238,9 @@ impl Projections {
     pub fn load_vectors_as(&mut self, access: VectorAccess) {
         let dir = IndexLayout::new(&self.dir).vectors();
         self.vectors_meta = std::fs::read(dir.join("meta.json")).ok();
-        self.vectors = VectorIndex::open_as(&dir, access).unwrap_or(None);
+        self.vectors = VectorIndex::open_as(&dir, access)
+            .unwrap_or(None)
+            .filter(VectorIndex::is_whole);
     }
 
     /// Whether the vectors on disk are still those last opened: none there

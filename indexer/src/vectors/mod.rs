@@ -253,6 +253,14 @@ impl VectorIndex {
         }))
     }
 
+    /// Whether `vectors.bin` holds every committed row: a short one failed
+    /// each search and prompt hook ("failed to fill whole buffer") until
+    /// the next catch-up; searched without vectors meanwhile, they work.
+    pub fn is_whole(&self) -> bool {
+        let needed = (self.meta.rows * self.meta.dim * 4) as u64;
+        self.vectors.metadata().is_ok_and(|m| m.len() >= needed)
+    }
+
     /// Committed rows.
     pub fn rows(&self) -> usize {
         self.meta.rows
