@@ -135,14 +135,10 @@ fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["kind"] == kind).collect()
 }
 
-#[test]
-fn the_transcript_of_a_hook_captured_session_adds_nothing() {
-    let repo = captured_by_hooks(&[]);
-    let before = session_events(&repo);
-    assert_eq!(repo.memlog_commits().len(), 1);
-    // the Stop hook recorded what the agent said before its call, read
-    // from the transcript, then the answer
-    let answers: Vec<&Value> = of_kind(&before, "agent_response")
+/// The session's answers are what Claude Code's Stop hook records of the
+/// turn: what it said before its call, then the answer.
+fn assert_said_before_and_answered(events: &[Value]) {
+    let answers: Vec<&Value> = of_kind(events, "agent_response")
         .into_iter()
         .map(|e| &e["body"]["text"])
         .collect();
@@ -150,6 +146,15 @@ fn the_transcript_of_a_hook_captured_session_adds_nothing() {
         answers,
         [&json!("Let me check the provider notes."), &json!(ANSWER)]
     );
+}
+
+#[test]
+fn the_transcript_of_a_hook_captured_session_adds_nothing() {
+    let repo = captured_by_hooks(&[]);
+    let before = session_events(&repo);
+    assert_eq!(repo.memlog_commits().len(), 1);
+    // read from the transcript by the Stop hook
+    assert_said_before_and_answered(&before);
 
     let report = import_transcript(&repo);
     assert_eq!(report["added"], 0, "{report}");
@@ -172,14 +177,7 @@ fn a_missed_stop_is_completed_by_the_import_once() {
     assert_eq!(report["added"], 2, "{report}");
     let after = session_events(&repo);
     assert_eq!(after.len(), before.len() + 2);
-    let answers: Vec<&Value> = of_kind(&after, "agent_response")
-        .into_iter()
-        .map(|e| &e["body"]["text"])
-        .collect();
-    assert_eq!(
-        answers,
-        [&json!("Let me check the provider notes."), &json!(ANSWER)]
-    );
+    assert_said_before_and_answered(&after);
     assert_eq!(of_kind(&after, "user_prompt").len(), 1);
     assert_eq!(of_kind(&after, "tool_observation").len(), 1);
 
