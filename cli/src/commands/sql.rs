@@ -30,7 +30,7 @@ pub struct SqlArgs {
 }
 
 pub fn cmd_sql(dir: &Path, args: SqlArgs) -> anyhow::Result<ExitCode> {
-    // SQLite reads nothing as a statement that is no misuse of its API
+    // SQLite calls an empty statement a misuse of its API
     if args.query.trim().trim_matches(';').trim().is_empty() {
         anyhow::bail!("the query is empty: give one SELECT (`memlog sql --help` lists the tables)");
     }
