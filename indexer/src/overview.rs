@@ -327,6 +327,40 @@ pub fn session_exists(p: &Projections, session: &str) -> Result<bool> {
     Ok(n > 0)
 }
 
+/// Up to `limit` sessions whose id starts with `prefix`, sorted: those the
+/// index holds and those still in journals.
+pub fn sessions_starting_with(p: &Projections, prefix: &str, limit: usize) -> Result<Vec<String>> {
+    let mut found: std::collections::BTreeSet<String> = p
+        .unindexed()
+        .events()
+        .iter()
+        .map(|e| &e.event.session)
+        .filter(|s| s.starts_with(prefix) && !p.unindexed().hides_session(s))
+        .cloned()
+        .collect();
+    // `substr` rather than LIKE: a session id may hold `_` or `%`
+    let mut stmt = p
+        .graph
+        .conn
+        .prepare_cached(
+            "SELECT session FROM sessions WHERE substr(session, 1, length(?1)) = ?1
+             ORDER BY session LIMIT ?2",
+        )
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map(rusqlite::params![prefix, limit as i64], |r| {
+            r.get::<_, String>(0)
+        })
+        .map_err(sql)?;
+    for row in rows {
+        let session = row.map_err(sql)?;
+        if !p.unindexed().hides_session(&session) {
+            found.insert(session);
+        }
+    }
+    Ok(found.into_iter().take(limit).collect())
+}
+
 /// Live events per day (`YYYY-MM-DD`) and kind, oldest first.
 pub fn events_per_day(p: &Projections) -> Result<Vec<Value>> {
     let mut stmt = p

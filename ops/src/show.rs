@@ -33,8 +33,12 @@ pub struct CommitView {
     pub events: Vec<Event>,
 }
 
+/// Shortest start of a session id `show` takes for the session.
+const MIN_SESSION_PREFIX: usize = 4;
+
 /// Resolves `name` as, in order: a session id; an event id or a unique
-/// prefix of one; a revision of the memlog ref.
+/// prefix of one; a revision of the memlog ref; a unique start of a
+/// session id.
 pub fn named(repo: &Repo, p: &Projections, name: &str) -> Result<Named> {
     let session = lookup::session_events(p, &workspace::recorded_session(repo, name))?;
     if !session.is_empty() {
@@ -49,6 +53,21 @@ pub fn named(repo: &Repo, p: &Projections, name: &str) -> Result<Named> {
 
     if let Some(view) = commit_view(repo, p, name)? {
         return Ok(Named::Commit(view));
+    }
+    // the start of a session id, as `memlog log` prints it
+    if name.chars().count() >= MIN_SESSION_PREFIX {
+        let sessions = memlog_indexer::overview::sessions_starting_with(p, name, 3)?;
+        match sessions.as_slice() {
+            [one] => {
+                let events = lookup::session_events(p, one)?;
+                return Ok(Named::Session(workspace::exact_events(repo, events)?));
+            }
+            [] => {}
+            several => bail!(
+                "{name:?} starts the ids of several sessions ({}…): give more of it",
+                several.join(", ")
+            ),
+        }
     }
     bail!("no event, session or memlog commit is named {name:?} (forgotten events are hidden)")
 }

@@ -775,3 +775,36 @@ fn empty_or_out_of_range_input_is_named() {
         assert!(out.stderr().contains(said), "{args:?}: {}", out.stderr());
     }
 }
+
+/// `memlog show` takes the start of a session id, as `memlog log` prints
+/// the id in full and a person types a few characters of it (a field
+/// test); a start shared by several sessions names them.
+#[test]
+fn show_takes_the_start_of_a_session_id() {
+    let repo = TestRepo::new();
+    repo.record(
+        "e25e7bd1-aaaa-4bbb-8ccc-000000000001",
+        "note",
+        "the first session",
+    );
+    repo.record(
+        "e25e7bd1-aaaa-4bbb-8ccc-000000000002",
+        "note",
+        "the second session",
+    );
+    repo.record(
+        "9f31c0de-aaaa-4bbb-8ccc-000000000003",
+        "note",
+        "the third session",
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    let shown = repo.memlog(&["show", "9f31c0"]).ok().stdout();
+    assert!(shown.contains("the third session"), "{shown}");
+    let several = repo.memlog(&["show", "e25e7bd1"]);
+    assert_eq!(several.code(), Some(1));
+    assert!(
+        several.stderr().contains("several sessions"),
+        "{}",
+        several.stderr()
+    );
+}

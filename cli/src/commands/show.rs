@@ -15,10 +15,11 @@ use crate::output;
 ///
 /// NAME is tried as, in order: a session id; an event id or a unique prefix
 /// of one (at least 8 hex digits); a revision of the memlog ref (commit id,
-/// `memlog~1`, …). Forgotten events are not shown.
+/// `memlog~1`, …); the start of one session's id (at least 4 characters).
+/// Forgotten events are not shown.
 #[derive(Args)]
 pub struct ShowArgs {
-    /// Event id (or prefix), session id, or commit.
+    /// Event id (or prefix), session id (or its start), or commit.
     name: String,
 
     /// With an event: also show up to N events before and after it in its
