@@ -108,8 +108,9 @@ impl Memory {
         let projections = self.projections.get(&self.repo)?;
         let mut found = search::run(&self.repo, projections, &query, Some(&mut self.model))?;
         // The agent asks within a turn: the prompt being answered now, its
-        // own or another live session's, is no memory (its own question
-        // came back as a top hit, above the note that answered it).
+        // own or another live session's, is no memory, as the prompt hook
+        // leaves it out of recall (its own question came back as a top
+        // hit, above the note that answered it).
         let asked = prompts_in_progress(&self.repo)?;
         found.hits.retain(|h| !asked.contains(h.id.as_str()));
         let hits = &found.hits;
@@ -170,9 +171,18 @@ impl Memory {
         if p.limit == 0 || p.limit > MAX_TIMELINE_LIMIT {
             bail!("limit must be between 1 and {MAX_TIMELINE_LIMIT}");
         }
-        let kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
+        let mut kinds = p.kind.map(|k| k.into_vec()).unwrap_or_default();
         for k in &kinds {
             Kind::parse_known(k).map_err(Error::Invalid)?;
+        }
+        if kinds.is_empty() {
+            // a session's start and end rows say nothing the rows between
+            // do not, and padded a day's timeline (a field test)
+            kinds = Kind::KNOWN
+                .iter()
+                .filter(|k| !matches!(k, Kind::SessionStart | Kind::SessionEnd))
+                .map(|k| k.as_str().to_string())
+                .collect();
         }
         let ms = |d: &Option<String>| -> Result<Option<i64>> {
             d.as_deref()
@@ -395,8 +405,7 @@ impl Memory {
     }
 }
 
-/// The prompts live sessions are being answered on right now, as the
-/// prompt hook leaves them out of recall.
+/// The prompts live sessions are being answered on right now.
 fn prompts_in_progress(repo: &memlog_store::Repo) -> Result<std::collections::HashSet<String>> {
     let mut asked = std::collections::HashSet::new();
     for journal in memlog_store::journal::list(&repo.journal_dir())? {

@@ -104,7 +104,8 @@ impl MemoryServer {
     /// Replay a session, or list what happened in a time range: compact
     /// rows (short_id, id, date, kind, headline) in time order. Give a
     /// session id, or since and/or until. `more: true` means rows were left
-    /// out: narrow the range or raise the limit.
+    /// out: narrow the range or raise the limit. Session start and end rows
+    /// are left out unless `kind` asks for them.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn memory_timeline(
         &self,
