@@ -244,10 +244,13 @@ fn sessions(site: &mut Site, query: &Query) -> Result<Value, ApiError> {
     };
     let before = before_ts.as_deref().zip(before_session.as_deref());
     let (mut lines, more) = sessions::page(site.projections()?, before, limit)?;
-    let seals = site.seals()?.clone();
-    for line in &mut lines {
-        if let Some(seal) = seals.get(&line.session) {
-            line.commit = Some(seal.commit.clone());
+    let seals: Vec<Option<Seal>> = {
+        let all = site.seals()?;
+        lines.iter().map(|l| all.get(&l.session).cloned()).collect()
+    };
+    for (line, seal) in lines.iter_mut().zip(seals) {
+        if let Some(seal) = seal {
+            line.commit = Some(seal.commit);
             line.personal = seal.personal;
         }
         // what a session without a prompt is about (a note, a forget),
