@@ -1,20 +1,18 @@
 //! Making staged git objects durable.
 //!
-//! Seals build their blobs, trees and commits in memory first. A handful of
-//! objects (a live session's seal) is written loose; a batch (an import of
-//! many sessions) is written as one pack, which is far cheaper than
-//! thousands of small files. Either way every file is fsynced before the ref
-//! may point at the objects (gix itself does not fsync).
-//!
-//! Objects no ref reaches yet are what `git gc --prune=now` deletes (its
-//! `now` is every object, whatever its date): run while a seal wrote them
-//! and moved the ref, it left the ref at a commit that was gone, the
-//! session's journal deleted and every command failing (a field test: 2 of
-//! 425 events lost for good). A pack with a `.keep`, which no prune or
-//! repack removes, holds them until the ref does; a handful is written
-//! loose as well, which another process reading the ref finds at once,
-//! where a pack its object database had not listed yet failed ("Could not
-//! peel reference") with eight processes sealing at once.
+//! Seals build their blobs, trees and commits in memory first and write
+//! them as one pack with a `.keep` file, fsynced, before the ref may point
+//! at them (gix itself does not fsync); the `.keep` goes once the ref
+//! moved. Objects no ref reaches yet are what `git gc --prune=now` deletes
+//! (its `now` is every object, whatever its date): run while a seal wrote
+//! them loose and moved the ref, it left the ref at a commit that was
+//! gone, the session's journal deleted and every command failing (a field
+//! test: 2 of 425 events lost for good). No prune or repack removes a kept
+//! pack. A handful of objects (a live session's seal) is written loose as
+//! well, unsynced and best-effort: another process reading the ref finds
+//! a loose object at once, where a new pack its object database had not
+//! listed yet failed ("Could not peel reference") with eight processes
+//! sealing at once.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,7 +23,7 @@ use gix::odb::memory::Storage;
 use crate::journal::sync_dir;
 use crate::{Error, Repo, Result};
 
-/// Up to this many objects are also written loose.
+/// Up to this many objects are also written loose, after their pack.
 const LOOSE_MAX: usize = 64;
 
 /// Writes `objects` durably. Returns the `.keep` file of the new pack,
@@ -34,10 +32,14 @@ pub fn persist(repo: &Repo, objects: &Storage) -> Result<Option<PathBuf>> {
     if objects.is_empty() {
         return Ok(None);
     }
+    let keep = write_pack(repo, objects)?;
     if objects.len() <= LOOSE_MAX {
-        write_loose(repo, objects)?;
+        // only for other readers to find them at once: the pack holds
+        // them, and a gc that removes a fan-out directory under the write
+        // (2-3 % of seals beside a gc loop) fails nothing
+        let _ = write_loose(repo, objects);
     }
-    write_pack(repo, objects)
+    Ok(keep)
 }
 
 /// What a seal writes in the `.keep` of its pack, until a ref points at it.
@@ -70,34 +72,12 @@ fn objects_dir(repo: &Repo) -> PathBuf {
     repo.common_dir.join("objects")
 }
 
+/// Writes `objects` loose too, unsynced: the pack is what makes them
+/// durable.
 fn write_loose(repo: &Repo, objects: &Storage) -> Result<()> {
-    let mut dirs = std::collections::BTreeSet::new();
+    let git = repo.git()?;
     for (kind, data) in objects.values() {
-        let id = repo
-            .git()?
-            .objects
-            .write_buf(*kind, data)
-            .map_err(Error::git)?;
-        let hex = id.to_string();
-        let path = objects_dir(repo).join(&hex[..2]).join(&hex[2..]);
-        match std::fs::File::open(&path) {
-            Ok(f) => f.sync_all().map_err(|e| Error::io(&path, e))?,
-            // Already packed: durable already.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(&path, e)),
-        }
-        if let Some(dir) = path.parent() {
-            dirs.insert(dir.to_path_buf());
-        }
-    }
-    for dir in dirs {
-        match sync_dir(&dir) {
-            // a `git gc` packed its objects and removed it meanwhile: they
-            // are durable in the pack (a field test saw 2-3 % of seals
-            // fail so beside a gc loop)
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            other => other.map_err(|e| Error::io(&dir, e))?,
-        }
+        git.objects.write_buf(*kind, data).map_err(Error::git)?;
     }
     Ok(())
 }
