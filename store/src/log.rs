@@ -442,26 +442,46 @@ impl<'r> Log<'r> {
         Ok(bytes)
     }
 
-    /// Reads and verifies a segment: its bytes must hash to its name (else
-    /// [`Error::DamagedSegment`]). With `verify_ids`, every event's id is
+    /// Reads and verifies a segment. With `verify_ids`, every event's id is
     /// recomputed too (slower; fsck does). Lines that do not decode are
     /// skipped and reported.
+    ///
+    /// A segment whose bytes do not hash to its name is read with every id
+    /// checked: its events that are still whole are kept, the rest is
+    /// reported. One damaged segment then costs its damaged lines, not the
+    /// whole memory of every command.
     pub fn read_segment(
         &self,
         seg: &SegmentRef,
         verify_ids: bool,
     ) -> Result<(Vec<Event>, Option<SegmentProblem>)> {
-        let bytes = self.read_segment_bytes(seg)?;
-        let (events, lines) = if verify_ids {
+        let (bytes, damaged) = match self.read_segment_bytes(seg) {
+            Ok(bytes) => (bytes, None),
+            Err(Error::DamagedSegment { actual, .. }) => (self.segment_blob(seg)?, Some(actual)),
+            Err(e) => return Err(e),
+        };
+        let (events, lines) = if verify_ids || damaged.is_some() {
             segment::decode(&bytes)
         } else {
             segment::decode_trusted(&bytes)
         };
-        let problem = (!lines.is_empty()).then(|| SegmentProblem {
-            path: segment::path_for(&seg.hash),
-            problem: format!("{} bad line(s)", lines.len()),
-            lines,
-        });
+        let problem = match damaged {
+            Some(actual) => Some(SegmentProblem {
+                path: segment::path_for(&seg.hash),
+                problem: format!(
+                    "damaged: its bytes hash to {actual}, not to its name; {} whole event(s) \
+                     read, {} line(s) left out",
+                    events.len(),
+                    lines.len()
+                ),
+                lines,
+            }),
+            None => (!lines.is_empty()).then(|| SegmentProblem {
+                path: segment::path_for(&seg.hash),
+                problem: format!("{} bad line(s)", lines.len()),
+                lines,
+            }),
+        };
         Ok((events, problem))
     }
 

@@ -371,7 +371,16 @@ impl Unindexed {
                                 truncated = true;
                                 break;
                             }
-                            let bytes = log.read_segment_bytes(seg)?;
+                            let bytes = match log.read_segment_bytes(seg) {
+                                Ok(bytes) => bytes,
+                                // damaged: only its lines whose ids still
+                                // match their content (fsck names it)
+                                Err(memlog_store::Error::DamagedSegment { .. }) => {
+                                    events.extend(log.read_segment(seg, true)?.0);
+                                    continue;
+                                }
+                                Err(e) => return Err(e.into()),
+                            };
                             if bytes.len() <= budget {
                                 budget -= bytes.len();
                                 events.extend(segment::decode_trusted(&bytes).0);
