@@ -140,6 +140,12 @@ impl Layout {
         self.dir.join("purged-commits")
     }
 
+    /// `tip`: where this clone last moved the shared memlog ref
+    /// ([`crate::lost_ref`]).
+    pub fn last_tip(&self) -> PathBuf {
+        self.dir.join("tip")
+    }
+
     /// `watch.lock`: held by the one `memlog watch` of the repository for as
     /// long as it runs; it holds that process's id.
     pub fn watch_lock(&self) -> PathBuf {

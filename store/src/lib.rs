@@ -34,6 +34,7 @@ pub mod journal;
 pub mod layout;
 pub mod locate;
 pub mod log;
+pub mod lost_ref;
 mod objects;
 mod personal_store;
 pub mod privacy_key;

@@ -143,7 +143,13 @@ fn seal_scope(
         attempt += 1;
         crate::ref_lock::remove_stale(store, log.ref_name());
         log.check_ours()?;
-        let tip = log.tip()?;
+        let tip = match log.tip()? {
+            // a ref deleted by hand: seal on top of it, not a new history
+            None if log.scope() == memlog_format::scope::Scope::Shared => {
+                crate::lost_ref::put_back(store)?
+            }
+            tip => tip,
+        };
         let known = match tip {
             Some(t) => sealed_ids(repo, &log, t, &sessions)?,
             None => HashMap::new(),
@@ -412,6 +418,7 @@ fn update_ref(
             Error::git(e)
         }
     })?;
+    crate::lost_ref::remember(repo, ref_name, new);
     Ok(())
 }
 

@@ -826,3 +826,52 @@ fn in_a_partial_clone_without_the_logs_contents_the_agent_is_told_at_session_sta
         "{start}"
     );
 }
+
+/// `git branch -D memlog` (a slip, a script that clears local branches)
+/// loses no session: the next seal, read or sync puts the ref back where
+/// this clone last moved it. The old binary's sync took the remote's
+/// history and the unpushed session was gone from memory; its seal began a
+/// new history.
+#[test]
+fn a_memlog_ref_deleted_by_hand_is_put_back() {
+    let (_remote, clones) = remote_and_clones(2);
+    let (a, b) = (&clones[0], &clones[1]);
+    let pushed = seal_session(a, "pushed");
+    a.memlog(&["sync", "origin"]).ok();
+    let unpushed = seal_session(a, "unpushed");
+    let sealed = memlog_tip(a).unwrap();
+    let from_b = seal_session(b, "from-b");
+    b.memlog(&["sync", "origin"]).ok();
+
+    a.git(&["branch", "-D", "memlog"]).ok();
+    let out = a.memlog(&["sync", "origin"]).ok();
+    assert!(
+        out.stdout().contains("put the memlog ref back"),
+        "{}",
+        out.stdout()
+    );
+    let here = ids(&a.cat());
+    for id in pushed.iter().chain(&unpushed).chain(&from_b) {
+        assert!(here.contains(id), "{id} lost: {here:?}");
+    }
+    // and the remote has it now, for b
+    b.memlog(&["sync", "origin"]).ok();
+    assert!(ids(&b.cat()).is_superset(&unpushed));
+
+    // A seal after the deletion continues the history.
+    a.git(&["branch", "-D", "memlog"]).ok();
+    let later = seal_session(a, "later");
+    let here = ids(&a.cat());
+    assert!(
+        here.is_superset(&unpushed) && here.is_superset(&later),
+        "{here:?}"
+    );
+    let parents = a.git(&["rev-list", "refs/heads/memlog"]).ok().stdout();
+    assert!(parents.contains(&sealed), "{parents}");
+
+    // A read command puts it back too, and says so.
+    a.git(&["branch", "-D", "memlog"]).ok();
+    let log = a.memlog(&["log"]).ok();
+    assert!(log.stderr().contains("put back"), "{}", log.stderr());
+    assert!(log.stdout().contains("unpushed"), "{}", log.stdout());
+}

@@ -93,6 +93,12 @@ fn print_report(r: &SyncReport) {
             output::short_or_dash(r.merge_commit.as_deref())
         ),
     };
+    if let Some(tip) = &r.put_back {
+        println!(
+            "put the memlog ref back at {} (it had been deleted by hand): its sessions are kept",
+            output::short_or_dash(Some(tip))
+        );
+    }
     println!("{what}");
     if !r.purges_applied.is_empty() {
         println!(
