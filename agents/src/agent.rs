@@ -110,6 +110,14 @@ pub trait Agent: Sync {
         None
     }
 
+    /// The `memlog import` subcommand that reads the file a payload's
+    /// `transcript_path` names, for a session end that brings back what a
+    /// killed or timed-out Stop hook never recorded; `None` when the
+    /// agent's transcript is not such a file.
+    fn transcript_import(&self) -> Option<&'static str> {
+        None
+    }
+
     /// What the agent's Stop hook may answer.
     fn stop_contract(&self) -> StopContract {
         StopContract::RecordOnly

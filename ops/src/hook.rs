@@ -214,8 +214,19 @@ pub fn run(
         HookEvent::SessionEnd => {
             if let Some(s) = &payload.session_id {
                 crate::file_recall::forget_seen(&repo, s);
-                seal_session(&repo, s, started)?;
-                if crate::reflect::due(&repo) {
+                // a turn without its answer: its Stop hook was killed or
+                // timed out, and the transcript still holds what it said
+                let backfill = match (agent.transcript_import(), &payload.transcript_path) {
+                    (Some(import), Some(path)) if unanswered_turn(&repo, s) => {
+                        path.to_str().map(|p| (import, p.to_string()))
+                    }
+                    _ => None,
+                };
+                let sealed = seal_session(&repo, s, started)?;
+                if let (Some((import, path)), true) = (&backfill, sealed) {
+                    // the import brings the index up to date afterwards
+                    background::spawn(&repo, &["import", import, path], Priority::Low);
+                } else if crate::reflect::due(&repo) {
                     // reflection brings the index up to date (unless another
                     // writer is at it), then keeps its candidates for
                     // the next briefing
@@ -730,7 +741,7 @@ fn seal_idle_in_background(repo: &Repo, current: Option<&str>) {
 /// the hook, which loses nothing: the ref moves by compare-and-swap, and
 /// the journal, whose lock the background seal waits for, is removed only
 /// once sealed.
-fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<()> {
+fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<bool> {
     let (tx, rx) = mpsc::channel();
     let place = repo.place();
     let which = JournalSelection::Session(session.to_string());
@@ -739,12 +750,36 @@ fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<()> {
         let _ = tx.send(seal_journals(&repo, &which).map(|_| ()));
     });
     match rx.recv_timeout(SESSION_END_SEAL.saturating_sub(started.elapsed())) {
-        Ok(sealed) => Ok(sealed?),
+        Ok(sealed) => {
+            sealed?;
+            Ok(true)
+        }
         Err(_) => {
             background::spawn(repo, &["seal", "--session", session], Priority::Normal);
-            Ok(())
+            Ok(false)
         }
     }
+}
+
+/// Whether a turn of `session`'s journal has a prompt and no answer after
+/// it, as when its Stop hook was killed or timed out.
+fn unanswered_turn(repo: &Repo, session: &str) -> bool {
+    let Ok(journal) = memlog_store::journal::Journal::new(&repo.journal_dir(), session) else {
+        return false;
+    };
+    let Ok((events, _)) = journal.read() else {
+        return false;
+    };
+    let mut asked = false;
+    for e in &events {
+        match e.kind {
+            Kind::UserPrompt if asked => return true,
+            Kind::UserPrompt => asked = true,
+            Kind::AgentResponse => asked = false,
+            _ => {}
+        }
+    }
+    asked
 }
 
 /// Whether another agent runs `agent`'s hooks (it reads `agent`'s settings

@@ -85,6 +85,10 @@ impl Agent for ClaudeCode {
         "Claude Code"
     }
 
+    fn transcript_import(&self) -> Option<&'static str> {
+        Some("claude-code")
+    }
+
     fn answer_from_files(&self, payload: &Payload) -> Option<String> {
         let (path, scope) = turn_source(payload)?;
         transcript::last_assistant_text(path, scope)
