@@ -118,6 +118,13 @@ pub trait Agent: Sync {
         None
     }
 
+    /// Environment variables the agent sets in the commands its tools run
+    /// (seen with the real CLIs): a memlog command that finds one runs
+    /// within the agent's turn.
+    fn tool_env(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// What the agent's Stop hook may answer.
     fn stop_contract(&self) -> StopContract {
         StopContract::RecordOnly

@@ -89,6 +89,15 @@ pub fn agent_named(name: &str) -> Option<&'static dyn Agent> {
     })
 }
 
+/// The agent whose tool runs this process, by the variables it sets in
+/// its tools' environment ([`Agent::tool_env`]).
+pub fn running_a_tool_of() -> Option<&'static dyn Agent> {
+    AGENTS
+        .iter()
+        .copied()
+        .find(|a| a.tool_env().iter().any(|v| std::env::var_os(v).is_some()))
+}
+
 /// Every agent's short name, for messages: `claude, codex, gemini`.
 pub fn agent_names() -> String {
     AGENTS

@@ -103,16 +103,12 @@ impl Memory {
             file: p.file.as_deref(),
             agent: p.agent.as_deref(),
             mode: p.mode.as_deref(),
+            // the prompt being answered now is no memory
+            within_a_turn: true,
             ..SearchQuery::default()
         };
         let projections = self.projections.get(&self.repo)?;
-        let mut found = search::run(&self.repo, projections, &query, Some(&mut self.model))?;
-        // The agent asks within a turn: the prompt being answered now, its
-        // own or another live session's, is no memory, as the prompt hook
-        // leaves it out of recall (its own question came back as a top
-        // hit, above the note that answered it).
-        let asked = prompts_in_progress(&self.repo)?;
-        found.hits.retain(|h| !asked.contains(h.id.as_str()));
+        let found = search::run(&self.repo, projections, &query, Some(&mut self.model))?;
         let hits = &found.hits;
         let levels = &self.repo.config.ranking.levels;
         let mut rows = Vec::with_capacity(hits.len());
@@ -403,15 +399,6 @@ impl Memory {
         self.remembered = 0;
         Ok(report.sealed.into_iter().find_map(|s| s.commit))
     }
-}
-
-/// The prompts live sessions are being answered on right now.
-fn prompts_in_progress(repo: &memlog_store::Repo) -> Result<std::collections::HashSet<String>> {
-    let mut asked = std::collections::HashSet::new();
-    for journal in memlog_store::journal::list(&repo.journal_dir())? {
-        asked.extend(memlog_store::journal::prompts_in_progress(&journal)?);
-    }
-    Ok(asked)
 }
 
 /// A search hit in about 50-100 tokens: enough to decide whether to read

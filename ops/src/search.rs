@@ -8,7 +8,7 @@
 //! [`one_shot`]; a server keeps its projections and model and calls [`run`].
 
 use memlog_format::config::Fusion;
-use memlog_format::{Kind, time};
+use memlog_format::{EventId, Kind, time};
 use memlog_indexer::Projections;
 use memlog_indexer::embed::ModelEmbedder;
 use memlog_indexer::fts::Filters;
@@ -50,6 +50,12 @@ pub struct SearchQuery<'a> {
     pub mode: Option<&'a str>,
     /// `weighted` or `rrf` (default: the configuration's).
     pub fusion: Option<&'a str>,
+    /// The search is asked within an agent's turn (MCP, or `memlog search`
+    /// run by an agent's tool): the prompts live sessions are being
+    /// answered on right now are left out, as the prompt hook leaves them
+    /// out of recall. The agent's own question came back as a top hit,
+    /// above the note that answered it.
+    pub within_a_turn: bool,
 }
 
 /// What a search found.
@@ -137,7 +143,10 @@ pub fn run(
     // Memories held for review, or rejected, are given to no agent, and an
     // agent searches too (MCP, or `memlog search` in its shell): they are
     // left out, as from injection; `memlog review` lists them.
-    let withheld = memlog_indexer::review::withheld(projections)?;
+    let mut withheld = memlog_indexer::review::withheld(projections)?;
+    if query.within_a_turn {
+        withheld.extend(prompts_in_progress(repo)?);
+    }
     request.limit = request
         .limit
         .saturating_add(withheld.len().min(MAX_WITHHELD_OVERFETCH));
@@ -158,6 +167,17 @@ pub fn run(
         semantic: note.is_none() && request.query_vector.is_some(),
         note,
     })
+}
+
+/// The ids of the prompts live sessions are being answered on right now.
+fn prompts_in_progress(repo: &Repo) -> Result<Vec<EventId>> {
+    let mut asked = Vec::new();
+    for journal in memlog_store::journal::list(&repo.journal_dir())? {
+        for id in memlog_store::journal::prompts_in_progress(&journal)? {
+            asked.extend(EventId::parse(&id).ok());
+        }
+    }
+    Ok(asked)
 }
 
 /// Checks search arguments (known kinds, readable dates) and makes the

@@ -515,6 +515,12 @@ pub fn memlog_command(dir: &Path) -> Command {
         // tests run from inside an agent's session must not record there
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("GEMINI_PROJECT_DIR")
+        // nor read as a command an agent's tool runs
+        .env_remove("CLAUDECODE")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("CODEX_THREAD_ID")
+        .env_remove("CODEX_SESSION_ID")
+        .env_remove("GEMINI_CLI")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_COMMITTER_NAME", "Test")

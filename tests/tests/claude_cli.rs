@@ -221,6 +221,48 @@ fn a_session_end_brings_back_what_a_missed_stop_hook_never_recorded() {
     );
 }
 
+/// `memlog search` run by the agent's Bash tool leaves out the prompt
+/// being answered, as MCP's memory_search does: the agent's own question
+/// is no memory (it came back as a top hit, above the note that answers
+/// it).
+#[test]
+fn memlog_search_in_the_agents_shell_leaves_out_the_prompt_being_answered() {
+    let repo = TestRepo::new();
+    repo.record(
+        "earlier",
+        "note",
+        "Totals are printed with the currency code after the amount (12.50 EUR)",
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    let run = claude.run(
+        "Check the display convention for totals and close the task",
+        &json!({
+            "turns": [
+                {"text": "Searching memory.",
+                 "tool_use": {"name": "Bash",
+                              "input": {"command": "memlog search 'display convention for totals'",
+                                        "description": "Search memory"}}},
+                {"text": "Amount first, then the currency code."}
+            ]
+        }),
+    );
+    let mut results = String::new();
+    for r in &run.requests {
+        for message in r["body"]["messages"].as_array().into_iter().flatten() {
+            for block in message["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_result" {
+                    results.push_str(&block["content"].to_string());
+                }
+            }
+        }
+    }
+    assert!(results.contains("currency code after"), "{results}");
+    assert!(!results.contains("close the task"), "{results}");
+}
+
 /// memlog's hooks in two settings files naming two memlog binaries (a
 /// user's `~/.cargo/bin/memlog` in one, the project's in the other, say):
 /// Claude Code runs both, and memory still holds each prompt and answer

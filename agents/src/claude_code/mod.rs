@@ -69,6 +69,10 @@ impl Agent for ClaudeCode {
         Some("CLAUDE_PROJECT_DIR")
     }
 
+    fn tool_env(&self) -> &'static [&'static str] {
+        &["CLAUDECODE", "CLAUDE_CODE_SESSION_ID"]
+    }
+
     fn name(&self) -> &'static str {
         "claude"
     }

@@ -74,6 +74,10 @@ fn codex_home() -> Result<PathBuf> {
 }
 
 impl Agent for Codex {
+    fn tool_env(&self) -> &'static [&'static str] {
+        &["CODEX_THREAD_ID", "CODEX_SESSION_ID"]
+    }
+
     fn name(&self) -> &'static str {
         "codex"
     }

@@ -59,6 +59,10 @@ impl Agent for Gemini {
         Some("GEMINI_PROJECT_DIR")
     }
 
+    fn tool_env(&self) -> &'static [&'static str] {
+        &["GEMINI_CLI"]
+    }
+
     fn name(&self) -> &'static str {
         "gemini"
     }

@@ -21,7 +21,10 @@ use crate::output;
 /// whole event and its neighbours.
 ///
 /// Facts and rules waiting for review, or rejected, are left out, as they
-/// are from what agents are given: `memlog review` lists them.
+/// are from what agents are given: `memlog review` lists them. Run by an
+/// agent's tool (Claude Code, Codex or Gemini CLI set a variable in its
+/// environment), the prompts live sessions are being answered on are left
+/// out too: the agent's own question is no memory.
 #[derive(Args)]
 pub struct SearchArgs {
     /// What to look for.
@@ -96,6 +99,8 @@ pub fn cmd_search(dir: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
             agent: args.agent.as_deref(),
             mode: args.mode.as_deref(),
             fusion: args.fusion.as_deref(),
+            // run by an agent's tool: the prompt being answered is no memory
+            within_a_turn: memlog_agents::running_a_tool_of().is_some(),
         },
     )?;
     if let Some(note) = &found.note {
