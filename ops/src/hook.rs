@@ -161,6 +161,9 @@ pub fn run(
     };
     let durability = prompt_path_durability(event);
     let mut repeated = false;
+    // what recording found the user should know (an unclosed private tag,
+    // whose text is kept as typed and will be shared)
+    let mut notices: Vec<String> = Vec::new();
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {
         let mut same: Vec<Draft> = drafts
             .into_iter()
@@ -177,7 +180,13 @@ pub fn run(
         }
         let sent = same.len();
         match recorder.record_as(same, durability) {
-            Ok((recorded, _)) => repeated = sent > 0 && recorded.is_empty(),
+            Ok((recorded, report)) => {
+                repeated = sent > 0 && recorded.is_empty();
+                for w in &report.warnings {
+                    log_error(Some(&repo.layout()), event_name, w, started);
+                }
+                notices = report.warnings;
+            }
             // Memory that cannot be written (a read-only or full disk)
             // can still be read: the agent gets its context all the same.
             Err(e) if event.is_some_and(HookEvent::injects_context) => log_error(
@@ -253,7 +262,9 @@ pub fn run(
         HookEvent::SessionStart | HookEvent::UserPromptSubmit => {
             let injected = match job {
                 Some(job) => match job.wait(&repo.layout(), event, started, budget) {
-                    Ok(context) => inject(agent, &repo, &recorder, event, &payload, context),
+                    Ok(context) => {
+                        inject(agent, &repo, &recorder, event, &payload, context, &notices)
+                    }
                     // A clone git left incomplete on purpose: no memory
                     // reaches the agent until a sync, and a user reads no
                     // hooks.log; the session is still recorded.
@@ -323,7 +334,15 @@ pub fn run(
             else {
                 return Ok(None);
             };
-            let injected = inject(agent, &repo, &recorder, event, &payload, (known, "local"));
+            let injected = inject(
+                agent,
+                &repo,
+                &recorder,
+                event,
+                &payload,
+                (known, "local"),
+                &notices,
+            );
             printed(&repo, event, injected, started)
         }
         _ => Ok(None),
@@ -383,6 +402,7 @@ fn inject(
     event: HookEvent,
     payload: &Payload,
     (assembled, path): (Assembled, &'static str),
+    notices: &[String],
 ) -> Result<String, Injected> {
     // After compaction the session's own memories come first: the summary
     // the agent continues from may have lost them.
@@ -401,6 +421,25 @@ fn inject(
             a
         }
         _ => assembled,
+    };
+    // said before any memory, for the agent to pass on: the user typed it
+    // and reads no hooks.log
+    let assembled = if notices.is_empty() {
+        assembled
+    } else {
+        let mut a = assembled;
+        let said: Vec<String> = notices.iter().map(|n| format!("- ⚠️ {n}")).collect();
+        a.markdown = format!(
+            "## memlog: tell the user\nWhat they just typed is recorded in the project's memory, \
+             which is shared:\n{}\n{}",
+            said.join("\n"),
+            if a.markdown.is_empty() {
+                String::new()
+            } else {
+                format!("\n{}", a.markdown)
+            }
+        );
+        a
     };
     if assembled.markdown.is_empty() {
         return Err(Injected::Skipped(format!(

@@ -354,3 +354,35 @@ fn a_concept_named_by_a_secret_is_redacted_and_found_again() {
         "the token is on disk"
     );
 }
+
+/// A prompt with an unclosed private tag is kept as typed (the seed's
+/// rule), and the user is told through the agent: the hook's context says
+/// so, and hooks.log too. A field test found the prompt synced to every
+/// teammate with no word anywhere; only `memlog note` warned.
+#[test]
+fn an_unclosed_private_tag_in_a_prompt_is_told_to_the_user() {
+    let repo = TestRepo::new();
+    let mut payload = json!({
+        "prompt": "deploy notes <private>UNCLOSEDZZ1 the staging root password is tiger-lily",
+        "session_id": "s1",
+        "hook_event_name": "UserPromptSubmit",
+    });
+    payload["cwd"] = json!(repo.path().display().to_string());
+    let out = repo
+        .memlog_stdin(&["hook", "UserPromptSubmit"], &payload.to_string())
+        .ok()
+        .stdout();
+    assert!(out.contains("unclosed private tag"), "{out}");
+    assert!(out.contains("tell the user"), "{out}");
+    assert!(!out.contains("UNCLOSEDZZ1"), "{out}");
+    let log = std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap();
+    assert!(log.contains("unclosed private tag"), "{log}");
+    // kept as typed
+    let events = repo.session_events("s1");
+    assert!(
+        events[0]["body"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("UNCLOSEDZZ1")
+    );
+}
