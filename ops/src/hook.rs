@@ -164,6 +164,21 @@ pub fn run(
     // what recording found the user should know (an unclosed private tag,
     // whose text is kept as typed and will be shared)
     let mut notices: Vec<String> = Vec::new();
+    if event == Some(HookEvent::SessionEnd)
+        && let Some(session) = &payload.session_id
+        && !recorded_here(&repo, &recorder.session_id(session))
+    {
+        // Claude Code's failed `--resume` of a teammate's session fires
+        // SessionEnd alone: a lone session_end would be sealed into that
+        // session under this user's name, and shared
+        log_error(
+            Some(&repo.layout()),
+            event_name,
+            "nothing recorded: the session recorded nothing here (a resume that failed?)",
+            started,
+        );
+        return Ok(None);
+    }
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {
         let mut same: Vec<Draft> = drafts
             .into_iter()
@@ -798,6 +813,13 @@ fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<bool> {
             Ok(false)
         }
     }
+}
+
+/// Whether `session` (as recorded) has a journal here: something of it was
+/// recorded and not sealed yet.
+fn recorded_here(repo: &Repo, session: &str) -> bool {
+    memlog_store::journal::Journal::new(&repo.journal_dir(), session)
+        .is_ok_and(|j| j.path().exists())
 }
 
 /// Whether a turn of `session`'s journal has a prompt and no answer after

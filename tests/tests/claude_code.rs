@@ -63,6 +63,13 @@ fn check_payloads(dir: &Path) -> usize {
         let event = name.split('.').next().unwrap().to_string();
         let raw: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
         let session = format!("payload-{i}");
+        if event == "SessionEnd" {
+            // a session that recorded nothing here records no lone end
+            let (out, _) = hook(&repo, &event, &with_cwd(raw.clone(), &repo, &session));
+            assert_eq!(out.code(), Some(0), "{name}: {}", out.stderr());
+            assert!(events_of(&repo, &session).is_empty(), "{name}");
+            repo.record(&session, "user_prompt", "what the session did before");
+        }
         let (out, _) = hook(&repo, &event, &with_cwd(raw.clone(), &repo, &session));
         assert_eq!(out.code(), Some(0), "{name}: {}", out.stderr());
         let stdout = out.stdout();
