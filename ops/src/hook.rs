@@ -217,6 +217,9 @@ pub fn run(
     let Some(event) = event else {
         return Ok(None);
     };
+    if event == HookEvent::SessionStart {
+        notices.extend(memory_not_taken(&repo));
+    }
     if repeated
         && matches!(
             event,
@@ -445,8 +448,7 @@ fn inject(
         let mut a = assembled;
         let said: Vec<String> = notices.iter().map(|n| format!("- ⚠️ {n}")).collect();
         a.markdown = format!(
-            "## memlog: tell the user\nWhat they just typed is recorded in the project's memory, \
-             which is shared:\n{}\n{}",
+            "## memlog: tell the user\n{}\n{}",
             said.join("\n"),
             if a.markdown.is_empty() {
                 String::new()
@@ -813,6 +815,26 @@ fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<bool> {
             Ok(false)
         }
     }
+}
+
+/// A fresh clone's first sessions: `git clone` fetched the team's memory
+/// (`refs/remotes/origin/memlog`) and memlog took none of it, so nothing is
+/// briefed until a sync, which only the user may run (memlog never picks
+/// a remote by itself). Looked for only while there is no local log.
+fn memory_not_taken(repo: &Repo) -> Vec<String> {
+    if !matches!(memlog_store::log::Log::new(repo).tip(), Ok(None)) {
+        return Vec::new();
+    }
+    memlog_store::remote::unmerged_tracking_refs(repo)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(remote, tracking)| {
+            format!(
+                "This clone has not taken the team's memory yet: {remote} has it ({tracking}). \
+                 `memlog sync {remote}` brings it, and the next session is briefed from it."
+            )
+        })
+        .collect()
 }
 
 /// Whether `session` (as recorded) has a journal here: something of it was

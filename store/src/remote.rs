@@ -76,3 +76,28 @@ pub fn tracking_refs(repo: &Repo) -> Result<Vec<(String, String)>> {
         })
         .collect())
 }
+
+/// The tracking refs of the memlog log ([`tracking_refs`]) that hold
+/// memory the local log lacks: every one when there is no local log (a
+/// fresh clone, whose `git clone` fetched the team's memory and took none
+/// of it), else those whose tip the local tip does not reach (a clone
+/// whose first session sealed before any sync).
+pub fn unmerged_tracking_refs(repo: &Repo) -> Result<Vec<(String, String)>> {
+    let refs = tracking_refs(repo)?;
+    let Some(local) = crate::log::Log::new(repo).tip()? else {
+        return Ok(refs);
+    };
+    let local = local.to_string();
+    Ok(refs
+        .into_iter()
+        .filter(|(_, tracking)| {
+            // exit 1: not an ancestor; an error says nothing
+            git_command::output(
+                repo,
+                &["merge-base", "--is-ancestor", tracking, &local],
+                None,
+            )
+            .is_ok_and(|out| out.status.code() == Some(1))
+        })
+        .collect())
+}

@@ -533,7 +533,29 @@ fn a_fresh_clone_is_told_its_teams_memory_is_one_sync_away() {
     assert!(log.contains(hint), "{log}");
     let doctor = fresh.memlog(&["doctor"]).ok().stdout();
     assert!(doctor.contains(hint), "{doctor}");
+    // the first session is told, through its agent (a field test: a
+    // newcomer's first session was briefed nothing, and nothing said why)
+    let start = fresh.hook(
+        "SessionStart",
+        "newcomer",
+        serde_json::json!({"source": "startup"}),
+    );
+    assert!(
+        start.contains("tell the user") && start.contains("`memlog sync origin` brings it"),
+        "{start}"
+    );
+    // and once that session sealed a log of its own, doctor still says so
+    fresh.hook(
+        "SessionEnd",
+        "newcomer",
+        serde_json::json!({"reason": "exit"}),
+    );
+    assert!(memlog_tip(&fresh).is_some());
+    let doctor = fresh.memlog(&["doctor"]).ok().stdout();
+    assert!(doctor.contains(hint), "{doctor}");
     fresh.memlog(&["sync", "origin"]).ok();
+    let doctor = fresh.memlog(&["doctor"]).ok().stdout();
+    assert!(!doctor.contains(hint), "{doctor}");
     let doctor = fresh.memlog(&["doctor", "--json"]).ok().json();
     assert!(
         doctor["log"]

@@ -112,24 +112,28 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     };
     // the log here, or where a fresh clone's memory waits
-    let log = match memlog_store::log::Log::new(&repo).tip()? {
-        Some(tip) => format!("{} at {}", repo.ref_name(), &tip.to_string()[..12]),
-        None => {
-            let waiting: Vec<String> = memlog_store::remote::tracking_refs(&repo)?
-                .into_iter()
-                .map(|(remote, tracking)| {
-                    format!("{remote} has memory ({tracking}): `memlog sync {remote}` brings it")
-                })
-                .collect();
-            if waiting.is_empty() {
-                format!(
-                    "{} not written yet (the first session's end writes it)",
-                    repo.ref_name()
-                )
-            } else {
-                format!("{} not here yet; {}", repo.ref_name(), waiting.join("; "))
-            }
-        }
+    let waiting: Vec<String> = memlog_store::remote::unmerged_tracking_refs(&repo)?
+        .into_iter()
+        .map(|(remote, tracking)| {
+            format!("{remote} has memory ({tracking}): `memlog sync {remote}` brings it")
+        })
+        .collect();
+    let log = match (
+        memlog_store::log::Log::new(&repo).tip()?,
+        waiting.is_empty(),
+    ) {
+        (Some(tip), true) => format!("{} at {}", repo.ref_name(), &tip.to_string()[..12]),
+        (Some(tip), false) => format!(
+            "{} at {}; {}",
+            repo.ref_name(),
+            &tip.to_string()[..12],
+            waiting.join("; ")
+        ),
+        (None, true) => format!(
+            "{} not written yet (the first session's end writes it)",
+            repo.ref_name()
+        ),
+        (None, false) => format!("{} not here yet; {}", repo.ref_name(), waiting.join("; ")),
     };
     let log = match &checked_out {
         Some(tree) => format!(
