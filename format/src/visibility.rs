@@ -11,7 +11,9 @@
 //! Forgetting reaches what was derived (docs/DESIGN.md §11): a `forget`
 //! records in `derived` the events made from what it hides — facts aligned
 //! to it, memories giving it as evidence, summaries and recalls quoting its
-//! words — found by [`derived_from`] when it was recorded. Independently, an
+//! words, and what a session the memory was injected into repeated of it
+//! (an agent's answer echoing a leaked host name to a teammate) — found by
+//! [`derived_from`] when it was recorded. Independently, an
 //! event whose source ([`sources`]) a forget names by id is hidden too, so
 //! that a fact recorded later, or elsewhere, follows its source; so is a
 //! rule's retirement, which repeats the rule's text, and a rule all of
@@ -31,6 +33,10 @@ pub const MIN_QUOTE_CHARS: usize = 20;
 pub const WHOLE_QUOTE_CHARS: usize = 200;
 /// See [`WHOLE_QUOTE_CHARS`].
 pub const LINE_QUOTE_CHARS: usize = 40;
+/// In a session that a recall gave a hidden event, this many of its words
+/// in a row repeated by any other event of the session (an agent answering
+/// from the memory it was given) count as a quote of it.
+pub const ECHO_WORDS: usize = 8;
 
 /// The union of all forget events seen.
 #[derive(Clone, Debug, Default)]
@@ -179,18 +185,52 @@ fn quotes(text: &str, hidden: &str) -> bool {
         .any(|l| text.contains(l))
 }
 
+/// The lowercase words of `text` (runs of letters and digits).
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// Every run of [`ECHO_WORDS`] words of `text`, each as one string.
+fn word_runs(text: &str) -> Vec<String> {
+    let w: Vec<String> = words(text).collect();
+    w.windows(ECHO_WORDS).map(|run| run.join(" ")).collect()
+}
+
+/// Whether a recall `event` gave its session one of the `gone` events.
+fn gave(event: &Event, gone: &HashSet<&str>) -> bool {
+    event.kind == Kind::Recall
+        && event
+            .body
+            .get("targets")
+            .and_then(Value::as_array)
+            .is_some_and(|ids| {
+                ids.iter()
+                    .any(|id| id.as_str().is_some_and(|id| gone.contains(id)))
+            })
+}
+
 /// The events among `events` derived from the `hidden` ones, transitively
 /// (a fact of a fact), in the order of `events`, excluding the hidden ones:
 /// facts, evidence-giving memories and rule retirements whose [`sources`]
-/// are hidden, rules whose evidence is all hidden, and summaries and
-/// recalls that quote a hidden event's words. Recalls that
-/// only cite a hidden event by id keep it: the id is not its words.
+/// are hidden, rules whose evidence is all hidden, summaries and recalls
+/// that quote a hidden event's words, and, in a session a recall gave a
+/// hidden event, every event repeating [`ECHO_WORDS`] of its words in a
+/// row. Recalls that only cite a hidden event by id keep it: the id is not
+/// its words.
 pub fn derived_from(hidden: &[&Event], events: &[Event]) -> Vec<EventId> {
     let mut gone: HashSet<&str> = hidden.iter().map(|e| e.id.as_str()).collect();
     let mut texts: Vec<&str> = hidden.iter().flat_map(|e| quotable(e)).collect();
+    let mut runs: HashSet<String> = texts.iter().flat_map(|t| word_runs(t)).collect();
     let mut derived = Vec::new();
     loop {
         let before = derived.len();
+        let fed: HashSet<&str> = events
+            .iter()
+            .filter(|e| gave(e, &gone))
+            .map(|e| e.session.as_str())
+            .collect();
         for e in events {
             if gone.contains(e.id.as_str()) || e.kind == Kind::Forget {
                 continue;
@@ -198,9 +238,15 @@ pub fn derived_from(hidden: &[&Event], events: &[Event]) -> Vec<EventId> {
             let from_source =
                 sources(e).iter().any(|s| gone.contains(s)) || unfounded(e, |id| gone.contains(id));
             let quoting = quoting(e).is_some_and(|q| texts.iter().any(|t| quotes(q, t)));
-            if from_source || quoting {
+            let echoing = e.kind != Kind::Recall
+                && fed.contains(e.session.as_str())
+                && quotable(e).any(|q| word_runs(q).iter().any(|r| runs.contains(r)));
+            if from_source || quoting || echoing {
                 gone.insert(e.id.as_str());
-                texts.extend(quotable(e));
+                for t in quotable(e) {
+                    texts.push(t);
+                    runs.extend(word_runs(t));
+                }
                 derived.push(e.id.clone());
             }
         }
@@ -379,5 +425,53 @@ mod tests {
         // a forgotten rule takes its retirement (which repeats its text)
         assert!(forget(&[&rule.id]).hides(&retired));
         assert_eq!(derived_from(&[&rule], &all), vec![retired.id.clone()]);
+    }
+
+    /// A teammate's agent given the memory by a recall, and answering
+    /// from it: the answer repeats the leak and goes with it. The same
+    /// words in a session no recall gave it are left (a field test: the
+    /// purge left the teammate's echo on the remote, injected into every
+    /// next prompt).
+    #[test]
+    fn an_answer_echoing_an_injected_memory_is_derived_from_it() {
+        let leak = ev(
+            "alice",
+            "2026-01-01T00:00:00.000Z",
+            Kind::AgentResponse,
+            json!({"text": "Noted: the billing prod database host is dbprod-zz97.corp.internal, \
+                            reachable from the VPN only."}),
+        );
+        let recall = ev(
+            "bob",
+            "2026-01-02T00:00:00.000Z",
+            Kind::Recall,
+            json!({"targets": [leak.id], "query": "which host is the billing database?"}),
+        );
+        let prompt = ev(
+            "bob",
+            "2026-01-02T00:00:01.000Z",
+            Kind::UserPrompt,
+            json!({"text": "which host is the billing prod database?"}),
+        );
+        let echo = ev(
+            "bob",
+            "2026-01-02T00:00:02.000Z",
+            Kind::AgentResponse,
+            json!({"text": "From memory: the billing prod database host is dbprod-zz97.corp.internal."}),
+        );
+        let elsewhere = ev(
+            "carol",
+            "2026-01-03T00:00:00.000Z",
+            Kind::AgentResponse,
+            json!({"text": "From memory: the billing prod database host is dbprod-zz97.corp.internal."}),
+        );
+        let all = vec![
+            leak.clone(),
+            recall.clone(),
+            prompt.clone(),
+            echo.clone(),
+            elsewhere.clone(),
+        ];
+        assert_eq!(derived_from(&[&leak], &all), vec![echo.id.clone()]);
     }
 }
