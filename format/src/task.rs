@@ -202,6 +202,19 @@ pub enum Rejection {
     /// A status that is not one.
     #[error("unknown task status {0:?} (known: pending, in_progress, blocked, done, cancelled)")]
     UnknownStatus(String),
+    /// A change written when the task was `from` that would reopen it,
+    /// `now` done or cancelled (a change made in another clone before the
+    /// two synced): nobody who saw it finished asked for that.
+    #[error(
+        "written when the task was {from}; it is {now} since (another clone's change, met at a \
+         sync): reopen it with `memlog task set` if it must be"
+    )]
+    Stale {
+        /// The status the change was written against.
+        from: Status,
+        /// The status the task has.
+        now: Status,
+    },
 }
 
 impl Rejection {
@@ -213,6 +226,7 @@ impl Rejection {
             Rejection::BlockedWithoutBlockers => "blocked_without_blockers",
             Rejection::DoneWithBlockers => "done_with_blockers",
             Rejection::UnknownStatus(_) => "unknown_status",
+            Rejection::Stale { .. } => "stale",
         }
     }
 }

@@ -807,6 +807,50 @@ fn a_second_creation_of_a_finished_task_leaves_it_done() {
     assert_eq!(list.len(), 1, "{list:#?}");
 }
 
+/// A teammate's start of a task written before he saw it finished never
+/// reopens it at the sync: his change is kept in the history as refused,
+/// and says why (a field test: bob's TaskUpdate from pending reopened the
+/// task alice had finished, and the history showed done → in_progress,
+/// which nobody did).
+#[test]
+fn a_change_written_before_the_task_was_finished_elsewhere_does_not_reopen_it() {
+    let (_remote, clones) = memlog_e2e::remote_and_clones(2);
+    let (alice, bob) = (&clones[0], &clones[1]);
+    let title = "Deploy the billing service";
+    alice.memlog(&["task", "add", title]).ok();
+    bob.memlog(&["task", "add", title]).ok();
+    for status in ["in_progress", "done"] {
+        alice
+            .memlog(&["task", "set", title, "--status", status])
+            .ok();
+    }
+    // later than alice's done, written against pending
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    bob.memlog(&["task", "set", title, "--status", "in_progress"])
+        .ok();
+    alice.memlog(&["sync", "origin"]).ok();
+    bob.memlog(&["sync", "origin"]).ok();
+    alice.memlog(&["sync", "origin"]).ok();
+    for clone in [alice, bob] {
+        let shown = clone.memlog(&["task", "show", title, "--json"]).ok().json();
+        assert_eq!(shown["status"], "done", "{shown:#}");
+        let last = shown["history"].as_array().unwrap().last().unwrap().clone();
+        assert!(
+            last["rejected"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("written when the task was pending"),
+            "{shown:#}"
+        );
+    }
+    // seen done, a reopen is the user's to make
+    alice
+        .memlog(&["task", "set", title, "--status", "in_progress"])
+        .ok();
+    let shown = alice.memlog(&["task", "show", title, "--json"]).ok().json();
+    assert_eq!(shown["status"], "in_progress", "{shown:#}");
+}
+
 /// `memlog diff` shows a task as `memlog task show` has it: a task its
 /// blocker's end unblocked is shown back in progress (found by a field
 /// test: the diff had its own fold, without the unblocking).

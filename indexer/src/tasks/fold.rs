@@ -208,6 +208,14 @@ fn advances(from: Status, to: Status) -> bool {
     }
 }
 
+/// Whether a change to `to`, written when the task was `written_at`, would
+/// reopen a task that is `now` done or cancelled, which its writer did not
+/// see (two clones changed the task before they synced).
+fn reopens_unseen(written_at: Option<Status>, now: Status, to: Status) -> bool {
+    let finished = |s: Status| matches!(s, Status::Done | Status::Cancelled);
+    written_at.is_some_and(|w| w != now) && finished(now) && !finished(to)
+}
+
 fn text<'a>(body: &'a Map<String, Value>, field: &str) -> Option<&'a str> {
     body.get(field)
         .and_then(Value::as_str)
@@ -301,10 +309,20 @@ impl TaskGraph {
                 } else {
                     text(&e.body, "status")
                 };
+                // the status the change was written against
+                let written_at = (e.kind == Kind::TaskStatusChanged)
+                    .then(|| text(&e.body, "from").and_then(Status::parse))
+                    .flatten();
                 if let Some(name) = target {
                     outcome = match Status::parse(name) {
                         None => Err(Rejection::UnknownStatus(name.to_string())),
                         Some(to) if joins && !advances(before, to) => Ok(()),
+                        Some(to) if reopens_unseen(written_at, before, to) => {
+                            Err(Rejection::Stale {
+                                from: written_at.unwrap_or(before),
+                                now: before,
+                            })
+                        }
                         Some(to) => task
                             .state
                             .set_status(to, from_todo_write)
