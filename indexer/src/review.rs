@@ -99,37 +99,83 @@ pub fn latest(decided: Vec<(String, Map<String, Value>)>) -> HashMap<EventId, De
 /// after them those the index has not taken in yet (a rule an agent wrote
 /// a moment ago, before the next session's briefing).
 pub fn marked(p: &Projections) -> Result<Vec<EventId>> {
-    let mut marked = indexed_marked(p)?;
-    let indexed: HashSet<EventId> = marked.iter().cloned().collect();
+    Ok(marked_with_keys(p)?.into_iter().map(|(id, _)| id).collect())
+}
+
+/// Each memory written for review that says what an earlier one says (its
+/// kind and normalised text), with that earlier one: the same fact
+/// extracted in two clones, met at a sync. A twin follows its original's
+/// decision and is not asked about again.
+pub fn twins(p: &Projections) -> Result<HashMap<EventId, EventId>> {
+    Ok(twins_among(&marked_with_keys(p)?))
+}
+
+fn twins_among(marked: &[(EventId, String)]) -> HashMap<EventId, EventId> {
+    let mut first: HashMap<&str, &EventId> = HashMap::new();
+    let mut out = HashMap::new();
+    for (id, key) in marked {
+        match first.get(key.as_str()) {
+            Some(original) => {
+                out.insert(id.clone(), (*original).clone());
+            }
+            None => {
+                first.insert(key, id);
+            }
+        }
+    }
+    out
+}
+
+/// [`marked`], each with what makes two of them the same memory.
+fn marked_with_keys(p: &Projections) -> Result<Vec<(EventId, String)>> {
+    let key = |kind: &str, body: &Map<String, Value>| {
+        let text = body.get("text").and_then(Value::as_str).unwrap_or_default();
+        format!("{kind}:{}", memlog_format::key::normalize(text))
+    };
+    let mut marked = indexed_marked(p)?
+        .into_iter()
+        .map(|(id, kind, body)| {
+            let body: Map<String, Value> = body
+                .and_then(|b| serde_json::from_str(&b).ok())
+                .unwrap_or_default();
+            let key = key(&kind, &body);
+            (id, key)
+        })
+        .collect::<Vec<_>>();
+    let indexed: HashSet<EventId> = marked.iter().map(|(id, _)| id.clone()).collect();
     marked.extend(
         p.unindexed()
             .events()
             .iter()
             .map(|u| &u.event)
             .filter(|e| is_marked(&e.body) && !indexed.contains(&e.id))
-            .map(|e| e.id.clone()),
+            .map(|e| (e.id.clone(), key(e.kind.as_str(), &e.body))),
     );
     Ok(marked)
 }
 
-fn indexed_marked(p: &Projections) -> Result<Vec<EventId>> {
+fn indexed_marked(p: &Projections) -> Result<Vec<(EventId, String, Option<String>)>> {
     let err = |e| Error::sql(&p.dir, e);
     let mut stmt = p
         .graph
         .conn
         .prepare_cached(
-            "SELECT id FROM events WHERE kind IN ('fact', 'rule') AND body LIKE ?1
+            "SELECT id, kind, body FROM events WHERE kind IN ('fact', 'rule') AND body LIKE ?1
              ORDER BY ts, session, seq, id",
         )
         .map_err(err)?;
     let rows = stmt
         .query_map([format!("%\"review\":\"{PENDING}\"%")], |r| {
-            r.get::<_, String>(0)
+            Ok((
+                EventId::unchecked(r.get::<_, String>(0)?),
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
         })
         .map_err(err)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(err)?;
-    Ok(rows.into_iter().map(EventId::unchecked).collect())
+    Ok(rows)
 }
 
 /// Where a memory written for review stands while it is held back.
@@ -161,18 +207,30 @@ pub fn withheld(p: &Projections) -> Result<HashSet<EventId>> {
 /// or rejected): the one reading every listing shares with the briefing,
 /// so that what a listing calls active is what agents are given.
 pub fn held(p: &Projections) -> Result<HashMap<EventId, Held>> {
-    let marked = marked(p)?;
+    let marked = marked_with_keys(p)?;
     if marked.is_empty() {
         return Ok(HashMap::new());
     }
     let decisions = decisions(p)?;
+    let twins = twins_among(&marked);
     Ok(marked
         .into_iter()
-        .filter_map(|id| {
-            let held = standing(decisions.get(&id).map(|d| d.decision.as_str()))?;
+        .filter_map(|(id, _)| {
+            let held = standing(decision_of(&id, &decisions, &twins).map(|d| d.decision.as_str()))?;
             Some((id, held))
         })
         .collect())
+}
+
+/// The decision on `id`: its own, else its original's ([`twins`]).
+pub fn decision_of<'d>(
+    id: &EventId,
+    decisions: &'d HashMap<EventId, Decision>,
+    twins: &HashMap<EventId, EventId>,
+) -> Option<&'d Decision> {
+    decisions
+        .get(id)
+        .or_else(|| twins.get(id).and_then(|original| decisions.get(original)))
 }
 
 /// Where a memory written for review stands after the latest decision on

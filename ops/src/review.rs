@@ -47,6 +47,10 @@ pub struct Item {
     /// The `review` event that decided it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<EventId>,
+    /// Later memories that say the same (the same fact extracted in two
+    /// clones): they follow this one's decision.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub twins: Vec<EventId>,
 }
 
 /// The memories written for review, oldest first: those still pending
@@ -57,8 +61,13 @@ pub fn queue(p: &Projections, all: bool) -> Result<Vec<Item>> {
         return Ok(Vec::new());
     }
     let decided = decisions(p)?;
+    let twins = memlog_indexer::review::twins(p)?;
     let mut out = Vec::new();
     for id in ids {
+        // a twin is decided with its original, which lists it
+        if twins.contains_key(&id) && !decided.contains_key(&id) {
+            continue;
+        }
         let d = decided.get(&id);
         let status = match standing(d.map(|d| d.decision.as_str())) {
             Some(Held::Pending) => "pending",
@@ -92,6 +101,11 @@ pub fn queue(p: &Projections, all: bool) -> Result<Vec<Item>> {
             evidence,
             status,
             decided_by: d.map(|d| d.event.clone()),
+            twins: twins
+                .iter()
+                .filter(|(_, original)| **original == e.id)
+                .map(|(twin, _)| twin.clone())
+                .collect(),
             id: e.id,
         });
     }
@@ -117,9 +131,13 @@ pub struct Decided {
 pub fn decide(repo: &Repo, name: &str, accept: bool, reason: Option<&str>) -> Result<Decided> {
     let target = {
         let p = workspace::projections(repo)?;
-        let Some(item) = queue(&p, true)?.into_iter().find(|i| {
-            i.id.as_str() == name || (name.len() >= 8 && i.id.as_str().starts_with(name))
-        }) else {
+        let names = |id: &EventId| {
+            id.as_str() == name || (name.len() >= 8 && id.as_str().starts_with(name))
+        };
+        let Some(item) = queue(&p, true)?
+            .into_iter()
+            .find(|i| names(&i.id) || i.twins.iter().any(names))
+        else {
             bail!(
                 "{name:?} is not a fact or rule waiting for review (see `memlog review`; \
                  facts and rules wait there when `learn.review: true`)"

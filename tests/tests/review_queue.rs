@@ -390,3 +390,44 @@ fn a_held_or_rejected_rule_reaches_no_agent_through_search() {
     );
     assert_eq!(fact["pending"], true, "{fact}");
 }
+
+/// The same fact extracted in two clones is one decision after a sync:
+/// the queue lists it once, naming its twin, and accepting it accepts
+/// both (a field test: two review items, decidable apart).
+#[test]
+fn the_same_fact_from_two_clones_is_reviewed_once() {
+    let (_remote, clones) = memlog_e2e::remote_and_clones(2);
+    for clone in &clones {
+        std::fs::write(
+            clone.path().join(".memlog.yaml"),
+            "learn:\n  review: true\n",
+        )
+        .unwrap();
+    }
+    let facts: Vec<String> = clones.iter().map(|c| batch_fact(c).1).collect();
+    for clone in clones.iter().chain(clones.iter()) {
+        clone.memlog(&["sync", "origin"]).ok();
+    }
+    let alice = &clones[0];
+    let queue = alice.memlog(&["review", "--json"]).ok().json();
+    let items = queue["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{queue:#}");
+    let twins = items[0]["twins"].as_array().unwrap();
+    assert_eq!(twins.len(), 1, "{queue:#}");
+    alice
+        .memlog(&["review", "accept", items[0]["id"].as_str().unwrap()])
+        .ok();
+    // nothing waits any more, and the fact reaches the agent
+    let pending = alice.memlog(&["review", "--json"]).ok().json();
+    assert!(
+        pending["items"].as_array().unwrap().is_empty(),
+        "{pending:#}"
+    );
+    let cited = cited(alice, "What is the invoice export batch size?");
+    assert!(
+        cited
+            .iter()
+            .any(|c| facts.iter().any(|f| f.starts_with(c.as_str()))),
+        "{cited:?}"
+    );
+}

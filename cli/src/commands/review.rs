@@ -91,6 +91,16 @@ pub fn cmd_review(dir: &Path, args: ReviewArgs) -> anyhow::Result<ExitCode> {
             output::short_time(&i.ts),
             i.text
         );
+        if !i.twins.is_empty() {
+            println!(
+                "    also written as {} (decided with it)",
+                i.twins
+                    .iter()
+                    .map(|t| t.short().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         if i.status == "pending" {
             println!(
                 "    memlog review accept {0}   |   memlog review reject {0}",
