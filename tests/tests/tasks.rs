@@ -829,7 +829,12 @@ fn a_change_written_before_the_task_was_finished_elsewhere_does_not_reopen_it() 
     bob.memlog(&["task", "set", title, "--status", "in_progress"])
         .ok();
     alice.memlog(&["sync", "origin"]).ok();
-    bob.memlog(&["sync", "origin"]).ok();
+    // bob is told what became of his task
+    let synced = bob.memlog(&["sync", "origin"]).ok().stdout();
+    assert!(
+        synced.contains(&format!("task {title:?}: in_progress -> done")),
+        "{synced}"
+    );
     alice.memlog(&["sync", "origin"]).ok();
     for clone in [alice, bob] {
         let shown = clone.memlog(&["task", "show", title, "--json"]).ok().json();

@@ -1,3 +1,4 @@
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -45,6 +46,7 @@ pub struct SyncArgs {
 pub fn cmd_sync(dir: &Path, args: SyncArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let remotes = remotes_to_sync(&repo, args.remote.as_deref())?;
+    let tasks_before = task_statuses(&repo);
     let mut reports = Vec::new();
     let mut purged = false;
     for remote in &remotes {
@@ -68,11 +70,45 @@ pub fn cmd_sync(dir: &Path, args: SyncArgs) -> anyhow::Result<ExitCode> {
         for w in &indexed.warnings {
             eprintln!("warning: {w}");
         }
+        if !args.json {
+            print_task_changes(&tasks_before, &task_statuses(&repo));
+        }
     }
     if args.json {
         output::print_json(&reports)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each task's title and status, by entity id; empty when the index
+/// cannot be read (the sync goes on without saying what tasks did).
+fn task_statuses(repo: &memlog_store::Repo) -> BTreeMap<String, (String, String)> {
+    workspace::projections(repo)
+        .and_then(|p| Ok(memlog_indexer::tasks::tasks(&p)?))
+        .map(|tasks| {
+            tasks
+                .into_iter()
+                .map(|t| (t.entity_id, (t.title, t.status)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The tasks whose status the sync changed here: a teammate's change
+/// taken, or one made here refused by the state machine once both met
+/// (`memlog task show` says why).
+fn print_task_changes(
+    before: &BTreeMap<String, (String, String)>,
+    after: &BTreeMap<String, (String, String)>,
+) {
+    for (id, (title, status)) in after {
+        match before.get(id) {
+            Some((_, was)) if was != status => {
+                println!("task {title:?}: {was} -> {status} (`memlog task show` says why)")
+            }
+            _ => {}
+        }
+    }
 }
 
 fn print_report(r: &SyncReport) {
