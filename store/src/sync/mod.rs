@@ -97,9 +97,6 @@ pub struct SyncReport {
     pub pushed: bool,
     /// Whether the remote had no memlog ref before this sync.
     pub created_on_remote: bool,
-    /// The commit the local ref was put back at, found deleted by hand
-    /// ([`crate::lost_ref`]).
-    pub put_back: Option<String>,
     /// Purge records this sync applied (to the local history, the
     /// remote's, or both).
     pub purges_applied: Vec<String>,
@@ -134,8 +131,8 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
     // pushed as memory
     log.check_ours()?;
     // a ref deleted by hand: its sessions join the remote's, never lost to
-    // them
-    let put_back = crate::lost_ref::put_back(repo)?;
+    // them (the caller says so first)
+    crate::lost_ref::put_back(repo)?;
     let before = log.tip()?;
     let tracking = tracking_ref(repo, remote);
     let mut last_error = None;
@@ -179,7 +176,6 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
         purged.extend(applied.purged);
         let mut report = join(repo, remote, joined)?;
         report.before = before.map(|b| b.to_string());
-        report.put_back = put_back.map(|t| t.to_string());
         report.remote_tip = remote_tip.map(|t| t.to_string());
         let local = log.tip()?;
         report.after = local.map(|t| t.to_string());
@@ -691,7 +687,6 @@ fn join(repo: &Repo, remote: &str, remote_tip: Option<ObjectId>) -> Result<SyncR
         events_received: 0,
         pushed: false,
         created_on_remote: false,
-        put_back: None,
         purges_applied: Vec::new(),
         rewrote_remote: false,
         purged: Vec::new(),
