@@ -244,7 +244,7 @@ pub fn run(
                 // a turn without its answer: its Stop hook was killed or
                 // timed out, and the transcript still holds what it said
                 let backfill = match (agent.transcript_import(), &payload.transcript_path) {
-                    (Some(import), Some(path)) if unanswered_turn(&repo, s) => {
+                    (Some(import), Some(path)) if crate::backfill::unanswered_turn(&repo, s) => {
                         path.to_str().map(|p| (import, p.to_string()))
                     }
                     _ => None,
@@ -842,27 +842,6 @@ fn memory_not_taken(repo: &Repo) -> Vec<String> {
 fn recorded_here(repo: &Repo, session: &str) -> bool {
     memlog_store::journal::Journal::new(&repo.journal_dir(), session)
         .is_ok_and(|j| j.path().exists())
-}
-
-/// Whether a turn of `session`'s journal has a prompt and no answer after
-/// it, as when its Stop hook was killed or timed out.
-fn unanswered_turn(repo: &Repo, session: &str) -> bool {
-    let Ok(journal) = memlog_store::journal::Journal::new(&repo.journal_dir(), session) else {
-        return false;
-    };
-    let Ok((events, _)) = journal.read() else {
-        return false;
-    };
-    let mut asked = false;
-    for e in &events {
-        match e.kind {
-            Kind::UserPrompt if asked => return true,
-            Kind::UserPrompt => asked = true,
-            Kind::AgentResponse => asked = false,
-            _ => {}
-        }
-    }
-    asked
 }
 
 /// Whether another agent runs `agent`'s hooks (it reads `agent`'s settings

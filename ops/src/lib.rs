@@ -49,6 +49,7 @@
 //! indexer speaks SQL.
 
 pub mod anchor;
+pub mod backfill;
 pub mod background;
 pub mod concepts;
 pub mod context;

@@ -454,6 +454,11 @@ impl ClaudeCli {
         self.found.repo.join(".claude/settings.json")
     }
 
+    /// The HOME Claude Code runs with (its transcripts are under it).
+    pub fn home(&self) -> &Path {
+        self.found.home.path()
+    }
+
     /// The transcript Claude Code wrote for `session_id`
     /// (`$HOME/.claude/projects/<cwd, slugged>/<id>.jsonl`).
     pub fn transcript(&self, session_id: &str) -> PathBuf {

@@ -174,6 +174,38 @@ fn importing_a_session_whose_stop_hook_never_ran_adds_what_it_said() {
     );
 }
 
+/// An agent killed mid-answer (no Stop, no SessionEnd): the sealing of
+/// its orphaned journal, which the next session starts, brings back what
+/// the turn said from the transcript (a field test: lost unless the user
+/// ran an import nothing suggested).
+#[test]
+fn sealing_a_killed_sessions_journal_brings_back_what_it_said() {
+    let repo = repo_with_notes(NOTES);
+    let Some(claude) = ClaudeCli::find(&repo) else {
+        return;
+    };
+    without_hooks(&claude, &["Stop", "SessionEnd"]);
+    let answer = "Thursdays, with the freeze on Wednesday noon.";
+    let run = claude.run(
+        "When does the release train leave?",
+        &read_and_answer(&repo, answer),
+    );
+    let out = memlog_e2e::run(
+        memlog_e2e::memlog_command(repo.path())
+            .env("HOME", claude.home())
+            .args(["seal", "--idle", "0s"]),
+    )
+    .ok();
+    assert!(out.stderr().contains("brought back"), "{}", out.stderr());
+    let answers: Vec<Value> = repo
+        .session_events(&run.session_id)
+        .iter()
+        .filter(|e| e["kind"] == "agent_response")
+        .map(|e| e["body"]["text"].clone())
+        .collect();
+    assert_eq!(answers, [json!("Let me read the notes."), json!(answer)]);
+}
+
 /// Removes memlog's hooks of `events` from the project's settings.
 fn without_hooks(claude: &ClaudeCli, events: &[&str]) {
     let path = claude.settings_path();

@@ -27,7 +27,9 @@ pub struct SealArgs {
     all: bool,
 
     /// Seal journals not written to for this long (e.g. 30m, 2h, 1d):
-    /// orphans of sessions that ended without sealing.
+    /// orphans of sessions that ended without sealing. A turn left without
+    /// its answer (an agent killed mid-answer) gets it from the agent's
+    /// transcript, where this repository's are found.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     idle: Option<Duration>,
 
@@ -45,7 +47,24 @@ pub fn cmd_seal(dir: &Path, args: SealArgs) -> anyhow::Result<ExitCode> {
         (None, false, Some(d)) => JournalSelection::IdleFor(d),
         (None, false, None) => bail!("say what to seal: --session ID, --all or --idle DURATION"),
     };
+    // orphans of agents killed mid-answer: their transcripts hold what the
+    // hooks never recorded
+    let backfill = match args.idle {
+        Some(idle) => memlog_ops::backfill::orphans(&repo, idle),
+        None => Vec::new(),
+    };
     let report = seal_journals(&repo, &selection)?;
+    for (agent, transcript) in backfill {
+        match memlog_ops::import::agent_sessions(&repo, agent, &[transcript.clone()], true) {
+            Ok(done) if done.totals.added > 0 => eprintln!(
+                "note: {} event(s) the hooks missed brought back from {}",
+                done.totals.added,
+                transcript.display()
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("warning: {}: {e}", transcript.display()),
+        }
+    }
     for (session, p) in &report.problems {
         if !p.message.starts_with("torn") {
             eprintln!(
