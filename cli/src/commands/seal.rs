@@ -55,7 +55,12 @@ pub fn cmd_seal(dir: &Path, args: SealArgs) -> anyhow::Result<ExitCode> {
     };
     let report = seal_journals(&repo, &selection)?;
     for (agent, transcript) in backfill {
-        match memlog_ops::import::agent_sessions(&repo, agent, &[transcript.clone()], true) {
+        match memlog_ops::import::agent_sessions(
+            &repo,
+            agent,
+            std::slice::from_ref(&transcript),
+            true,
+        ) {
             Ok(done) if done.totals.added > 0 => eprintln!(
                 "note: {} event(s) the hooks missed brought back from {}",
                 done.totals.added,
