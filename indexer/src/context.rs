@@ -324,15 +324,16 @@ pub fn recall(
                 })
                 .map(|(h, _)| h.parts.fts)
                 .fold(0.0f32, f32::max);
-            (
-                Some(
-                    found
-                        .values()
-                        .map(|e| crate::embed::dot(q, e))
-                        .fold(0.0f32, f32::max),
-                ),
-                awaiting,
-            )
+            // no hit with a vector (tool output, which is never embedded,
+            // or a memory still being embedded): no cosine vouches either
+            // way, and full text judges, as in a memory without vectors
+            let best = (!found.is_empty()).then(|| {
+                found
+                    .values()
+                    .map(|e| crate::embed::dot(q, e))
+                    .fold(0.0f32, f32::max)
+            });
+            (best, awaiting)
         }
         _ => (None, 0.0),
     };

@@ -809,3 +809,48 @@ fn an_identifier_ranks_the_long_answer_that_names_it_first() {
     assert_eq!(out["semantic"], true, "{out}");
     assert_eq!(out["hits"][0]["session"], "d1", "{out:#}");
 }
+
+/// A prompt whose only matches are tool output, which is never embedded,
+/// is judged by full text, as in a memory without vectors: no cosine
+/// speaks for or against it (a field test: while `memlog watch` embedded an
+/// import, the hook injected nothing for a prompt full text matched
+/// exactly, "best cosine 0.00").
+#[test]
+fn a_prompt_only_tool_output_matches_is_judged_by_full_text() {
+    if !model_installed() {
+        return;
+    }
+    // vectors exist, none for what the prompt asks about
+    let repo = TestRepo::new();
+    repo.record("n", "note", "Remember to water tomatoes every morning");
+    // several sessions touched it: no one hit leads the full-text ranking
+    for (i, burst) in (5..17).enumerate() {
+        repo.hook(
+            "PostToolUse",
+            &format!("t{i}"),
+            serde_json::json!({
+                "tool_name": "Bash",
+                "tool_use_id": format!("tu{i}"),
+                "tool_input": {"command": "git diff auth/limiter.py"},
+                "tool_response": {"stdout": format!("- SlidingWindowLimiter.allow: window of 60 s\n+ SlidingWindowLimiter.allow: window of 10 s, burst of {burst}"),
+                                  "stderr": "", "interrupted": false}
+            }),
+        );
+    }
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["index"]).ok();
+    let out = repo
+        .memlog(&[
+            "context",
+            "--json",
+            "what did we change in SlidingWindowLimiter.allow in auth/limiter.py",
+        ])
+        .ok()
+        .json();
+    let cited = out["cited"].as_array().unwrap();
+    assert!(!cited.is_empty(), "{out:#}");
+    assert!(
+        out["markdown"].as_str().unwrap().contains("burst of"),
+        "{out:#}"
+    );
+}
