@@ -556,8 +556,8 @@ fn defuse_wrappers(markdown: &str) -> String {
 /// The context of a SessionStart or UserPromptSubmit hook: asked of a
 /// warm `memlog watch` when one listens, and assembled from the
 /// projections in a worker thread at the same time. The warm answer (the
-/// prompt embedded by the model) is preferred until [`WARM_SHARE`] of the
-/// budget is spent; then whichever is ready is taken. The hook gives up
+/// prompt embedded by the model) is preferred until [`WARM_WAIT`] from the
+/// hook's start has passed; then whichever is ready is taken. The hook gives up
 /// when its budget runs out (the workers die with the process).
 struct ContextJob {
     result: mpsc::Receiver<(Source, Option<Result<Assembled>>)>,
@@ -612,11 +612,13 @@ impl Steps {
 /// in hooks.log.
 const SLOW_CONTEXT: Duration = Duration::from_millis(100);
 
-/// Share of a hook's budget during which a warm server's answer is waited
-/// for even when this process's own is ready: the warm one ranks with the
-/// model's embedding of the prompt. Past it, the first answer is taken (a
-/// loaded machine slows the server's embedding of the prompt).
-const WARM_SHARE: u32 = 2;
+/// How long from a hook's start a warm server's answer is waited for even
+/// when this process's own is ready: the warm one ranks with the model's
+/// embedding of the prompt. Past it, the first answer is taken: a loaded
+/// machine, or a server busy embedding a catch-up, slows the server's
+/// answer, and waiting half the budget for it put the prompt hook at
+/// 150 ms under load (a field test).
+const WARM_WAIT: Duration = Duration::from_millis(60);
 
 impl ContextJob {
     fn start(
@@ -690,7 +692,7 @@ impl ContextJob {
         budget: Duration,
     ) -> Result<(Assembled, &'static str)> {
         let end = started + budget;
-        let warm_until = started + budget / WARM_SHARE;
+        let warm_until = started + WARM_WAIT.min(budget);
         let mut warm_pending = self.warm;
         let mut local: Option<Result<Assembled>> = None;
         let taken = loop {
