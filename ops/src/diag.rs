@@ -43,8 +43,15 @@ impl ProgressBar {
                 indicatif::ProgressDrawTarget::stderr(),
             );
             if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
-                "{{msg}} [{{bar:30}}] {{pos}}/{{len}} {unit}, {{per_sec}}, {{eta}} left"
+                "{{msg}} [{{bar:30}}] {{pos}}/{{len}} {unit}, {{rate}}, {{eta}} left"
             )) {
+                // whole units a second: indicatif's own rate has 4 decimals
+                let style = style.with_key(
+                    "rate",
+                    |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{:.0}/s", state.per_sec());
+                    },
+                );
                 bar.set_style(style.progress_chars("=> "));
             }
             bar.set_message(what.to_string());

@@ -18,6 +18,8 @@ use memlog_store::seal::Sealed;
 use memlog_store::{Recorder, Repo};
 use serde::Serialize;
 
+use std::io::IsTerminal as _;
+
 use crate::bail;
 use crate::diag;
 use crate::error::{Context, Error, Result};
@@ -37,6 +39,14 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Adds `other`'s counts (an import sealed in batches).
+    fn add(&mut self, other: Totals) {
+        self.sessions += other.sessions;
+        self.commits += other.commits;
+        self.added += other.added;
+        self.duplicates += other.duplicates;
+    }
+
     /// Adds up the outcome of sealing, and reports the privacy filter's
     /// warnings (unclosed private tags) on stderr.
     fn of(sealed: &[Sealed], report: &Report) -> Totals {
@@ -200,8 +210,24 @@ pub fn agent_sessions(
     // A session spread over several files continues in the first one's
     // place.
     let mut sessions: Vec<(String, Vec<(u64, Draft)>)> = Vec::new();
+    let mut pending = 0;
+    let mut totals = Totals::default();
     let mut read = Vec::new();
-    for file in &files {
+    let recorder = Recorder::new(repo)?.withholding(crate::native::own_memory_dirs(repo));
+    let bar = diag::ProgressBar::new(
+        "importing",
+        "files",
+        files.len() > 1 && std::io::stderr().is_terminal(),
+    );
+    for (done, file) in files.iter().enumerate() {
+        bar.set(done, files.len());
+        // sealed in batches: memory stays bounded (a year of transcripts
+        // held at once took 3.5 times their size), and an interrupted
+        // import keeps what it sealed
+        if pending >= BATCH_DRAFTS {
+            totals.add(seal_batch(&recorder, std::mem::take(&mut sessions))?);
+            pending = 0;
+        }
         let session = agent
             .read_session(file, &options)
             .context(format_args!("reading {}", file.display()))?;
@@ -217,16 +243,30 @@ pub fn agent_sessions(
             skipped: session.skipped,
             malformed: session.malformed,
         });
+        pending += session.drafts.len();
         match sessions.iter_mut().find(|(s, _)| *s == session.session_id) {
             Some((_, existing)) => existing.extend(session.drafts),
             None => sessions.push((session.session_id, session.drafts)),
         }
     }
-    let recorder = Recorder::new(repo)?.withholding(crate::native::own_memory_dirs(repo));
-    let (sealed, report) = recorder.import_numbered(sessions)?;
+    totals.add(seal_batch(&recorder, sessions)?);
+    bar.set(files.len(), files.len());
+    bar.finish();
     Ok(SessionsImport {
         files: read,
-        totals: Totals::of(&sealed, &report),
+        totals,
         index: build_index.then(|| index::after(repo, false)).flatten(),
     })
+}
+
+/// Events an import reads before it seals what it read.
+const BATCH_DRAFTS: usize = 20_000;
+
+/// Seals a batch of an import's sessions.
+fn seal_batch(recorder: &Recorder, sessions: Vec<(String, Vec<(u64, Draft)>)>) -> Result<Totals> {
+    if sessions.is_empty() {
+        return Ok(Totals::default());
+    }
+    let (sealed, report) = recorder.import_numbered(sessions)?;
+    Ok(Totals::of(&sealed, &report))
 }

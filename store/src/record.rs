@@ -230,8 +230,18 @@ impl<'r> Recorder<'r> {
     /// own keeps ids stable when one of them grows).
     pub fn import_numbered(
         &self,
-        sessions: Vec<(String, Vec<(u64, Draft)>)>,
+        mut sessions: Vec<(String, Vec<(u64, Draft)>)>,
     ) -> Result<(Vec<Sealed>, Report)> {
+        // sealed oldest first: the commits of one import share a second,
+        // and `memlog log` lists them newest first in the order they were
+        // sealed (files are read in name order, not time order)
+        sessions.sort_by_cached_key(|(_, drafts)| {
+            drafts
+                .iter()
+                .map(|(_, d)| d.ts.clone())
+                .min()
+                .unwrap_or_default()
+        });
         let mut report = Report::default();
         let mut requests = Vec::with_capacity(sessions.len());
         // what a forget here hid stays out, whatever ids it is given now

@@ -840,3 +840,26 @@ fn show_takes_the_start_of_a_session_id() {
         several.stderr()
     );
 }
+
+/// An import's sessions are listed newest first like any others, though
+/// its commits share a second (a field test: a year imported from files
+/// in name order was listed in that order, and `log -n 1` showed an
+/// arbitrary session).
+#[test]
+fn imported_sessions_are_listed_newest_first() {
+    let repo = TestRepo::new();
+    let lines = [
+        r#"{"session":"1111","ts":"2025-03-01T10:00:00Z","kind":"user_prompt","text":"oldest: march 2025"}"#,
+        r#"{"session":"2222","ts":"2026-11-01T10:00:00Z","kind":"user_prompt","text":"newest: november 2026"}"#,
+        r#"{"session":"3333","ts":"2025-07-01T10:00:00Z","kind":"user_prompt","text":"middle: july 2025"}"#,
+    ];
+    std::fs::write(repo.path().join("in.jsonl"), lines.join("\n") + "\n").unwrap();
+    repo.memlog(&["import", "jsonl", "--no-index", "in.jsonl"])
+        .ok();
+    let log = repo.memlog(&["log"]).ok().stdout();
+    let order: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(3))
+        .collect();
+    assert_eq!(order, ["2222", "3333", "1111"], "{log}");
+}
