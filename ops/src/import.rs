@@ -210,7 +210,7 @@ pub fn agent_sessions(
     // A session spread over several files continues in the first one's
     // place.
     let mut sessions: Vec<(String, Vec<(u64, Draft)>)> = Vec::new();
-    let mut pending = 0;
+    let mut pending = 0u64;
     let mut totals = Totals::default();
     let mut read = Vec::new();
     let recorder = Recorder::new(repo)?.withholding(crate::native::own_memory_dirs(repo));
@@ -224,7 +224,7 @@ pub fn agent_sessions(
         // sealed in batches: memory stays bounded (a year of transcripts
         // held at once took 3.5 times their size), and an interrupted
         // import keeps what it sealed
-        if pending >= BATCH_DRAFTS {
+        if pending >= BATCH_BYTES {
             totals.add(seal_batch(&recorder, std::mem::take(&mut sessions))?);
             pending = 0;
         }
@@ -243,7 +243,7 @@ pub fn agent_sessions(
             skipped: session.skipped,
             malformed: session.malformed,
         });
-        pending += session.drafts.len();
+        pending += std::fs::metadata(file).map_or(0, |m| m.len());
         match sessions.iter_mut().find(|(s, _)| *s == session.session_id) {
             Some((_, existing)) => existing.extend(session.drafts),
             None => sessions.push((session.session_id, session.drafts)),
@@ -259,8 +259,8 @@ pub fn agent_sessions(
     })
 }
 
-/// Events an import reads before it seals what it read.
-const BATCH_DRAFTS: usize = 20_000;
+/// Bytes of session files an import reads before it seals what it read.
+const BATCH_BYTES: u64 = 32 << 20;
 
 /// Seals a batch of an import's sessions.
 fn seal_batch(recorder: &Recorder, sessions: Vec<(String, Vec<(u64, Draft)>)>) -> Result<Totals> {
