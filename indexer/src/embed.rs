@@ -45,6 +45,18 @@ pub struct ModelFiles {
     pub enabled: bool,
 }
 
+impl ModelFiles {
+    /// The model's name (`memlog-model.json`'s `id`, else `custom`): the
+    /// part of a model id before its weights' hash.
+    pub fn model_name(&self) -> String {
+        std::fs::read(self.model_dir.join("memlog-model.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_string))
+            .unwrap_or_else(|| "custom".to_string())
+    }
+}
+
 /// Default home of memlog's downloaded assets: `$MEMLOG_HOME`, else
 /// `memlog` in the user's cache folder (`$XDG_CACHE_HOME`, else
 /// `~/.cache`). Assets installed in `~/.cache/memlog` before memlog read
@@ -227,11 +239,7 @@ impl ModelEmbedder {
             }
         };
         let onnx = read("model.onnx")?;
-        let name = std::fs::read(files.model_dir.join("memlog-model.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_string))
-            .unwrap_or_else(|| "custom".to_string());
+        let name = files.model_name();
         // The weights' hash makes the id exact: a different model directory
         // never reuses another model's cached vectors.
         let id = format!("{name}@{}", &blake3::hash(&onnx).to_hex()[..16]);

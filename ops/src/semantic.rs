@@ -64,6 +64,16 @@ pub fn catch_up_vectors(
     quiet: bool,
 ) -> Result<Option<CatchUpReport>> {
     let own_model = embedder.is_none();
+    if own_model && model_available(repo) {
+        // nothing to embed: the model's load (0.5 s, 280 MB) is not paid
+        let files = ModelFiles::resolve(&repo.config.embedding);
+        if let Some(done) =
+            memlog_indexer::vectors::caught_up(&index_dir(repo), &files.model_name())?
+            && matches!(TokenVectors::for_model(&done.model), Ok(Some(_)))
+        {
+            return Ok(Some(done));
+        }
+    }
     let mut loaded;
     let embedder: &mut dyn Embedder = match embedder {
         Some(e) => e,

@@ -56,6 +56,62 @@ pub fn embeddable_events(p: &crate::Projections) -> Result<u64> {
         .map_err(|e| Error::sql(&p.dir, e))
 }
 
+/// What [`catch_up`] would report with nothing to do, when the vectors
+/// made by the model named `model` (its id's name, before `@`) are caught
+/// up with the index: none of the events past the watermark is to be
+/// embedded. Read only, and without the model: a run with nothing to do
+/// does not pay the model's load (0.5 s, 280 MB). `None` whenever a real
+/// catch-up must decide (no vectors yet, another model's, a watermark to
+/// check row by row, a discard waiting).
+pub fn caught_up(index_dir: &Path, model: &str) -> Result<Option<CatchUpReport>> {
+    let files = IndexLayout::new(index_dir);
+    let dir = files.vectors();
+    if dir.join(super::adopt::DISCARD_REQUEST).exists() {
+        return Ok(None);
+    }
+    let Ok(Some(meta)) = read_meta(&dir) else {
+        return Ok(None);
+    };
+    let same_model = meta.model.split('@').next() == Some(model);
+    let tail_to_index = meta.rows.saturating_sub(meta.hnsw_rows) >= TAIL_MAX;
+    if meta.format != FORMAT || !same_model || meta.watermark_rowid < 0 || tail_to_index {
+        return Ok(None);
+    }
+    let db_path = files.graph();
+    let db = Connection::open_with_flags(&db_path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| Error::sql(&db_path, e))?;
+    let sql = |e| Error::sql(&db_path, e);
+    if meta.watermark_rowid > 0 {
+        let same = db
+            .query_row(
+                "SELECT key FROM events WHERE rowid = ?1",
+                [meta.watermark_rowid],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()
+            .map_err(sql)?
+            == Some(meta.watermark_key as i64);
+        if !same {
+            return Ok(None);
+        }
+    }
+    let kinds = embeddable_kinds_sql();
+    let pending: i64 = db
+        .query_row(
+            &format!(
+                "SELECT count(*) FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != ''"
+            ),
+            [meta.watermark_rowid],
+            |r| r.get(0),
+        )
+        .map_err(sql)?;
+    Ok((pending == 0).then(|| CatchUpReport {
+        model: meta.model.clone(),
+        rows: meta.rows,
+        ..Default::default()
+    }))
+}
+
 /// Embeds the events of the index at `index_dir` that have no vector yet,
 /// `progress(done, pending)` after each round. Returns `Ok(None)` when
 /// another process is doing it. A projection made with another model is

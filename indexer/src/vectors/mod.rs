@@ -40,7 +40,7 @@ use crate::event_keys::{KeyMap, KeySet};
 use crate::{Error, Result};
 
 pub use adopt::{adopt, discard};
-pub use catch_up::{catch_up, embeddable_events};
+pub use catch_up::{catch_up, caught_up, embeddable_events};
 
 use rows::read_u64s;
 
