@@ -136,13 +136,7 @@ fn importing_a_session_whose_stop_hook_never_ran_adds_what_it_said() {
     };
     // Without memlog's Stop and SessionEnd hooks, as when the agent is
     // killed mid-answer.
-    without_hooks(&claude, &["Stop", "SessionEnd"]);
-
-    let answer = "Thursdays, with the freeze on Wednesday noon.";
-    let run = claude.run(
-        "When does the release train leave?",
-        &read_and_answer(&repo, answer),
-    );
+    let run = train_session(&repo, &claude, &["Stop", "SessionEnd"]);
     let before = repo.session_events(&run.session_id);
     assert!(
         before.iter().all(|e| e["kind"] != "agent_response"),
@@ -155,16 +149,7 @@ fn importing_a_session_whose_stop_hook_never_ran_adds_what_it_said() {
     assert_eq!(report["commits"], 1, "{report}");
     let after = repo.session_events(&run.session_id);
     assert_eq!(after.len(), before.len() + 2);
-    let answers: Vec<&Value> = after
-        .iter()
-        .filter(|e| e["kind"] == "agent_response")
-        .map(|e| &e["body"]["text"])
-        .collect();
-    assert_eq!(
-        answers,
-        [&json!("Let me read the notes."), &json!(answer)],
-        "{after:#?}"
-    );
+    assert_eq!(answers(&repo, &run.session_id), TRAIN_ANSWERS, "{after:#?}");
 
     // Importing again adds nothing.
     let again = import(&repo, &[&transcript]);
@@ -184,12 +169,7 @@ fn sealing_a_killed_sessions_journal_brings_back_what_it_said() {
     let Some(claude) = ClaudeCli::find(&repo) else {
         return;
     };
-    without_hooks(&claude, &["Stop", "SessionEnd"]);
-    let answer = "Thursdays, with the freeze on Wednesday noon.";
-    let run = claude.run(
-        "When does the release train leave?",
-        &read_and_answer(&repo, answer),
-    );
+    let run = train_session(&repo, &claude, &["Stop", "SessionEnd"]);
     let out = memlog_e2e::run(
         memlog_e2e::memlog_command(repo.path())
             .env("HOME", claude.home())
@@ -197,13 +177,33 @@ fn sealing_a_killed_sessions_journal_brings_back_what_it_said() {
     )
     .ok();
     assert!(out.stderr().contains("brought back"), "{}", out.stderr());
-    let answers: Vec<Value> = repo
-        .session_events(&run.session_id)
+    assert_eq!(answers(&repo, &run.session_id), TRAIN_ANSWERS);
+}
+
+/// What the scripted model says in [`train_session`]: its words before the
+/// tool call, and its answer.
+const TRAIN_ANSWERS: [&str; 2] = [
+    "Let me read the notes.",
+    "Thursdays, with the freeze on Wednesday noon.",
+];
+
+/// A session asking when the release train leaves, run without memlog's
+/// hooks of `missing` (as when they are killed, or the agent is).
+fn train_session(repo: &TestRepo, claude: &ClaudeCli, missing: &[&str]) -> memlog_e2e::AgentRun {
+    without_hooks(claude, missing);
+    claude.run(
+        "When does the release train leave?",
+        &read_and_answer(repo, TRAIN_ANSWERS[1]),
+    )
+}
+
+/// The texts of `session`'s answers, in order.
+fn answers(repo: &TestRepo, session: &str) -> Vec<String> {
+    repo.session_events(session)
         .iter()
         .filter(|e| e["kind"] == "agent_response")
-        .map(|e| e["body"]["text"].clone())
-        .collect();
-    assert_eq!(answers, [json!("Let me read the notes."), json!(answer)]);
+        .filter_map(|e| e["body"]["text"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// Removes memlog's hooks of `events` from the project's settings.
@@ -226,28 +226,15 @@ fn a_session_end_brings_back_what_a_missed_stop_hook_never_recorded() {
     let Some(claude) = ClaudeCli::find(&repo) else {
         return;
     };
-    without_hooks(&claude, &["Stop"]);
-    let answer = "Thursdays, with the freeze on Wednesday noon.";
-    let run = claude.run(
-        "When does the release train leave?",
-        &read_and_answer(&repo, answer),
-    );
+    let run = train_session(&repo, &claude, &["Stop"]);
+    // the import runs in the background
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let answers = loop {
-        let answers: Vec<Value> = repo
-            .session_events(&run.session_id)
-            .iter()
-            .filter(|e| e["kind"] == "agent_response")
-            .map(|e| e["body"]["text"].clone())
-            .collect();
-        if answers.len() >= 2 || std::time::Instant::now() > deadline {
-            break answers;
-        }
+    while answers(&repo, &run.session_id).len() < 2 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(200));
-    };
+    }
     assert_eq!(
-        answers,
-        [json!("Let me read the notes."), json!(answer)],
+        answers(&repo, &run.session_id),
+        TRAIN_ANSWERS,
         "{:#?}",
         repo.session_events(&run.session_id)
     );
