@@ -161,9 +161,6 @@ pub fn run(
     };
     let durability = prompt_path_durability(event);
     let mut repeated = false;
-    // what recording found the user should know (an unclosed private tag,
-    // whose text is kept as typed and will be shared)
-    let mut notices: Vec<String> = Vec::new();
     if event == Some(HookEvent::SessionEnd)
         && let Some(session) = &payload.session_id
         && !recorded_here(&repo, &recorder.session_id(session))
@@ -179,6 +176,9 @@ pub fn run(
         );
         return Ok(None);
     }
+    // what recording found the user should know (an unclosed private tag,
+    // whose text is kept as typed and will be shared)
+    let mut notices: Vec<String> = Vec::new();
     if let Some(session) = drafts.first().map(|d| d.session.clone()) {
         let mut same: Vec<Draft> = drafts
             .into_iter()
@@ -825,6 +825,10 @@ fn seal_session(repo: &Repo, session: &str, started: Instant) -> Result<bool> {
 /// a remote by itself). Looked for only while there is no local log.
 fn memory_not_taken(repo: &Repo) -> Vec<String> {
     if !matches!(memlog_store::log::Log::new(repo).tip(), Ok(None)) {
+        return Vec::new();
+    }
+    // a log deleted by hand is put back, not taken for a fresh clone's
+    if matches!(memlog_store::lost_ref::put_back(repo), Ok(Some(_))) {
         return Vec::new();
     }
     memlog_store::remote::unmerged_tracking_refs(repo)
