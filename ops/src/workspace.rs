@@ -16,9 +16,20 @@ use crate::bail;
 use crate::diag;
 use crate::error::{Context, Result};
 
-/// Opens the repository containing `dir`.
+/// Opens the repository containing `dir`. A memlog ref deleted by hand is
+/// put back first, and said ([`memlog_store::lost_ref`]): every command
+/// then reads the log this clone had (doctor, fsck and diff said "no
+/// memory yet").
 pub fn open(dir: &Path) -> Result<Repo> {
-    Ok(Repo::discover(dir)?)
+    let repo = Repo::discover(dir)?;
+    if let Ok(Some(tip)) = memlog_store::lost_ref::put_back(&repo) {
+        diag::note(format_args!(
+            "the memlog ref was gone (deleted by hand?): put back at {}, where this clone last \
+             moved it; `memlog forget` and `memlog purge` take memory out",
+            &tip.to_string()[..12]
+        ));
+    }
+    Ok(repo)
 }
 
 /// A session id as the recorder stores it (a secret in it redacted,

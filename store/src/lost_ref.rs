@@ -5,8 +5,9 @@
 //! store until a gc prunes them, but nothing names them: the next seal
 //! starts a new history and the next sync takes the remote's, and every
 //! session this clone had not pushed is gone from memory without a word.
-//! So each move of the ref writes its new place to `.git/memlog/tip`, and a
-//! ref found missing while that commit is still in the store is put back.
+//! So each move of the ref writes its new place (and the ref's name) to
+//! `.git/memlog/tip`, and a ref found missing while that commit is still in
+//! the store is put back.
 //! Memory is taken out with `memlog forget` and `memlog purge`, never by
 //! deleting the ref.
 
@@ -22,8 +23,10 @@ pub(crate) fn remember(repo: &Repo, ref_name: &str, tip: ObjectId) {
     }
     let path = repo.layout().last_tip();
     let fresh = path.with_extension(format!("{}.tmp", std::process::id()));
-    if std::fs::write(&fresh, format!("{tip}\n")).is_ok() && std::fs::rename(&fresh, &path).is_err()
-    {
+    // the ref's name too: a log moved to another ref (`ref:` in
+    // .memlog.yaml) starts empty there, and must not be given this one
+    let noted = format!("{tip} {ref_name}\n");
+    if std::fs::write(&fresh, noted).is_ok() && std::fs::rename(&fresh, &path).is_err() {
         let _ = std::fs::remove_file(&fresh);
     }
 }
@@ -40,7 +43,11 @@ pub fn put_back(repo: &Repo) -> Result<Option<ObjectId>> {
     let Ok(noted) = std::fs::read_to_string(repo.layout().last_tip()) else {
         return Ok(None);
     };
-    let Ok(tip) = ObjectId::from_hex(noted.trim().as_bytes()) else {
+    let (tip, ref_name) = noted.trim().split_once(' ').unwrap_or((noted.trim(), ""));
+    if ref_name != repo.ref_name() {
+        return Ok(None);
+    }
+    let Ok(tip) = ObjectId::from_hex(tip.as_bytes()) else {
         return Ok(None);
     };
     if repo.git()?.find_commit(tip).is_err() {

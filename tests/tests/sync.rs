@@ -867,11 +867,7 @@ fn a_memlog_ref_deleted_by_hand_is_put_back() {
 
     a.git(&["branch", "-D", "memlog"]).ok();
     let out = a.memlog(&["sync", "origin"]).ok();
-    assert!(
-        out.stdout().contains("put the memlog ref back"),
-        "{}",
-        out.stdout()
-    );
+    assert!(out.stderr().contains("put back at"), "{}", out.stderr());
     let here = ids(&a.cat());
     for id in pushed.iter().chain(&unpushed).chain(&from_b) {
         assert!(here.contains(id), "{id} lost: {here:?}");
@@ -891,9 +887,39 @@ fn a_memlog_ref_deleted_by_hand_is_put_back() {
     let parents = a.git(&["rev-list", "refs/heads/memlog"]).ok().stdout();
     assert!(parents.contains(&sealed), "{parents}");
 
+    // doctor puts it back too, and says so
+    a.git(&["branch", "-D", "memlog"]).ok();
+    let doctor = a.memlog(&["doctor"]);
+    assert!(
+        doctor.stderr().contains("put back at"),
+        "{}",
+        doctor.stderr()
+    );
+    assert!(memlog_tip(a).is_some());
+
     // A read command puts it back too, and says so.
     a.git(&["branch", "-D", "memlog"]).ok();
     let log = a.memlog(&["log"]).ok();
     assert!(log.stderr().contains("put back"), "{}", log.stderr());
     assert!(log.stdout().contains("unpushed"), "{}", log.stdout());
+}
+
+/// A log moved to another ref (`ref:` in .memlog.yaml) starts empty there:
+/// the put-back of a deleted ref is for the ref it was noted for (a field
+/// test: the first seal copied the old ref's history onto the new one).
+#[test]
+fn a_log_moved_to_another_ref_starts_empty_there() {
+    let repo = TestRepo::new();
+    seal_session(&repo, "old-ref");
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "ref: refs/heads/memory2\n",
+    )
+    .unwrap();
+    let fresh = seal_session(&repo, "new-ref");
+    assert_eq!(ids(&repo.cat()), fresh);
+    let on_old = repo.git(&["rev-list", "refs/heads/memlog"]).ok().stdout();
+    let on_new = repo.git(&["rev-list", "refs/heads/memory2"]).ok().stdout();
+    assert_eq!(on_new.lines().count(), 1, "{on_new}");
+    assert!(on_old.lines().all(|c| !on_new.contains(c)));
 }

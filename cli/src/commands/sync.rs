@@ -46,14 +46,6 @@ pub struct SyncArgs {
 pub fn cmd_sync(dir: &Path, args: SyncArgs) -> anyhow::Result<ExitCode> {
     let repo = workspace::open_for_writing(dir)?;
     let remotes = remotes_to_sync(&repo, args.remote.as_deref())?;
-    // before anything reads the log (the index's catch-up would put it
-    // back too, without a word)
-    if let Some(tip) = memlog_store::lost_ref::put_back(&repo)? {
-        println!(
-            "put the memlog ref back at {} (it had been deleted by hand): its sessions are kept",
-            &tip.to_string()[..12]
-        );
-    }
     let tasks_before = task_statuses(&repo);
     let mut reports = Vec::new();
     let mut purged = false;
