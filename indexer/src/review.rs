@@ -129,8 +129,10 @@ fn twins_among(marked: &[(EventId, String)]) -> HashMap<EventId, EventId> {
 /// [`marked`], each with what makes two of them the same memory.
 fn marked_with_keys(p: &Projections) -> Result<Vec<(EventId, String)>> {
     let key = |kind: &str, body: &Map<String, Value>| {
-        let text = body.get("text").and_then(Value::as_str).unwrap_or_default();
-        format!("{kind}:{}", memlog_format::key::normalize(text))
+        twin_key(
+            kind,
+            body.get("text").and_then(Value::as_str).unwrap_or_default(),
+        )
     };
     let mut marked = indexed_marked(p)?
         .into_iter()
@@ -152,6 +154,17 @@ fn marked_with_keys(p: &Projections) -> Result<Vec<(EventId, String)>> {
             .map(|e| (e.id.clone(), key(e.kind.as_str(), &e.body))),
     );
     Ok(marked)
+}
+
+/// What makes two memories written for review the same: their kind and
+/// words as written, case, spacing and a final stop aside (`!= 200` and
+/// `== 200`, `1.5 s` and `15 s` are not the same memory).
+fn twin_key(kind: &str, text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    format!(
+        "{kind}:{}",
+        words.join(" ").trim_end_matches('.').to_lowercase()
+    )
 }
 
 fn indexed_marked(p: &Projections) -> Result<Vec<(EventId, String, Option<String>)>> {
@@ -247,4 +260,26 @@ pub fn standing(decision: Option<&str>) -> Option<Held> {
 /// Whether an event's body marks it as written to wait for review.
 pub fn is_marked(body: &Map<String, Value>) -> bool {
     body.get("review").and_then(Value::as_str) == Some(PENDING)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::twin_key;
+
+    #[test]
+    fn twins_say_the_same_in_the_same_words() {
+        assert_eq!(
+            twin_key("fact", "Prices are integer cents."),
+            twin_key("fact", "prices  are integer cents")
+        );
+        assert_ne!(
+            twin_key("fact", "the API answers status != 200"),
+            twin_key("fact", "the API answers status == 200")
+        );
+        assert_ne!(
+            twin_key("fact", "retries after 1.5 seconds"),
+            twin_key("fact", "retries after 15 seconds")
+        );
+        assert_ne!(twin_key("fact", "x y"), twin_key("rule", "x y"));
+    }
 }
