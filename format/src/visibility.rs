@@ -34,8 +34,9 @@ pub const WHOLE_QUOTE_CHARS: usize = 200;
 /// See [`WHOLE_QUOTE_CHARS`].
 pub const LINE_QUOTE_CHARS: usize = 40;
 /// In a session that a recall gave a hidden event, this many of its words
-/// in a row repeated by any other event of the session (an agent answering
-/// from the memory it was given) count as a quote of it.
+/// in a row, one of them distinctive (a digit, or 14 letters or more),
+/// repeated by an agent's answer in the session (answering from the memory
+/// it was given) count as a quote of it.
 pub const ECHO_WORDS: usize = 8;
 
 /// The union of all forget events seen.
@@ -192,10 +193,21 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
-/// Every run of [`ECHO_WORDS`] words of `text`, each as one string.
+/// Every run of [`ECHO_WORDS`] words of `text` that holds a distinctive
+/// word, each as one string. Common prose ("let me know if you want me to
+/// make any other changes") is every agent's, and no echo of a memory.
 fn word_runs(text: &str) -> Vec<String> {
     let w: Vec<String> = words(text).collect();
-    w.windows(ECHO_WORDS).map(|run| run.join(" ")).collect()
+    w.windows(ECHO_WORDS)
+        .filter(|run| run.iter().any(|word| distinctive(word)))
+        .map(|run| run.join(" "))
+        .collect()
+}
+
+/// A word that names something rather than says it: one holding a digit
+/// (`zz97`, `v2`), or a long one (a token, an identifier run together).
+fn distinctive(word: &str) -> bool {
+    word.chars().any(|c| c.is_ascii_digit()) || word.chars().count() >= 14
 }
 
 /// Whether a recall `event` gave its session one of the `gone` events.
@@ -216,8 +228,8 @@ fn gave(event: &Event, gone: &HashSet<&str>) -> bool {
 /// facts, evidence-giving memories and rule retirements whose [`sources`]
 /// are hidden, rules whose evidence is all hidden, summaries and recalls
 /// that quote a hidden event's words, and, in a session a recall gave a
-/// hidden event, every event repeating [`ECHO_WORDS`] of its words in a
-/// row. Recalls that only cite a hidden event by id keep it: the id is not
+/// hidden event, every agent answer repeating [`ECHO_WORDS`] of its words
+/// in a row (not transitively). Recalls that only cite a hidden event by id keep it: the id is not
 /// its words.
 pub fn derived_from(hidden: &[&Event], events: &[Event]) -> Vec<EventId> {
     let mut gone: HashSet<&str> = hidden.iter().map(|e| e.id.as_str()).collect();
@@ -238,15 +250,22 @@ pub fn derived_from(hidden: &[&Event], events: &[Event]) -> Vec<EventId> {
             let from_source =
                 sources(e).iter().any(|s| gone.contains(s)) || unfounded(e, |id| gone.contains(id));
             let quoting = quoting(e).is_some_and(|q| texts.iter().any(|t| quotes(q, t)));
-            let echoing = e.kind != Kind::Recall
+            // what the agent said, not what its tools read (a README read
+            // in that session shares sentences with anything)
+            let echoing = e.kind == Kind::AgentResponse
                 && fed.contains(e.session.as_str())
                 && quotable(e).any(|q| word_runs(q).iter().any(|r| runs.contains(r)));
-            if from_source || quoting || echoing {
+            if from_source || quoting {
                 gone.insert(e.id.as_str());
                 for t in quotable(e) {
                     texts.push(t);
                     runs.extend(word_runs(t));
                 }
+                derived.push(e.id.clone());
+            } else if echoing {
+                // an echo is taken, but its other words are its own: they
+                // take nothing more
+                gone.insert(e.id.as_str());
                 derived.push(e.id.clone());
             }
         }
@@ -441,11 +460,17 @@ mod tests {
             json!({"text": "Noted: the billing prod database host is dbprod-zz97.corp.internal, \
                             reachable from the VPN only."}),
         );
+        let leak_polite = ev(
+            "alice",
+            "2026-01-01T00:00:01.000Z",
+            Kind::AgentResponse,
+            json!({"text": "Saved. Let me know if you want me to make any other changes."}),
+        );
         let recall = ev(
             "bob",
             "2026-01-02T00:00:00.000Z",
             Kind::Recall,
-            json!({"targets": [leak.id], "query": "which host is the billing database?"}),
+            json!({"targets": [leak.id, leak_polite.id], "query": "which host is the billing database?"}),
         );
         let prompt = ev(
             "bob",
@@ -465,13 +490,41 @@ mod tests {
             Kind::AgentResponse,
             json!({"text": "From memory: the billing prod database host is dbprod-zz97.corp.internal."}),
         );
+        // a tool's output that shares a sentence, and answers that share
+        // only common prose, or words of the README that output read
+        let read = ev(
+            "bob",
+            "2026-01-02T00:00:03.000Z",
+            Kind::ToolObservation,
+            json!({"tool": "Bash", "output": "README: the billing prod database host is \
+                   dbprod-zz97.corp.internal, reachable from the VPN only. Deploys run on v2 runners."}),
+        );
+        let polite = ev(
+            "bob",
+            "2026-01-02T00:00:04.000Z",
+            Kind::AgentResponse,
+            json!({"text": "Done. Let me know if you want me to make any other changes."}),
+        );
+        let readme = ev(
+            "bob",
+            "2026-01-02T00:00:05.000Z",
+            Kind::AgentResponse,
+            json!({"text": "The README says deploys run on v2 runners every night."}),
+        );
         let all = vec![
             leak.clone(),
+            leak_polite.clone(),
             recall.clone(),
             prompt.clone(),
             echo.clone(),
+            read.clone(),
+            polite.clone(),
+            readme.clone(),
             elsewhere.clone(),
         ];
-        assert_eq!(derived_from(&[&leak], &all), vec![echo.id.clone()]);
+        assert_eq!(
+            derived_from(&[&leak, &leak_polite], &all),
+            vec![echo.id.clone()]
+        );
     }
 }
