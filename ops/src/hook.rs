@@ -164,10 +164,16 @@ pub fn run(
     if event == Some(HookEvent::SessionEnd)
         && let Some(session) = &payload.session_id
         && !recorded_here(&repo, &recorder.session_id(session))
+        && payload
+            .transcript_path
+            .as_ref()
+            .is_some_and(|t| !t.exists())
     {
         // Claude Code's failed `--resume` of a teammate's session fires
-        // SessionEnd alone: a lone session_end would be sealed into that
-        // session under this user's name, and shared
+        // SessionEnd alone, for a transcript it never wrote: a lone
+        // session_end would be sealed into that session under this user's
+        // name, and shared. (A session sealed early, by `seal --all` or an
+        // idle seal, has its transcript and keeps its end.)
         log_error(
             Some(&repo.layout()),
             event_name,
@@ -197,10 +203,17 @@ pub fn run(
         match recorder.record_as(same, durability) {
             Ok((recorded, report)) => {
                 repeated = sent > 0 && recorded.is_empty();
+                let forget = recorded
+                    .first()
+                    .map(|e| format!("; `memlog forget {}` takes it out", e.id.short()))
+                    .unwrap_or_default();
                 for w in &report.warnings {
                     log_error(Some(&repo.layout()), event_name, w, started);
+                    notices.push(format!(
+                        "{w}. What they typed is recorded as typed, and the next `memlog sync` \
+                         shares it with the team{forget}."
+                    ));
                 }
-                notices = report.warnings;
             }
             // Memory that cannot be written (a read-only or full disk)
             // can still be read: the agent gets its context all the same.

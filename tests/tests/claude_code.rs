@@ -1084,3 +1084,25 @@ fn a_prompt_sent_again_is_a_new_turn_when_claude_code_says_so() {
         .count();
     assert_eq!(prompts, 2);
 }
+
+/// A session whose journal was sealed before it ended (`memlog seal
+/// --all`, another session's idle seal) keeps its end: only an end for a
+/// transcript the agent never wrote (a failed `--resume`) records nothing.
+#[test]
+fn a_session_sealed_early_keeps_its_end() {
+    let repo = TestRepo::new();
+    let transcript = repo.path().join(".git/t-early.jsonl");
+    std::fs::write(&transcript, "").unwrap();
+    repo.record("early", "user_prompt", "sealed before the session ended");
+    repo.memlog(&["seal", "--all"]).ok();
+    let end = json!({"session_id": "early", "hook_event_name": "SessionEnd", "reason": "exit",
+                     "transcript_path": transcript.display().to_string(),
+                     "cwd": repo.path().display().to_string()});
+    repo.memlog_stdin(&["hook", "SessionEnd"], &end.to_string())
+        .ok();
+    let kinds: Vec<String> = events_of(&repo, "early")
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds, ["user_prompt", "session_end"]);
+}

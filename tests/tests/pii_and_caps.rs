@@ -374,6 +374,8 @@ fn an_unclosed_private_tag_in_a_prompt_is_told_to_the_user() {
         .stdout();
     assert!(out.contains("unclosed private tag"), "{out}");
     assert!(out.contains("tell the user"), "{out}");
+    // what they can do about it, now that it is recorded
+    assert!(out.contains("`memlog forget "), "{out}");
     assert!(!out.contains("UNCLOSEDZZ1"), "{out}");
     let log = std::fs::read_to_string(repo.path().join(".git/memlog/hooks.log")).unwrap();
     assert!(log.contains("unclosed private tag"), "{log}");
