@@ -251,7 +251,10 @@ pub fn reconcile(mut captured: Captured, incoming: Vec<Event>) -> (Vec<Event>, u
         .into_iter()
         .zip(superseded)
         .filter(|(event, superseded)| {
-            !*superseded && !key(event).is_some_and(|k| captured.take(&k))
+            // a held copy is matched to its own occurrence even when that
+            // one is left out: else a later turn's same text would take it
+            let held = key(event).is_some_and(|k| captured.take(&k));
+            !*superseded && !held
         })
         .map(|(event, _)| event)
         .collect();
@@ -284,16 +287,6 @@ fn answers_hooks_would_not_record(captured: &Captured, incoming: &[Event]) -> Ve
     }
     let mut superseded = vec![false; incoming.len()];
     for turn in turns {
-        let answered = turn.iter().any(|i| {
-            incoming
-                .get(*i)
-                .filter(|e| e.kind == Kind::AgentResponse)
-                .and_then(key)
-                .is_some_and(|k| captured.holds(&k))
-        });
-        if !answered {
-            continue;
-        }
         let answers: Vec<usize> = turn
             .into_iter()
             .filter(|i| {
@@ -302,6 +295,17 @@ fn answers_hooks_would_not_record(captured: &Captured, incoming: &[Event]) -> Ve
                     .is_some_and(|e| e.kind == Kind::AgentResponse)
             })
             .collect();
+        // the turn's own answer, which a Stop hook that ran recorded: a
+        // text said in another turn too ("Running step.") says nothing of
+        // this one's Stop
+        let answered = answers
+            .last()
+            .and_then(|i| incoming.get(*i))
+            .and_then(key)
+            .is_some_and(|k| captured.holds(&k));
+        if !answered {
+            continue;
+        }
         if let Some((_, earlier)) = answers.split_last() {
             for i in earlier {
                 superseded[*i] = true;
@@ -412,6 +416,40 @@ mod tests {
             texts(&kept),
             ["And b.txt?", "Looking.", "(tool)", "It is empty."]
         );
+    }
+
+    /// A second turn whose Stop was killed, saying first what the first
+    /// turn said too: all it said is imported (a field test: the repeated
+    /// text made the turn look answered, and was dropped).
+    #[test]
+    fn a_text_of_another_turn_does_not_answer_this_one() {
+        let hook = |name: &str| json!({ "hook": name });
+        let line = |r: &str| json!({ "ref": r });
+        let hooked = vec![
+            text(
+                0,
+                Kind::UserPrompt,
+                "What is in a.txt?",
+                hook("UserPromptSubmit"),
+            ),
+            tool(1, "toolu_1", hook("PostToolUse")),
+            text(2, Kind::AgentResponse, "Let me look.", hook("Stop")),
+            text(3, Kind::AgentResponse, "It says hello.", hook("Stop")),
+            text(4, Kind::UserPrompt, "And b.txt?", hook("UserPromptSubmit")),
+            tool(5, "toolu_2", hook("PostToolUse")),
+        ];
+        let transcript = vec![
+            text(0, Kind::UserPrompt, "What is in a.txt?", line("u1")),
+            text(1, Kind::AgentResponse, "Let me look.", line("a1")),
+            tool(2, "toolu_1", line("a2")),
+            text(3, Kind::AgentResponse, "It says hello.", line("a3")),
+            text(4, Kind::UserPrompt, "And b.txt?", line("u2")),
+            text(5, Kind::AgentResponse, "Let me look.", line("a4")),
+            tool(6, "toolu_2", line("a5")),
+            text(7, Kind::AgentResponse, "It is empty.", line("a6")),
+        ];
+        let (kept, _) = reconcile(Captured::of(&hooked), transcript);
+        assert_eq!(texts(&kept), ["Let me look.", "It is empty."]);
     }
 
     #[test]
