@@ -67,8 +67,9 @@ pub fn catch_up_vectors(
     if own_model && model_available(repo) {
         // nothing to embed: the model's load (0.5 s, 280 MB) is not paid
         let files = ModelFiles::resolve(&repo.config.embedding);
-        if let Some(done) =
-            memlog_indexer::vectors::caught_up(&index_dir(repo), &files.model_name())?
+        // (a check that cannot tell leaves it to the catch-up)
+        if let Ok(Some(done)) =
+            memlog_indexer::vectors::caught_up(&index_dir(repo), &files.model_name())
             && matches!(TokenVectors::for_model(&done.model), Ok(Some(_)))
         {
             return Ok(Some(done));
