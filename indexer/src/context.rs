@@ -94,6 +94,9 @@ const DISTILLED_GATE: Gate = Gate {
     passage: 0.3,
     min: 0.35,
 };
+/// Full-text coverage a prompt's best hit needs when vectors exist but no
+/// hit has one: no cosine vouches for it.
+const UNVOUCHED_FTS: f32 = 0.75;
 /// Which hit's full-text coverage the best one's lead is measured from.
 const MARGIN_RANK: usize = 10;
 /// The best hits whose passages the gate reads ([`Recall::passage`]).
@@ -185,6 +188,10 @@ pub struct Recall {
     /// vector (embedding trails indexing; events not indexed yet have none),
     /// which no cosine can vouch for.
     pub awaiting_fts: f32,
+    /// Whether a hit holds, as written, an identifier the prompt names
+    /// (`SlidingWindowLimiter.allow`, `max_retries`): what tool output,
+    /// which has no vector, is asked about by name.
+    pub names_held: bool,
 }
 
 impl Recall {
@@ -212,6 +219,19 @@ impl Recall {
         match (self.query, self.best_cosine) {
             (QueryKind::Embedded, Some(c)) => EMBEDDED_GATE.passes(c, self),
             (QueryKind::Distilled, Some(c)) => DISTILLED_GATE.passes(c, self),
+            // vectors exist and none of the hits has one (tool output):
+            // full text alone, holding most of the prompt's words or a name
+            // it asks about, since long tool output shares a few words
+            // with anything (a LICENSE text for "fitness for the marathon
+            // plan")
+            (QueryKind::Embedded | QueryKind::Distilled, None) => {
+                let needs = if self.names_held {
+                    config.context.min_relevance
+                } else {
+                    UNVOUCHED_FTS.max(config.context.min_relevance)
+                };
+                self.best_fts >= needs
+            }
             _ => self.best_fts >= config.context.min_relevance,
         }
     }
@@ -347,6 +367,8 @@ pub fn recall(
         .passage_coverage(prompt, &texts, PASSAGE_TOKENS)?
         .into_iter()
         .fold(0.0f32, f32::max);
+    // only a gate without a cosine reads it (it lowercases the hits)
+    let names_held = best_cosine.is_none() && crate::search::names_held(prompt, &hits);
     Ok(Recall {
         hits,
         query,
@@ -356,6 +378,7 @@ pub fn recall(
         unseen,
         passage,
         awaiting_fts,
+        names_held,
     })
 }
 
@@ -698,6 +721,7 @@ mod tests {
             unseen: Some(0.0),
             passage,
             awaiting_fts: 0.0,
+            names_held: false,
         }
     }
 

@@ -157,6 +157,17 @@ fn identifiers(query: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether one of `hits` holds, as written, an identifier `query` names
+/// ([`identifiers`]).
+pub(crate) fn names_held(query: &str, hits: &[Hit]) -> bool {
+    let names = identifiers(query);
+    !names.is_empty()
+        && hits.iter().any(|h| {
+            let text = h.text.to_lowercase();
+            names.iter().any(|n| text.contains(n.as_str()))
+        })
+}
+
 /// How many candidates of each list are ranked per requested hit.
 const CANDIDATES_PER_HIT: usize = 4;
 const MIN_CANDIDATES: usize = 40;

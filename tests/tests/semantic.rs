@@ -853,4 +853,27 @@ fn a_prompt_only_tool_output_matches_is_judged_by_full_text() {
         out["markdown"].as_str().unwrap().contains("burst of"),
         "{out:#}"
     );
+
+    // and tool output that shares a few words with a prompt about
+    // something else is not injected for it
+    repo.hook(
+        "PostToolUse",
+        "lic",
+        serde_json::json!({
+            "tool_name": "Bash",
+            "tool_use_id": "tu-lic",
+            "tool_input": {"command": "cat LICENSE"},
+            "tool_response": {"stdout": "THE SOFTWARE IS PROVIDED AS IS, WITHOUT WARRANTY OF ANY KIND, \
+                EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, \
+                FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT.",
+                              "stderr": "", "interrupted": false}
+        }),
+    );
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["index"]).ok();
+    let out = repo
+        .memlog(&["context", "--json", "fitness for the marathon plan"])
+        .ok()
+        .json();
+    assert!(out["cited"].as_array().unwrap().is_empty(), "{out:#}");
 }
