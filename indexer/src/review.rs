@@ -236,7 +236,7 @@ pub fn held(p: &Projections) -> Result<HashMap<EventId, Held>> {
 }
 
 /// The decision on `id`: its own, else its original's ([`twins`]).
-pub fn decision_of<'d>(
+fn decision_of<'d>(
     id: &EventId,
     decisions: &'d HashMap<EventId, Decision>,
     twins: &HashMap<EventId, EventId>,

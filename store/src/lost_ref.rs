@@ -7,7 +7,9 @@
 //! session this clone had not pushed is gone from memory without a word.
 //! So each move of the ref writes its new place (and the ref's name) to
 //! `.git/memlog/tip`, and a ref found missing while that commit is still in
-//! the store is put back.
+//! the store is put back: by every command as it opens the repository
+//! (`memlog_ops::workspace::open`, which says so), and by a seal and a
+//! SessionStart hook, which open it their own way.
 //! Memory is taken out with `memlog forget` and `memlog purge`, never by
 //! deleting the ref.
 

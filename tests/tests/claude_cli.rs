@@ -159,25 +159,38 @@ fn importing_a_session_whose_stop_hook_never_ran_adds_what_it_said() {
     );
 }
 
-/// An agent killed mid-answer (no Stop, no SessionEnd): the sealing of
-/// its orphaned journal, which the next session starts, brings back what
-/// the turn said from the transcript (a field test: lost unless the user
-/// ran an import nothing suggested).
+/// An agent killed mid-answer (no Stop, no SessionEnd): the next session,
+/// started once the journal is idle (the next day, say), seals the orphan
+/// in the background and brings back what the turn said from the
+/// transcript (a field test: lost unless the user ran an import nothing
+/// suggested).
 #[test]
-fn sealing_a_killed_sessions_journal_brings_back_what_it_said() {
+fn the_next_session_brings_back_what_a_killed_session_said() {
     let repo = repo_with_notes(NOTES);
     let Some(claude) = ClaudeCli::find(&repo) else {
         return;
     };
-    let run = train_session(&repo, &claude, &["Stop", "SessionEnd"]);
-    let out = memlog_e2e::run(
-        memlog_e2e::memlog_command(repo.path())
-            .env("HOME", claude.home())
-            .args(["seal", "--idle", "0s"]),
-    )
-    .ok();
-    assert!(out.stderr().contains("brought back"), "{}", out.stderr());
-    assert_eq!(answers(&repo, &run.session_id), TRAIN_ANSWERS);
+    let killed = train_session(&repo, &claude, &["Stop", "SessionEnd"]);
+    // its journal, last written three hours ago (hooks.seal_idle_minutes
+    // is 120 by default)
+    let journal = repo
+        .path()
+        .join(format!(".git/memlog/journal/{}.jsonl", killed.session_id));
+    let touched = memlog_e2e::run(std::process::Command::new("touch").args([
+        "-d",
+        "3 hours ago",
+        journal.to_str().unwrap(),
+    ]));
+    assert_eq!(touched.code(), Some(0), "{}", touched.stderr());
+    claude.run(
+        "Anything else about the release?",
+        &json!({"turns": [{"text": "No."}]}),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while answers(&repo, &killed.session_id).len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(answers(&repo, &killed.session_id), TRAIN_ANSWERS);
 }
 
 /// What the scripted model says in [`train_session`]: its words before the

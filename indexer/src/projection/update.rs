@@ -131,28 +131,13 @@ impl Projections {
     ) -> Result<Applied> {
         let log = Log::new(repo);
         // The shared log and this machine's personal one, read as one.
-        let mut view = View::read(repo)?;
-        let mut put_back = None;
-        if view.shared.is_none() {
-            // deleted by hand: put back, not indexed as gone
-            put_back = memlog_store::lost_ref::put_back(repo)?;
-            if put_back.is_some() {
-                view = View::read(repo)?;
-            }
-        }
+        let view = View::read(repo)?;
         let indexed_commit = self.graph.get_meta("indexed_commit")?;
         let indexed_tree = self.graph.get_meta("indexed_tree")?;
         let mut report = IndexReport {
             commit: view.key(),
             ..Default::default()
         };
-        if let Some(tip) = put_back {
-            report.warnings.push(format!(
-                "the memlog ref was gone (deleted by hand?): put back at {}, where this clone \
-                 last moved it; `memlog forget` and `memlog purge` take memory out",
-                &tip.to_string()[..12]
-            ));
-        }
 
         // Which segments are new.
         let trees = view.trees(repo)?;

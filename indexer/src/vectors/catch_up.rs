@@ -56,6 +56,38 @@ pub fn embeddable_events(p: &crate::Projections) -> Result<u64> {
         .map_err(|e| Error::sql(&p.dir, e))
 }
 
+/// Whether the watermark row is still the event it names (0: none yet).
+/// If not (a forget removed it, SQLite reused its rowid, or a rebuild
+/// renumbered every row: -1), every row must be checked against the events.
+fn watermark_holds(db: &Connection, db_path: &Path, meta: &VectorMeta) -> Result<bool> {
+    match meta.watermark_rowid {
+        0 => Ok(true),
+        rowid if rowid < 0 => Ok(false),
+        rowid => Ok(db
+            .query_row("SELECT key FROM events WHERE rowid = ?1", [rowid], |r| {
+                r.get::<_, i64>(0)
+            })
+            .optional()
+            .map_err(|e| Error::sql(db_path, e))?
+            == Some(meta.watermark_key as i64)),
+    }
+}
+
+/// Events past rowid `from` that are to be embedded.
+fn pending_since(db: &Connection, db_path: &Path, from: i64) -> Result<usize> {
+    let kinds = embeddable_kinds_sql();
+    let n: i64 = db
+        .query_row(
+            &format!(
+                "SELECT count(*) FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != ''"
+            ),
+            [from],
+            |r| r.get(0),
+        )
+        .map_err(|e| Error::sql(db_path, e))?;
+    Ok(n as usize)
+}
+
 /// What [`catch_up`] would report with nothing to do, when the vectors
 /// made by the model named `model` (its id's name, before `@`) are caught
 /// up with the index: none of the events past the watermark is to be
@@ -74,37 +106,16 @@ pub fn caught_up(index_dir: &Path, model: &str) -> Result<Option<CatchUpReport>>
     };
     let same_model = meta.model.split('@').next() == Some(model);
     let tail_to_index = meta.rows.saturating_sub(meta.hnsw_rows) >= TAIL_MAX;
-    if meta.format != FORMAT || !same_model || meta.watermark_rowid < 0 || tail_to_index {
+    if meta.format != FORMAT || !same_model || tail_to_index {
         return Ok(None);
     }
     let db_path = files.graph();
     let db = Connection::open_with_flags(&db_path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| Error::sql(&db_path, e))?;
-    let sql = |e| Error::sql(&db_path, e);
-    if meta.watermark_rowid > 0 {
-        let same = db
-            .query_row(
-                "SELECT key FROM events WHERE rowid = ?1",
-                [meta.watermark_rowid],
-                |r| r.get::<_, i64>(0),
-            )
-            .optional()
-            .map_err(sql)?
-            == Some(meta.watermark_key as i64);
-        if !same {
-            return Ok(None);
-        }
+    if !watermark_holds(&db, &db_path, &meta)? {
+        return Ok(None);
     }
-    let kinds = embeddable_kinds_sql();
-    let pending: i64 = db
-        .query_row(
-            &format!(
-                "SELECT count(*) FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != ''"
-            ),
-            [meta.watermark_rowid],
-            |r| r.get(0),
-        )
-        .map_err(sql)?;
+    let pending = pending_since(&db, &db_path, meta.watermark_rowid)?;
     Ok((pending == 0).then(|| CatchUpReport {
         model: meta.model.clone(),
         rows: meta.rows,
@@ -165,21 +176,7 @@ pub fn catch_up(
     };
     let mut files = RowFiles::open(&dir, &meta)?;
 
-    // Is the watermark row still the same event? If not (a forget removed
-    // it, SQLite reused its rowid, or a rebuild renumbered every row: -1),
-    // check every row against the events instead.
-    let fast = match meta.watermark_rowid {
-        0 => true,
-        -1 => false,
-        rowid => {
-            db.query_row("SELECT key FROM events WHERE rowid = ?1", [rowid], |r| {
-                r.get::<_, i64>(0)
-            })
-            .optional()
-            .map_err(sql)?
-                == Some(meta.watermark_key as i64)
-        }
-    };
+    let fast = watermark_holds(&db, &db_path, &meta)?;
     let mut have: std::collections::HashSet<u64> = Default::default();
     if !fast {
         match check_rows(&db, &db_path, &dir, &meta)? {
@@ -197,16 +194,7 @@ pub fn catch_up(
         }
     }
     let from = if fast { meta.watermark_rowid } else { 0 };
-    let kinds = embeddable_kinds_sql();
-    let pending: usize = db
-        .query_row(
-            &format!(
-                "SELECT count(*) FROM events WHERE rowid > ?1 AND +kind IN ({kinds}) AND text != ''"
-            ),
-            [from],
-            |r| r.get::<_, i64>(0),
-        )
-        .map_err(sql)? as usize;
+    let pending = pending_since(&db, &db_path, from)?;
     report.model = meta.model.clone();
     // A long catch-up (a first index, an import) embeds what was distilled
     // or asked before the long answers, so that memory is useful early.

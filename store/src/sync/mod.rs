@@ -130,9 +130,6 @@ pub fn sync(repo: &Repo, remote: &str) -> Result<SyncReport> {
     // the user's own branch of the log's name is neither merged into nor
     // pushed as memory
     log.check_ours()?;
-    // a ref deleted by hand: its sessions join the remote's, never lost to
-    // them (the caller says so first)
-    crate::lost_ref::put_back(repo)?;
     let before = log.tip()?;
     let tracking = tracking_ref(repo, remote);
     let mut last_error = None;
