@@ -3,14 +3,16 @@
 //! ends.
 
 use memlog_format::Event;
-use memlog_store::log::Log;
+use std::collections::HashSet;
+
+use memlog_store::log::{Log, SegmentRef};
 use memlog_store::{ObjectId, Repo};
 use serde::Serialize;
 
 use crate::bail;
 use crate::diag;
 use crate::error::{Context, Result};
-use crate::memory_diff::{self, MemoryDiff, PurgeAdded};
+use crate::memory_diff::{self, BothEnds, MemoryDiff, NamedBefore, PurgeAdded};
 
 /// `memlog diff --json`, and the viewer's `/api/diff`.
 #[derive(Serialize)]
@@ -53,12 +55,11 @@ pub fn compute(repo: &Repo, revs: Option<&str>) -> Result<Computed> {
         bail!("no memory yet: {} does not exist", repo.ref_name());
     };
     let (from, to) = resolve_range(repo, &log, tip, revs)?;
-    let before = match from {
-        Some(f) => events_at(&log, f)?,
-        None => Vec::new(),
+    let (before, after, named) = match from {
+        Some(f) => both_ends(&log, f, to)?,
+        None => (Vec::new(), events_at(&log, to)?, Default::default()),
     };
-    let after = events_at(&log, to)?;
-    let mut diff = memory_diff::diff(&before, &after);
+    let mut diff = memory_diff::diff_naming(&before, &after, &named);
     diff.purges = purges_added(&log, from, to)?;
     Ok(Computed { from, to, diff })
 }
@@ -90,16 +91,68 @@ fn purges_added(log: &Log, from: Option<ObjectId>, to: ObjectId) -> Result<Vec<P
 }
 
 fn events_at(log: &Log, commit: ObjectId) -> Result<Vec<Event>> {
-    let (events, problems) = log
-        .events_at(commit)
+    let segments = log
+        .segments_at(commit)
         .context(format_args!("reading the log at {commit}"))?;
-    for p in problems {
-        diag::warning(format_args!(
-            "segment {}: {} (run `memlog fsck`)",
-            p.path, p.problem
-        ));
-    }
+    let mut events = Vec::new();
+    for_each_event(log, &segments, |e| events.push(e))?;
     Ok(events)
+}
+
+/// The events at `from` and at `to`. What the range changed is read whole;
+/// the events of the segments both ends share (most of memory, in a diff of
+/// the last sessions) are read one segment at a time and kept as much as a
+/// diff reads of them ([`BothEnds`]): the two ends of a year of memory no
+/// longer sit whole in memory twice.
+fn both_ends(
+    log: &Log,
+    from: ObjectId,
+    to: ObjectId,
+) -> Result<(Vec<Event>, Vec<Event>, NamedBefore)> {
+    let context = || format!("reading the log at {from} and {to}");
+    let from_tree = log.commit(from).context(context())?.tree;
+    let to_tree = log.commit(to).context(context())?.tree;
+    let changed = log.diff_trees(from_tree, to_tree).context(context())?;
+    let mut removed = Vec::new();
+    for_each_event(log, &changed.removed, |e| removed.push(e))?;
+    let mut added = Vec::new();
+    for_each_event(log, &changed.added, |e| added.push(e))?;
+    let gone: HashSet<(&str, ObjectId)> = changed
+        .removed
+        .iter()
+        .map(|s| (s.hash.as_str(), s.blob))
+        .collect();
+    let shared: Vec<SegmentRef> = log
+        .segments_in_tree(from_tree)
+        .context(context())?
+        .into_iter()
+        .filter(|s| !gone.contains(&(s.hash.as_str(), s.blob)))
+        .collect();
+    let mut kept = BothEnds::new(&added);
+    let mut both = Vec::new();
+    for_each_event(log, &shared, |e| both.push(kept.keep(e)))?;
+    let mut before = both.clone();
+    before.extend(removed);
+    both.extend(added);
+    Ok((before, both, kept.named()))
+}
+
+/// Reads `segments` one at a time, handing each event to `f`; a segment
+/// that fails verification is named in a warning.
+fn for_each_event(log: &Log, segments: &[SegmentRef], mut f: impl FnMut(Event)) -> Result<()> {
+    for seg in segments {
+        let (events, problem) = log
+            .read_segment(seg, false)
+            .context(format_args!("reading segment {}", seg.hash))?;
+        if let Some(p) = problem {
+            diag::warning(format_args!(
+                "segment {}: {} (run `memlog fsck`)",
+                p.path, p.problem
+            ));
+        }
+        events.into_iter().for_each(&mut f);
+    }
+    Ok(())
 }
 
 /// `(A, B)` commits of the range; `A` is `None` for "nothing before".

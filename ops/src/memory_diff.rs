@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use aho_corasick::AhoCorasick;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -195,6 +196,12 @@ pub struct HiddenEvent {
 
 /// What changed from the events of state A to those of state B.
 pub fn diff(before: &[Event], after: &[Event]) -> MemoryDiff {
+    diff_naming(before, after, &NamedBefore::default())
+}
+
+/// [`diff`], with events of A kept without their text by [`BothEnds`]
+/// (`named`: the entities they name).
+pub fn diff_naming(before: &[Event], after: &[Event], named: &NamedBefore) -> MemoryDiff {
     let before_ids: HashSet<&str> = before.iter().map(|e| e.id.as_str()).collect();
     let after_ids: HashSet<&str> = after.iter().map(|e| e.id.as_str()).collect();
     let mut added: Vec<Event> = after
@@ -218,7 +225,7 @@ pub fn diff(before: &[Event], after: &[Event]) -> MemoryDiff {
     }
     out.sessions_added = sessions_added(before, &added, &forgets_after);
     out.tasks = task_changes(before, after);
-    out.entities_added = entities_added(before, &added, &forgets_after);
+    out.entities_added = entities_added(before, &added, &forgets_after, named);
     out.forgets = added
         .iter()
         .filter(|e| e.kind == Kind::Forget)
@@ -226,11 +233,7 @@ pub fn diff(before: &[Event], after: &[Event]) -> MemoryDiff {
         .collect();
     let decisions = review_decisions(after);
     // a review says what it decided on: the fact or rule, in a few words
-    let reviewed: HashSet<&str> = added
-        .iter()
-        .filter(|e| e.kind == Kind::Review)
-        .filter_map(|e| e.body.get("target").and_then(Value::as_str))
-        .collect();
+    let reviewed = reviewed_by(&added);
     let targets: HashMap<&str, String> = after
         .iter()
         .filter(|e| reviewed.contains(e.id.as_str()) && !forgets_after.hides(e))
@@ -437,13 +440,133 @@ pub fn entities_of(event: &Event) -> Vec<Reference> {
     out
 }
 
-fn entities_added(before: &[Event], added: &[Event], forgets: &Forgets) -> Vec<EntityAdded> {
+/// The events at both ends of a range, kept as much as a diff reads of them
+/// (most of memory, in a diff of the last sessions): a text kind's body
+/// (prompts, answers, tool output) is dropped once the entities it names
+/// that the added events name too are noted; an event an added review
+/// decides on is kept whole. Its id, session, kind, time and meta (what
+/// forgets match) stay.
+pub struct BothEnds {
+    /// The words every naming of an added event's entity holds as written
+    /// (a URL, an issue's `owner/repo`, a key, a file's name): an event that
+    /// holds none of them names none of those entities, and its text is not
+    /// searched for references.
+    needles: Option<AhoCorasick>,
+    candidates: HashSet<String>,
+    reviewed: HashSet<String>,
+    named: NamedBefore,
+}
+
+/// The entity keys the events of state A kept without their text name
+/// (only those an added event names too): what [`diff_naming`] counts as
+/// known for them.
+#[derive(Default)]
+pub struct NamedBefore(HashMap<EventId, Vec<String>>);
+
+/// Kinds whose body the diff reads only for the entities they name (and a
+/// reviewed event's headline): the bulk of memory.
+const TEXT_KINDS: [Kind; 5] = [
+    Kind::UserPrompt,
+    Kind::AgentResponse,
+    Kind::ToolObservation,
+    Kind::SessionSummary,
+    Kind::Note,
+];
+
+impl BothEnds {
+    /// For a range whose added events are `added`.
+    pub fn new(added: &[Event]) -> BothEnds {
+        let mut candidates = HashSet::new();
+        let mut needles: BTreeSet<String> = BTreeSet::new();
+        for r in added.iter().flat_map(entities_of) {
+            candidates.insert(r.key());
+            let needle = match r {
+                Reference::Url(u) | Reference::Jira(u) => u,
+                Reference::GithubIssue { repo, .. } => repo,
+                // a path may be written with `\\` or `./`: its last part is not
+                Reference::File(p) => p.rsplit('/').next().unwrap_or(&p).to_string(),
+            };
+            if !needle.is_empty() {
+                needles.insert(needle);
+            }
+        }
+        BothEnds {
+            needles: (!needles.is_empty())
+                .then(|| AhoCorasick::new(&needles).ok())
+                .flatten(),
+            candidates,
+            reviewed: reviewed_by(added),
+            named: NamedBefore::default(),
+        }
+    }
+
+    /// `event`, at both ends of the range, as the diff needs it.
+    pub fn keep(&mut self, mut event: Event) -> Event {
+        if !TEXT_KINDS.contains(&event.kind) || self.reviewed.contains(event.id.as_str()) {
+            return event;
+        }
+        if self.may_name(&event) {
+            let mut keys: Vec<String> = entities_of(&event)
+                .into_iter()
+                .map(|r| r.key())
+                .filter(|k| self.candidates.contains(k))
+                .collect();
+            keys.dedup();
+            if !keys.is_empty() {
+                self.named.0.insert(event.id.clone(), keys);
+            }
+        }
+        event.body = Default::default();
+        event
+    }
+
+    /// Whether `event`'s text or tool input holds a needle.
+    fn may_name(&self, event: &Event) -> bool {
+        let Some(ac) = &self.needles else {
+            // no needle: the added events name nothing, or (an automaton
+            // too large to build) every event is searched
+            return !self.candidates.is_empty();
+        };
+        let in_input = match event.body.get("input") {
+            Some(Value::Object(input)) => input
+                .values()
+                .filter_map(Value::as_str)
+                .any(|v| ac.is_match(v)),
+            _ => false,
+        };
+        in_input || event.text().is_some_and(|t| ac.is_match(t))
+    }
+
+    /// The entities the events kept without their text name.
+    pub fn named(self) -> NamedBefore {
+        self.named
+    }
+}
+
+/// The events the reviews among `added` decide on.
+fn reviewed_by(added: &[Event]) -> HashSet<String> {
+    added
+        .iter()
+        .filter(|e| e.kind == Kind::Review)
+        .filter_map(|e| e.body.get("target").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
+}
+
+fn entities_added(
+    before: &[Event],
+    added: &[Event],
+    forgets: &Forgets,
+    named: &NamedBefore,
+) -> Vec<EntityAdded> {
     let forgets_before = Forgets::from_events(before.iter());
     let known: HashSet<String> = before
         .iter()
         .filter(|e| !forgets_before.hides(e))
-        .flat_map(entities_of)
-        .map(|r| r.key())
+        .flat_map(|e| match named.0.get(&e.id) {
+            Some(keys) => keys.clone(),
+            None => entities_of(e).into_iter().map(|r| r.key()).collect(),
+        })
         .collect();
     let mut out = BTreeSet::new();
     for e in added.iter().filter(|e| !forgets.hides(e)) {

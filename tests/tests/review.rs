@@ -307,3 +307,71 @@ fn memlog_diff_after_a_first_sync_shows_all_it_brought_and_marks_held_rules() {
         .unwrap_or_else(|| panic!("{all:#}"));
     assert!(rule.get("review").is_none(), "{rule:#}");
 }
+
+/// `memlog diff` of the last sessions reads the unchanged rest of memory
+/// without keeping its text (a year of it held 1 GB, twice): what counts as
+/// "named for the first time" is still judged against all of it. A file, a
+/// URL and an issue named before are known; a file named before only in a
+/// forgotten event, or written another way (`./`, a Windows path), is as the
+/// whole read judged it.
+#[test]
+fn a_diff_of_the_last_session_judges_entities_against_all_memory() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.path().join(".memlog.yaml"), "project: demo\n").expect("config");
+    seal_fixed(
+        &repo,
+        "s-old",
+        &[
+            (
+                "2026-03-01T09:00:00.000Z",
+                "user_prompt",
+                json!({"text": "Fix src/auth/session.rs per ACME-12 and https://example.com/docs/timeouts"}),
+            ),
+            (
+                "2026-03-01T09:01:00.000Z",
+                "tool_observation",
+                json!({"tool": "Read", "input": {"file_path": "lib\\http\\client.rs"}, "output": "fn get() {}"}),
+            ),
+            (
+                "2026-03-01T09:02:00.000Z",
+                "agent_response",
+                json!({"text": "Also looked at web/secret/plan.md"}),
+            ),
+        ],
+    );
+    let hidden = repo
+        .cat()
+        .into_iter()
+        .find(|e| e["kind"] == "agent_response")
+        .expect("the answer")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    repo.memlog(&["forget", &hidden]).ok();
+    import(
+        &repo,
+        &[
+            json!({"session": "s-new", "ts": "2026-03-02T10:00:00Z", "kind": "user_prompt",
+                   "text": "Again ./src/auth/session.rs and lib/http/client.rs, ACME-12, ACME-13, \
+                            https://example.com/docs/timeouts and web/secret/plan.md and src/new/mod.rs"}),
+        ],
+    );
+    let diff = repo.memlog(&["diff", "--json"]).ok().json();
+    let mut added: Vec<&str> = diff["entities_added"]
+        .as_array()
+        .expect("entities_added")
+        .iter()
+        .map(|e| e["key"].as_str().expect("key"))
+        .collect();
+    added.sort_unstable();
+    assert_eq!(
+        added,
+        [
+            "art:jira:ACME-13",
+            "file:src/new/mod.rs",
+            "file:web/secret/plan.md"
+        ],
+        "{diff:#}"
+    );
+    assert_eq!(diff["events_added"], 1, "{diff:#}");
+}
