@@ -140,21 +140,13 @@ pub fn derive_unreferenced_in(event: &Event, roots: &WorkRoots) -> Derived {
     if let Some(t) = event.text() {
         text.push_str(t);
     } else if let Some(tool) = &d.tool {
-        text.push_str(tool);
-        if let Some(Value::Object(input)) = body.get("input") {
-            for k in TELLING_INPUTS {
-                if let Some(v) = input.get(k).and_then(Value::as_str) {
-                    text.push('\n');
-                    text.push_str(v);
-                }
-            }
+        let (head, tail) = around_output(tool, body);
+        text.push_str(&head);
+        if let Some(v) = body.get("output").and_then(Value::as_str) {
+            text.push('\n');
+            text.push_str(v);
         }
-        for k in ["output", "error"] {
-            if let Some(v) = body.get(k).and_then(Value::as_str) {
-                text.push('\n');
-                text.push_str(v);
-            }
-        }
+        text.push_str(&tail);
     } else if let Some(title) = body.get("title").and_then(Value::as_str) {
         text.push_str(title);
     }
@@ -176,6 +168,26 @@ pub fn derive_unreferenced_in(event: &Event, roots: &WorkRoots) -> Derived {
     }
     d.text = text;
     d
+}
+
+/// A tool observation's searchable text around its output: the tool and
+/// its telling inputs before it, `\n` and its error after it.
+pub(crate) fn around_output(tool: &str, body: &serde_json::Map<String, Value>) -> (String, String) {
+    let mut head = tool.to_string();
+    if let Some(Value::Object(input)) = body.get("input") {
+        for k in TELLING_INPUTS {
+            if let Some(v) = input.get(k).and_then(Value::as_str) {
+                head.push('\n');
+                head.push_str(v);
+            }
+        }
+    }
+    let tail = body
+        .get("error")
+        .and_then(Value::as_str)
+        .map(|e| format!("\n{e}"))
+        .unwrap_or_default();
+    (head, tail)
 }
 
 /// The references `text` (the searchable text [`derive_in`] made of

@@ -10,7 +10,7 @@ use crate::{Error, Result};
 
 /// Bumped whenever the schema or what is derived into it changes: an index
 /// with another version is rebuilt.
-pub const SCHEMA_VERSION: &str = "6";
+pub const SCHEMA_VERSION: &str = "7";
 
 /// `meta` key saying whether the log holds what every search reads besides
 /// its hits (reinforcements, superseding facts and rules): "absent" from a

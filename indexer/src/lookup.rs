@@ -3,7 +3,9 @@
 //! read of the whole log.
 //!
 //! The table keeps an event's fields, with `body` left out when it is only
-//! `{"text": …}` and that text is the row's. An event rebuilt from a row is
+//! `{"text": …}` and that text is the row's, and a tool observation's
+//! output left out of `body` when the row's text holds it (most of its
+//! bytes would be stored twice): see [`stored_body`]. An event rebuilt from a row is
 //! checked against its id (the blake3 of its content): `verified` is false
 //! only for a row that is not the event (a damaged database), and callers
 //! then read the event from the log.
@@ -40,14 +42,7 @@ fn stored(row: &Row) -> rusqlite::Result<Stored> {
     let text: String = row.get(6)?;
     let body_json: Option<String> = row.get(7)?;
     let meta_json: String = row.get(8)?;
-    let body = match body_json {
-        Some(b) => object(&b),
-        None => {
-            let mut m = Map::new();
-            m.insert("text".into(), Value::String(text));
-            m
-        }
-    };
+    let body = body_of_row(body_json.as_deref(), text);
     let event = Event {
         v: FORMAT_VERSION,
         id: EventId::unchecked(id),
@@ -61,6 +56,70 @@ fn stored(row: &Row) -> rusqlite::Result<Stored> {
     };
     let verified = event.compute_id() == event.id;
     Ok(Stored { event, verified })
+}
+
+/// What the `body` column holds for `event`, whose searchable text (the
+/// row's `text`) is `text`: nothing when the body is `{"text": text}`;
+/// else the body, with a tool observation's `output` written `true` when
+/// `text` holds it where [`crate::derive`] puts it (no event's output is
+/// `true`: a string is captured, and a non-string is never in the text).
+pub fn stored_body(event: &Event, text: &str) -> Option<String> {
+    let body = &event.body;
+    if body.len() == 1 && event.text() == Some(text) {
+        return None;
+    }
+    let mut out = String::new();
+    match body.get("output").and_then(Value::as_str) {
+        Some(output) if output_in_text(body, output, text) => {
+            let mut elided = body.clone();
+            elided.insert("output".into(), Value::Bool(true));
+            memlog_format::canonical::write_map(&mut out, &elided);
+        }
+        _ => memlog_format::canonical::write_map(&mut out, body),
+    }
+    Some(out)
+}
+
+/// The body of a row: its `body` column ([`stored_body`]) and `text`.
+fn body_of_row(stored: Option<&str>, text: String) -> Map<String, Value> {
+    let Some(stored) = stored else {
+        let mut m = Map::new();
+        m.insert("text".into(), Value::String(text));
+        return m;
+    };
+    let mut body = object(stored);
+    if body.get("output") == Some(&Value::Bool(true))
+        && body.get("text").is_none()
+        && let Some(tool) = body.get("tool").and_then(Value::as_str)
+    {
+        let (head, tail) = crate::derive::around_output(tool, &body);
+        let output = text
+            .strip_prefix(&head)
+            .and_then(|t| t.strip_prefix('\n'))
+            .and_then(|t| t.strip_suffix(tail.as_str()));
+        // a row not written so is not verified, and is read from the log
+        if let Some(output) = output {
+            body.insert("output".into(), Value::String(output.to_string()));
+        }
+    }
+    body
+}
+
+/// Whether `text` is a tool observation's text made of its output: the
+/// part [`body_of_row`] gives back.
+fn output_in_text(body: &Map<String, Value>, output: &str, text: &str) -> bool {
+    let Some(tool) = body.get("tool").and_then(Value::as_str) else {
+        return false;
+    };
+    if body.get("text").is_some() {
+        return false;
+    }
+    let (head, tail) = crate::derive::around_output(tool, body);
+    text.len() == head.len() + 1 + output.len() + tail.len()
+        && text.starts_with(&head)
+        && text[head.len()..].starts_with('\n')
+        && text.ends_with(tail.as_str())
+        && text[head.len() + 1..].starts_with(output)
 }
 
 fn object(json: &str) -> Map<String, Value> {

@@ -85,13 +85,8 @@ impl Batch<'_> {
             return Ok(());
         }
         let d = derive::derive_in(e, &self.roots);
-        // The body is kept unless it is `{"text": …}` with the row's text,
-        // so that every row gives back its event exactly (`lookup`).
-        let body = (e.body.len() != 1 || e.text() != Some(d.text.as_str())).then(|| {
-            let mut out = String::new();
-            memlog_format::canonical::write_map(&mut out, &e.body);
-            out
-        });
+        // every row gives back its event exactly (`lookup`)
+        let body = crate::lookup::stored_body(e, &d.text);
         let mut meta = String::new();
         memlog_format::canonical::write_map(&mut meta, &e.meta);
         let inserted = self
