@@ -106,6 +106,18 @@ fn check_log(log: &Log, scope: Scope, report: &mut FsckReport) -> Result<()> {
         }
     }
 
+    if scope == Scope::Shared {
+        for r in crate::purge::refs_holding_purged(log.repo())? {
+            report.problems.push(Problem {
+                place: r.clone(),
+                message: "reaches history a purge replaced: it holds the purged bytes, and a \
+                          `git push --all` (or `--tags`) shares them again; delete it \
+                          (`git update-ref -d <ref>`), then run `memlog purge`"
+                    .into(),
+            });
+        }
+    }
+
     // Every distinct segment reachable from any commit.
     let mut segments: HashMap<String, SegmentRef> = HashMap::new();
     let mut seen_trees = HashSet::new();

@@ -69,6 +69,8 @@ pub struct PurgeReport {
     /// Remotes whose memlog branch still holds the old history: `memlog
     /// sync` with each replaces it.
     pub remotes_to_sync: Vec<String>,
+    /// Other refs that still reach the old history ([`refs_holding_purged`]).
+    pub refs_holding_purged: Vec<String>,
     /// The events purged, for the caller to clear what it derived from
     /// them (the embedding cache keeps vectors by text).
     #[serde(skip)]
@@ -159,6 +161,7 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     // Even with a clean history, objects fetched or left from before (a
     // refused sync) may still hold forgotten bytes.
     prune(repo)?;
+    report.refs_holding_purged = refs_holding_purged(repo)?;
     Ok(report)
 }
 
@@ -323,6 +326,53 @@ fn record_commit(
     };
     let id = staging.write_object(&commit).map_err(Error::git)?.detach();
     Ok((name, id))
+}
+
+/// Refs other than memlog's own that reach a commit a purge recorded in
+/// the log replaced: a backup branch (`git branch backup memlog`), a tag.
+/// They hold the erased bytes here, the object store keeps them for their
+/// sake, and a `git push --all` or `--tags` shares them again. memlog does
+/// not delete a ref the user made; it names it.
+pub fn refs_holding_purged(repo: &Repo) -> Result<Vec<String>> {
+    let log = Log::new(repo);
+    let Some(tip) = log.tip()? else {
+        return Ok(Vec::new());
+    };
+    let tree = log.commit(tip)?.tree;
+    let old: HashSet<ObjectId> = purge_record::records_in_tree(&log, tree)?
+        .iter()
+        .flat_map(|(_, r)| r.old_commits())
+        .collect();
+    // The first replaced commits of each line of history (those whose
+    // parents were not replaced): a ref reaching any replaced commit
+    // reaches one of them. Those gone from the object store are reached
+    // by nothing.
+    let mut roots: Vec<String> = old
+        .iter()
+        .filter_map(|id| log.commit(*id).ok())
+        .filter(|c| !c.parents.iter().any(|p| old.contains(p)))
+        .map(|c| c.id.to_string())
+        .collect();
+    if roots.is_empty() {
+        return Ok(Vec::new());
+    }
+    roots.sort();
+    let mut args = vec!["for-each-ref", "--format=%(refname)"];
+    for r in &roots {
+        args.push("--contains");
+        args.push(r);
+    }
+    let personal = Log::personal(repo);
+    let ours: Vec<String> = tracking_refs(repo)?
+        .into_iter()
+        .map(|(_, r)| r)
+        .chain([log.ref_name().to_string(), personal.ref_name().to_string()])
+        .collect();
+    Ok(git_command::run(repo, &args)?
+        .lines()
+        .filter(|r| !r.is_empty() && !ours.iter().any(|o| o == r))
+        .map(str::to_string)
+        .collect())
 }
 
 /// Expires the reflogs of memlog's refs (they reach the old history) and

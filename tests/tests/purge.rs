@@ -722,3 +722,44 @@ fn log_and_diff_agree_with_a_forget_and_a_purge() {
     assert!(!diff.contains("hides 0 event(s)"), "{diff}");
     assert!(diff.contains("forgets session s1"), "{diff}");
 }
+
+/// A branch or tag the user made of the memlog ref before a purge (`git
+/// branch backup memlog`) keeps the purged bytes in the repository, and a
+/// `git push --all` would share them again (field test 12c): the purge and
+/// fsck name it, and once it is deleted another purge leaves no byte.
+#[test]
+fn a_backup_of_the_log_that_keeps_purged_bytes_is_named() {
+    let repo = TestRepo::new();
+    let secret = repo.record("s-leak", "user_prompt", &format!("the key is {MARKER}"));
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.record("s-after", "note", "Emails are stored lowercased");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.git(&["branch", "backup", "memlog"]).ok();
+    repo.git(&["tag", "memlog-v1", "memlog~1"]).ok();
+    repo.memlog(&["forget", &secret]).ok();
+
+    let purged = repo.memlog(&["purge"]).ok();
+    assert!(
+        purged.stdout().contains("purged 1 forgotten event"),
+        "{}",
+        purged.stdout()
+    );
+    let warning = purged.stderr();
+    assert!(warning.contains("refs/heads/backup"), "{warning}");
+    assert!(warning.contains("refs/tags/memlog-v1"), "{warning}");
+    assert!(contains(&all_objects(&repo), MARKER), "the backup keeps it");
+    let fsck = repo.memlog(&["fsck"]);
+    assert_ne!(fsck.code(), Some(0), "fsck passes");
+    assert!(
+        fsck.stdout().contains("refs/heads/backup"),
+        "{}",
+        fsck.stdout()
+    );
+
+    repo.git(&["branch", "-D", "backup"]).ok();
+    repo.git(&["tag", "-d", "memlog-v1"]).ok();
+    let again = repo.memlog(&["purge"]).ok();
+    assert!(!again.stderr().contains("refs/"), "{}", again.stderr());
+    assert!(!contains(&all_objects(&repo), MARKER), "a byte is left");
+    repo.memlog(&["fsck"]).ok();
+}

@@ -49,6 +49,7 @@ pub fn cmd_purge(dir: &Path, args: PurgeArgs) -> anyhow::Result<ExitCode> {
     } else {
         print_report(&report);
     }
+    print_refs_holding_purged(&report.refs_holding_purged);
     if report.events_purged > 0 {
         forget_purged(&repo, &report.purged).context(
             "the history is purged (above), but the index and vectors still hold the purged \
@@ -103,6 +104,21 @@ fn print_report(report: &memlog_store::purge::PurgeReport) {
             println!("  memlog sync {r}");
         }
     }
+}
+
+/// Names the refs that still hold purged bytes, and how to let them go.
+fn print_refs_holding_purged(refs: &[String]) {
+    if refs.is_empty() {
+        return;
+    }
+    eprintln!(
+        "warning: these refs still reach the history the purge replaced, so its bytes stay in \
+         this repository and a `git push --all` (or `--tags`) shares them again:"
+    );
+    for r in refs {
+        eprintln!("  {r}    (delete it: git update-ref -d {r})");
+    }
+    eprintln!("then run `memlog purge` again to prune what they held");
 }
 
 /// After events left the history (a purge here, or one a sync applied):
