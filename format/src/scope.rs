@@ -117,12 +117,32 @@ const PATH_KEYS: [&str; 3] = ["file_path", "path", "notebook_path"];
 pub const WITHHELD: &str =
     "[withheld: the user's own agent memory, kept on this machine as personal notes]";
 
+/// The tools that only write a file (Claude Code's, Gemini CLI's,
+/// OpenCode's): their call on the agent's own memory puts there what the
+/// session already said.
+const WRITE_TOOLS: [&str; 8] = [
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "write_file",
+    "replace",
+    "write",
+    "edit",
+];
+
 /// Cuts a tool call on a file under one of `dirs` (the agents' own memory
 /// outside the work tree, such as Claude Code's auto memory, which it
 /// writes with its Write and Edit tools) down to the tool, the file and
 /// the outcome: the call sits in the agent's shared session, and the
 /// file's words are the user's (memlog reads the file into personal
-/// notes). Returns whether it did.
+/// notes). A call names the file by a path input or in a command line
+/// (`cat ~/.claude/projects/…/memory/notes.md`).
+///
+/// A call that read the file (anything but a write tool's) is marked
+/// personal too: what the agent says next may repeat the user's notes, so
+/// the rest of its session stays on this machine, as after a personal
+/// memory read back through memlog. Returns whether it withheld the call.
 pub fn withhold_own_memory(draft: &mut Draft, dirs: &[PathBuf]) -> bool {
     if draft.kind != Kind::ToolObservation || dirs.is_empty() {
         return false;
@@ -130,20 +150,45 @@ pub fn withhold_own_memory(draft: &mut Draft, dirs: &[PathBuf]) -> bool {
     let Some(Value::Object(input)) = draft.body.get("input") else {
         return false;
     };
-    let paths: Map<String, Value> = input
+    let names_own_memory = |k: &str, v: &Value| {
+        let Some(v) = v.as_str() else {
+            return false;
+        };
+        if PATH_KEYS.contains(&k) {
+            return dirs.iter().any(|d| Path::new(v).starts_with(d));
+        }
+        dirs.iter().any(|d| mentions_dir(v, d))
+    };
+    let kept: Map<String, Value> = input
         .iter()
-        .filter(|(k, v)| {
-            PATH_KEYS.contains(&k.as_str())
-                && v.as_str()
-                    .is_some_and(|p| dirs.iter().any(|d| Path::new(p).starts_with(d)))
-        })
+        .filter(|(k, v)| names_own_memory(k, v))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    if paths.is_empty() {
+    if kept.is_empty() {
         return false;
     }
-    withhold(&mut draft.body, paths, WITHHELD);
+    let wrote = draft
+        .body
+        .get("tool")
+        .and_then(Value::as_str)
+        .is_some_and(|t| WRITE_TOOLS.contains(&t));
+    withhold(&mut draft.body, kept, WITHHELD);
+    if !wrote {
+        mark_personal(&mut draft.meta);
+    }
     true
+}
+
+/// Whether a command line names `dir` or a file under it, as an absolute
+/// path or from the home folder (`~/…`).
+fn mentions_dir(command: &str, dir: &Path) -> bool {
+    let absolute = dir.to_string_lossy();
+    if command.contains(absolute.as_ref()) {
+        return true;
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    home.and_then(|h| dir.strip_prefix(h).ok().map(Path::to_path_buf))
+        .is_some_and(|rel| command.contains(&format!("~/{}", rel.to_string_lossy())))
 }
 
 /// What a call to memlog's own tools keeps of its words.
@@ -248,5 +293,45 @@ mod tests {
         let mut other = call("/repo/src/main.rs");
         assert!(!withhold_own_memory(&mut other, &dirs));
         assert!(serde_json::to_string(&other.body).unwrap().contains("4411"));
+    }
+
+    /// A shell command that prints the agent's own memory is withheld and
+    /// personal like a Read of it (field test 12c); a write of it is
+    /// withheld and stays shared: it holds what the session said.
+    #[test]
+    fn a_shell_read_of_the_agents_own_memory_is_withheld_and_personal() {
+        let dirs = [PathBuf::from("/home/u/.claude/projects/p/memory")];
+        let call = |tool: &str, input: Value| {
+            let Value::Object(b) = serde_json::json!({"tool": tool, "input": input,
+                "output": "NATP-7120 I plan to leave in March", "success": true})
+            else {
+                unreachable!()
+            };
+            Draft::new(
+                "s",
+                "2026-01-01T00:00:00.000Z",
+                Kind::ToolObservation,
+                "p",
+                b,
+            )
+        };
+        let mut cat = call(
+            "Bash",
+            serde_json::json!({"command": "cat /home/u/.claude/projects/p/memory/notes.md"}),
+        );
+        assert!(withhold_own_memory(&mut cat, &dirs));
+        assert!(!serde_json::to_string(&cat.body).unwrap().contains("NATP"));
+        assert!(is_personal(&cat.meta));
+        let mut write = call(
+            "Write",
+            serde_json::json!({"file_path": "/home/u/.claude/projects/p/memory/notes.md", "content": "x"}),
+        );
+        assert!(withhold_own_memory(&mut write, &dirs));
+        assert!(!is_personal(&write.meta), "a write stays shared");
+        let mut elsewhere = call(
+            "Bash",
+            serde_json::json!({"command": "cat /home/u/notes.md"}),
+        );
+        assert!(!withhold_own_memory(&mut elsewhere, &dirs));
     }
 }

@@ -237,6 +237,25 @@ impl Graph {
             .map_err(|e| Error::sql(Path::new("graph.sqlite"), e))
     }
 
+    /// Whether some event of the `events` table is personal (a scan of
+    /// their meta; for commands whose output may show any row).
+    pub fn holds_personal(&self) -> Result<bool> {
+        let pattern = format!(
+            "%\"{}\":\"{}\"%",
+            memlog_format::scope::SCOPE_KEY,
+            memlog_format::scope::PERSONAL
+        );
+        self.conn
+            .query_row(
+                "SELECT 1 FROM events WHERE meta LIKE ?1 LIMIT 1",
+                [pattern],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|found| found.is_some())
+            .map_err(|e| Error::sql(Path::new("events"), e))
+    }
+
     /// A value of the `meta` table (watermark, generation, …).
     pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
         // Cached: opening the projections and checking their freshness

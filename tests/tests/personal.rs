@@ -510,6 +510,31 @@ fn a_personal_memory_read_back_through_a_pipe_keeps_what_follows_here() {
     answer_stays_here(me, remote.path(), "Your codeword is in the note");
 }
 
+/// The same through `memlog sql`, whose rows carry no label and whose
+/// columns may be any text of any event (field test 12c).
+#[test]
+fn a_personal_memory_read_back_through_memlog_sql_keeps_what_follows_here() {
+    let (remote, clones) = one_clone_noting(&format!("salary review with Dana, codeword {NOTE}"));
+    let me = &clones[0];
+    me.hook(
+        "UserPromptSubmit",
+        "work",
+        serde_json::json!({"prompt": "look up what I saved last week"}),
+    );
+    let query = "SELECT text FROM events WHERE text LIKE '%codeword%'";
+    let found = me.memlog(&["sql", query]).ok().stdout();
+    assert!(found.contains(NOTE), "{found}");
+    me.hook(
+        "PostToolUse",
+        "work",
+        serde_json::json!({"tool_name": "Bash",
+            "tool_input": {"command": format!("memlog sql \"{query}\"")},
+            "tool_response": {"stdout": found, "stderr": "", "interrupted": false},
+            "tool_use_id": "toolu_sql"}),
+    );
+    answer_stays_here(me, remote.path(), "Your codeword is in the note");
+}
+
 /// The same in a young memory, where every note scores near the best hit:
 /// a personal note must also cover the prompt, not hold only the user's
 /// name (field test 7).

@@ -66,6 +66,13 @@ pub fn cmd_sql(dir: &Path, args: SqlArgs) -> anyhow::Result<ExitCode> {
         }
         out.push(values);
     }
+    // Any column may carry a personal event's words (its text, a join, a
+    // substring): with personal memory here, rows printed count as shown
+    // (`memlog_ops::shown`), and an agent's shell that ran this keeps the
+    // rest of its session here.
+    if !out.is_empty() && graph.holds_personal().unwrap_or(true) {
+        memlog_ops::shown::mark(&repo);
+    }
     if args.json {
         let objects: Vec<Value> = out
             .into_iter()
