@@ -208,15 +208,21 @@ pub fn status(repo: &Repo) -> Value {
     json!({
         "on": missing.is_empty() && vectors.is_some(),
         "model_installed": missing.is_empty(),
-        "model_dir": files.model_dir,
-        "runtime": files.runtime,
+        // lossy: `json!` panics on a path that is not UTF-8 (a folder
+        // named in another encoding)
+        "model_dir": lossy(&files.model_dir),
+        "runtime": lossy(&files.runtime),
         "missing": missing,
         "how_to_enable": if missing.is_empty() { Value::Null } else { Value::from(INSTALL_HINT) },
         "model": vectors.as_ref().map(|v| v.meta.model.clone()),
         "vectors": vectors.as_ref().map_or(0, |v| v.rows()),
         "embeddable_events": events_embeddable,
-        "cache": cache_path(repo),
+        "cache": lossy(&cache_path(repo)),
     })
+}
+
+fn lossy(path: &std::path::Path) -> String {
+    path.to_string_lossy().into_owned()
 }
 
 /// One line for text output.

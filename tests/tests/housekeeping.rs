@@ -69,3 +69,37 @@ fn seals_survive_a_concurrent_gc_prune_now() {
     }
     repo.memlog(&["fsck"]).ok();
 }
+
+/// A repository whose path is not UTF-8 (a folder named in another
+/// encoding): every read command answers, in text and JSON; doctor and
+/// stats panicked putting the path in their JSON (field test 12b).
+#[cfg(unix)]
+#[test]
+fn a_repository_whose_path_is_not_utf8_is_read_by_every_command() {
+    use std::os::unix::ffi::OsStrExt;
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = parent
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9-project"));
+    std::fs::create_dir(&dir).expect("mkdir");
+    run(git_command(&dir).args(["init", "-q", "-b", "main"])).ok();
+    let memlog = |args: &[&str]| run(memlog_e2e::memlog_command(&dir).args(args));
+    memlog(&["install", "claude"]).ok();
+    memlog(&["note", "the build cache lives on the second disk"]).ok();
+    for args in [
+        &["doctor", "--json"][..],
+        &["doctor"],
+        &["stats", "--json"],
+        &["stats"],
+        &["log", "--json"],
+        &["search", "build cache", "--json"],
+        &["fsck", "--json"],
+    ] {
+        let out = memlog(args);
+        assert_ne!(out.code(), Some(101), "{args:?} panicked: {}", out.stderr());
+        if args.contains(&"--json") {
+            serde_json::from_str::<serde_json::Value>(&out.stdout())
+                .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", out.stdout()));
+        }
+    }
+}

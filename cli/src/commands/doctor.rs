@@ -151,7 +151,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             .map(|h| {
                 let mut entry = json!({
                     "agent": h.agent.name(),
-                    "path": h.path,
+                    "path": lossy(&h.path),
                     "hooks": h.hooks,
                     "missing_programs": h.missing,
                     "other_programs": h.elsewhere,
@@ -163,7 +163,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                     entry["trusted"] = json!(t.trusted());
                     entry["untrusted"] = json!(t.untrusted);
                     entry["how"] = json!(t.how);
-                    entry["trust_store"] = json!(t.store);
+                    entry["trust_store"] = json!(lossy(&t.store));
                     entry["trust_entries"] = t
                         .entries
                         .iter()
@@ -174,7 +174,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             })
             .collect();
         output::print_json(&json!({
-            "repository": repo.work_tree,
+            "repository": repo.work_tree.as_deref().map(lossy),
             "log": log,
             "index": index,
             "semantic": semantic,
@@ -183,7 +183,7 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             "hooks_installed_twice": twice,
             "hooks_in_other_worktrees": elsewhere
                 .iter()
-                .map(|(tree, h)| json!({"worktree": tree, "agent": h.agent.name(), "path": h.path}))
+                .map(|(tree, h)| json!({"worktree": lossy(tree), "agent": h.agent.name(), "path": lossy(&h.path)}))
                 .collect::<Vec<_>>(),
             "home_repository": home_repository.is_some(),
             "mcp_problems": mcp.iter().map(|(line, _)| line).collect::<Vec<_>>(),
@@ -344,7 +344,7 @@ fn outside_a_repository(
     if args.json {
         let hooks: Vec<_> = hooks
             .iter()
-            .map(|h| json!({"agent": h.agent.name(), "path": h.path, "hooks": h.hooks}))
+            .map(|h| json!({"agent": h.agent.name(), "path": lossy(&h.path), "hooks": h.hooks}))
             .collect();
         output::print_json(&json!({
             "repository": null,
@@ -434,4 +434,10 @@ fn unwritable(repo: &memlog_store::Repo) -> Option<String> {
         }
         Err(_) => None,
     }
+}
+
+/// A path for a JSON document: `json!` panics on one that is not UTF-8 (a
+/// folder named in another encoding).
+fn lossy(path: &std::path::Path) -> String {
+    path.to_string_lossy().into_owned()
 }
