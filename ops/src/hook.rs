@@ -78,22 +78,43 @@ pub fn run(
         .map(PathBuf::from)
         .filter(|p| p.is_dir())
         .and_then(|p| Repo::discover_lenient(&p).ok());
-    let Some((repo, config_error)) = project.or_else(|| Repo::discover_lenient(&start).ok()) else {
-        // Not a git repository: memlog has nowhere to keep memory here.
-        // Said once a session, in the user's log, where `memlog doctor`
-        // run here finds it (user-level hooks run in every folder).
-        if payload.event.or_else(|| HookEvent::parse(event_name)) == Some(HookEvent::SessionStart) {
+    let found = match project {
+        Some(found) => Ok(found),
+        None => Repo::discover_lenient(&start),
+    };
+    let (repo, config_error) = match found {
+        Ok(found) => found,
+        Err(e) => {
+            // No repository memlog may write: nowhere to keep memory here.
+            // Said once a session, in the user's log, where `memlog doctor`
+            // run here finds it (user-level hooks run in every folder).
+            let event = payload.event.or_else(|| HookEvent::parse(event_name));
+            if event != Some(HookEvent::SessionStart) {
+                return Ok(None);
+            }
+            let why = match &e {
+                memlog_store::Error::NotOwned { .. } => e.to_string(),
+                _ => format!("{} is not inside a git repository", start.display()),
+            };
             append_log(
                 &user_log(),
                 event_name,
-                &format!(
-                    "not recording: {} is not inside a git repository",
-                    start.display()
-                ),
+                &format!("not recording: {why}"),
                 started,
             );
+            // a repository that is another user's (a bind mount in a
+            // container) is one the user meant to record: they are told
+            return Ok(match e {
+                memlog_store::Error::NotOwned { .. }
+                    if agent.takes_context(HookEvent::SessionStart) =>
+                {
+                    let notice =
+                        format!("memlog is not recording this session: {e}. Tell the user.");
+                    agent.hook_output(HookEvent::SessionStart, Some(&notice))
+                }
+                _ => None,
+            });
         }
-        return Ok(None);
     };
     *layout = Some(repo.layout());
     if runs_elsewhere(agent, &repo) {
@@ -216,13 +237,21 @@ pub fn run(
                 }
             }
             // Memory that cannot be written (a read-only or full disk)
-            // can still be read: the agent gets its context all the same.
-            Err(e) if event.is_some_and(HookEvent::injects_context) => log_error(
-                Some(&repo.layout()),
-                event_name,
-                &format!("not recorded: {}", crate::error::chain(&e)),
-                started,
-            ),
+            // can still be read: the agent gets its context all the same,
+            // and is told its words are not kept.
+            Err(e) if event.is_some_and(HookEvent::injects_context) => {
+                let why = crate::error::chain(&e);
+                log_error(
+                    Some(&repo.layout()),
+                    event_name,
+                    &format!("not recorded: {why}"),
+                    started,
+                );
+                notices.push(format!(
+                    "memlog is not recording this session: {why}. Tell the user: memory is \
+                     read, but what is said here is not kept until that is fixed."
+                ));
+            }
             Err(e) => return Err(e.into()),
         }
     }

@@ -1022,6 +1022,16 @@ fn another_users_repository_is_left_alone() {
     p["hook_event_name"] = json!("UserPromptSubmit");
     let (out, _) = hook(&repo, "UserPromptSubmit", &p);
     assert_eq!(out.code(), Some(0), "a hook never fails the agent");
+    // the session's start tells the agent to tell the user (field test 12b:
+    // only a log line said so, and it said "not inside a git repository")
+    let mut start = with_cwd(json!({"source": "startup"}), &repo, "s1");
+    start["hook_event_name"] = json!("SessionStart");
+    let (out, _) = hook(&repo, "SessionStart", &start);
+    let told = out.ok().stdout();
+    assert!(
+        told.contains("not recording this session") && told.contains("another user"),
+        "{told}"
+    );
     assert!(
         !repo.path().join(".git/memlog").exists(),
         "memlog wrote there"
@@ -1034,6 +1044,31 @@ fn another_users_repository_is_left_alone() {
         log.stderr()
     );
     give("0");
+}
+
+/// Memory that cannot be written (a read-only checkout, a full disk; here
+/// a journal that cannot be opened) is still read, and the agent is told
+/// that the session is not kept, to tell the user (field test 12b).
+#[test]
+fn a_session_that_cannot_be_recorded_is_told_so() {
+    let repo = TestRepo::with_generous_budgets();
+    repo.record("old", "note", "the staging keys rotate every Tuesday");
+    repo.memlog(&["seal", "--all"]).ok();
+    std::fs::create_dir_all(repo.path().join(".git/memlog/journal/s1.jsonl"))
+        .expect("a journal that is a folder");
+    let payload = with_cwd(
+        json!({"hook_event_name": "UserPromptSubmit",
+               "prompt": "when do the staging keys rotate?"}),
+        &repo,
+        "s1",
+    );
+    let (out, _) = hook(&repo, "UserPromptSubmit", &payload);
+    let context = out.ok().stdout();
+    assert!(
+        context.contains("Tuesday"),
+        "memory is still read: {context}"
+    );
+    assert!(context.contains("not recording this session"), "{context}");
 }
 
 /// The same words sent again at once are one prompt when the same hook
