@@ -923,3 +923,40 @@ fn a_log_moved_to_another_ref_starts_empty_there() {
     assert_eq!(on_new.lines().count(), 1, "{on_new}");
     assert!(on_old.lines().all(|c| !on_new.contains(c)));
 }
+
+/// `sync.remotes: [mirror, team]` with a mirror that refuses the push: the
+/// team is synced all the same, and the command fails naming the mirror
+/// (field test 12b: the first refusal ended the sync, and the team's remote
+/// never got the session).
+#[cfg(unix)]
+#[test]
+fn a_remote_that_refuses_does_not_keep_the_others_from_syncing() {
+    let repo = TestRepo::new();
+    let mirror = tempfile::tempdir().unwrap();
+    let team = tempfile::tempdir().unwrap();
+    for r in [mirror.path(), team.path()] {
+        run(git_command(r).args(["init", "-q", "--bare"])).ok();
+    }
+    script(
+        &mirror.path().join("hooks"),
+        "pre-receive",
+        "echo 'the mirror takes no pushes today' >&2\nexit 1",
+    );
+    repo.git(&["remote", "add", "mirror", &mirror.path().display().to_string()])
+        .ok();
+    repo.git(&["remote", "add", "team", &team.path().display().to_string()])
+        .ok();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "sync:\n  remotes: [mirror, team]\n",
+    )
+    .unwrap();
+    repo.record("s1", "note", "the staging keys rotate every Tuesday");
+    repo.memlog(&["seal", "--all"]).ok();
+    let out = repo.memlog(&["sync"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    assert!(remote_has_memlog(team.path()), "{}", out.stderr());
+    assert!(!remote_has_memlog(mirror.path()));
+    assert!(out.stderr().contains("mirror takes no pushes"), "{}", out.stderr());
+    assert!(out.stderr().contains("1 of 2 remote(s): mirror"), "{}", out.stderr());
+}

@@ -49,8 +49,19 @@ pub fn cmd_sync(dir: &Path, args: SyncArgs) -> anyhow::Result<ExitCode> {
     let tasks_before = task_statuses(&repo);
     let mut reports = Vec::new();
     let mut purged = false;
+    let mut failed = Vec::new();
     for remote in &remotes {
-        let report = sync(&repo, remote)?;
+        let report = match sync(&repo, remote) {
+            Ok(report) => report,
+            // one remote that refuses (a mirror's hook, a server down) does
+            // not keep the others from syncing
+            Err(e) if remotes.len() > 1 => {
+                output::print_error(&anyhow::Error::from(e));
+                failed.push(remote.as_str());
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         // said before the index is rebuilt: the sync is done whatever
         // becomes of the rebuild
         if !args.json {
@@ -76,6 +87,15 @@ pub fn cmd_sync(dir: &Path, args: SyncArgs) -> anyhow::Result<ExitCode> {
     }
     if args.json {
         output::print_json(&reports)?;
+    }
+    if !failed.is_empty() {
+        eprintln!(
+            "not synced with {} of {} remote(s): {}",
+            failed.len(),
+            remotes.len(),
+            failed.join(", ")
+        );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
