@@ -763,3 +763,28 @@ fn a_backup_of_the_log_that_keeps_purged_bytes_is_named() {
     assert!(!contains(&all_objects(&repo), MARKER), "a byte is left");
     repo.memlog(&["fsck"]).ok();
 }
+
+/// A remote that takes no forced push (`receive.denyNonFastForwards`, a
+/// common server setting) took every sync, then refuses the purged
+/// history: the error says that the purge's rewrite is what it refuses and
+/// how to let it through, not that it takes no memlog ref (field test 12b).
+#[test]
+fn a_remote_refusing_the_purged_history_is_named_for_what_it_refuses() {
+    let (remote, clones) = remote_and_clones(1);
+    let repo = &clones[0];
+    run(git_command(remote.path()).args(["config", "receive.denyNonFastForwards", "true"])).ok();
+    let secret = repo.record("s-leak", "note", &format!("the key is {MARKER}"));
+    repo.record("s-leak", "note", "the otter cache expires after 5 minutes");
+    repo.memlog(&["seal", "--all"]).ok();
+    repo.memlog(&["sync", "origin"]).ok();
+    repo.memlog(&["forget", &secret]).ok();
+    repo.memlog(&["purge"]).ok();
+    let out = repo.memlog(&["sync", "origin"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    let err = out.stderr();
+    assert!(
+        err.contains("refuses to replace history") && err.contains("receive.denyNonFastForwards"),
+        "{err}"
+    );
+    assert!(!err.contains("does not take"), "{err}");
+}

@@ -942,8 +942,13 @@ fn a_remote_that_refuses_does_not_keep_the_others_from_syncing() {
         "pre-receive",
         "echo 'the mirror takes no pushes today' >&2\nexit 1",
     );
-    repo.git(&["remote", "add", "mirror", &mirror.path().display().to_string()])
-        .ok();
+    repo.git(&[
+        "remote",
+        "add",
+        "mirror",
+        &mirror.path().display().to_string(),
+    ])
+    .ok();
     repo.git(&["remote", "add", "team", &team.path().display().to_string()])
         .ok();
     std::fs::write(
@@ -957,6 +962,14 @@ fn a_remote_that_refuses_does_not_keep_the_others_from_syncing() {
     assert_eq!(out.code(), Some(1), "{}", out.stdout());
     assert!(remote_has_memlog(team.path()), "{}", out.stderr());
     assert!(!remote_has_memlog(mirror.path()));
-    assert!(out.stderr().contains("mirror takes no pushes"), "{}", out.stderr());
-    assert!(out.stderr().contains("1 of 2 remote(s): mirror"), "{}", out.stderr());
+    assert!(
+        out.stderr().contains("mirror takes no pushes"),
+        "{}",
+        out.stderr()
+    );
+    assert!(
+        out.stderr().contains("1 of 2 remote(s): mirror"),
+        "{}",
+        out.stderr()
+    );
 }

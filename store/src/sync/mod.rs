@@ -280,7 +280,7 @@ fn push(
     if rejections.iter().any(|r| remote_moved(r, &stderr)) {
         return Ok(Pushed::RemoteMoved(stderr));
     }
-    Err(push_refused(repo, remote, &rejections, &stderr))
+    Err(push_refused(repo, remote, &rejections, &stderr, rewritten))
 }
 
 /// Whether a rejection in `git push --porcelain` says the remote's ref
@@ -303,7 +303,13 @@ fn remote_moved(rejection: &str, stderr: &str) -> bool {
 
 /// The error of a push git refused for good: what refused it, where memlog
 /// can tell, what to do, then git's own words.
-fn push_refused(repo: &Repo, remote: &str, rejections: &[&str], stderr: &str) -> Error {
+fn push_refused(
+    repo: &Repo,
+    remote: &str,
+    rejections: &[&str],
+    stderr: &str,
+    rewritten: bool,
+) -> Error {
     let ref_name = repo.ref_name();
     // git's closing "failed to push some refs" repeats what the rest says
     let said: Vec<&str> = stderr
@@ -331,7 +337,24 @@ fn push_refused(repo: &Repo, remote: &str, rejections: &[&str], stderr: &str) ->
         // the remote could not store what it was sent: its disk, or its
         // repository, not its policy
         format!(
-            "the remote could not store the push ({}): its disk is full or its repository is              damaged (`git fsck` there says which); when its {ref_name} names a missing commit              (a `git gc --prune=now` there), deleting that ref on the remote (`git update-ref              -d {ref_name}`) lets the next sync of each clone push its memory again",
+            "the remote could not store the push ({}): its disk is full or its repository is \
+             damaged (`git fsck` there says which); when its {ref_name} names a missing commit \
+             (a `git gc --prune=now` there), deleting that ref on the remote (`git update-ref \
+             -d {ref_name}`) lets the next sync of each clone push its memory again",
+            rejections.join(", ")
+        )
+    } else if rewritten
+        && rejections
+            .iter()
+            .any(|r| r.starts_with("[remote rejected]") && r.contains("non-fast-forward"))
+    {
+        // it took every push before: this one replaces history
+        format!(
+            "the remote refuses to replace history ({}): a purge rewrote the log's history, \
+             and the remote takes no forced push (`receive.denyNonFastForwards`, or a branch \
+             protection), so it still holds the purged bytes and this clone cannot sync with it; \
+             ask whoever runs it to allow one forced push of {ref_name} (on a self-hosted \
+             remote, `git config receive.denyNonFastForwards false`), then sync again",
             rejections.join(", ")
         )
     } else if rejections
@@ -929,7 +952,7 @@ mod tests {
         assert!(ok.success());
         let repo = Repo::discover(dir.path()).unwrap();
         let said = |rejection: &str, stderr: &str| {
-            push_refused(&repo, "origin", &[rejection], stderr).to_string()
+            push_refused(&repo, "origin", &[rejection], stderr, false).to_string()
         };
         let unpacker = said(
             "[remote rejected] (unpacker error)",
