@@ -140,21 +140,41 @@ impl Hit {
 /// The identifiers of a query, lowercased: words made of parts joined by
 /// `.`, `_` or `::` (`shopcli.plugins`, `max_retries`, `store::seal`), each
 /// part two characters or more and one holding a letter, so that prose
-/// (`e.g.`, `3.5`, a sentence's full stop) holds none.
+/// (`e.g.`, `3.5`, a sentence's full stop) holds none; or names that hold
+/// a digit among letters: one word (`gcsout8`, `sha256sum`, five
+/// characters or more), parts joined by `-` (`gcs-out-3`, `ACME-412`), or
+/// a number as a joined part (`gcs_out_7`). Hyphenated prose
+/// (`well-known`) holds no digit.
 fn identifiers(query: &str) -> Vec<String> {
     query
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
-        .filter(|w| {
-            let parts: Vec<&str> = w.split(['.', '_', ':']).filter(|p| !p.is_empty()).collect();
-            parts.len() > 1
-                && parts
-                    .iter()
-                    .all(|p| p.chars().count() >= 2 && p.chars().all(char::is_alphanumeric))
-                && parts.iter().any(|p| p.chars().any(char::is_alphabetic))
-        })
+        .filter(|w| is_identifier(w))
         .map(str::to_lowercase)
         .collect()
+}
+
+fn is_identifier(word: &str) -> bool {
+    let alnum = |p: &&str| p.chars().all(char::is_alphanumeric);
+    let has_letter = |p: &str| p.chars().any(char::is_alphabetic);
+    let has_digit = |p: &str| p.chars().any(|c| c.is_ascii_digit());
+    let joined: Vec<&str> = word
+        .split(['.', '_', ':'])
+        .filter(|p| !p.is_empty())
+        .collect();
+    if joined.len() > 1 && joined.iter().all(alnum) {
+        // a part with a letter is a name of two characters or more; a
+        // number may be one digit
+        let named: Vec<&&str> = joined.iter().filter(|p| has_letter(p)).collect();
+        return !named.is_empty() && named.iter().all(|p| p.chars().count() >= 2);
+    }
+    let hyphenated: Vec<&str> = word.split('-').collect();
+    if hyphenated.len() > 1 {
+        return hyphenated.iter().all(|p| !p.is_empty() && alnum(p))
+            && hyphenated.iter().any(|p| has_letter(p))
+            && has_digit(word);
+    }
+    alnum(&word) && word.chars().count() >= 5 && has_letter(word) && has_digit(word)
 }
 
 /// Whether one of `hits` holds, as written, an identifier `query` names
@@ -1087,12 +1107,20 @@ mod tests {
             identifiers("why does Shopcli.Plugins load before max_retries, store::seal?"),
             ["shopcli.plugins", "max_retries", "store::seal"]
         );
+        assert_eq!(
+            identifiers("where is gcsout8, gcs-out-3, gcs_out_7 and ACME-412?"),
+            ["gcsout8", "gcs-out-3", "gcs_out_7", "acme-412"]
+        );
         for prose in [
             "e.g. this",
             "version 3.5 is out.",
             "U.S. trip",
             "__init__",
             "a_b",
+            "a well-known long-term fix",
+            "on 2023-05-07 at 10am",
+            "utf8 and mp3",
+            "a_1",
         ] {
             assert!(identifiers(prose).is_empty(), "{prose}");
         }

@@ -502,6 +502,49 @@ fn a_running_watch_embeds_new_events_and_queries() {
     assert_finds_the_dog(out);
 }
 
+/// A word only a tool output holds (`gcsout8`) ranks that output first in
+/// a hybrid search answered by a warm watcher: a tool output has no vector,
+/// and the watcher's full-model query vector brought in every prompt, whose
+/// cosines outranked the one event holding the word (field test 12b).
+#[test]
+fn a_name_only_a_tool_output_holds_ranks_it_first_with_a_warm_watcher() {
+    if !model_installed() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let mut lines = String::new();
+    for n in 1..=8 {
+        lines.push_str(&format!(
+            "{{\"session\":\"s{n}\",\"ts\":\"2026-01-0{n}T10:00:00Z\",\"kind\":\"user_prompt\",\"text\":\"gc stress prompt number {n}\"}}\n\
+             {{\"session\":\"s{n}\",\"ts\":\"2026-01-0{n}T10:01:00Z\",\"kind\":\"agent_response\",\"text\":\"Running step.\"}}\n"
+        ));
+    }
+    lines.push_str(
+        "{\"session\":\"s8\",\"ts\":\"2026-01-08T10:00:30Z\",\"kind\":\"tool_observation\",\"text\":\"Bash echo gcsout8 rare step\\ngcsout8 rare step\"}\n",
+    );
+    std::fs::write(repo.path().join("in.jsonl"), lines).unwrap();
+    repo.memlog(&["import", "jsonl", "--no-index", "in.jsonl"])
+        .ok();
+    repo.memlog(&["index"]).ok();
+    let mut watch = memlog_command(repo.path())
+        .args(["watch"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("memlog watch starts");
+    let sock = repo.path().join(".git/memlog/warm.sock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !sock.exists() {
+        assert!(std::time::Instant::now() < deadline, "no warm watcher");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let out = repo.memlog(&["search", "gcsout8", "--json"]);
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let out = out.ok().json();
+    assert_eq!(out["hits"][0]["kind"], "tool_observation", "{out:#}");
+}
+
 /// A vector search for n3's paraphrase with no model under `home`: its
 /// query vector can only come from a running watcher.
 fn dog_search(repo: &TestRepo, home: &std::path::Path) -> Run {
