@@ -120,6 +120,39 @@ impl Error {
     }
 }
 
+impl Error {
+    /// Whether the index could not be written here: a full disk, a
+    /// read-only or another user's store. Its readers then read what is
+    /// there and the log beyond it; nothing is damaged. The full-text
+    /// index and SQLite give only their own words for these.
+    pub fn is_unwritable(&self) -> bool {
+        use std::io::ErrorKind::*;
+        match self {
+            Error::Io { source, .. } => matches!(
+                source.kind(),
+                PermissionDenied | ReadOnlyFilesystem | StorageFull | QuotaExceeded
+            ),
+            Error::Fts { message, .. } | Error::Sql { message, .. } => {
+                UNWRITABLE.iter().any(|said| message.contains(said))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// How the full-text index (an `io::Error`'s kind and words) and SQLite
+/// say that a file cannot be written.
+const UNWRITABLE: [&str; 8] = [
+    "StorageFull",
+    "No space left on device",
+    "database or disk is full",
+    "ReadOnlyFilesystem",
+    "Read-only file system",
+    "attempt to write a readonly database",
+    "PermissionDenied",
+    "Permission denied",
+];
+
 /// What SQLite says of a damaged database file (SQLITE_CORRUPT,
 /// SQLITE_NOTADB).
 const DAMAGE: [&str; 2] = ["database disk image is malformed", "file is not a database"];

@@ -85,6 +85,21 @@ pub fn live(repo: &Repo, sealed_only: bool) -> Result<Vec<Event>> {
     Ok(live_events(events))
 }
 
+/// The projections of a store whose index cannot be written (a full disk,
+/// a read-only or another user's store): the index as it is, if it opens,
+/// or none, and the log beyond it read directly. Said once, with why.
+fn read_without_writing(repo: &Repo, why: &IndexError) -> Result<Projections> {
+    diag::note(format_args!(
+        "the index cannot be written here ({why}): reading the log beyond it directly"
+    ));
+    let mut p = match Projections::open(repo) {
+        Ok(p) => p,
+        Err(_) => Projections::empty()?,
+    };
+    p.read_unindexed(repo, Reach::Everything)?;
+    Ok(p)
+}
+
 /// How long a read with no index to read waits for another process
 /// building it before it fails naming that process: never without a bound
 /// (a watcher's or a test's lock held for good hung `memlog reflect`).
@@ -101,9 +116,9 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
     {
         return Ok(p);
     }
-    let report = match Projections::try_update(repo)? {
-        Some(report) => report,
-        None => match Projections::open(repo) {
+    let report = match Projections::try_update(repo) {
+        Ok(Some(report)) => report,
+        Ok(None) => match Projections::open(repo) {
             Ok(mut p) => {
                 p.read_unindexed(repo, Reach::Everything)?;
                 return Ok(p);
@@ -111,23 +126,12 @@ pub fn projections(repo: &Repo) -> Result<Projections> {
             // nothing to read yet: wait for the other writer, a while
             Err(_) => match Projections::update_within(repo, WRITER_WAIT) {
                 Ok(report) => report,
-                // a store this process cannot write (read-only, another
-                // user's) and no index: the log is read directly
-                Err(IndexError::Io { source, .. })
-                    if matches!(
-                        source.kind(),
-                        std::io::ErrorKind::PermissionDenied
-                            | std::io::ErrorKind::ReadOnlyFilesystem
-                    ) =>
-                {
-                    diag::note("the index cannot be written here: reading the log directly");
-                    let mut p = Projections::empty()?;
-                    p.read_unindexed(repo, Reach::Everything)?;
-                    return Ok(p);
-                }
+                Err(e) if e.is_unwritable() => return read_without_writing(repo, &e),
                 Err(e) => return Err(e.into()),
             },
         },
+        Err(e) if e.is_unwritable() => return read_without_writing(repo, &e),
+        Err(e) => return Err(e.into()),
     };
     if report.rebuilt
         && let Some(reason) = &report.reason

@@ -267,3 +267,53 @@ fn doctor_on_a_store_it_cannot_write_says_so_and_reads_still_answer() {
     let found = repo.memlog(&["search", "invoices", "--json"]).ok().json();
     assert!(found.to_string().contains("round half up"), "{found}");
 }
+
+/// A full disk is no damaged index either: reads answer from the index as
+/// it is and the log beyond it (field test 12b: `memlog log` and `memlog
+/// search` failed with the full-text index's raw "StorageFull"). Needs a
+/// small tmpfs, so root; skipped otherwise.
+#[cfg(target_os = "linux")]
+#[test]
+fn reads_answer_on_a_full_disk() {
+    let mount = tempfile::tempdir().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(mount.path())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(self.0)
+                .status();
+        }
+    }
+    let _unmount = Unmount(mount.path());
+    let dir = mount.path().join("r");
+    std::fs::create_dir(&dir).unwrap();
+    memlog_e2e::run(memlog_e2e::git_command(&dir).args(["init", "-q", "-b", "main"])).ok();
+    let memlog = |args: &[&str]| memlog_e2e::run(memlog_command(&dir).args(args));
+    memlog(&["note", "the deploy key rotates monthly"]).ok();
+    memlog(&["index", "--no-vectors"]).ok();
+    std::fs::write(
+        dir.join("later.jsonl"),
+        "{\"session\":\"later\",\"ts\":\"2026-01-02T10:00:00Z\",\"kind\":\"note\",\"text\":\"invoices round half up in billing\"}\n",
+    )
+    .unwrap();
+    memlog(&["import", "jsonl", "--no-index", "later.jsonl"]).ok();
+    // the disk is full
+    let _ = std::process::Command::new("dd")
+        .args(["if=/dev/zero", "bs=64k"])
+        .arg(format!("of={}", mount.path().join("fill").display()))
+        .output();
+    let found = memlog(&["search", "invoices", "--json"]).ok().json();
+    assert!(found.to_string().contains("round half up"), "{found}");
+    let log = memlog(&["log"]).ok().stdout();
+    assert!(log.contains("later"), "{log}");
+}
