@@ -973,3 +973,30 @@ fn a_remote_that_refuses_does_not_keep_the_others_from_syncing() {
         out.stderr()
     );
 }
+
+/// A push mirror (`git remote add --mirror=push`, a backup) takes no single
+/// ref: sync says so and what carries memory there, not git's bare "--mirror
+/// can't be combined with refspecs" (field test 12b).
+#[test]
+fn a_push_mirror_is_named_for_what_it_is() {
+    let repo = TestRepo::new();
+    let backup = tempfile::tempdir().unwrap();
+    run(git_command(backup.path()).args(["init", "-q", "--bare"])).ok();
+    repo.git(&[
+        "remote",
+        "add",
+        "--mirror=push",
+        "backup",
+        &backup.path().display().to_string(),
+    ])
+    .ok();
+    repo.record("s1", "note", "the staging keys rotate every Tuesday");
+    repo.memlog(&["seal", "--all"]).ok();
+    let out = repo.memlog(&["sync", "backup"]);
+    assert_eq!(out.code(), Some(1), "{}", out.stdout());
+    assert!(
+        out.stderr().contains("is a push mirror") && out.stderr().contains("git push backup"),
+        "{}",
+        out.stderr()
+    );
+}

@@ -318,7 +318,14 @@ fn push_refused(
         .filter(|l| !l.is_empty() && !l.starts_with("error: failed to push some refs"))
         .collect();
     let said = said.join("\n  ");
-    let what = if rejections.is_empty()
+    let what = if said.contains("--mirror can't be combined with refspecs") {
+        // git refuses before it connects: a push mirror takes every ref
+        format!(
+            "{remote} is a push mirror (`remote.{remote}.mirror`): git pushes it every ref at \
+             once and takes no single ref, so memlog cannot sync with it; your `git push \
+             {remote}` carries {ref_name} with the rest (leave it out of `sync.remotes`)"
+        )
+    } else if rejections.is_empty()
         && let Some(hook) = pre_push_hook(repo)
     {
         // git runs the hook before it sends anything: no ref was rejected.
