@@ -30,8 +30,8 @@
 //! typed three times is three events, and an import holding it three times
 //! adds none of them, one holding it four times adds one.
 //!
-//! Hooks record a turn's last answer (and, for Claude Code, what it said
-//! between its calls, read from the transcript at Stop), where a session
+//! Hooks record a turn's last answer (and, for Claude Code and Codex, what
+//! it said between its calls, read from the transcript or rollout at Stop), where a session
 //! file holds every piece of text the agent wrote, including what it said
 //! before a tool call. So for a session that hooks captured (some event has `meta.hook`),
 //! a turn whose answer the hooks recorded brings no earlier answer the

@@ -49,11 +49,14 @@ fn a_codex_session_is_captured_sealed_and_not_imported_twice() {
         "Wednesday noon",
     );
     assert_eq!(tool["body"]["input"]["command"], "cat notes.txt");
-    let response = events
+    // what it said before its call too, read from the rollout at Stop: an
+    // import keeps it out of a hook-captured turn (field test 12a)
+    let said: Vec<&str> = events
         .iter()
-        .find(|e| e["kind"] == "agent_response")
-        .unwrap();
-    assert_eq!(response["body"]["text"], answer);
+        .filter(|e| e["kind"] == "agent_response")
+        .filter_map(|e| e["body"]["text"].as_str())
+        .collect();
+    assert_eq!(said, ["Reading the notes.", answer]);
     let version = codex.version().rsplit(' ').next().unwrap();
     for e in &events {
         assert_eq!(e["meta"]["client"], "codex", "{e}");

@@ -197,8 +197,17 @@ fn a_subagent_is_recorded_in_its_parents_session() {
         &sub_events,
         &["user_prompt", "tool_observation", "agent_response"],
     );
-    let answer = sub.iter().find(|e| e["kind"] == "agent_response").unwrap();
-    assert_eq!(answer["body"]["text"], "notes.txt has one line.");
+    // what it said before its call, read from its rollout, then its answer
+    let said: Vec<&str> = sub
+        .iter()
+        .filter(|e| e["kind"] == "agent_response")
+        .filter_map(|e| e["body"]["text"].as_str())
+        .collect();
+    assert_eq!(said, ["Counting.", "notes.txt has one line."], "{sub:#?}");
+    let answer = sub
+        .iter()
+        .find(|e| e["body"]["text"] == "notes.txt has one line.")
+        .unwrap();
     assert_eq!(answer["meta"]["hook"], "SubagentStop");
 
     // Both rollouts import into the one session, adding nothing.

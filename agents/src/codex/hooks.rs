@@ -172,6 +172,58 @@ pub fn complete_post_tool_use(raw: &mut Value) {
     }
 }
 
+/// What the agent said earlier in the turn a Stop payload ends, before its
+/// answer (between its calls), read from the rollout: each text with its
+/// time, in order. Codex's hooks give the turn's last answer only, and an
+/// import later keeps out what a hook-captured turn said before its answer
+/// (`memlog_format::capture`): unread here, it was lost (field test 12a).
+pub fn earlier_texts(payload: &Payload) -> Vec<(Option<String>, String)> {
+    let path = payload
+        .agent_transcript_path
+        .as_deref()
+        .or(payload.transcript_path.as_deref());
+    let (Some(path), Some(turn)) = (path, payload.raw.get("turn_id").and_then(Value::as_str))
+    else {
+        return Vec::new();
+    };
+    // the turn's lines, and where turns start (older rollouts tag their
+    // messages with no turn)
+    let values = tail_lines(
+        path,
+        TAIL,
+        &[turn, "agent_message", "turn_context", "task_started"],
+    );
+    let lines: Vec<Line<'_>> = Line::all(&values)
+        .into_iter()
+        .filter(|l| l.turn.as_deref() == Some(turn))
+        .collect();
+    let index = Index::of(&lines);
+    let mut texts: Vec<(Option<String>, String)> = lines
+        .iter()
+        .filter_map(|l| {
+            let text = crate::codex::rollout::agent_text(l, &index)?;
+            let ts =
+                l.ts.as_deref()
+                    .and_then(|t| memlog_format::time::normalize(t).ok());
+            Some((ts, text))
+        })
+        .collect();
+    // the answer is recorded as the payload gives it; without one, the
+    // rollout's last text is the answer
+    match payload
+        .last_assistant_message
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        Some(answer) => texts.retain(|(_, t)| t.trim() != answer),
+        None => {
+            texts.pop();
+        }
+    }
+    texts
+}
+
 /// The calls of the turn a Stop (or SubagentStop) payload ends that no
 /// PostToolUse reported — edits Codex made through the shell, and its
 /// `update_plan` calls — each as a PostToolUse payload of tool

@@ -112,6 +112,11 @@ impl Agent for Codex {
         hooks::unreported_calls(payload)
     }
 
+    /// What the agent said between its calls, read from the rollout.
+    fn earlier_texts(&self, payload: &Payload) -> Vec<(Option<String>, String)> {
+        hooks::earlier_texts(payload)
+    }
+
     /// Files read through the shell and patched (see [`hooks::tool_target`]).
     fn tool_target(&self, payload: &Payload) -> Option<ToolTarget> {
         hooks::tool_target(payload)

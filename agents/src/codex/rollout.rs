@@ -170,7 +170,7 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Rollo
                         }
                     }
                     Some("AgentMessage") => {
-                        if let Some(text) = content_text(item) {
+                        if let Some(text) = agent_text(line, &index) {
                             drafts.push(text_draft(Kind::AgentResponse, text, id));
                         }
                     }
@@ -189,13 +189,9 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Rollo
                     drafts.push(text_draft(Kind::UserPrompt, text.to_string(), None));
                 }
             }
-            ("event_msg", "agent_message") if !index.has_items(line.turn.as_deref()) => {
-                let text = payload
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .map(str::trim);
-                if let Some(text) = text.filter(|t| !t.is_empty()) {
-                    drafts.push(text_draft(Kind::AgentResponse, text.to_string(), None));
+            ("event_msg", "agent_message") => {
+                if let Some(text) = agent_text(line, &index) {
+                    drafts.push(text_draft(Kind::AgentResponse, text, None));
                 }
             }
             ("compacted", _) => {
@@ -797,6 +793,26 @@ fn edit_response(outcome: Option<&Value>, output: Option<&Value>) -> Value {
 }
 
 /// The text of an item's content parts (`[{"type": "text", "text"}]`).
+/// What the agent said, if `line` is one of its messages: an
+/// `AgentMessage` item, or an `agent_message` event of a turn that has no
+/// message items (rollouts up to 0.14x; later ones write both).
+pub(crate) fn agent_text(line: &Line<'_>, index: &Index<'_>) -> Option<String> {
+    let payload = line.payload;
+    match (line.kind, payload.get("type").and_then(Value::as_str)?) {
+        ("event_msg", "item_completed") => payload
+            .get("item")
+            .filter(|item| item.get("type").and_then(Value::as_str) == Some("AgentMessage"))
+            .and_then(content_text),
+        ("event_msg", "agent_message") if !index.has_items(line.turn.as_deref()) => payload
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string),
+        _ => None,
+    }
+}
+
 fn content_text(item: &Value) -> Option<String> {
     let parts: Vec<&str> = item
         .get("content")?
