@@ -116,6 +116,42 @@ pub struct FileRead {
     /// Lines that could not be read.
     #[serde(rename = "malformed_lines")]
     pub malformed: usize,
+    /// Tool calls left out because they have no result yet in a session
+    /// its hooks are recording here right now ([`RECORDING`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub running_calls: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A session whose journal here was written this recently is being
+/// recorded by its hooks: a call of its file with no result yet is still
+/// running, and its PostToolUse hook records it with its result. Imported,
+/// it was sealed without one for good (field test 12a).
+pub const RECORDING: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Whether `draft` is a tool call whose result its file does not hold yet.
+fn awaiting_result(draft: &Draft) -> bool {
+    draft.kind == memlog_format::Kind::ToolObservation
+        && !["output", "success", "error", "withheld"]
+            .iter()
+            .any(|k| draft.body.contains_key(*k))
+}
+
+/// The sessions whose journals here were written within [`RECORDING`].
+fn sessions_recording(repo: &Repo) -> Vec<String> {
+    memlog_store::journal::list(&repo.journal_dir())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|j| {
+            j.modified
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age < RECORDING)
+        })
+        .map(|j| j.session)
+        .collect()
 }
 
 /// An agent's session files imported.
@@ -214,6 +250,7 @@ pub fn agent_sessions(
     let mut totals = Totals::default();
     let mut read = Vec::new();
     let recorder = Recorder::new(repo)?.withholding(crate::native::own_memory_dirs(repo));
+    let recording = sessions_recording(repo);
     let bar = diag::ProgressBar::new(
         "importing",
         "files",
@@ -236,12 +273,20 @@ pub fn agent_sessions(
         {
             continue;
         }
+        let mut session = session;
+        let mut running_calls = 0;
+        if recording.contains(&recorder.session_id(&session.session_id)) {
+            let before = session.drafts.len();
+            session.drafts.retain(|(_, d)| !awaiting_result(d));
+            running_calls = before - session.drafts.len();
+        }
         read.push(FileRead {
             path: file.display().to_string(),
             session: session.session_id.clone(),
             events: session.drafts.len(),
             skipped: session.skipped,
             malformed: session.malformed,
+            running_calls,
         });
         pending += std::fs::metadata(file).map_or(0, |m| m.len());
         match sessions.iter_mut().find(|(s, _)| *s == session.session_id) {

@@ -201,6 +201,46 @@ fn importing_into_a_running_session_adds_what_its_journal_lacks() {
     assert_eq!(of_kind(&events, "agent_response").len(), 2);
 }
 
+/// An import while the session's hooks are recording it, in the middle of
+/// a tool call (the transcript ends at the call): the call is left to its
+/// PostToolUse hook, which records it with its result. The import sealed
+/// it without one for good, beside the hook's (field test 12a).
+#[test]
+fn an_import_leaves_a_call_still_running_to_its_hooks() {
+    let repo = TestRepo::new();
+    std::fs::write(
+        repo.path().join(".memlog.yaml"),
+        "hooks:\n  inject: false\n",
+    )
+    .unwrap();
+    let all = payloads(&repo);
+    for (event, payload) in all.iter().take(2) {
+        hook(&repo, event, payload);
+    }
+    // the transcript as Claude Code has written it so far: up to the call
+    let whole = std::fs::read_to_string(transcript()).unwrap();
+    let cut: String = whole
+        .lines()
+        .take_while(|l| !l.contains("tool_result"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let partial = dir.path().join(format!("{SESSION}.jsonl"));
+    std::fs::write(&partial, cut).unwrap();
+    let report = repo
+        .memlog(&["import", "claude-code", "--json", partial.to_str().unwrap()])
+        .ok()
+        .json();
+    assert_eq!(report["files"][0]["running_calls"], 1, "{report}");
+    for (event, payload) in all.iter().skip(2) {
+        hook(&repo, event, payload);
+    }
+    let events = session_events(&repo);
+    let calls = of_kind(&events, "tool_observation");
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    assert_eq!(calls[0]["body"]["success"], true, "{calls:#?}");
+}
+
 #[test]
 fn a_neutral_file_of_captured_data_adds_nothing() {
     let repo = captured_by_hooks(&[]);

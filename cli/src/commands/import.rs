@@ -294,6 +294,13 @@ fn print_import(
                     agent.title()
                 ));
             }
+            if f.running_calls > 0 {
+                counts.push(format!(
+                    "{} call(s) still running left to its hooks, which record them with their \
+                     results",
+                    f.running_calls
+                ));
+            }
             println!("{}: session {} ({})", f.path, f.session, counts.join(", "));
             if f.malformed > 0 && f.events == 0 {
                 eprintln!(
