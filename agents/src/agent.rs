@@ -118,6 +118,14 @@ pub trait Agent: Sync {
         None
     }
 
+    /// Whether a UserPromptSubmit's prompt is the agent's own message, not
+    /// the user's (Claude Code's `<task-notification>` when a background
+    /// subagent ends): not recorded as a prompt.
+    fn is_harness_prompt(&self, prompt: &str) -> bool {
+        let _ = prompt;
+        false
+    }
+
     /// Environment variables the agent sets in the commands its tools run
     /// (seen with the real CLIs): a memlog command that finds one runs
     /// within the agent's turn.

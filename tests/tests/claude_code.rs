@@ -1046,6 +1046,36 @@ fn another_users_repository_is_left_alone() {
     give("0");
 }
 
+/// Claude Code 2.1 sends a background subagent's `<task-notification>`
+/// through UserPromptSubmit: it is the harness's message, not the user's,
+/// and is recorded as no prompt (field test 12a: it was injected into later
+/// sessions and listed among "Last prompts").
+#[test]
+fn a_task_notification_is_not_a_prompt() {
+    let repo = TestRepo::new();
+    let notice = "<task-notification> <task-id>a567b0a720bdd95ee</task-id> \
+                  <status>completed</status> </task-notification>";
+    let payload = with_cwd(
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": notice}),
+        &repo,
+        "s1",
+    );
+    hook(&repo, "UserPromptSubmit", &payload).0.ok();
+    let typed = with_cwd(
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": "find the ocelot value"}),
+        &repo,
+        "s1",
+    );
+    hook(&repo, "UserPromptSubmit", &typed).0.ok();
+    let prompts: Vec<String> = repo
+        .cat()
+        .into_iter()
+        .filter(|e| e["kind"] == "user_prompt")
+        .map(|e| e["body"]["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(prompts, ["find the ocelot value"]);
+}
+
 /// Memory that cannot be written (a read-only checkout, a full disk; here
 /// a journal that cannot be opened) is still read, and the agent is told
 /// that the session is not kept, to tell the user (field test 12b).

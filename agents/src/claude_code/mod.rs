@@ -73,6 +73,13 @@ impl Agent for ClaudeCode {
         &["CLAUDECODE", "CLAUDE_CODE_SESSION_ID"]
     }
 
+    /// Claude Code 2.1 sends a background subagent's `<task-notification>`
+    /// through UserPromptSubmit (field test 12a); its transcript marks it
+    /// as its own the same way.
+    fn is_harness_prompt(&self, prompt: &str) -> bool {
+        transcript::is_harness_text(prompt)
+    }
+
     fn name(&self) -> &'static str {
         "claude"
     }

@@ -49,6 +49,7 @@ pub fn drafts_at(
         HookEvent::UserPromptSubmit => match payload.prompt.as_deref() {
             None => vec![maker.unknown_shape()],
             Some(prompt) if prompt.trim().is_empty() => Vec::new(),
+            Some(prompt) if options.agent.is_harness_prompt(prompt) => Vec::new(),
             Some(prompt) => vec![maker.text(Kind::UserPrompt, prompt)],
         },
         HookEvent::PreToolUse => {

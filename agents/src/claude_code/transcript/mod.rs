@@ -56,6 +56,7 @@ mod tail;
 use std::path::{Path, PathBuf};
 
 pub use convert::{CLIENT, Transcript, UNKNOWN_SESSION};
+pub use lines::is_harness_text;
 pub use tail::{SidechainScope, TAIL_BYTES, TurnText, last_assistant_text, turn_texts};
 
 use self::convert::convert;
@@ -788,6 +789,57 @@ mod tests {
                 "NOTE-0", "NOTE-1", "NOTE-2", "NOTE-3", "NOTE-4", "NOTE-5", "FINAL"
             ]
         );
+    }
+
+    /// A background subagent's end comes back as a `<task-notification>`
+    /// user line, which Claude Code answers in a turn of its own: that
+    /// turn's texts are not the previous turn's again (field test 12a: they
+    /// were recorded twice), and the notice is no prompt.
+    #[test]
+    fn a_task_notification_starts_a_turn_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = vec![
+            user("u1", "2026-01-01T09:00:00Z", json!("find the ocelot value")),
+            assistant(
+                "a1",
+                "2026-01-01T09:00:01Z",
+                "m1",
+                json!([{"type": "text", "text": "Delegating."},
+                       {"type": "tool_use", "id": "t1", "name": "Agent", "input": {}}]),
+            ),
+            user(
+                "r1",
+                "2026-01-01T09:00:02Z",
+                json!([{"type": "tool_result", "tool_use_id": "t1", "content": "Async agent launched"}]),
+            ),
+            assistant(
+                "a2",
+                "2026-01-01T09:00:03Z",
+                "m2",
+                json!([{"type": "text", "text": "Waiting for it."}]),
+            ),
+            user(
+                "n1",
+                "2026-01-01T09:00:09Z",
+                json!("<task-notification> <task-id>a567</task-id> done </task-notification>"),
+            ),
+            assistant(
+                "a3",
+                "2026-01-01T09:00:10Z",
+                "m3",
+                json!([{"type": "text", "text": "The ocelot value is 42."}]),
+            ),
+        ];
+        let path = write_lines(dir.path(), "notified.jsonl", &lines);
+        let texts: Vec<String> = turn_texts(&path, SidechainScope::MainOnly)
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
+        assert_eq!(texts, ["The ocelot value is 42."]);
+        assert!(is_harness_text(
+            "<task-notification> <task-id>a567</task-id>"
+        ));
+        assert!(!is_harness_text("find the ocelot value"));
     }
 
     #[test]

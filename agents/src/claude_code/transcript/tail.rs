@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::lines::{assistant_texts, is_user_prompt_line, line_ts};
+use super::lines::{assistant_texts, line_ts, starts_a_turn};
 
 /// How much of a live transcript's end [`turn_texts`] reads first; four
 /// times more each time the turn's prompt is not in it.
@@ -91,7 +91,7 @@ fn texts_after_prompt(tail: &[u8], scope: SidechainScope) -> (Vec<TurnText>, boo
             continue;
         };
         match line.get("type").and_then(Value::as_str) {
-            Some("user") if is_user_prompt_line(&line, message) => {
+            Some("user") if starts_a_turn(&line, message) => {
                 prompt_found = true;
                 break;
             }
