@@ -185,6 +185,22 @@ pub fn run(
     if event == Some(HookEvent::SessionEnd)
         && let Some(session) = &payload.session_id
         && !recorded_here(&repo, &recorder.session_id(session))
+        && sealed_a_moment_ago(&repo, &recorder.session_id(session))
+    {
+        // the other of two memlog hooks configured for this agent (user
+        // and project settings) sealed the session already: its end again
+        // would be sealed alone, in a commit of its own (field test 12a)
+        log_error(
+            Some(&repo.layout()),
+            event_name,
+            "nothing recorded: another memlog hook sealed this session a moment ago",
+            started,
+        );
+        return Ok(None);
+    }
+    if event == Some(HookEvent::SessionEnd)
+        && let Some(session) = &payload.session_id
+        && !recorded_here(&repo, &recorder.session_id(session))
         && payload
             .transcript_path
             .as_ref()
@@ -887,6 +903,32 @@ fn memory_not_taken(repo: &Repo) -> Vec<String> {
 
 /// Whether `session` (as recorded) has a journal here: something of it was
 /// recorded and not sealed yet.
+/// Whether the memlog ref's last commit sealed `session` with its end, a
+/// moment ago. (A session sealed early, by `seal --all`, has no end yet,
+/// and keeps the one that comes.)
+fn sealed_a_moment_ago(repo: &Repo, session: &str) -> bool {
+    const MOMENT: i64 = 10;
+    let log = memlog_store::log::Log::new(repo);
+    let Ok(Some(tip)) = log.tip() else {
+        return false;
+    };
+    let Ok(commit) = log.commit(tip) else {
+        return false;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    if commit.session.as_deref() != Some(session) || (now - commit.commit_time).abs() > MOMENT {
+        return false;
+    }
+    log.added_segments(&commit)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|seg| log.read_segment(seg, false).ok())
+        .flat_map(|(events, _)| events)
+        .any(|e| e.kind == memlog_format::Kind::SessionEnd && e.session == session)
+}
+
 fn recorded_here(repo: &Repo, session: &str) -> bool {
     memlog_store::journal::Journal::new(&repo.journal_dir(), session)
         .is_ok_and(|j| j.path().exists())

@@ -486,6 +486,15 @@ const TURN_KINDS: [Kind; 5] = [
     Kind::SessionSummary,
 ];
 
+/// Whether a draft without an agent id of its own is compared by time and
+/// place ([`repeats_turn`]): a turn's kinds, and a tool call that has no
+/// call id (Gemini CLI's hooks give none: hooks configured twice recorded
+/// each of its calls twice, field test 12a). The same call with the same
+/// output within [`REPEAT_MS`] in one turn is one call.
+fn compared_in_turn(draft: &Draft) -> bool {
+    TURN_KINDS.contains(&draft.kind) || draft.kind == Kind::ToolObservation
+}
+
 /// Drops the drafts that repeat an event already near the journal's end.
 /// An agent that runs memlog's hooks twice (user and project settings
 /// naming two memlog binaries, which the agent does not merge) sends every
@@ -494,14 +503,15 @@ const TURN_KINDS: [Kind; 5] = [
 /// memlog versions may write it differently) and is
 /// - for a tool call, the same call (`tool_use_id`, in the body or the
 ///   metadata);
-/// - for a turn's prompt, answer, start, end or summary (no id), an event
+/// - for a turn's prompt, answer, start, end or summary, or a call with no
+///   id ([`compared_in_turn`]), an event
 ///   of the same turn, within [`REPEAT_MS`] ([`repeats_turn`]): the same
 ///   words sent again after an answer are a new turn.
 fn without_repeats(file: &mut File, len: u64, drafts: Vec<Draft>) -> std::io::Result<Vec<Draft>> {
     if len == 0
         || drafts
             .iter()
-            .all(|d| call_id(d).is_none() && !TURN_KINDS.contains(&d.kind))
+            .all(|d| call_id(d).is_none() && !compared_in_turn(d))
     {
         return Ok(drafts);
     }
@@ -518,7 +528,7 @@ fn without_repeats(file: &mut File, len: u64, drafts: Vec<Draft>) -> std::io::Re
             let probe = d.clone().into_event(0);
             match call_id(d) {
                 Some(id) => !repeats_call(&lines, id, &probe),
-                None if TURN_KINDS.contains(&d.kind) => !repeats_turn(&lines, &probe),
+                None if compared_in_turn(d) => !repeats_turn(&lines, &probe),
                 None => true,
             }
         })
@@ -578,7 +588,10 @@ fn repeats_turn(lines: &[&str], probe: &Event) -> bool {
             {
                 return true;
             }
-            if probe.kind != Kind::AgentResponse {
+            // an answer, or a call, is compared with each of its turn's:
+            // a Stop records what was said between calls before the
+            // answer, and calls run side by side
+            if !matches!(probe.kind, Kind::AgentResponse | Kind::ToolObservation) {
                 return false;
             }
         }
@@ -699,6 +712,36 @@ mod tests {
         assert_eq!(once(draft("s1", "a prompt")).len(), 1);
         assert_eq!(j.append_all(vec![call("toolu_2", "ok")]).unwrap().len(), 1);
         assert_eq!(j.read().unwrap().0.len(), 6);
+    }
+
+    /// Gemini CLI's hooks give no call id: hooks configured twice (user and
+    /// project settings) sent every call twice, and each was recorded twice
+    /// (field test 12a). The same call and output within a moment, in one
+    /// turn, is one call; the same call run again later, or after a
+    /// prompt, is another.
+    #[test]
+    fn a_call_without_an_id_sent_twice_at_once_is_recorded_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(dir.path(), "s1").unwrap();
+        let call = |command: &str, secs: &str| {
+            let ts = format!("2026-11-27T10:00:{secs}Z");
+            let mut d = Draft::text("s1", ts, Kind::ToolObservation, "p", "x");
+            d.body = serde_json::json!({"tool": "run_shell_command",
+                "input": {"command": command}, "output": "ok"})
+            .as_object()
+            .unwrap()
+            .clone();
+            d
+        };
+        let once = |d: Draft| j.append_once_as(vec![d], Durability::Synced).unwrap().len();
+        assert_eq!(once(call("echo a", "00.000")), 1);
+        assert_eq!(once(call("echo b", "00.010")), 1);
+        // the second hook's copies, a moment later
+        assert_eq!(once(call("echo a", "00.030")), 0);
+        assert_eq!(once(call("echo b", "00.040")), 0);
+        // run again later: another call
+        assert_eq!(once(call("echo a", "05.000")), 1);
+        assert_eq!(j.read().unwrap().0.len(), 3);
     }
 
     #[test]

@@ -1046,6 +1046,40 @@ fn another_users_repository_is_left_alone() {
     give("0");
 }
 
+/// Hooks configured twice (user and project settings) send SessionEnd
+/// twice: the second, after the first sealed the session with its end, is
+/// no session of its own (field test 12a: Gemini CLI's second end was
+/// sealed alone, in a second commit).
+#[test]
+fn a_session_end_sent_twice_is_sealed_once() {
+    let repo = TestRepo::new();
+    let prompt = with_cwd(
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": "find the ocelot value"}),
+        &repo,
+        "s1",
+    );
+    hook(&repo, "UserPromptSubmit", &prompt).0.ok();
+    let end = with_cwd(
+        json!({"hook_event_name": "SessionEnd", "reason": "exit"}),
+        &repo,
+        "s1",
+    );
+    hook(&repo, "SessionEnd", &end).0.ok();
+    hook(&repo, "SessionEnd", &end).0.ok();
+    assert_eq!(
+        repo.memlog_commits().len(),
+        1,
+        "{:?}",
+        repo.memlog_commits()
+    );
+    let ends = repo
+        .cat()
+        .into_iter()
+        .filter(|e| e["kind"] == "session_end")
+        .count();
+    assert_eq!(ends, 1);
+}
+
 /// Claude Code 2.1 sends a background subagent's `<task-notification>`
 /// through UserPromptSubmit: it is the harness's message, not the user's,
 /// and is recorded as no prompt (field test 12a: it was injected into later
