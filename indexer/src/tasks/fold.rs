@@ -462,9 +462,12 @@ impl TaskGraph {
                 .sharing_words(&title)
                 .into_iter()
                 .filter_map(|id| self.tasks.get(id))
-                .filter(|t| {
-                    t.is_open() && t.project == e.project && !t.sessions.contains(&e.session)
-                })
+                // of any project name: one log is one repository, whose
+                // name changes (a folder renamed, `origin` added later) or
+                // differs between clones (a team remote not named origin),
+                // and the agent's later creation of the same task made a
+                // second one, the first left open forever (field test 12b)
+                .filter(|t| t.is_open() && !t.sessions.contains(&e.session))
                 .map(|t| matcher::Candidate {
                     entity_id: &t.entity_id,
                     title: &t.title,

@@ -99,6 +99,43 @@ mod tests {
         );
     }
 
+    /// The repository's name changed (its folder renamed, `origin` added
+    /// later, a team remote not named origin): the agent's later creation
+    /// of the same task, under the new project name, is the task, which it
+    /// then finishes (field test 12b: a second task, the first left open
+    /// in every briefing).
+    #[test]
+    fn the_same_task_under_a_new_project_name_is_one_entity() {
+        let renamed = |mut e: TaskEvent| {
+            e.project = "shop-renamed".into();
+            e
+        };
+        let g = fold(&[
+            ev(
+                1,
+                "s1",
+                Kind::TaskCreated,
+                json!({"key": "p::migrate the billing tables", "title": "Migrate the billing tables"}),
+            ),
+            renamed(ev(
+                2,
+                "s2",
+                Kind::TaskCreated,
+                json!({"key": "shop-renamed::migrate the billing tables",
+                       "title": "Migrate the billing tables", "status": "in_progress"}),
+            )),
+            renamed(ev(
+                3,
+                "s2",
+                Kind::TaskStatusChanged,
+                json!({"key": "shop-renamed::migrate the billing tables", "to": "done"}),
+            )),
+        ]);
+        assert_eq!(g.tasks.len(), 1, "{:?}", g.tasks.keys());
+        let t = &g.tasks["task:p::migrate the billing tables"];
+        assert_eq!(t.state.status, Status::Done);
+    }
+
     #[test]
     fn refused_changes_stay_in_the_history_and_change_nothing() {
         let g = fold(&[
