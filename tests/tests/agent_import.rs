@@ -298,3 +298,25 @@ fn claude_sessions_of_a_long_path_are_imported_by_default() {
     let events = run(memlog_command(&root).args(["cat"])).ok().json_lines();
     assert_eq!(prompts_of(&events), ["long path question"]);
 }
+
+/// Another agent's file (a Codex rollout given to the Claude Code
+/// importer, Gemini's saved checkpoint) reads as no event: the import says
+/// so, where it printed "0 events" as for an empty session (field test 12a).
+#[test]
+fn a_file_of_another_agent_is_said_to_hold_nothing() {
+    let repo = TestRepo::new();
+    let rollout = repo.path().join("rollout-2026-01-01.jsonl");
+    std::fs::write(
+        &rollout,
+        "{\"timestamp\":\"2026-01-01T00:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"x\"}}\n",
+    )
+    .unwrap();
+    let out = repo
+        .memlog(&["import", "claude-code", rollout.to_str().unwrap()])
+        .ok();
+    assert!(
+        out.stderr().contains("nothing read") && out.stderr().contains("another agent's file"),
+        "{}",
+        out.stderr()
+    );
+}

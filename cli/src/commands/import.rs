@@ -310,6 +310,16 @@ fn print_import(
                     agent.title(),
                     agent.session_noun()
                 );
+            } else if f.events == 0 && std::fs::metadata(&f.path).is_ok_and(|m| m.len() > 0) {
+                // a file of another agent, or of another kind of this
+                // agent's (a saved checkpoint), reads as no event at all
+                eprintln!(
+                    "warning: {}: nothing read: no prompt, answer or tool call of a {} {} is in \
+                     it (another agent's file? `memlog import --help` lists each agent's importer)",
+                    f.path,
+                    agent.title(),
+                    agent.session_noun()
+                );
             }
         }
         println!(
