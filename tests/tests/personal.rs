@@ -470,19 +470,26 @@ fn a_personal_memory_sharing_one_word_with_a_work_prompt_is_not_given_to_it() {
     );
 }
 
+/// A clone holding a personal note about a salary review, whose work
+/// session "work" has just asked for what was saved.
+fn asking_for_the_salary_note() -> (tempfile::TempDir, Vec<TestRepo>) {
+    let (remote, clones) = one_clone_noting(&format!("salary review with Dana, codeword {NOTE}"));
+    clones[0].hook(
+        "UserPromptSubmit",
+        "work",
+        serde_json::json!({"prompt": "look up what I saved last week"}),
+    );
+    (remote, clones)
+}
+
 /// The same when the command line drops memlog's label on the way
 /// (`memlog search … | grep -o …`, `--json | jq -r .text`, a script):
 /// memlog notes that it printed personal memory, and the hook recording the
 /// call finds the note newer than the session's journal (field test 7).
 #[test]
 fn a_personal_memory_read_back_through_a_pipe_keeps_what_follows_here() {
-    let (remote, clones) = one_clone_noting(&format!("salary review with Dana, codeword {NOTE}"));
+    let (remote, clones) = asking_for_the_salary_note();
     let me = &clones[0];
-    me.hook(
-        "UserPromptSubmit",
-        "work",
-        serde_json::json!({"prompt": "look up what I saved last week"}),
-    );
     let command = "memlog search 'salary review' | grep -o 'codeword [A-Za-z0-9-]*'";
     let out = std::process::Command::new("sh")
         .arg("-c")
@@ -514,13 +521,8 @@ fn a_personal_memory_read_back_through_a_pipe_keeps_what_follows_here() {
 /// columns may be any text of any event (field test 12c).
 #[test]
 fn a_personal_memory_read_back_through_memlog_sql_keeps_what_follows_here() {
-    let (remote, clones) = one_clone_noting(&format!("salary review with Dana, codeword {NOTE}"));
+    let (remote, clones) = asking_for_the_salary_note();
     let me = &clones[0];
-    me.hook(
-        "UserPromptSubmit",
-        "work",
-        serde_json::json!({"prompt": "look up what I saved last week"}),
-    );
     let query = "SELECT text FROM events WHERE text LIKE '%codeword%'";
     let found = me.memlog(&["sql", query]).ok().stdout();
     assert!(found.contains(NOTE), "{found}");

@@ -526,21 +526,9 @@ fn a_name_only_a_tool_output_holds_ranks_it_first_with_a_warm_watcher() {
     repo.memlog(&["import", "jsonl", "--no-index", "in.jsonl"])
         .ok();
     repo.memlog(&["index"]).ok();
-    let mut watch = memlog_command(repo.path())
-        .args(["watch"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("memlog watch starts");
-    let sock = repo.path().join(".git/memlog/warm.sock");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !sock.exists() {
-        assert!(std::time::Instant::now() < deadline, "no warm watcher");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    let watch = memlog_e2e::start_watch(repo.path());
     let out = repo.memlog(&["search", "gcsout8", "--json"]);
-    let _ = watch.kill();
-    let _ = watch.wait();
+    drop(watch);
     let out = out.ok().json();
     assert_eq!(out["hits"][0]["kind"], "tool_observation", "{out:#}");
 }

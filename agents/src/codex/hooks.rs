@@ -172,18 +172,24 @@ pub fn complete_post_tool_use(raw: &mut Value) {
     }
 }
 
+/// The rollout and the turn a Stop or SubagentStop payload ends. A
+/// subagent's own rollout is its `agent_transcript_path` (SubagentStop
+/// names its parent's in `transcript_path`).
+fn rollout_turn(payload: &Payload) -> Option<(&Path, &str)> {
+    let path = payload
+        .agent_transcript_path
+        .as_deref()
+        .or(payload.transcript_path.as_deref())?;
+    Some((path, payload.raw.get("turn_id")?.as_str()?))
+}
+
 /// What the agent said earlier in the turn a Stop payload ends, before its
 /// answer (between its calls), read from the rollout: each text with its
 /// time, in order. Codex's hooks give the turn's last answer only, and an
 /// import later keeps out what a hook-captured turn said before its answer
 /// (`memlog_format::capture`): unread here, it was lost (field test 12a).
 pub fn earlier_texts(payload: &Payload) -> Vec<(Option<String>, String)> {
-    let path = payload
-        .agent_transcript_path
-        .as_deref()
-        .or(payload.transcript_path.as_deref());
-    let (Some(path), Some(turn)) = (path, payload.raw.get("turn_id").and_then(Value::as_str))
-    else {
+    let Some((path, turn)) = rollout_turn(payload) else {
         return Vec::new();
     };
     // the turn's lines, and where turns start (older rollouts tag their
@@ -229,14 +235,7 @@ pub fn earlier_texts(payload: &Payload) -> Vec<(Option<String>, String)> {
 /// `update_plan` calls — each as a PostToolUse payload of tool
 /// `apply_patch` or `update_plan`, with the time of its call.
 pub fn unreported_calls(payload: &Payload) -> Vec<(String, Payload)> {
-    // A subagent's own rollout is its `agent_transcript_path` (SubagentStop
-    // names its parent's in `transcript_path`).
-    let path = payload
-        .agent_transcript_path
-        .as_deref()
-        .or(payload.transcript_path.as_deref());
-    let (Some(path), Some(turn)) = (path, payload.raw.get("turn_id").and_then(Value::as_str))
-    else {
+    let Some((path, turn)) = rollout_turn(payload) else {
         return Vec::new();
     };
     // Lines of the turn (those naming it, and calls and their outcomes,
