@@ -356,6 +356,7 @@ impl PrivacyFilter {
         self.names_in(text, &mut found);
         if depth > 0 && text.len() >= MIN_TEXT {
             self.encoded_in(text, depth, &mut found);
+            self.json_escaped_in(text, depth, &mut found);
         }
         if !self.allow.is_empty() {
             found.retain(|f| !self.allowed(&text[f.range()]));
@@ -381,6 +382,19 @@ impl PrivacyFilter {
             if let Some(inner) = self.find_in(&decoded, depth - 1).first() {
                 push(found, text, range, inner.rule, BY_TOKEN, usize::MAX);
             }
+        }
+    }
+
+    /// Secrets behind JSON string escapes (`postgres:\/\/app:pw@db`, `@`
+    /// as `\u0040`: what many JSON writers print), found in the decoded
+    /// lines and redacted in place, escapes and all (field test 12c).
+    fn json_escaped_in(&self, text: &str, depth: u8, found: &mut Vec<Finding>) {
+        let Some(unescaped) = encoded::json_unescaped(text) else {
+            return;
+        };
+        for inner in self.find_in(&unescaped.text, depth - 1) {
+            let range = unescaped.original(inner.range());
+            push(found, text, range, inner.rule, inner.strength, inner.order);
         }
     }
 

@@ -568,3 +568,47 @@ fn encoded_secrets_are_read_decoded_and_redacted_whole() {
         assert_eq!(redacted(plain), plain);
     }
 }
+
+/// JSON writers print `/` as `\/` and may write `@` as `\u0040`: the
+/// credentials of such a URL are redacted as their unescaped twin's are,
+/// in place (field test 12c).
+#[test]
+fn json_escaped_urls_are_read_unescaped() {
+    for (text, want) in [
+        (
+            r"postgres:\/\/app:Tq8Wm3Zr6Kp1Lx4N@db.internal:5432\/prod",
+            r"postgres:\/\/app:[R:database-url-password]@db.internal:5432\/prod",
+        ),
+        (
+            r#"{"DATABASE_URL":"mysql:\/\/root:Tq8Wm3Zr6Kp1Lx4N@db:3306\/app"}"#,
+            r#"{"DATABASE_URL":"mysql:\/\/root:[R:database-url-password]@db:3306\/app"}"#,
+        ),
+        (
+            r#"{"remote":"https:\/\/deploy:Hv2Bn7Qc5Rt9Yw3E@git.example.org\/acme\/shop.git"}"#,
+            r#"{"remote":"https:\/\/deploy:[R:url-basic-auth]@git.example.org\/acme\/shop.git"}"#,
+        ),
+        (
+            r#"{"url":"postgres://app:Tq8Wm3Zr6Kp1Lx4N\u0040db.internal/prod"}"#,
+            r#"{"url":"postgres://app:[R:database-url-password]\u0040db.internal/prod"}"#,
+        ),
+        // escaped twice (JSON in a JSON string)
+        (
+            r#"{\"url\":\"postgres:\\\/\\\/app:Tq8Wm3Zr6Kp1Lx4N@db\\\/prod\"}"#,
+            r#"{\"url\":\"postgres:\\\/\\\/app:[R:database-url-password]@db\\\/prod\"}"#,
+        ),
+    ] {
+        assert_eq!(redacted(text), want, "{text}");
+    }
+    let webhook =
+        r"https:\/\/hooks.slack.com\/services\/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";
+    let out = redacted(&format!("hook: {webhook}"));
+    assert!(out.contains("[R:slack-webhook-url"), "{out}");
+    assert!(!out.contains("Zx9Qw8Er7Ty6Ui5Op4As3Df2"), "{out}");
+    // escaped JSON with no secret is left as it is
+    for plain in [
+        r#"{"homepage":"https:\/\/example.org\/docs","name":"caf\u00e9"}"#,
+        r#"{"repo":"git@github.com:org\/repo.git","path":"C:\\Users\\me"}"#,
+    ] {
+        assert_eq!(redacted(plain), plain);
+    }
+}
