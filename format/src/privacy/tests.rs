@@ -612,3 +612,47 @@ fn json_escaped_urls_are_read_unescaped() {
         assert_eq!(redacted(plain), plain);
     }
 }
+
+/// Session cookies are credentials: the secret-shaped values of `Cookie:`,
+/// `Set-Cookie:`, `curl -b` and `--cookie` are redacted, and prose about
+/// cookies and short values are not (field test 12c).
+#[test]
+fn session_cookies_are_redacted() {
+    for (text, want) in [
+        (
+            "Cookie: sessionid=8f3a9c1d7e2b4f6a0c5d9e8b7a6f5e4d; theme=dark",
+            "Cookie: sessionid=[R:http-cookie]; theme=dark",
+        ),
+        (
+            "Set-Cookie: session=eyJ1c2VyIjoxMjN9.Zk3aBc.Xy7_QwErTyUiOp9AsDfGhJkL; HttpOnly; Path=/",
+            "Set-Cookie: session=[R:http-cookie]; HttpOnly; Path=/",
+        ),
+        (
+            "curl -b 'sessionid=8f3a9c1d7e2b4f6a0c5d9e8b7a6f5e4d' https://app.internal/",
+            "curl -b 'sessionid=[R:http-cookie]' https://app.internal/",
+        ),
+        (
+            "curl --cookie \"sid=Zk3aBcXy7QwErTyUiOp9AsDf; lang=en\" https://app.internal/",
+            "curl --cookie \"sid=[R:http-cookie]; lang=en\" https://app.internal/",
+        ),
+        (
+            "curl -sS -H 'Cookie: a=1; sessionid=db71abb96aa42bba6a82bf1774f1b92f' http://127.0.0.1:9/api",
+            "curl -sS -H 'Cookie: a=1; sessionid=[R:http-cookie]' http://127.0.0.1:9/api",
+        ),
+        (
+            "{\"headers\": {\"Cookie\": \"connect.sid=s%3AZk3aBcXy7QwErTyUiOp9AsDfGhJkL\"}}",
+            "{\"headers\": {\"Cookie\": \"connect.sid=[R:http-cookie]\"}}",
+        ),
+    ] {
+        assert_eq!(redacted(text), want, "{text}");
+    }
+    for text in [
+        "The Cookie: header carries the session; see the docs.",
+        "Set-Cookie: theme=dark; Path=/; Max-Age=3600",
+        "cookies = load_cookies(); cookie_jar.save(); curl -b cookies.txt https://x.org",
+        "document.cookie = \"lang=en-US\";",
+        "a cookie banner asks for consent",
+    ] {
+        assert_eq!(filter(text).0, text);
+    }
+}

@@ -3,7 +3,7 @@
 use super::Family::Urls as F;
 use std::ops::Range;
 
-use super::{Detect, Rule, token};
+use super::{Detect, NameClass, Rule, token};
 
 pub(super) const RULES: &[Rule] = &[
     Rule {
@@ -36,6 +36,15 @@ pub(super) const RULES: &[Rule] = &[
     )
     .mixed()
     .context(),
+    // session cookies: neither gitleaks nor detect-secrets has a rule,
+    // and field test 12c found them kept whole
+    Rule {
+        id: "http-cookie",
+        family: F,
+        keywords: &["cookie", "curl"],
+        detect: Detect::Scan(cookie_values),
+        sample: "curl -H 'Cookie: sessionid=«{h:32}»; theme=dark' https://app.internal.net/",
+    },
     token(
         "netrc-password",
         F,
@@ -51,6 +60,132 @@ pub(super) const RULES: &[Rule] = &[
         "sshpass -p '«{a:16}»' ssh deploy@10.0.0.4",
     ).context(),
 ];
+
+/// Shortest cookie value taken for a secret: a session id is longer, and
+/// `theme=dark`, `lang=en-US` are not.
+const MIN_COOKIE: usize = 16;
+
+/// The secret-shaped values of cookies: those of a `Cookie:` header (every
+/// one), of `Set-Cookie:` (the first: the rest are attributes), of
+/// `--cookie`, `curl -b` and `document.cookie =`. A value is taken when it
+/// is as random as a token's (a session id, a signed or JWT-like value),
+/// so prose about cookies and `theme=dark` stay as they are.
+fn cookie_values(text: &str, out: &mut Vec<Range<usize>>) {
+    let b = text.as_bytes();
+    let words =
+        memchr::memmem::find_iter(b, b"ookie").chain(memchr::memmem::find_iter(b, b"OOKIE"));
+    for at in words.filter_map(|i| i.checked_sub(1)) {
+        let end = at + "cookie".len();
+        let whole_word = b[at].eq_ignore_ascii_case(&b'c')
+            && (at == 0 || !b[at - 1].is_ascii_alphanumeric())
+            && !b
+                .get(end)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || b"_-".contains(c));
+        if !whole_word {
+            continue;
+        }
+        let set = at >= 4 && b[at - 4..at].eq_ignore_ascii_case(b"set-");
+        let flag = at >= 2 && &b[at - 2..at] == b"--";
+        if let Some(p) = cookie_list_start(b, end, flag) {
+            cookie_pairs(b, p, set, out);
+        }
+    }
+    // curl's short flag: `curl -b 'sessionid=…'` (a file name has no `=`)
+    for at in memchr::memmem::find_iter(b, b"curl") {
+        let line_end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |i| at + i);
+        for flag in memchr::memmem::find_iter(&b[at..line_end], b" -b").map(|i| at + i + 3) {
+            let mut p = flag;
+            while p < line_end && b[p] == b' ' {
+                p += 1;
+            }
+            if p == flag
+                && b.get(p)
+                    .is_some_and(|c| !b"'\"".contains(c) && !c.is_ascii_alphanumeric())
+            {
+                continue;
+            }
+            if matches!(b.get(p), Some(b'\'' | b'"')) {
+                p += 1;
+            }
+            cookie_pairs(b, p, false, out);
+        }
+    }
+}
+
+/// Where the cookies named after `cookie` (ending at `end`) start: past
+/// `:` or `=` (a header, a JSON key, `--cookie=`, `document.cookie =`) or,
+/// for the `--cookie` flag, blanks; then past an opening quote.
+fn cookie_list_start(b: &[u8], end: usize, flag: bool) -> Option<usize> {
+    let mut p = end;
+    if matches!(b.get(p), Some(b'"' | b'\'')) {
+        p += 1;
+    }
+    let blanks = |p: &mut usize| {
+        while b.get(*p).is_some_and(|c| *c == b' ' || *c == b'\t') {
+            *p += 1;
+        }
+    };
+    let before = p;
+    blanks(&mut p);
+    match b.get(p) {
+        Some(b':' | b'=') => {
+            p += 1;
+            blanks(&mut p);
+        }
+        _ if flag && p > before => {}
+        _ => return None,
+    }
+    if b.get(p) == Some(&b'\\') && matches!(b.get(p + 1), Some(b'"')) {
+        p += 2;
+    } else if matches!(b.get(p), Some(b'"' | b'\'')) {
+        p += 1;
+    }
+    Some(p)
+}
+
+/// The secret-shaped values of the `name=value; …` list at `p` (only the
+/// first pair when `first_only`).
+fn cookie_pairs(b: &[u8], mut p: usize, first_only: bool, out: &mut Vec<Range<usize>>) {
+    let ends_name = |c: u8| c.is_ascii_whitespace() || b"=;,'\"\\".contains(&c);
+    let ends_value = |c: u8| c.is_ascii_whitespace() || b";,'\"\\".contains(&c);
+    loop {
+        let name = p;
+        while p < b.len() && p - name < 128 && !ends_name(b[p]) {
+            p += 1;
+        }
+        if p == name || b.get(p) != Some(&b'=') {
+            return;
+        }
+        p += 1;
+        let quoted = b.get(p) == Some(&b'"');
+        if quoted {
+            p += 1;
+        }
+        let value = p;
+        while p < b.len() && p - value < 4096 && !ends_value(b[p]) {
+            p += 1;
+        }
+        if p - value >= MIN_COOKIE
+            && std::str::from_utf8(&b[value..p])
+                .is_ok_and(|v| crate::privacy::value::is_secret(v, NameClass::Token, true))
+        {
+            out.push(value..p);
+        }
+        if quoted && b.get(p) == Some(&b'"') {
+            p += 1;
+        }
+        while b.get(p) == Some(&b' ') {
+            p += 1;
+        }
+        if first_only || b.get(p) != Some(&b';') {
+            return;
+        }
+        p += 1;
+        while b.get(p) == Some(&b' ') {
+            p += 1;
+        }
+    }
+}
 
 /// Database schemes, whose URLs are the databases family's.
 pub(super) const DATABASE_SCHEMES: &[&str] = &[
