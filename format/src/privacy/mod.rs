@@ -158,6 +158,8 @@ pub struct PrivacyFilter {
     spans: PrivateSpans,
     rules: Vec<&'static Rule>,
     compiled: Vec<OnceLock<Option<RuleRegex>>>,
+    /// The length of each rule's token (its sample's), on first use.
+    token_lengths: Vec<OnceLock<usize>>,
     /// The rule of each generic name class, by [`NameClass::rank`].
     generic: [Option<usize>; NameClass::COUNT],
     prefilter: Prefilter,
@@ -215,6 +217,7 @@ impl PrivacyFilter {
         Ok(PrivacyFilter {
             spans: PrivateSpans,
             compiled: rules.iter().map(|_| OnceLock::new()).collect(),
+            token_lengths: rules.iter().map(|_| OnceLock::new()).collect(),
             rules,
             generic,
             prefilter,
@@ -345,6 +348,10 @@ impl PrivacyFilter {
                     push(&mut found, text, a.value, self.rules[i], strength, i);
                 }
             }
+            // an edge of the text as given, not of one decoded from it
+            if depth == DECODE_DEPTH {
+                self.cut_tokens(text, &hits.tokens, &mut found);
+            }
         }
         for lazy in &self.extra {
             if let Some(re) = lazy.get() {
@@ -396,6 +403,94 @@ impl PrivacyFilter {
             let range = unescaped.original(inner.range());
             push(found, text, range, inner.rule, inner.strength, inner.order);
         }
+    }
+
+    /// Self-naming tokens cut short where a line or the text ends: an agent
+    /// may hand its hook only the first characters of an output, and say
+    /// nothing (Claude Code's Bash keeps 30 000 of stdout and of stderr;
+    /// field test 12c found 24 of a GitHub token's 36 characters stored).
+    /// A run of token characters that holds a rule's keyword, ends a line,
+    /// is shorter than the rule's token and would be one had it gone on,
+    /// is redacted. `tokens` are the keywords the prefilter found; the
+    /// text's last run, when too short for the prefilter's gate, is
+    /// searched again.
+    fn cut_tokens(&self, text: &str, tokens: &[(usize, usize, usize)], found: &mut Vec<Finding>) {
+        let b = text.as_bytes();
+        let mut end = b.len();
+        while end > 0 && b[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        // a longer run the prefilter has read: a cut token looks random
+        let last = run_bounds(b, end, end).0;
+        let short = (MIN_CUT_TAIL + 2..prefilter::MIN_RUN).contains(&(end - last))
+            && b[last..end]
+                .iter()
+                .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase());
+        if tokens.is_empty() && !short {
+            return;
+        }
+        let in_last_run = short
+            .then(|| self.prefilter.token_prefixes(&text[last..end]))
+            .into_iter()
+            .flatten()
+            .map(|(rule, start, stop)| (rule, last + start, last + stop));
+        let named = tokens
+            .iter()
+            .copied()
+            .filter(|&(rule, _, _)| self.prefilter.names_its_token(rule));
+        for (i, keyword, keyword_end) in named.chain(in_last_run) {
+            // a token starts at its keyword, or after a word glued to it
+            // (`backup_ghp_…`); a keyword inside a run of letters and
+            // digits (base64) is chance
+            if keyword > 0 && b[keyword - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            let (start, stop) = run_bounds(b, keyword, keyword_end);
+            let ends_line = stop >= end || matches!(b[stop], b'\n' | b'\r');
+            if !ends_line
+                || stop - keyword_end < MIN_CUT_TAIL
+                || found.iter().any(|f| f.start < stop && start < f.end)
+            {
+                continue;
+            }
+            let at = (keyword - start, keyword_end - start);
+            if let Some(from) = self.would_be_token(i, &text[start..stop], at) {
+                push(found, text, start + from..stop, self.rules[i], BY_TOKEN, i);
+            }
+        }
+    }
+
+    /// Where in `run` rule `i`'s token starts, when `run` (its keyword at
+    /// `keyword`, ending at `after`) is shorter than the rule's token and
+    /// matches its expression once filled out to that length with its own
+    /// characters (they are of the token's alphabet: hex, base32…).
+    fn would_be_token(
+        &self,
+        i: usize,
+        run: &str,
+        (keyword, after): (usize, usize),
+    ) -> Option<usize> {
+        let full = *self.token_lengths[i].get_or_init(|| {
+            sample::expand(self.rules[i].sample, &mut sample::SplitMix::new(0))
+                .secret
+                .len()
+        });
+        let missing = full.checked_sub(run.len() - keyword).filter(|&n| n > 0)?;
+        if placeholder(&run[keyword..]) {
+            return None;
+        }
+        let own: Vec<u8> = run.as_bytes()[after..]
+            .iter()
+            .copied()
+            .filter(u8::is_ascii_alphanumeric)
+            .collect();
+        if own.is_empty() {
+            return None;
+        }
+        let mut whole = run.as_bytes().to_vec();
+        whole.extend(own.iter().cycle().take(missing));
+        let m = self.regex(i)?.find(whole.as_slice())?;
+        (m.start() <= keyword && m.end() > run.len()).then_some(m.start())
     }
 
     /// Whether the configured allow-list keeps `secret`.
@@ -735,6 +830,25 @@ pub fn redact_message(text: &str) -> String {
         Ok(f) => f.filter_text(text).0,
         Err(_) => text.to_string(),
     }
+}
+
+/// Fewest characters after its keyword a token cut short must keep to be
+/// redacted: fewer say nothing of it.
+const MIN_CUT_TAIL: usize = 6;
+
+/// The run of token characters (letters, digits, `_ + = - /`) around
+/// `start..end`: up to 64 bytes before it and 1 024 after.
+fn run_bounds(b: &[u8], start: usize, end: usize) -> (usize, usize) {
+    let token = |c: u8| c.is_ascii_alphanumeric() || b"_+=-/".contains(&c);
+    let mut s = start;
+    while s > 0 && start - s < 64 && token(b[s - 1]) {
+        s -= 1;
+    }
+    let mut e = end;
+    while e < b.len() && e - end < 1024 && token(b[e]) {
+        e += 1;
+    }
+    (s, e)
 }
 
 /// Records a finding over `range`, widened to whole characters.

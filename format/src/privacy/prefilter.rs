@@ -340,7 +340,7 @@ impl Found {
 
 /// The shortest run of token characters a keyword that is part of a token
 /// must lie in: every such format is longer.
-const MIN_RUN: usize = 16;
+pub(super) const MIN_RUN: usize = 16;
 
 /// Bytes of a token, for [`MIN_RUN`].
 fn in_token(b: u8) -> bool {
@@ -463,6 +463,47 @@ impl Prefilter {
         }
     }
 
+    /// Calls `found` with the rule, start and end of every keyword in `b`,
+    /// spelt as it must be.
+    #[inline(always)]
+    fn each_keyword(&self, b: &[u8], mut found: impl FnMut(usize, usize, usize)) {
+        let a = self.automaton();
+        let mut s = 0;
+        for (i, &byte) in b.iter().enumerate() {
+            s = usize::from(a.next[s * STRIDE + usize::from(CLASS[usize::from(byte)])]);
+            if !a.reports[s] {
+                continue;
+            }
+            let end = i + 1;
+            for keyword in a.ending_in(s) {
+                let start = end - keyword.keyword.len();
+                if keyword.spelt(&b[start..end]) {
+                    found(usize::from(keyword.rule), start, end);
+                }
+            }
+        }
+    }
+
+    /// The keywords of self-naming tokens (`ghp_`, `xoxb-`) in `text`, as
+    /// (rule, start, end), however short the run they are in: a token cut
+    /// short at a text's end ([`super::PrivacyFilter`]) is too short for
+    /// the run [`Prefilter::scan`] asks of one.
+    pub(super) fn token_prefixes(&self, text: &str) -> Vec<(usize, usize, usize)> {
+        let mut out = Vec::new();
+        self.each_keyword(text.as_bytes(), |rule, start, end| {
+            if self.gated[rule] {
+                out.push((rule, start, end));
+            }
+        });
+        out
+    }
+
+    /// Whether rule `i`'s keyword is part of its token (a self-naming
+    /// token: `ghp_`, `xoxb-`).
+    pub(super) fn names_its_token(&self, i: usize) -> bool {
+        self.gated[i]
+    }
+
     /// The rules whose keywords `text` holds, and where assignment
     /// keywords are.
     pub(super) fn scan(&self, text: &str) -> Hits {
@@ -471,32 +512,19 @@ impl Prefilter {
             assignments: Vec::new(),
             tokens: Vec::new(),
         };
-        let a = self.automaton();
         let b = text.as_bytes();
-        let mut s = 0;
-        for (i, &byte) in b.iter().enumerate() {
-            s = usize::from(a.next[s * STRIDE + usize::from(CLASS[usize::from(byte)])]);
-            if !a.reports[s] {
-                continue;
+        self.each_keyword(b, |rule, start, end| {
+            if self.gated[rule] && !could_be_token(b, start, end) {
+                return;
             }
-            let end = i + 1;
-            for found in a.ending_in(s) {
-                let start = end - found.keyword.len();
-                let rule = usize::from(found.rule);
-                if !found.spelt(&b[start..end])
-                    || (self.gated[rule] && !could_be_token(b, start, end))
-                {
-                    continue;
-                }
-                hits.rules[rule] = true;
-                if self.assigns[rule] {
-                    hits.assignments.push((start, rule));
-                }
-                if self.token[rule] {
-                    hits.tokens.push((rule, start, end));
-                }
+            hits.rules[rule] = true;
+            if self.assigns[rule] {
+                hits.assignments.push((start, rule));
             }
-        }
+            if self.token[rule] {
+                hits.tokens.push((rule, start, end));
+            }
+        });
         hits.assignments.sort_unstable();
         hits.assignments.dedup();
         hits.tokens.sort_unstable();

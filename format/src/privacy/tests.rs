@@ -656,3 +656,43 @@ fn session_cookies_are_redacted() {
         assert_eq!(filter(text).0, text);
     }
 }
+
+/// An agent that cuts an output itself may cut a token in two and say
+/// nothing (Claude Code keeps 30 000 characters of a Bash output): a token
+/// cut short where the text or a line ends is redacted, from its start
+/// (field test 12c).
+#[test]
+fn a_token_cut_short_at_the_end_is_redacted() {
+    let pad = "a".repeat(200);
+    for text in [
+        format!("{pad} ghp_Q7w3E9r5T1y8U4i6O2p0A5s7"),
+        format!("{pad} ghp_Q7w3E9r5T1y8U4i6O2p0A5s7\nstderr: warning"),
+        format!("{pad} ghp_Q7w3E9r5"),
+        "export SLACK=xoxb-123456789012-12345678".to_string(),
+        "key AKIAQRBFIP".to_string(),
+    ] {
+        let out = filter(&text).0;
+        for piece in ["Q7w3E9r5", "12345678", "QRBFIP"] {
+            assert!(!out.contains(piece), "{text:?} -> {out:?}");
+        }
+        assert!(out.contains("[REDACTED:"), "{text:?} -> {out:?}");
+    }
+    // whole tokens keep their own rule; a prefix said in words, a word
+    // that merely starts like one, a token's prefix alone, and a
+    // placeholder are left alone
+    assert_eq!(
+        redacted("ghp_Q7w3E9r5T1y8U4i6O2p0A5s7D3f9G1h4J6k8"),
+        "[R:github-pat]"
+    );
+    for text in [
+        "GitHub tokens start with ghp_",
+        "see ghp_abc",
+        "a sentence that ends in ghp_Q7w3E9r5T1y8U4i6O2p0A5s7, then goes on",
+        "token: ghp_xxxxxxxxxxxxxxxx",
+        "the AKIA prefix marks an access key id",
+        "run dapi",
+        "paths: src/skills/pattern_matching",
+    ] {
+        assert_eq!(filter(text).0, text);
+    }
+}
