@@ -696,3 +696,56 @@ fn a_token_cut_short_at_the_end_is_redacted() {
         assert_eq!(filter(text).0, text);
     }
 }
+
+/// An agent that keeps an output's end may cut a private key's BEGIN line
+/// off: its body lines and END line are redacted, from the text's start or
+/// its first body line (field test 12c).
+#[test]
+fn a_private_key_without_its_begin_line_is_redacted() {
+    let body = [
+        "OCPEMrF91QQlUI7p5rEiHvQspaKUEUvxj6eZxrNWcuz07esXpZwRqHFQgesZ/n8S",
+        "OCPEMPxTbsWhBS42op6371XDWfe55KfgPt7QGOy8Zgq+oDxsonGHixeRGS6Ab2z+",
+        "Zk3aBcXy7QwErTyUiOp9AsDfGhJkL==",
+    ];
+    let tail = format!("{}\n-----END RSA PRIVATE KEY-----", body.join("\n"));
+    for (text, kept) in [
+        // the output starts inside the key
+        (
+            format!("{tail}\nlog line 1016 ok\n"),
+            "\nlog line 1016 ok\n",
+        ),
+        // after lines of its own
+        (format!("log line 984 ok\n{tail}\n"), "log line 984 ok\n"),
+        // escaped in a JSON string, the key's name before its first line
+        (
+            format!(
+                "{{\"key\": \"{}\\n-----END PRIVATE KEY-----\\n\"}}",
+                body.join("\\n")
+            ),
+            "{\"key\": \"",
+        ),
+        // quoted in a reply, indented
+        (
+            format!(
+                "> {}\n> -----END OPENSSH PRIVATE KEY-----",
+                body.join("\n> ")
+            ),
+            "",
+        ),
+    ] {
+        let out = filter(&text).0;
+        for line in body {
+            assert!(!out.contains(&line[..20]), "{text:?} -> {out:?}");
+        }
+        assert!(out.contains(kept), "{text:?} -> {out:?}");
+        assert!(
+            out.contains("[REDACTED:private-key-tail]"),
+            "{text:?} -> {out:?}"
+        );
+    }
+    // a whole block keeps its rule; a public key's END is no private key
+    let whole = format!("-----BEGIN RSA PRIVATE KEY-----\n{tail}");
+    assert_eq!(redacted(&whole), "[R:private-key]");
+    let public = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----";
+    assert_eq!(filter(public).0, public);
+}
