@@ -107,7 +107,8 @@ fn every_rule_finds_its_samples() {
 
 /// True negatives: the format filled with a placeholder (`xxxx…`) is not
 /// redacted by its rule, and a self-naming token glued to a word is not
-/// that token.
+/// that token (unless its expression has no word boundary: GitHub's, as in
+/// gitleaks).
 #[test]
 fn every_rule_spares_placeholders_and_glued_words() {
     let f = PrivacyFilter::new(&[]).unwrap();
@@ -748,4 +749,29 @@ fn a_private_key_without_its_begin_line_is_redacted() {
     assert_eq!(redacted(&whole), "[R:private-key]");
     let public = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----";
     assert_eq!(filter(public).0, public);
+}
+
+/// A GitHub token glued to a word by `_` or a letter is still the token,
+/// as gitleaks reads it (field test 12c).
+#[test]
+fn a_github_token_glued_to_a_word_is_redacted() {
+    let token = "ghp_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c";
+    for (text, want) in [
+        (
+            format!("cp creds backup_{token}.txt"),
+            "cp creds backup_[R:github-pat].txt",
+        ),
+        (format!("{token}_old"), "[R:github-pat]_old"),
+        (format!("tok{token}"), "tok[R:github-pat]"),
+        (
+            "x_gho_16C7e42F292c6912E7710c838347Ae178B4a".to_string(),
+            "x_[R:github-oauth]",
+        ),
+    ] {
+        assert_eq!(redacted(&text), want, "{text}");
+    }
+    // not a token: too short, or an identifier
+    for text in ["fn fetch_ghp_token_for_user() {}", "ghp_short_name"] {
+        assert_eq!(filter(text).0, text);
+    }
 }

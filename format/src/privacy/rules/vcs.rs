@@ -4,39 +4,42 @@ use super::Family::Vcs as F;
 use super::{Rule, assigned, token};
 
 pub(super) const RULES: &[Rule] = &[
+    // GitHub's prefixes are distinctive enough to need no word boundary,
+    // as in gitleaks: a token glued to a word (`backup_ghp_….txt`,
+    // `ghp_…_old`) is one (field test 12c)
     token(
         "github-pat",
         F,
         &["ghp_"],
-        r"\b(ghp_[A-Za-z0-9]{36,255})\b",
+        r"(ghp_[A-Za-z0-9]{36,255})",
         "ghp_{a:36}",
     ),
     token(
         "github-oauth",
         F,
         &["gho_"],
-        r"\b(gho_[A-Za-z0-9]{36,255})\b",
+        r"(gho_[A-Za-z0-9]{36,255})",
         "gho_{a:36}",
     ),
     token(
         "github-app-token",
         F,
         &["ghu_", "ghs_"],
-        r"\b(gh[us]_[A-Za-z0-9]{36,255})\b",
+        r"(gh[us]_[A-Za-z0-9]{36,255})",
         "ghs_{a:36}",
     ),
     token(
         "github-refresh-token",
         F,
         &["ghr_"],
-        r"\b(ghr_[A-Za-z0-9]{36,255})\b",
+        r"(ghr_[A-Za-z0-9]{36,255})",
         "ghr_{a:76}",
     ),
     token(
         "github-fine-grained-pat",
         F,
         &["github_pat_"],
-        r"\b(github_pat_[A-Za-z0-9_]{22,255})\b",
+        r"(github_pat_[A-Za-z0-9_]{22,255})",
         "github_pat_11{u:20}_{a:59}",
     ),
     token(
