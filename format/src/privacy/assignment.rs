@@ -97,6 +97,7 @@ pub(super) fn at(text: &str, hit: usize) -> Option<Assignment> {
     }
     let gap = skip_blanks(b, &mut p);
     let rest = &b[p..];
+    let colon = rest.starts_with(b":") && !rest.starts_with(b":=") && !rest.starts_with(b"::");
     let mode = if rest.starts_with(b"::=") {
         p += 3;
         Mode::Operator
@@ -125,8 +126,65 @@ pub(super) fn at(text: &str, hit: usize) -> Option<Assignment> {
         return None;
     };
     skip_blanks(b, &mut p);
+    if colon && let Some((below, block)) = yaml_value_below(b, outer, p) {
+        let (value, quoted) = value_at(b, below, mode)?;
+        return Some(Assignment {
+            key,
+            value,
+            quoted: quoted || block,
+        });
+    }
     let (value, quoted) = value_at(b, p, mode)?;
     Some(Assignment { key, value, quoted })
+}
+
+/// YAML's value on the line below its key (`password: |` or `api_key:`
+/// ending the line, the value indented under it): where it starts, and
+/// whether it is a block scalar (`|`, `>`: literal text, as if quoted).
+/// `key` is where the key starts, `p` where the line goes on after `:`.
+fn yaml_value_below(b: &[u8], key: usize, mut p: usize) -> Option<(usize, bool)> {
+    let block = matches!(b.get(p), Some(b'|' | b'>'));
+    if block {
+        p += 1;
+        while b
+            .get(p)
+            .is_some_and(|c| matches!(c, b'-' | b'+') || c.is_ascii_digit())
+        {
+            p += 1;
+        }
+        skip_blanks(b, &mut p);
+    }
+    if b.get(p) == Some(&b'\r') {
+        p += 1;
+    }
+    if b.get(p) != Some(&b'\n') {
+        return None;
+    }
+    let line_start = b[..key]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |i| i + 1);
+    let key_indent = b[line_start..key]
+        .iter()
+        .take_while(|&&c| c == b' ')
+        .count();
+    let below = p + 1;
+    let indent = b[below..]
+        .iter()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    let value = below + indent;
+    let line_end = b[value..]
+        .iter()
+        .position(|&c| c == b'\n' || c == b'\r')
+        .map_or(b.len(), |i| value + i);
+    let content = &b[value..line_end];
+    // a nested mapping, a list or a comment is no value
+    let mapping =
+        content.windows(2).any(|w| w[0] == b':' && w[1] == b' ') || content.ends_with(b":");
+    let list_or_comment = content.starts_with(b"- ") || content.starts_with(b"#");
+    (indent > key_indent && !content.is_empty() && (block || !(mapping || list_or_comment)))
+        .then_some((value, block))
 }
 
 /// How the value is introduced.
@@ -324,6 +382,10 @@ mod tests {
                 "ClearTextPassword",
                 "pw17",
             ),
+            // YAML, the value on the line below (field test 12c)
+            ("password: |\n  pw18\n", "password", "password", "pw18"),
+            ("db:\n  api_key:\n    pw19\n", "key", "api_key", "pw19"),
+            ("token: >-\r\n  pw20", "token", "token", "pw20"),
             ("the password is hunter2.", "password", "", ""),
         ] {
             let got = found(text, word);
@@ -345,6 +407,9 @@ mod tests {
             ("std::token::Kind", "token"),
             ("password?: string", "password"),
             ("password:\n  nested: 1", "password"),
+            ("password:\n  - one\n  - two", "password"),
+            ("password:\n# a comment", "password"),
+            ("  password:\nnext: at the same level", "password"),
         ] {
             assert_eq!(found(text, word), None, "{text}");
         }

@@ -775,3 +775,28 @@ fn a_github_token_glued_to_a_word_is_redacted() {
         assert_eq!(filter(text).0, text);
     }
 }
+
+/// A YAML value on the line below its key, as a block scalar or a plain
+/// one, is redacted as the same value on the key's line (field test 12c).
+#[test]
+fn a_yaml_value_below_its_key_is_redacted() {
+    for (text, want) in [
+        (
+            "password: |\n  Tq8Wm3Zr6Kp1Lx4N\n",
+            "password: |\n  [R:generic-password]\n",
+        ),
+        (
+            "api_key:\n  Zx9Qw8Er7Ty6Ui5OpAs3Df2",
+            "api_key:\n  [R:generic-api-key]",
+        ),
+    ] {
+        assert_eq!(redacted(text), want, "{text}");
+    }
+    for text in [
+        "password:\n  min_length: 12\n  require_digit: true",
+        "token:\n  - read\n  - write",
+        "secret: |\n  not a single word of it is shaped like a secret",
+    ] {
+        assert_eq!(filter(text).0, text);
+    }
+}
