@@ -1,5 +1,6 @@
 //! Private spans: `<private>…</private>`, `[private]…[/private]` and
-//! `<!-- private -->…<!-- /private -->` (tags case-insensitive) become
+//! `<!-- private -->…<!-- /private -->` (tags case-insensitive; the angle
+//! form with blanks or attributes before its `>` too) become
 //! [`PRIVATE_MARKER`](super::PRIVATE_MARKER). Tags inside fenced code blocks
 //! are literal text. Nested tags of the same form are absorbed by the outer
 //! span. An opening tag without a closing one leaves the rest of the text
@@ -53,16 +54,16 @@ fn tags(b: &[u8]) -> Vec<Tag> {
         }
         let (start, end) = (i, i + WORD.len());
         let before = |n: usize| start.checked_sub(n).map(|s| &b[s..start]);
-        let after = b.get(end).copied();
-        // <private>, </private>, [private], [/private]
+        // <private>, </private>, [private], [/private]; the angle form
+        // as HTML writes it too: `<private >`, `<private data-x=1>`
         for (form, open, close) in [(0, b'<', b'>'), (1, b'[', b']')] {
-            if after != Some(close) {
+            let Some(tag_end) = tag_close(b, end, close, form == 0) else {
                 continue;
-            }
+            };
             if before(1) == Some(&[open][..]) {
-                out.push((start - 1, end + 1, form, true));
+                out.push((start - 1, tag_end, form, true));
             } else if before(2) == Some(&[open, b'/'][..]) {
-                out.push((start - 2, end + 1, form, false));
+                out.push((start - 2, tag_end, form, false));
             }
         }
         // <!-- private -->, <!-- /private -->
@@ -83,6 +84,24 @@ fn tags(b: &[u8]) -> Vec<Tag> {
         }
     }
     out
+}
+
+/// Where a tag whose word ends at `end` ends: just past `close` right
+/// after the word, or, with `attributes`, past blanks and attributes on
+/// the same line and then `close` (not `/>`: a self-closing tag opens
+/// nothing).
+fn tag_close(b: &[u8], end: usize, close: u8, attributes: bool) -> Option<usize> {
+    match b.get(end) {
+        Some(&c) if c == close => return Some(end + 1),
+        Some(b' ' | b'\t') if attributes => {}
+        _ => return None,
+    }
+    const MAX_ATTRIBUTES: usize = 200;
+    let rest = &b[end..b.len().min(end + MAX_ATTRIBUTES)];
+    let at = rest
+        .iter()
+        .position(|&c| c == close || matches!(c, b'<' | b'\n' | b'\r'))?;
+    (rest[at] == close && (at == 0 || rest[at - 1] != b'/')).then_some(end + at + 1)
 }
 
 /// Private spans of the three tag forms.

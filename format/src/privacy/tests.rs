@@ -55,6 +55,36 @@ fn unclosed_tag_leaves_text_and_warns() {
     assert!(!r.warnings[0].contains("open forever"));
 }
 
+/// HTML allows blanks and attributes in a tag: `<private >` and
+/// `<private data-x=1>` open a span as `<private>` does (field test 12c
+/// found them stored silently).
+#[test]
+fn angle_tags_with_blanks_or_attributes_are_tags() {
+    for (text, want) in [
+        ("a <private >P2</private> b", "a [PRIVATE] b"),
+        ("a <private data-x=1>P15</private> b", "a [PRIVATE] b"),
+        ("a <private class=\"x\">P3</private > b", "a [PRIVATE] b"),
+        ("a <PRIVATE\tlevel=high>P4</Private> b", "a [PRIVATE] b"),
+    ] {
+        let (out, report) = filter(text);
+        assert_eq!(out, want, "{text}");
+        assert_eq!(report.private_spans, 1, "{text}");
+    }
+    // not tags: a self-closing one, one broken across lines, another word
+    for text in [
+        "a <private /> b",
+        "a <private\ndata=1>x</private> b",
+        "a <privateer>x</privateer> b",
+        "a <private-note>x</private-note> b",
+    ] {
+        let (out, report) = filter(text);
+        assert_eq!((out.as_str(), report.private_spans), (text, 0), "{text}");
+    }
+    // an unclosed one warns as `<private>` does
+    let (_, report) = filter("a <private data-x=1>open forever");
+    assert_eq!(report.warnings.len(), 1);
+}
+
 #[test]
 fn broken_tags_are_not_tags() {
     // docs/DESIGN.md §3: only the exact tag form counts
