@@ -223,6 +223,12 @@ fn value_attribute(b: &[u8], mut p: usize) -> Option<usize> {
     rest.starts_with(b"value=").then_some(p + 6)
 }
 
+/// The value after an operator (`:`, `=`) at `p`, and whether it was
+/// quoted, for a key found otherwise ([`super::labels`]).
+pub(super) fn value_after_operator(b: &[u8], p: usize) -> Option<(Range<usize>, bool)> {
+    value_at(b, p, Mode::Operator)
+}
+
 /// The value starting at `p`, and whether it was quoted.
 fn value_at(b: &[u8], mut p: usize, mode: Mode) -> Option<(Range<usize>, bool)> {
     if p >= b.len() || b[p] == b'\n' || b[p] == b'\r' {

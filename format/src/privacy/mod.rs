@@ -28,6 +28,7 @@
 mod allow;
 mod assignment;
 mod encoded;
+mod labels;
 mod marker;
 mod names;
 mod prefilter;
@@ -348,6 +349,9 @@ impl PrivacyFilter {
                     push(&mut found, text, a.value, self.rules[i], strength, i);
                 }
             }
+            if !text.is_ascii() {
+                self.labels_in_other_scripts(text, &mut found);
+            }
             // an edge of the text as given, not of one decoded from it
             if depth == DECODE_DEPTH {
                 self.cut_tokens(text, &hits.tokens, &mut found);
@@ -402,6 +406,19 @@ impl PrivacyFilter {
         for inner in self.find_in(&unescaped.text, depth - 1) {
             let range = unescaped.original(inner.range());
             push(found, text, range, inner.rule, inner.strength, inner.order);
+        }
+    }
+
+    /// Passwords after a label in another script (`Пароль: …`,
+    /// `비밀번호: …`), judged as a `password` key's value is.
+    fn labels_in_other_scripts(&self, text: &str, found: &mut Vec<Finding>) {
+        let Some(i) = self.generic[NameClass::Password.rank()] else {
+            return;
+        };
+        for (range, quoted) in labels::values(text) {
+            if value::is_secret(&text[range.clone()], NameClass::Password, quoted) {
+                push(found, text, range, self.rules[i], BY_NAME, i);
+            }
         }
     }
 

@@ -258,6 +258,7 @@ pub(super) fn classify(key: &str) -> Option<NameClass> {
             || w.contains("passwd")
             || w.contains("passphrase")
             || matches!(w, "pass" | "pwd" | "pw" | "pword")
+            || is_password_elsewhere(w)
         {
             consider(NameClass::Password);
         } else if w.contains("secret") {
@@ -282,6 +283,25 @@ pub(super) fn classify(key: &str) -> Option<NameClass> {
         }
     }
     best
+}
+
+/// "Password" in other languages, as a word of a key: German `Passwort`
+/// and `Kennwort`, French `mot de passe` (its last word: `mot_de_passe`,
+/// or `passe` before a colon), Spanish `contraseña` (`contrasena` in
+/// ASCII), and the labels of [`super::labels`] as JSON keys
+/// (`{"пароль": …}`).
+fn is_password_elsewhere(word: &str) -> bool {
+    if matches!(
+        word,
+        "passwort" | "kennwort" | "passe" | "contrasena" | "motdepasse"
+    ) {
+        return true;
+    }
+    !word.is_ascii()
+        && matches!(
+            word.to_lowercase().as_str(),
+            "пароль" | "비밀번호" | "パスワード" | "密码" | "密碼" | "contraseña"
+        )
 }
 
 /// `STRIPE_KEY`, `ACME_API_TOKEN`: an environment variable's style.
@@ -378,6 +398,14 @@ mod tests {
             ("get_token_by_id", None),
             ("is_secret", None),
             ("api_key_id", None),
+            ("Passwort", Some(Password)),
+            ("DB_KENNWORT", Some(Password)),
+            ("mot_de_passe", Some(Password)),
+            ("contrasena", Some(Password)),
+            ("Пароль", Some(Password)),
+            ("비밀번호", Some(Password)),
+            ("passenger", None),
+            ("passes", None),
         ] {
             assert_eq!(classify(key), want, "{key}");
         }

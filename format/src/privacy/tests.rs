@@ -830,3 +830,46 @@ fn a_yaml_value_below_its_key_is_redacted() {
         assert_eq!(filter(text).0, text);
     }
 }
+
+/// A password under a label in another language is redacted where the
+/// English word's would be (field test 12c: `Пароль: …` from a mixed
+/// Korean and Cyrillic prompt was stored).
+#[test]
+fn password_labels_in_other_languages() {
+    let v = "qIpbYAFOOaRvTECg5a";
+    for label in [
+        "Пароль: V",
+        "пароль=V",
+        "비밀번호: V",
+        "제 비밀번호: 'V'",
+        "パスワード：V",
+        "密码 = V",
+        "密碼：V",
+        "contraseña: V",
+        "mot de passe : V",
+        "mot_de_passe=V",
+        "Passwort: V",
+        "DB_KENNWORT=V",
+        "contrasena: V",
+    ] {
+        let text = label.replace('V', v);
+        let (out, report) = filter(&text);
+        assert!(!out.contains(v), "{text:?} -> {out:?}");
+        assert_eq!(report.rules, ["generic-password"], "{text:?} -> {out:?}");
+    }
+    let f = PrivacyFilter::new(&[]).unwrap();
+    let mut json = serde_json::json!({"пароль": v, "비밀번호": v});
+    f.filter_value(&mut json);
+    assert!(!json.to_string().contains(v), "{json}");
+    // prose, and words of the label's script after it, are left alone
+    for text in [
+        "Пароль: обязательное поле",
+        "비밀번호를 잊으셨나요?",
+        "パスワードを忘れた場合",
+        "mot de passe oublié",
+        "Passwort vergessen? Kennwort ändern",
+        "les passes: 3",
+    ] {
+        assert_eq!(filter(text).0, text);
+    }
+}

@@ -23,7 +23,7 @@ const fn generic(
 pub(super) const RULES: &[Rule] = &[
     generic(
         "generic-password",
-        &["pass", "pwd", "pw"],
+        &["pass", "pwd", "pw", "kennwort", "contrasena"],
         NameClass::Password,
         "DB_PASSWORD=«{a:16}»",
     ),
