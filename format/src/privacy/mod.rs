@@ -17,7 +17,12 @@
 //!      value shaped like one ([`value`]), in any syntax ([`assignment`]);
 //!    - allow-lists ([`allow`]) keep placeholders, references, digests,
 //!      public keys, UUIDs, paths and plain URLs;
-//!    - in JSON, a string under a secret-named key is judged whole.
+//!    - in JSON, a string under a secret-named key is judged whole;
+//!    - encoded text is read decoded ([`encoded`]: base64, hex, percent
+//!      escapes, and JSON string escapes, whose findings are redacted in
+//!      place);
+//!    - a self-naming token cut short where a line or the text ends (an
+//!      agent's own cut, without a mark) is redacted from its start.
 //!    - with `privacy.pii: true`, personal data too: emails, phone
 //!      numbers, IP addresses ([`rules::pii`]), and the configured names.
 //! 3. **Truncation** of tool outputs ([`truncate_output`]), after
