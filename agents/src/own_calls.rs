@@ -13,6 +13,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::tool::ToolCall;
+
 /// memlog's MCP tools (`memlog mcp`), as agents name them after their
 /// server (`mcp__memlog__memory_get`, `memlog__memory_get`, or bare).
 const MCP_TOOLS: [&str; 11] = [
@@ -75,12 +77,13 @@ fn reads_personal_store(input: Option<&Value>) -> bool {
         .is_some_and(|c| c.contains("memlog/personal.git"))
 }
 
-/// Whether a call to memlog's own tools (`tool` with `input`; the caller
-/// knows it is one, [`kept_input`]) returned a personal event (`response`,
-/// the tool's result in any shape): the agent has read it, and what it says
-/// next may repeat it, so the rest of its session stays on this machine, as
-/// after a personal memory injected.
-pub(crate) fn read_personal(input: Option<&Value>, response: Option<&Value>) -> bool {
+/// Whether a call to memlog's own tools (the caller knows it is one,
+/// [`kept_input`]) returned a personal event, in whatever the agent kept of
+/// its result (the response in any shape, the text the model saw, a
+/// failure's message): the agent has read it, and what it says next may
+/// repeat it, so the rest of its session stays on this machine, as after a
+/// personal memory injected.
+pub(crate) fn read_personal(call: &ToolCall<'_>) -> bool {
     fn any_string(value: &Value, found: &dyn Fn(&str) -> bool) -> bool {
         match value {
             Value::String(s) => found(s),
@@ -89,8 +92,11 @@ pub(crate) fn read_personal(input: Option<&Value>, response: Option<&Value>) -> 
             _ => false,
         }
     }
-    reads_personal_store(input)
-        || response.is_some_and(|r| any_string(r, &memlog_format::scope::shows_personal))
+    let shows = memlog_format::scope::shows_personal;
+    reads_personal_store(call.input)
+        || call.response.is_some_and(|r| any_string(r, &shows))
+        || call.result_text.as_deref().is_some_and(shows)
+        || call.failure.is_some_and(shows)
 }
 
 /// Whether `name` (a file name) is memlog's binary: `memlog`, `memlog.exe`,
@@ -129,21 +135,40 @@ mod tests {
     #[test]
     fn a_personal_event_read_back_is_seen_in_any_shape() {
         use serde_json::json;
+        fn call<'a>(input: Option<&'a Value>, response: Option<&'a Value>) -> ToolCall<'a> {
+            ToolCall {
+                tool: "Bash",
+                input,
+                response,
+                ..ToolCall::default()
+            }
+        }
         let mcp = json!([{"type": "text",
             "text": "{\"hits\":[{\"id\":\"ab\",\"personal\":true,\"headline\":\"x\"}]}"}]);
-        assert!(read_personal(None, Some(&mcp)));
+        assert!(read_personal(&call(None, Some(&mcp))));
         let shell = json!({"stdout": "ab12  2026-11-27 06:39  note  s  0.8  (personal) salary"});
         let input = json!({"command": "memlog search salary"});
-        assert!(read_personal(Some(&input), Some(&shell)));
+        assert!(read_personal(&call(Some(&input), Some(&shell))));
         let shared = json!({"stdout": "ab12  2026-11-27 06:39  note  s  0.8  staging host"});
-        assert!(!read_personal(Some(&input), Some(&shared)));
+        assert!(!read_personal(&call(Some(&input), Some(&shared))));
+        // an importer's text the model saw, and a failure's message
+        let as_text = ToolCall {
+            result_text: Some("ab12  note  (personal) salary".into()),
+            ..call(Some(&input), None)
+        };
+        assert!(read_personal(&as_text));
+        let as_failure = ToolCall {
+            failure: Some("Exit code 1\nab12  note  (personal) salary"),
+            ..call(Some(&input), None)
+        };
+        assert!(read_personal(&as_failure));
         // another program's call is not memlog's own, whatever it printed
         let other = json!({"command": "cat notes.txt"});
         assert!(kept_input("Bash", Some(&other)).is_none());
         // git on the personal store reads it directly: kept out, and personal
         let git = json!({"command": "git --git-dir=.git/memlog/personal.git log -p"});
         assert!(kept_input("Bash", Some(&git)).is_some());
-        assert!(read_personal(Some(&git), Some(&shared)));
+        assert!(read_personal(&call(Some(&git), Some(&shared))));
     }
     use serde_json::json;
 

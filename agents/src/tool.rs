@@ -4,11 +4,18 @@
 //! which see the same structured responses (`tool_response` in a hook
 //! payload is `toolUseResult` in a transcript line).
 //!
-//! Truncation of `output` and privacy are not done here: memlog-format's
-//! `Recorder` applies both to every draft before it is written.
+//! Every path that records a tool call, each agent's hooks and each
+//! importer, goes through [`observe`]: a call to memlog's own tools is
+//! withheld there, and one that read a personal event back makes its draft
+//! personal, whichever way the call was seen (field test 12a: the Gemini
+//! CLI importer built its bodies by hand and shared a personal note).
+//!
+//! Truncation of `output` and the configured privacy rules are not done
+//! here: memlog-format's `Recorder` applies both to every draft before it
+//! is written.
 
-use memlog_format::canonical;
 use memlog_format::event::truncate_chars;
+use memlog_format::{Draft, canonical};
 use serde_json::{Map, Value};
 
 /// Longest `body.error`, in characters (the output carries the rest).
@@ -31,10 +38,55 @@ pub(crate) struct ToolCall<'a> {
     pub failure: Option<&'a str>,
     /// PostToolUseFailure's `is_interrupt`.
     pub interrupted: Option<bool>,
+    /// A shell's exit code where the agent gives it apart from the
+    /// response (Copilot CLI's `shellExecution`, the `Exit Code:` line
+    /// Gemini CLI and agy print): `metadata.exit_code`.
+    pub exit_code: Option<i64>,
 }
 
-/// The `tool_observation` body of a call.
-pub(crate) fn observation_body(call: &ToolCall<'_>) -> Map<String, Value> {
+/// A tool call as it is recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Observation {
+    /// Its `tool_observation` body (withheld for memlog's own tools).
+    pub body: Map<String, Value>,
+    /// Whether the call read a personal event back through memlog's own
+    /// tools: what the agent says next may repeat it, so its draft, and
+    /// with it the rest of its session, stays on this machine.
+    pub personal: bool,
+}
+
+impl Observation {
+    /// The draft `make` builds of the body, marked personal when the call
+    /// read a personal event.
+    pub fn draft(self, make: impl FnOnce(Map<String, Value>) -> Draft) -> Draft {
+        let personal = self.personal;
+        let mut draft = make(self.body);
+        if personal {
+            memlog_format::scope::mark_personal(&mut draft.meta);
+        }
+        draft
+    }
+}
+
+/// A call as recorded: its body and scope.
+pub(crate) fn observe(call: &ToolCall<'_>) -> Observation {
+    let mut body = observation_body(call);
+    let Some(kept) = crate::own_calls::kept_input(call.tool, call.input) else {
+        return Observation {
+            body,
+            personal: false,
+        };
+    };
+    use memlog_format::scope::{WITHHELD_MEMLOG, withhold};
+    withhold(&mut body, kept, WITHHELD_MEMLOG);
+    Observation {
+        body,
+        personal: crate::own_calls::read_personal(call),
+    }
+}
+
+/// The `tool_observation` body of a call, its words all kept.
+fn observation_body(call: &ToolCall<'_>) -> Map<String, Value> {
     let mut body = Map::new();
     body.insert("tool".into(), Value::String(call.tool.to_string()));
     let input = match call.input {
@@ -72,10 +124,6 @@ pub(crate) fn observation_body(call: &ToolCall<'_>) -> Map<String, Value> {
     }
     if let Some(id) = call.tool_use_id.filter(|id| !id.is_empty()) {
         body.insert("tool_use_id".into(), Value::String(id.to_string()));
-    }
-    if let Some(kept) = crate::own_calls::kept_input(call.tool, call.input) {
-        use memlog_format::scope::{WITHHELD_MEMLOG, withhold};
-        withhold(&mut body, kept, WITHHELD_MEMLOG);
     }
     body
 }
@@ -522,6 +570,7 @@ fn metadata(call: &ToolCall<'_>) -> Map<String, Value> {
     if call.interrupted == Some(true) {
         meta.insert("interrupted", Value::Bool(true));
     }
+    meta.number_i64("exit_code", call.exit_code);
     meta.0
 }
 
@@ -643,6 +692,36 @@ fn strip_binary(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(strip_binary),
         _ => {}
+    }
+}
+
+/// For each importer's tests: a session file in which memlog's own
+/// `memlog search` printed a personal note (`secret`) is read as the hooks
+/// record it (field test 12a).
+#[cfg(test)]
+pub(crate) fn assert_own_call_kept_private<'d>(
+    drafts: impl IntoIterator<Item = &'d Draft>,
+    secret: &str,
+) {
+    let calls: Vec<&Draft> = drafts
+        .into_iter()
+        .filter(|d| d.kind == memlog_format::Kind::ToolObservation)
+        .collect();
+    let own = calls
+        .iter()
+        .find(|d| d.body.get("withheld") == Some(&Value::Bool(true)))
+        .unwrap_or_else(|| panic!("memlog's own call is not withheld: {calls:#?}"));
+    assert_eq!(
+        own.body["input"],
+        serde_json::json!({"command": "memlog search"})
+    );
+    assert!(
+        memlog_format::scope::is_personal(&own.meta),
+        "a personal read is personal: {own:#?}"
+    );
+    for call in calls {
+        let text = Value::Object(call.body.clone()).to_string();
+        assert!(!text.contains(secret), "{text}");
     }
 }
 

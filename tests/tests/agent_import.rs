@@ -7,7 +7,7 @@
 //! first line. No agent CLI needed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use memlog_e2e::{TestRepo, memlog_command, run};
+use memlog_e2e::{TestRepo, all_objects, holds, memlog_command, remote_and_clones, run};
 
 const CHAT: &str = include_str!("../../fixtures/gemini/chat-0.24.json");
 
@@ -60,6 +60,60 @@ fn a_whole_file_gemini_chat_imports_from_its_hashed_folder() {
     // Again: nothing new.
     let again = repo.memlog(&["import", "gemini", "--json", chats.to_str().unwrap()]);
     assert_eq!(again.ok().json()["added"], 0);
+}
+
+/// Field test 12a: a Gemini CLI session ran `memlog search` in its shell,
+/// which printed a personal note; `memlog import gemini` kept the output in
+/// a shared event, and `memlog sync` pushed the note's words to origin.
+#[test]
+fn an_imported_read_of_personal_memory_stays_on_this_machine() {
+    const SECRET: &str = "heliotrope-4471";
+    let (remote, clones) = remote_and_clones(1);
+    let me = &clones[0];
+    me.memlog(&[
+        "note",
+        "--personal",
+        &format!("salary review, codeword {SECRET}"),
+    ])
+    .ok();
+    let shown = format!("40af8f2ab7  note  (personal) salary review, codeword {SECRET}");
+    let call = serde_json::json!({"id": "c1", "name": "run_shell_command",
+        "args": {"command": "memlog search codeword"},
+        "result": [{"functionResponse": {"id": "c1", "name": "run_shell_command",
+            "response": {"output": format!("Output: {shown}\nExit Code: 0")}}}],
+        "status": "success", "timestamp": "2026-11-27T10:00:03.000Z", "resultDisplay": shown});
+    let lines = [
+        serde_json::json!({"sessionId": "g-own", "startTime": "2026-11-27T10:00:00.000Z"}),
+        serde_json::json!({"id": "u1", "timestamp": "2026-11-27T10:00:01.000Z", "type": "user",
+            "content": [{"text": "what was my codeword?"}]}),
+        serde_json::json!({"id": "g1", "timestamp": "2026-11-27T10:00:02.000Z", "type": "gemini",
+            "content": "Searching memory.", "toolCalls": [call]}),
+        serde_json::json!({"id": "g2", "timestamp": "2026-11-27T10:00:04.000Z", "type": "gemini",
+            "content": format!("Your codeword is {SECRET}.")}),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("session-2026-11-27T10-00-g-own.jsonl");
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&chat, text.join("\n")).unwrap();
+    me.memlog(&["import", "gemini", chat.to_str().unwrap()])
+        .ok();
+    me.memlog(&["sync", "origin"]).ok();
+    let on_remote = all_objects(remote.path());
+    assert!(
+        holds(&on_remote, "what was my codeword?"),
+        "the prompt is shared"
+    );
+    assert!(
+        !holds(&on_remote, SECRET),
+        "the personal note reached origin"
+    );
+    let call = me
+        .cat()
+        .into_iter()
+        .find(|e| e["kind"] == "tool_observation")
+        .unwrap();
+    assert_eq!(call["body"]["withheld"], true, "{call}");
+    assert_eq!(call["meta"]["scope"], "personal", "{call}");
 }
 
 #[test]

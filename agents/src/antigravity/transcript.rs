@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use super::hooks::decode_argument;
 use crate::sessions::{normalized_time, read_text, session_draft, text_body};
-use crate::tool::{ToolCall, observation_body};
+use crate::tool::{ToolCall, observe};
 use crate::{HookOptions, Result, SessionFile};
 
 /// Arguments agy adds for its own display, not the tool's.
@@ -94,25 +94,18 @@ pub fn parse(text: &str, session: &str, options: &HookOptions) -> SessionFile {
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|c| !c.is_empty());
-        let mut add = |kind: Kind, body: Map<String, Value>| {
-            drafts.push(session_draft(
-                &file.session_id,
-                &ts,
-                kind,
-                body,
-                options,
-                &reference,
-            ));
+        let make = |kind: Kind, body: Map<String, Value>| {
+            session_draft(&file.session_id, &ts, kind, body, options, &reference)
         };
         match step.get("type").and_then(Value::as_str).unwrap_or("") {
             "USER_INPUT" => {
                 if let Some(prompt) = content.map(user_request).filter(|p| !p.is_empty()) {
-                    add(Kind::UserPrompt, text_body(prompt));
+                    drafts.push(make(Kind::UserPrompt, text_body(prompt)));
                 }
             }
             "PLANNER_RESPONSE" => {
                 if let Some(text) = content {
-                    add(Kind::AgentResponse, text_body(text));
+                    drafts.push(make(Kind::AgentResponse, text_body(text)));
                 }
                 for call in step
                     .get("tool_calls")
@@ -149,23 +142,16 @@ pub fn parse(text: &str, session: &str, options: &HookOptions) -> SessionFile {
                         .as_deref()
                         .and_then(exit_code)
                         .is_some_and(|c| c != 0);
-                let mut body = observation_body(&ToolCall {
+                let observation = observe(&ToolCall {
                     tool: &tool,
                     input: Some(&args),
                     result_text: output.clone(),
                     tool_use_id: Some(&reference),
                     is_error: Some(failed),
+                    exit_code: output.as_deref().and_then(exit_code),
                     ..ToolCall::default()
                 });
-                if let Some(code) = output.as_deref().and_then(exit_code) {
-                    let metadata = body
-                        .entry("metadata")
-                        .or_insert_with(|| Value::Object(Map::new()));
-                    if let Value::Object(m) = metadata {
-                        m.insert("exit_code".into(), Value::from(code));
-                    }
-                }
-                add(Kind::ToolObservation, body);
+                drafts.push(observation.draft(|body| make(Kind::ToolObservation, body)));
             }
             _ => skipped += 1,
         }

@@ -57,7 +57,7 @@ use serde_json::{Map, Value, json};
 use super::patch;
 use crate::sessions::read_text;
 use crate::todo::observed_plan_events;
-use crate::tool::{ToolCall, observation_body};
+use crate::tool::{Observation, ToolCall, observe};
 use crate::{HookOptions, Result};
 
 /// The client name memlog records in `meta.client` for Codex CLI.
@@ -211,11 +211,11 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Rollo
                 if options.excludes(&observed.tool) {
                     continue;
                 }
-                let body = observed.body(call.id);
+                let observation = observed.observation(call.id);
                 // an `update_plan` call is its plan's task events, as the
                 // Stop hook records it
                 let tasks = (!plan_refused(&observed))
-                    .then(|| observed_plan_events(&body, &options.project))
+                    .then(|| observed_plan_events(&observation.body, &options.project))
                     .flatten();
                 if let Some(tasks) = tasks {
                     let call_ref = reference(call.id);
@@ -225,7 +225,9 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Rollo
                     }
                     continue;
                 }
-                drafts.push(maker.draft(ts, Kind::ToolObservation, body, reference(call.id)));
+                drafts.push(observation.draft(|body| {
+                    maker.draft(ts, Kind::ToolObservation, body, reference(call.id))
+                }));
             }
             _ => {}
         }
@@ -617,9 +619,9 @@ pub(crate) struct Observed {
 }
 
 impl Observed {
-    /// Its `tool_observation` body.
-    pub fn body(&self, id: Option<&str>) -> Map<String, Value> {
-        observation_body(&ToolCall {
+    /// The call as recorded, with call id `id`.
+    pub fn observation(&self, id: Option<&str>) -> Observation {
+        observe(&ToolCall {
             tool: &self.tool,
             input: Some(&self.input),
             response: self.response.as_ref(),
@@ -884,6 +886,17 @@ mod tests {
     use super::*;
 
     const ROLLOUT: &str = include_str!("../../../fixtures/codex/rollout.jsonl");
+
+    /// Field test 12a: memlog's own call, read from the rollout as its hook
+    /// records it.
+    #[test]
+    fn memlogs_own_call_is_withheld_and_personal() {
+        let rollout = ROLLOUT
+            .replace("cat notes.txt", "memlog search freeze")
+            .replace("freeze: Wednesday", "(personal) heliotrope");
+        let r = parse(&rollout, "x", &HookOptions::new("shop"));
+        crate::tool::assert_own_call_kept_private(&r.drafts, "heliotrope");
+    }
 
     #[test]
     fn prompts_commands_and_answers() {

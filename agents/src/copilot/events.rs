@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 
 use crate::sessions::{file_draft, normalized_time, read_text, text_body};
 use crate::todo::observed_plan_events;
-use crate::tool::{ToolCall, observation_body};
+use crate::tool::{Observation, ToolCall, observe};
 use crate::{HookOptions, Result, SessionFile};
 
 /// Reads one `events.jsonl`.
@@ -138,10 +138,10 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
                 if options.excludes(tool) {
                     continue;
                 }
-                let body = tool_body(tool, arguments, data);
+                let observation = tool_observation(tool, arguments, data);
                 // an `update_todo` call is its checklist's task events, as
                 // the hook records it
-                match observed_plan_events(&body, &options.project) {
+                match observed_plan_events(&observation.body, &options.project) {
                     Some(tasks) => tasks
                         .into_iter()
                         .map(|t| {
@@ -149,7 +149,20 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
                             (t.kind, t.body, task_ref)
                         })
                         .collect(),
-                    None => vec![(Kind::ToolObservation, body, id.to_string())],
+                    None => {
+                        drafts.push(observation.draft(|body| {
+                            file_draft(
+                                &file,
+                                version,
+                                &ts,
+                                Kind::ToolObservation,
+                                body,
+                                options,
+                                id,
+                            )
+                        }));
+                        continue;
+                    }
                 }
             }
             Some(_) => continue,
@@ -171,7 +184,7 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
 
 /// A completed call's observation: the tool's output as the model saw it,
 /// its outcome and, for a shell command, its exit code.
-fn tool_body(tool: &str, arguments: &Value, data: &Value) -> Map<String, Value> {
+fn tool_observation(tool: &str, arguments: &Value, data: &Value) -> Observation {
     let output = data
         .pointer("/result/content")
         .and_then(Value::as_str)
@@ -187,25 +200,14 @@ fn tool_body(tool: &str, arguments: &Value, data: &Value) -> Map<String, Value> 
     // Copilot says success for a command that ran, whatever it exited with
     let failed = data.get("success").and_then(Value::as_bool) == Some(false)
         || exit_code.is_some_and(|c| c != 0);
-    let mut body = observation_body(&ToolCall {
+    observe(&ToolCall {
         tool,
         input: Some(arguments),
         result_text: output,
         is_error: Some(failed),
+        exit_code,
         ..ToolCall::default()
-    });
-    if let Some(code) = data
-        .pointer("/shellExecution/exitCode")
-        .filter(|c| c.is_i64())
-    {
-        let metadata = body
-            .entry("metadata")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(m) = metadata {
-            m.insert("exit_code".into(), code.clone());
-        }
-    }
-    body
+    })
 }
 
 fn type_of(line: &Map<String, Value>) -> Option<&str> {
@@ -338,6 +340,17 @@ mod tests {
             agent: &crate::copilot::Copilot,
             ..HookOptions::new("shop")
         }
+    }
+
+    /// Field test 12a: memlog's own call, read from the events as its hook
+    /// records it.
+    #[test]
+    fn memlogs_own_call_is_withheld_and_personal() {
+        let events = EVENTS
+            .replace("cat notes.txt", "memlog search freeze")
+            .replace("freeze: Wednesday", "(personal) heliotrope");
+        let f = parse(&events, "x", &options());
+        crate::tool::assert_own_call_kept_private(f.drafts.iter().map(|(_, d)| d), "heliotrope");
     }
 
     #[test]

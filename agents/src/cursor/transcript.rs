@@ -25,7 +25,7 @@ use memlog_format::Kind;
 use serde_json::Value;
 
 use crate::sessions::{read_text, session_draft, text_body};
-use crate::tool::{ToolCall, observation_body};
+use crate::tool::{ToolCall, observe};
 use crate::{Error, HookOptions, Result, SessionFile};
 
 /// Reads one transcript; the file's name is the conversation.
@@ -106,19 +106,21 @@ pub fn parse(text: &str, session: &str, ts: &str, options: &HookOptions) -> Sess
                     if options.excludes(tool) {
                         continue;
                     }
-                    let body = observation_body(&ToolCall {
+                    let observation = observe(&ToolCall {
                         tool,
                         input: block.get("input"),
                         ..ToolCall::default()
                     });
-                    drafts.push(session_draft(
-                        &file.session_id,
-                        ts,
-                        Kind::ToolObservation,
-                        body,
-                        options,
-                        &reference(i + 1),
-                    ));
+                    drafts.push(observation.draft(|body| {
+                        session_draft(
+                            &file.session_id,
+                            ts,
+                            Kind::ToolObservation,
+                            body,
+                            options,
+                            &reference(i + 1),
+                        )
+                    }));
                 }
             }
             _ => skipped += 1,

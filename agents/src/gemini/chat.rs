@@ -26,6 +26,7 @@ use super::hooks::strip_hook_context;
 use crate::HookOptions;
 use crate::sessions::read_text;
 use crate::todo::observed_plan_events;
+use crate::tool::{Observation, ToolCall, observe};
 
 /// The client name memlog records in `meta.client` for Gemini CLI.
 pub const CLIENT: &str = "gemini-cli";
@@ -180,19 +181,24 @@ pub fn parse_chat(text: &str, fallback_session: &str, options: &HookOptions) -> 
                     .into_iter()
                     .flatten()
                 {
-                    let Some((call_ts, body, call_id)) = tool_body(call, &ts, options) else {
+                    let Some((call_ts, observation, call_id)) =
+                        tool_observation(call, &ts, options)
+                    else {
                         continue;
                     };
                     // a `write_todos` call is its list's task events, as
                     // the hook records it
-                    if let Some(tasks) = observed_plan_events(&body, &options.project) {
+                    if let Some(tasks) = observed_plan_events(&observation.body, &options.project) {
                         for task in tasks {
                             let task_ref = task.reference(&call_id);
                             drafts.push(maker(&call_ts, task.kind, task.body, &task_ref));
                         }
                         continue;
                     }
-                    drafts.push(maker(&call_ts, Kind::ToolObservation, body, &call_id));
+                    drafts.push(
+                        observation
+                            .draft(|body| maker(&call_ts, Kind::ToolObservation, body, &call_id)),
+                    );
                 }
             }
             _ => {}
@@ -239,19 +245,23 @@ fn parts_text(content: &Value) -> Option<String> {
     }
 }
 
-/// A tool call's observation: (time, body, call id).
-fn tool_body(
+/// A tool call's observation: (time, observation, call id). Read as its
+/// AfterTool hook reads it ([`super::hooks::to_common`]): what was
+/// displayed (else what the model saw) is the output, and an error or a
+/// shell's non-zero exit code makes it a failure.
+fn tool_observation(
     call: &Value,
     ts: &str,
     options: &HookOptions,
-) -> Option<(String, Map<String, Value>, String)> {
+) -> Option<(String, Observation, String)> {
     let name = call.get("name").and_then(Value::as_str)?;
     if options.excludes(name) {
         return None;
     }
     let id = call.get("id").and_then(Value::as_str).unwrap_or(name);
-    let model_saw = call
-        .pointer("/result/0/functionResponse/response/output")
+    let response = call.pointer("/result/0/functionResponse/response");
+    let model_saw = response
+        .and_then(|r| r.get("output"))
         .and_then(Value::as_str);
     let output = call
         .get("resultDisplay")
@@ -260,34 +270,32 @@ fn tool_body(
         .or(model_saw)
         .map(str::to_string);
     let exit_code = model_saw.and_then(shell_exit_code);
-    let mut body = Map::new();
-    body.insert("tool".into(), Value::String(name.to_string()));
-    body.insert(
-        "input".into(),
-        call.get("args")
-            .cloned()
-            .unwrap_or(Value::Object(Map::new())),
-    );
-    if let Some(output) = output {
-        body.insert("output".into(), Value::String(output));
-    }
-    let success = call.get("status").and_then(Value::as_str) != Some("error")
-        && exit_code.is_none_or(|c| c == 0);
-    body.insert("success".into(), Value::Bool(success));
-    if let Some(code) = exit_code {
-        if code != 0 {
-            body.insert("error".into(), Value::String(format!("exit code {code}")));
-        }
-        let mut metadata = Map::new();
-        metadata.insert("exit_code".into(), Value::from(code));
-        body.insert("metadata".into(), Value::Object(metadata));
-    }
+    let failure = match exit_code.filter(|code| *code != 0) {
+        Some(code) => Some(format!("exit code {code}")),
+        None if call.get("status").and_then(Value::as_str) == Some("error") => Some(
+            response
+                .and_then(|r| r.get("error"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        ),
+        None => None,
+    };
+    let observation = observe(&ToolCall {
+        tool: name,
+        input: call.get("args"),
+        result_text: output,
+        is_error: Some(failure.is_some()),
+        failure: failure.as_deref(),
+        exit_code,
+        ..ToolCall::default()
+    });
     let call_ts = call
         .get("timestamp")
         .and_then(Value::as_str)
         .and_then(|t| memlog_format::time::normalize(t).ok())
         .unwrap_or_else(|| ts.to_string());
-    Some((call_ts, body, id.to_string()))
+    Some((call_ts, observation, id.to_string()))
 }
 
 #[cfg(test)]
@@ -350,6 +358,58 @@ mod tests {
             "Reading.\nThe freeze is Wednesday."
         );
         assert!(chat.drafts.iter().all(|d| d.meta["client"] == "gemini-cli"));
+    }
+
+    /// Field test 12a: `memlog search` run through the shell printed a
+    /// personal note; the import kept its words in a shared event. It is
+    /// recorded as the AfterTool hook records it: withheld, and personal.
+    #[test]
+    fn memlogs_own_call_is_withheld_and_a_personal_read_is_personal() {
+        let lines = [
+            r#"{"sessionId":"s-own","startTime":"2026-11-27T10:00:00.000Z","kind":"main"}"#,
+            r#"{"id":"u1","timestamp":"2026-11-27T10:00:01.000Z","type":"user","content":[{"text":"what was my codeword?"}]}"#,
+            r#"{"id":"g1","timestamp":"2026-11-27T10:00:02.000Z","type":"gemini","content":"Searching memory.","toolCalls":[{"id":"c1","name":"run_shell_command","args":{"command":"memlog search codeword"},"result":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"Output: 40af8f2ab7  note  (personal) salary review, codeword heliotrope\nExit Code: 0"}}}],"status":"success","timestamp":"2026-11-27T10:00:03.000Z","resultDisplay":"40af8f2ab7  note  (personal) salary review, codeword heliotrope"}]}"#,
+            r#"{"id":"g2","timestamp":"2026-11-27T10:00:04.000Z","type":"gemini","content":"Found your note."}"#,
+        ];
+        let chat = parse_chat(&lines.join("\n"), "x", &HookOptions::new("p"));
+        let call = chat
+            .drafts
+            .iter()
+            .find(|d| d.kind == Kind::ToolObservation)
+            .expect("the call");
+        assert_eq!(call.body["withheld"], true);
+        assert_eq!(
+            call.body["input"],
+            serde_json::json!({"command": "memlog search"})
+        );
+        assert!(
+            !Value::Object(call.body.clone())
+                .to_string()
+                .contains("heliotrope")
+        );
+        assert!(memlog_format::scope::is_personal(&call.meta));
+        // the same body as the hook's, so that the two are matched
+        use crate::Agent;
+        let agent = &crate::gemini::Gemini;
+        let hook = serde_json::json!({"session_id": "s-own", "hook_event_name": "AfterTool",
+            "tool_name": "run_shell_command", "tool_input": {"command": "memlog search codeword"},
+            "tool_response": {"llmContent": "Output: (personal) heliotrope\nExit Code: 0",
+                              "returnDisplay": "(personal) heliotrope"}});
+        let payload = agent
+            .read_payload("AfterTool", hook.to_string().as_bytes())
+            .unwrap();
+        let options = HookOptions {
+            agent,
+            ..HookOptions::new("p")
+        };
+        let recorded = crate::drafts_at(
+            &payload,
+            &crate::CodeContext::default(),
+            &options,
+            "2026-11-27T10:00:03.000Z",
+        );
+        assert_eq!(recorded[0].body, call.body);
+        assert!(memlog_format::scope::is_personal(&recorded[0].meta));
     }
 
     /// A resumed session (0.61): Gemini writes the chat's history again in

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use crate::sessions::{file_draft, read_text, text_body};
 use crate::todo::observed_plan_events;
-use crate::tool::{ToolCall, observation_body};
+use crate::tool::{Observation, ToolCall, observe};
 use crate::{HookOptions, Result, SessionFile};
 
 /// Reads one export.
@@ -88,33 +88,36 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
             .collect::<Vec<_>>()
             .join("\n");
         let text = text.trim();
-        let mut add = |ts: &str, kind: Kind, body: Map<String, Value>, reference: &str| {
-            drafts.push(file_draft(
-                &file, version, ts, kind, body, options, reference,
-            ));
+        let make = |ts: &str, kind: Kind, body: Map<String, Value>, reference: &str| {
+            file_draft(&file, version, ts, kind, body, options, reference)
         };
         match role {
-            "user" if !text.is_empty() => add(&ts, Kind::UserPrompt, text_body(text), id),
+            "user" if !text.is_empty() => {
+                drafts.push(make(&ts, Kind::UserPrompt, text_body(text), id));
+            }
             "assistant" => {
                 for part in parts {
-                    let Some((call_ts, body, part_id)) = tool_part(part, options) else {
+                    let Some((call_ts, observation, part_id)) = tool_part(part, options) else {
                         continue;
                     };
                     let call_ts = call_ts.as_deref().unwrap_or(&ts);
                     // a `todowrite` call is its list's task events, as the
                     // plugin's hook records it
-                    if let Some(tasks) = observed_plan_events(&body, &options.project) {
+                    if let Some(tasks) = observed_plan_events(&observation.body, &options.project) {
                         for task in tasks {
                             let task_ref = task.reference(part_id);
-                            add(call_ts, task.kind, task.body, &task_ref);
+                            drafts.push(make(call_ts, task.kind, task.body, &task_ref));
                         }
                         continue;
                     }
-                    add(call_ts, Kind::ToolObservation, body, part_id);
+                    drafts.push(
+                        observation
+                            .draft(|body| make(call_ts, Kind::ToolObservation, body, part_id)),
+                    );
                 }
                 if !text.is_empty() {
                     let end = millis(info.pointer("/time/completed")).unwrap_or(ts);
-                    add(&end, Kind::AgentResponse, text_body(text), id);
+                    drafts.push(make(&end, Kind::AgentResponse, text_body(text), id));
                 }
             }
             _ => {}
@@ -125,11 +128,11 @@ pub fn parse(text: &str, fallback_session: &str, options: &HookOptions) -> Sessi
     file
 }
 
-/// A finished tool part's observation: (end time, body, part id).
+/// A finished tool part's observation: (end time, observation, part id).
 fn tool_part<'p>(
     part: &'p Value,
     options: &HookOptions,
-) -> Option<(Option<String>, Map<String, Value>, &'p str)> {
+) -> Option<(Option<String>, Observation, &'p str)> {
     if part.get("type").and_then(Value::as_str) != Some("tool") {
         return None;
     }
@@ -147,7 +150,7 @@ fn tool_part<'p>(
         .get(if failed { "error" } else { "output" })
         .and_then(Value::as_str)
         .map(str::to_string);
-    let body = observation_body(&ToolCall {
+    let observation = observe(&ToolCall {
         tool,
         input: state.get("input"),
         result_text: output,
@@ -156,7 +159,7 @@ fn tool_part<'p>(
         ..ToolCall::default()
     });
     let id = part.get("id").and_then(Value::as_str).unwrap_or(tool);
-    Some((millis(state.pointer("/time/end")), body, id))
+    Some((millis(state.pointer("/time/end")), observation, id))
 }
 
 /// Milliseconds since the epoch in memlog's time form.
@@ -173,6 +176,21 @@ mod tests {
 
     const EXPORT: &str =
         include_str!("../../../fixtures/opencode/ses_5f2a9c1e7ffeQx3Lr0mB8kTz1d.json");
+
+    /// Field test 12a: memlog's own call, read from the export as its
+    /// plugin's hook records it (a failed one, here).
+    #[test]
+    fn memlogs_own_call_is_withheld_and_personal() {
+        let options = HookOptions {
+            agent: &crate::opencode::OpenCode,
+            ..HookOptions::new("shop")
+        };
+        let export = EXPORT
+            .replace("npm test", "memlog search cart")
+            .replace("1 failing: cart total", "(personal) heliotrope");
+        let f = parse(&export, "x", &options);
+        crate::tool::assert_own_call_kept_private(f.drafts.iter().map(|(_, d)| d), "heliotrope");
+    }
 
     #[test]
     fn prompts_calls_and_answers() {

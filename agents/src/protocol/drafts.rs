@@ -11,7 +11,7 @@ use crate::todo::{
     TASK_CREATE, TASK_UPDATE, TODO_TOOL, parse_todos, plan_tool_events, task_events,
     task_tool_events,
 };
-use crate::tool::{ToolCall, observation_body};
+use crate::tool::{ToolCall, observe};
 
 /// The drafts a hook payload records, stamped with the current time. See
 /// the crate documentation for the mapping of each event.
@@ -62,13 +62,13 @@ pub fn drafts_at(
             if options.excludes(tool) {
                 return Vec::new();
             }
-            let body = observation_body(&ToolCall {
+            let mut draft = observe(&ToolCall {
                 tool,
                 input: payload.tool_input.as_ref(),
                 tool_use_id: payload.tool_use_id.as_deref(),
                 ..ToolCall::default()
-            });
-            let mut draft = maker.draft(Kind::ToolObservation, body);
+            })
+            .draft(|body| maker.draft(Kind::ToolObservation, body));
             draft.meta.insert("pre_tool_use".into(), Value::Bool(true));
             vec![draft]
         }
@@ -93,21 +93,14 @@ pub fn drafts_at(
             {
                 return task_drafts(&maker, payload, events);
             }
-            let body = observation_body(&ToolCall {
+            let call = ToolCall {
                 tool,
                 input: payload.tool_input.as_ref(),
                 response: payload.tool_response.as_ref(),
                 tool_use_id: payload.tool_use_id.as_deref(),
                 ..ToolCall::default()
-            });
-            // a call to memlog's own tools has its words withheld already
-            let own = body.get("withheld") == Some(&Value::Bool(true));
-            let mut draft = maker.draft(Kind::ToolObservation, body);
-            let (input, response) = (payload.tool_input.as_ref(), payload.tool_response.as_ref());
-            if own && crate::own_calls::read_personal(input, response) {
-                memlog_format::scope::mark_personal(&mut draft.meta);
-            }
-            vec![draft]
+            };
+            vec![observe(&call).draft(|body| maker.draft(Kind::ToolObservation, body))]
         }
         HookEvent::PostToolUseFailure => {
             let Some(tool) = payload.tool_name.as_deref() else {
@@ -116,7 +109,7 @@ pub fn drafts_at(
             if options.excludes(tool) {
                 return Vec::new();
             }
-            let body = observation_body(&ToolCall {
+            let call = ToolCall {
                 tool,
                 input: payload.tool_input.as_ref(),
                 response: payload.tool_response.as_ref(),
@@ -124,8 +117,8 @@ pub fn drafts_at(
                 failure: Some(payload.error.as_deref().unwrap_or("")),
                 interrupted: payload.is_interrupt,
                 ..ToolCall::default()
-            });
-            vec![maker.draft(Kind::ToolObservation, body)]
+            };
+            vec![observe(&call).draft(|body| maker.draft(Kind::ToolObservation, body))]
         }
         HookEvent::Stop | HookEvent::SubagentStop => {
             // A compaction's fork answers no one: what it wrote is the

@@ -15,7 +15,7 @@ use crate::todo::{
     TASK_CREATE, TASK_UPDATE, TODO_TOOL, Todo, created_task, parse_todos, task_events,
     task_tool_events,
 };
-use crate::tool::{ToolCall, content_blocks_text, observation_body};
+use crate::tool::{ToolCall, content_blocks_text, observe};
 
 /// The client name memlog records in `meta.client` for Claude Code.
 pub const CLIENT: &str = "claude-code";
@@ -475,7 +475,7 @@ impl<'a> Converter<'a> {
                 return;
             }
         }
-        let body = observation_body(&ToolCall {
+        let observation = observe(&ToolCall {
             tool,
             input,
             response: result.and_then(|r| r.structured.as_ref()),
@@ -488,7 +488,8 @@ impl<'a> Converter<'a> {
         let observed = result
             .and_then(|r| r.ts.clone())
             .unwrap_or_else(|| ts.to_string());
-        let draft = self.draft(line, observed, Kind::ToolObservation, body, &reference);
+        let draft = observation
+            .draft(|body| self.draft(line, observed, Kind::ToolObservation, body, &reference));
         out.drafts.push((reference, draft));
     }
 

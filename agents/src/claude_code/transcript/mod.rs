@@ -413,6 +413,22 @@ mod tests {
         );
     }
 
+    /// Field test 12a: memlog's own call, read from the transcript as its
+    /// hook records it.
+    #[test]
+    fn memlogs_own_call_is_withheld_and_personal() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = include_str!(
+            "../../../../fixtures/claude-code/transcripts/9b1f6c2e-4d3a-4e8b-a1c7-5f2e8d9c0b14.jsonl"
+        )
+        .replace("cargo test -p cart coupons", "memlog search coupons")
+        .replace("running 6 tests", "(personal) heliotrope");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, fixture).unwrap();
+        let t = read(&path, &HookOptions::new("demo")).unwrap();
+        crate::tool::assert_own_call_kept_private(t.drafts.iter().map(|(_, d)| d), "heliotrope");
+    }
+
     #[test]
     fn converts_a_small_transcript() {
         let dir = tempfile::tempdir().unwrap();
