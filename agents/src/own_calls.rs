@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use memlog_format::command::command_line;
 use serde_json::{Map, Value};
 
 use crate::tool::ToolCall;
@@ -37,8 +38,9 @@ const WRAPPERS: [&str; 10] = [
 ];
 
 /// The input an observation keeps of a call to memlog's own tools (none
-/// for an MCP tool; `memlog <subcommand>` for a shell command), or `None`
-/// for any other call.
+/// for an MCP tool; `memlog <subcommand>` for a shell command, whatever
+/// the agent names its command: [`command_line`]), or `None` for any
+/// other call.
 pub(crate) fn kept_input(tool: &str, input: Option<&Value>) -> Option<Map<String, Value>> {
     let name = tool.to_ascii_lowercase();
     let mcp = MCP_TOOLS
@@ -47,15 +49,7 @@ pub(crate) fn kept_input(tool: &str, input: Option<&Value>) -> Option<Map<String
     if mcp {
         return Some(Map::new());
     }
-    let command = match input?.get("command")? {
-        Value::String(s) => s.clone(),
-        Value::Array(argv) => argv
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => return None,
-    };
+    let command = command_line(input?)?;
     // a command on memlog's own files (`git --git-dir=.git/memlog/personal.git
     // log -p`, `cat .git/memlog/journal/…`) reads memory as directly
     let ran = memlog_run_by(&command).or_else(|| reads_store(&command).then(|| command.clone()))?;
@@ -72,8 +66,7 @@ fn reads_store(command: &str) -> bool {
 /// Whether a shell command reads the personal store itself.
 fn reads_personal_store(input: Option<&Value>) -> bool {
     input
-        .and_then(|i| i.get("command"))
-        .and_then(Value::as_str)
+        .and_then(command_line)
         .is_some_and(|c| c.contains("memlog/personal.git"))
 }
 
@@ -218,6 +211,25 @@ mod tests {
             .and_then(|m| m.get("command").cloned()),
             Some(json!("memlog cat"))
         );
+        // every agent's name for its shell's command (field test 12a: agy's
+        // `CommandLine` was not read, and its `memlog search` was shared)
+        for (tool, input) in [
+            (
+                "run_command",
+                json!({"CommandLine": "memlog search codeword", "Cwd": "/r"}),
+            ),
+            ("exec_command", json!({"cmd": "memlog search codeword"})),
+            ("shell", json!({"command_line": "memlog search codeword"})),
+            ("shell", json!({"commandLine": "memlog search codeword"})),
+        ] {
+            assert_eq!(
+                kept_input(tool, Some(&input)).and_then(|m| m.get("command").cloned()),
+                Some(json!("memlog search")),
+                "{input}"
+            );
+        }
+        let git = json!({"CommandLine": "git --git-dir=.git/memlog/personal.git log -p"});
+        assert!(reads_personal_store(Some(&git)));
         for other in [
             "cargo test -p memlog-e2e",
             "cat .memlog.yaml",

@@ -397,7 +397,10 @@ impl Event {
 
 /// A tool input as a short string: its most telling field, else compact JSON.
 fn compact_input(input: &Value) -> String {
-    const TELLING: [&str; 6] = ["command", "file_path", "path", "pattern", "url", "query"];
+    const TELLING: [&str; 5] = ["file_path", "path", "pattern", "url", "query"];
+    if let Some(command) = crate::command::command_line(input) {
+        return command;
+    }
     if let Value::Object(map) = input
         && let Some(s) = TELLING
             .iter()

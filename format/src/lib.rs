@@ -21,7 +21,8 @@
 //! - [`task`]: the task state machine and its invariants (docs/DESIGN.md §5), and
 //!   [`align`]: the evidence aligner for extracted facts (docs/DESIGN.md §6) —
 //!   pure functions shared by the writers and the indexer;
-//! - [`refs`]: references (files, URLs, issues) found in text;
+//! - [`refs`]: references (files, URLs, issues) found in text; [`command`]:
+//!   the command line of a shell tool call, under any agent's name for it;
 //! - [`neutral`]: the neutral import format, and [`jsonl`]: how every
 //!   JSON Lines file another program wrote is read; [`config`]: `.memlog.yaml`;
 //!   [`time`]: timestamps.
@@ -34,6 +35,7 @@
 pub mod align;
 pub mod canonical;
 pub mod capture;
+pub mod command;
 pub mod config;
 mod error;
 pub mod event;

@@ -101,8 +101,8 @@ pub fn importance(kind: &str) -> f32 {
     }
 }
 
-const TELLING_INPUTS: [&str; 8] = [
-    "command",
+/// After the command line ([`memlog_format::command::command_line`]).
+const TELLING_INPUTS: [&str; 7] = [
     "file_path",
     "notebook_path",
     "path",
@@ -174,6 +174,13 @@ pub fn derive_unreferenced_in(event: &Event, roots: &WorkRoots) -> Derived {
 /// its telling inputs before it, `\n` and its error after it.
 pub(crate) fn around_output(tool: &str, body: &serde_json::Map<String, Value>) -> (String, String) {
     let mut head = tool.to_string();
+    if let Some(command) = body
+        .get("input")
+        .and_then(memlog_format::command::command_line)
+    {
+        head.push('\n');
+        head.push_str(&command);
+    }
     if let Some(Value::Object(input)) = body.get("input") {
         for k in TELLING_INPUTS {
             if let Some(v) = input.get(k).and_then(Value::as_str) {

@@ -55,17 +55,8 @@ fn tool(e: &Event) -> &str {
 }
 
 fn command(e: &Event) -> Option<String> {
-    let c = e.body.get("input")?.get("command")?;
-    let words: Vec<&str> = match c {
-        Value::String(s) => s.split_whitespace().collect(),
-        Value::Array(argv) => argv
-            .iter()
-            .filter_map(Value::as_str)
-            .flat_map(str::split_whitespace)
-            .collect(),
-        _ => return None,
-    };
-    Some(words.join(" "))
+    let line = memlog_format::command::command_line(e.body.get("input")?)?;
+    Some(line.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 fn is_edit(e: &Event) -> bool {

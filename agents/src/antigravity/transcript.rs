@@ -236,6 +236,18 @@ mod tests {
         }
     }
 
+    /// Field test 12a: agy names its shell's command `CommandLine`, which
+    /// the check for memlog's own calls did not read: `memlog search` and
+    /// the personal note it printed were imported into a shared event.
+    #[test]
+    fn memlogs_own_call_is_withheld_and_personal() {
+        let transcript = TRANSCRIPT
+            .replace("npm ci", "memlog search freeze")
+            .replace("added 12 packages", "(personal) heliotrope");
+        let f = parse(&transcript, "c1", &options());
+        crate::tool::assert_own_call_kept_private(f.drafts.iter().map(|(_, d)| d), "heliotrope");
+    }
+
     #[test]
     fn prompts_calls_and_answers() {
         let f = parse(TRANSCRIPT, "c1", &options());

@@ -75,20 +75,8 @@ fn tail_lines(path: &Path, max: u64, needles: &[&str]) -> Vec<Value> {
 /// simple shell command only prints, else the command (see
 /// [`crate::protocol::tool_target`]).
 pub fn tool_target(payload: &Payload) -> Option<ToolTarget> {
-    let command = match payload.tool_input.as_ref()?.get("command")? {
-        Value::String(s) => s.clone(),
-        // older versions: argv, often `bash -lc "…"`
-        Value::Array(argv) => {
-            let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
-            match words.as_slice() {
-                [shell, flag, script] if shell.ends_with("sh") && flag.ends_with('c') => {
-                    script.to_string()
-                }
-                _ => words.join(" "),
-            }
-        }
-        _ => return None,
-    };
+    // (older versions: argv, often `bash -lc "…"`)
+    let command = memlog_format::command::command_line(payload.tool_input.as_ref()?)?;
     let patched = match payload.tool_name.as_deref() {
         Some("apply_patch") => Some(patch::patch_text(&command).unwrap_or(&command)),
         _ => patch::patch_text(&command),

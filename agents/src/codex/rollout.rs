@@ -514,25 +514,13 @@ impl<'a> Call<'a> {
     }
 
     /// The command a shell call runs, as the agent wrote it: a string, or
-    /// the script of `["bash", "-lc", "<script>"]`, else the words joined.
+    /// the script of `["bash", "-lc", "<script>"]`, else the words joined
+    /// ([`memlog_format::command::command_line`]).
     pub fn command(&self) -> Option<String> {
         if !SHELL_TOOLS.contains(&self.name) {
             return None;
         }
-        match self.args.get("cmd").or_else(|| self.args.get("command"))? {
-            Value::String(s) => Some(s.clone()),
-            Value::Array(words) => {
-                let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
-                match words.as_slice() {
-                    [shell, flag, script] if flag.starts_with('-') && flag.ends_with('c') => {
-                        let _ = shell;
-                        Some((*script).to_string())
-                    }
-                    _ => Some(words.join(" ")),
-                }
-            }
-            _ => None,
-        }
+        memlog_format::command::command_line(&self.args)
     }
 
     /// What the call is recorded as: its tool, input and response, from

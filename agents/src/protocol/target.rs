@@ -1,6 +1,7 @@
 //! What a tool call is about to work on, read from a PreToolUse payload:
 //! the file of a read or an edit, or a shell command (file-aware recall).
 
+use memlog_format::command::command_line;
 use serde_json::Value;
 
 use super::payload::Payload;
@@ -66,16 +67,8 @@ pub fn tool_target(payload: &Payload) -> Option<ToolTarget> {
     let tool = payload.tool_name.as_deref()?;
     let input = payload.tool_input.as_ref()?;
     let text = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
-    if let Some(command) = input.get("command") {
-        let words: Vec<String> = match command {
-            Value::String(s) => s.split_whitespace().map(str::to_string).collect(),
-            Value::Array(argv) => argv
-                .iter()
-                .filter_map(Value::as_str)
-                .flat_map(|w| w.split_whitespace().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
-        };
+    if let Some(command) = command_line(input) {
+        let words: Vec<&str> = command.split_whitespace().collect();
         if !words.is_empty() {
             return Some(ToolTarget::Command(words.join(" ")));
         }
@@ -98,9 +91,8 @@ pub fn tool_target_reading_through_shell(payload: &Payload) -> Option<ToolTarget
     let printed = payload
         .tool_input
         .as_ref()
-        .and_then(|input| input.get("command"))
-        .and_then(Value::as_str)
-        .and_then(file_printed_by);
+        .and_then(command_line)
+        .and_then(|command| file_printed_by(&command));
     match printed {
         Some(file) => Some(ToolTarget::File(file)),
         None => tool_target(payload),
@@ -136,7 +128,14 @@ mod tests {
         );
         assert_eq!(
             target("shell", json!({"command": ["bash", "-lc", "cargo test"]})),
-            Some(ToolTarget::Command("bash -lc cargo test".into()))
+            Some(ToolTarget::Command("cargo test".into()))
+        );
+        assert_eq!(
+            target(
+                "run_command",
+                json!({"CommandLine": "npm  test", "Cwd": "/r"})
+            ),
+            Some(ToolTarget::Command("npm test".into()))
         );
         assert_eq!(
             target("read_file", json!({"absolute_path": "/r/b.rs"})),
