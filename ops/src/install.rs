@@ -35,8 +35,8 @@ pub struct HooksInstalled {
 /// Installs `agent`'s memlog hooks at `scope` (or with `install` false only
 /// removes them), keeping everything else in its settings file; memlog's
 /// earlier entries are always replaced. The project scopes are in the
-/// working tree of the repository containing `dir`. The file is replaced
-/// atomically; with `dry_run` it is only returned.
+/// working tree of the repository containing `dir`. The file is written as
+/// [`write_settings_file`] says; with `dry_run` it is only returned.
 pub fn hooks(
     dir: &Path,
     agent: &dyn Agent,
@@ -72,19 +72,11 @@ pub fn hooks(
         });
     }
     match &edit.text {
-        Some(text) => {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .context(format_args!("creating {}", parent.display()))?;
-            }
-            let mut tmp = path.clone().into_os_string();
-            tmp.push(".memlog-tmp");
-            let tmp = PathBuf::from(tmp);
-            std::fs::write(&tmp, text).context(format_args!("writing {}", tmp.display()))?;
-            std::fs::rename(&tmp, &path).context(format_args!("writing {}", path.display()))?;
-        }
+        Some(text) => write_settings_file(&path, text)?,
         None if current.is_some() => {
-            std::fs::remove_file(&path).context(format_args!("removing {}", path.display()))?;
+            // the file was memlog's alone: through a link, its target
+            let file = linked_file(&path);
+            std::fs::remove_file(&file).context(format_args!("removing {}", file.display()))?;
         }
         None => {}
     }
@@ -109,6 +101,87 @@ pub fn hooks(
         index,
         left_out: edit.left_out,
     })
+}
+
+/// How many symbolic links [`linked_file`] follows (the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// The file `path` names: itself, or the file a symbolic link at `path`
+/// points to, through any chain of links (relative ones from the link's
+/// folder). A settings file kept in a dotfiles repository and linked into
+/// place is edited there, and the link stays a link.
+pub fn linked_file(path: &Path) -> PathBuf {
+    let mut file = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let Ok(target) = std::fs::read_link(&file) else {
+            break;
+        };
+        file = match file.parent() {
+            Some(folder) => folder.join(target),
+            None => target,
+        };
+    }
+    file
+}
+
+/// Writes a settings file's new `text` as its owner keeps it (field test
+/// 12a: install replaced a linked `~/.claude/settings.json` by a plain
+/// file, so the dotfiles never got the hooks, and made a private `0600`
+/// file holding tokens world-readable): to the file a link points to
+/// ([`linked_file`]), with the permissions the file had. The text goes to a
+/// temporary file beside it, renamed over it, so that the agent never reads
+/// half a file; where no file can be made there (a folder the user may
+/// not write), the file is rewritten in place. A new file gets the
+/// default permissions.
+pub fn write_settings_file(path: &Path, text: &str) -> Result<()> {
+    let file = linked_file(path);
+    if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).context(format_args!("creating {}", parent.display()))?;
+    }
+    let permissions = std::fs::metadata(&file).ok().map(|m| m.permissions());
+    let mut tmp = file.clone().into_os_string();
+    tmp.push(".memlog-tmp");
+    let tmp = PathBuf::from(tmp);
+    match write_new_file(&tmp, text, permissions.as_ref()) {
+        Ok(()) => std::fs::rename(&tmp, &file).or_else(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e).context(format_args!("writing {}", file.display()))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && permissions.is_some() => {
+            let _ = std::fs::remove_file(&tmp);
+            std::fs::write(&file, text).context(format_args!("writing {}", file.display()))
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e).context(format_args!("writing {}", tmp.display()))
+        }
+    }
+}
+
+/// Writes `text` to a new file at `tmp`, synced, with `permissions` (the
+/// file it replaces had them): created with them, so that it is never
+/// more open than that, and set again, as the umask may have narrowed them.
+fn write_new_file(
+    tmp: &Path,
+    text: &str,
+    permissions: Option<&std::fs::Permissions>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    // a temporary file a crash left behind, whatever its permissions
+    let _ = std::fs::remove_file(tmp);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    if let Some(permissions) = permissions {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(permissions.mode());
+    }
+    let mut file = options.open(tmp)?;
+    file.write_all(text.as_bytes())?;
+    if let Some(permissions) = permissions {
+        file.set_permissions(permissions.clone())?;
+    }
+    file.sync_all()
 }
 
 /// memlog's hooks in one of an agent's settings files.

@@ -116,6 +116,84 @@ fn a_broken_hooks_file_is_named_and_left_alone() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ not json");
 }
 
+/// Field test 12a: install replaced a settings file by rename, so a file
+/// linked from a dotfiles repository became a plain file (the dotfiles
+/// never got the hooks) and a private `0600` file holding a token became
+/// `0644`. The link's target is edited now, with its permissions kept, on
+/// install and on uninstall; so is a read-only file's.
+#[cfg(unix)]
+#[test]
+fn a_linked_or_private_settings_file_keeps_its_link_and_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = TestRepo::new();
+    let dotfiles = tempfile::tempdir().unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let set_mode = |p: &std::path::Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    // Claude Code's settings: a link to a private file holding a token
+    let claude_target = dotfiles.path().join("claude-settings.json");
+    std::fs::write(&claude_target, r#"{"env": {"API_TOKEN": "t0k3n"}}"#).unwrap();
+    set_mode(&claude_target, 0o600);
+    let claude = repo.path().join(".claude/settings.json");
+    std::fs::create_dir_all(claude.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&claude_target, &claude).unwrap();
+    // Gemini CLI's: a relative link, through a second link
+    let gemini_dir = repo.path().join(".gemini");
+    std::fs::create_dir_all(&gemini_dir).unwrap();
+    std::fs::write(
+        gemini_dir.join("real.json"),
+        r#"{"general": {"vimMode": true}}"#,
+    )
+    .unwrap();
+    set_mode(&gemini_dir.join("real.json"), 0o640);
+    std::os::unix::fs::symlink("real.json", gemini_dir.join("middle.json")).unwrap();
+    std::os::unix::fs::symlink("middle.json", gemini_dir.join("settings.json")).unwrap();
+    // Codex's: a read-only plain file
+    let codex = repo.path().join(".codex/hooks.json");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::fs::write(&codex, "{}").unwrap();
+    set_mode(&codex, 0o444);
+
+    for agent in ["claude", "gemini", "codex"] {
+        repo.memlog(&["install", agent]).ok();
+    }
+    let holds_hooks =
+        |p: &std::path::Path| std::fs::read_to_string(p).unwrap().contains("memlog hook");
+    assert!(claude.symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(
+        holds_hooks(&claude_target),
+        "the dotfiles file has the hooks"
+    );
+    assert_eq!(read(&claude_target)["env"]["API_TOKEN"], "t0k3n");
+    assert_eq!(mode(&claude_target), 0o600, "still private");
+    let gemini = gemini_dir.join("settings.json");
+    assert!(gemini.symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(
+        gemini_dir
+            .join("middle.json")
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(holds_hooks(&gemini_dir.join("real.json")));
+    assert_eq!(mode(&gemini_dir.join("real.json")), 0o640);
+    assert!(holds_hooks(&codex));
+    assert_eq!(mode(&codex), 0o444);
+    let leftovers: Vec<_> = std::fs::read_dir(dotfiles.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
+
+    repo.memlog(&["uninstall", "claude"]).ok();
+    assert!(claude.symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(!holds_hooks(&claude_target));
+    assert_eq!(read(&claude_target)["env"]["API_TOKEN"], "t0k3n");
+    assert_eq!(mode(&claude_target), 0o600);
+}
+
 #[test]
 fn codex_session_end_gets_the_3_seconds_codex_allows() {
     let repo = TestRepo::new();

@@ -1,7 +1,7 @@
 //! `memlog install mcp`: configuration for MCP clients to start
 //! `memlog mcp` for this repository.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -111,13 +111,12 @@ fn merge_server(file: &Path, name: &str, entry: &Value) -> anyhow::Result<Value>
     Ok(Value::Object(config))
 }
 
-/// Writes pretty JSON through a temporary file and a rename, so that a
-/// reader never sees half a file.
+/// Writes pretty JSON as a settings file is written
+/// ([`memlog_ops::install::write_settings_file`]: atomically, through a
+/// link to its target, keeping the file's permissions).
 fn write_atomically(file: &Path, value: &Value) -> anyhow::Result<()> {
     let mut text = serde_json::to_string_pretty(value)?;
     text.push('\n');
-    let tmp: PathBuf = file.with_extension(format!("json.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, file).with_context(|| format!("writing {}", file.display()))?;
+    memlog_ops::install::write_settings_file(file, &text)?;
     Ok(())
 }
