@@ -34,7 +34,8 @@ pub(crate) struct ToolCall<'a> {
     pub tool_use_id: Option<&'a str>,
     /// The transcript's `tool_result.is_error`.
     pub is_error: Option<bool>,
-    /// PostToolUseFailure's `error`.
+    /// PostToolUseFailure's `error`: `body.error` is its first line, and
+    /// the whole of it is the output when nothing else gives one.
     pub failure: Option<&'a str>,
     /// PostToolUseFailure's `is_interrupt`.
     pub interrupted: Option<bool>,
@@ -102,12 +103,20 @@ fn observation_body(call: &ToolCall<'_>) -> Map<String, Value> {
     let rendered = call
         .response
         .and_then(|r| render_output(call.tool, call.input, r));
-    // For a failed call the text the model saw is the clearest account.
+    // For a failed call the text the model saw is the clearest account;
+    // without one, the failure's whole message is (Claude Code's
+    // PostToolUseFailure gives a failed command's output only there, and
+    // `error` keeps its first line).
     let output = if call.is_error == Some(true) {
         call.result_text.clone().or(rendered)
     } else {
         rendered.or_else(|| call.result_text.clone())
     }
+    .or_else(|| {
+        call.failure
+            .filter(|f| !f.trim().is_empty())
+            .map(str::to_string)
+    })
     .map(|text| crate::agent_cut::without_cut_line(&strip_terminal_escapes(&text)));
     if let Some(output) = &output {
         body.insert("output".into(), Value::String(output.clone()));

@@ -583,6 +583,28 @@ mod tests {
             "Command exited with non-zero status code 1"
         );
         assert_eq!(d.meta["hook"], "PostToolUseFailure");
+        // Claude Code 2.1.328 gives a failed command's output only in
+        // `error` (field test 12a): kept whole as the output
+        let d = one(map(
+            "PostToolUseFailure",
+            json!({"session_id": "s", "tool_name": "Bash", "tool_use_id": "toolu_1",
+                   "tool_input": {"command": "pytest -q; exit 3"},
+                   "error": "Exit code 3\nFAILED test_refund: expected 100 got 99",
+                   "is_interrupt": false}),
+        ));
+        assert_eq!(d.body["success"], false);
+        assert_eq!(d.body["error"], "Exit code 3");
+        assert_eq!(
+            d.body["output"],
+            "Exit code 3\nFAILED test_refund: expected 100 got 99"
+        );
+        // an interrupt says nothing more than that
+        let d = one(map(
+            "PostToolUseFailure",
+            json!({"session_id": "s", "tool_name": "Bash", "tool_input": {"command": "sleep 9"},
+                   "error": "", "is_interrupt": true}),
+        ));
+        assert!(!d.body.contains_key("output"), "{:?}", d.body);
     }
 
     #[test]

@@ -22,7 +22,7 @@
 //! | UserPromptSubmit | `user_prompt` {`text`: the prompt}; nothing for a blank prompt |
 //! | PreToolUse | nothing, unless [`crate::HookOptions::record_pre_tool_use`]: then a `tool_observation` without output, `meta.pre_tool_use` |
 //! | PostToolUse | `tool_observation` {`tool`, `input`, `output`, `success`, `error`, `metadata`, `tool_use_id`}; TodoWrite, Claude Code's task tools and the other agents' plan tools: task events instead (below); nothing for [`crate::HookOptions::excluded_tools`] |
-//! | PostToolUseFailure | `tool_observation` with `success: false` and the `error` |
+//! | PostToolUseFailure | `tool_observation` with `success: false`, the `error`'s first line as `error` and the whole of it (a failed command's output) as `output` |
 //! | Stop, SubagentStop | `agent_response` {`text`} (below) |
 //! | PreCompact | `user_prompt` `/compact <instructions>` when the user gave instructions, else nothing (below) |
 //! | SessionEnd | `session_end` {`reason`} |
