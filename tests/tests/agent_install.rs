@@ -441,6 +441,61 @@ fn doctor_names_hooks_installed_twice() {
     );
 }
 
+/// Field test 12a: doctor advised `memlog uninstall gemini --project` or
+/// `--local`, which that command refuses. The commands it names now are
+/// each agent's own, and each one runs and removes its file's hooks.
+#[test]
+fn doctors_advice_on_hooks_installed_twice_runs() {
+    let repo = TestRepo::new();
+    let home = tempfile::tempdir().unwrap();
+    let memlog = |args: &[&str]| {
+        memlog_e2e::run(
+            memlog_e2e::memlog_command(repo.path())
+                .env("HOME", home.path())
+                .env("CODEX_HOME", home.path().join(".codex"))
+                .args(args),
+        )
+    };
+    for (agent, flags) in [
+        ("gemini", &[][..]),
+        ("gemini", &["--user"][..]),
+        ("codex", &[][..]),
+        ("codex", &["--user"][..]),
+        ("claude", &["--local"][..]),
+        ("claude", &["--user"][..]),
+    ] {
+        let mut args = vec!["install", agent];
+        args.extend(flags);
+        memlog(&args).ok();
+    }
+    // (doctor exits 1 here: no embedding model in this home)
+    let doctor = memlog(&["doctor"]).stdout();
+    for agent in ["gemini", "codex", "claude"] {
+        let advice = doctor
+            .lines()
+            .find(|l| l.contains(&format!("{agent} runs memlog's hooks from each")))
+            .unwrap_or_else(|| panic!("no advice for {agent}: {doctor}"));
+        let commands: Vec<&str> = advice
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|c| c.starts_with("memlog uninstall"))
+            .collect();
+        assert_eq!(commands.len(), 2, "{advice}");
+        for command in commands {
+            let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+            let out = memlog(&args);
+            assert_eq!(out.code(), Some(0), "{command}: {}", out.stderr());
+        }
+    }
+    let after = memlog(&["doctor", "--json"]).json();
+    assert_eq!(
+        after["hooks_installed_twice"],
+        serde_json::json!([]),
+        "{after}"
+    );
+}
+
 /// OpenCode's plugin is code memlog writes once: doctor lists it, and
 /// says when an earlier memlog wrote it (an upgraded binary leaves the old
 /// plugin in place, without the new one's fixes) until installing again.

@@ -315,10 +315,22 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         );
     }
     for agent in twice_installed(&hooks) {
+        let removals: Vec<String> = hooks
+            .iter()
+            .filter(|h| h.agent.name() == agent)
+            .map(|h| {
+                format!(
+                    "`{}` ({})",
+                    super::install::uninstall_command(agent, h.scope),
+                    h.path.display()
+                )
+            })
+            .collect();
         println!(
             "           {agent} runs memlog's hooks from each of these files: every prompt and \
              tool call reaches memlog twice (recorded and injected once, at twice the cost); \
-             keep one: `memlog uninstall {agent} --project`, `--local` or `--user` removes the others"
+             keep one, and remove the others: {}",
+            removals.join(", ")
         );
     }
     Ok(exit)

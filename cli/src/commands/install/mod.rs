@@ -108,6 +108,18 @@ pub fn cmd_install(dir: &Path, args: InstallArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The command that removes `agent`'s memlog hooks at `scope`, with the
+/// flags its `memlog uninstall` takes: the project is every agent's
+/// default, and only Claude Code has a local file (field test 12a: doctor
+/// advised `--project` and `--local` to agents that refuse them).
+pub(crate) fn uninstall_command(agent: &str, scope: memlog_agents::Scope) -> String {
+    match scope {
+        memlog_agents::Scope::Project => format!("memlog uninstall {agent}"),
+        memlog_agents::Scope::Local => format!("memlog uninstall {agent} --local"),
+        memlog_agents::Scope::User => format!("memlog uninstall {agent} --user"),
+    }
+}
+
 pub fn cmd_uninstall(dir: &Path, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         InstallTarget::Claude(a) => claude(dir, a, false),
