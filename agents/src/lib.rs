@@ -48,6 +48,7 @@ pub mod copilot;
 pub mod cursor;
 mod error;
 pub mod gemini;
+mod jsonc;
 pub mod opencode;
 mod options;
 mod own_calls;

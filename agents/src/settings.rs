@@ -27,6 +27,22 @@ pub struct SettingsEdit {
     /// The events left out because the agent's version here predates them
     /// ([`HookSettings::late_events`]), each said as a sentence.
     pub left_out: Vec<String>,
+    /// What the edit does with the file's comments.
+    pub comments: Comments,
+}
+
+/// What an edit does with the comments of a settings file that may have
+/// them (Gemini CLI's `settings.json`, [`edit_jsonc`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Comments {
+    /// The file has none, or is plain JSON.
+    #[default]
+    None,
+    /// Kept: only the text of its `hooks` changed.
+    Kept,
+    /// Some were in what memlog rewrote, and are not in the new text: the
+    /// caller keeps the file as it was beside it, and says so.
+    Dropped,
 }
 
 /// memlog's hooks found in the text of a settings file.
@@ -140,7 +156,64 @@ pub fn edit_json(
         },
         removed,
         left_out: unknown.iter().map(Unknown::left_out).collect(),
+        comments: Comments::None,
     })
+}
+
+/// [`edit_json`] for a file of JSON with comments (Gemini CLI's, which
+/// strips them before parsing: [`crate::jsonc`]). A file with comments
+/// keeps them: only its `hooks` member's text is written anew (and a file
+/// left with nothing else is kept for them). Comments inside the old
+/// `hooks`, or a file memlog cannot edit so, are dropped, as
+/// [`SettingsEdit::comments`] says (field test 12a: install refused such a
+/// file as "not valid JSON", which Gemini CLI reads).
+pub fn edit_jsonc(
+    path: &Path,
+    current: Option<&str>,
+    exe: &Path,
+    settings: &HookSettings,
+    install: bool,
+) -> Result<SettingsEdit> {
+    let text = json_text(current);
+    let plain = crate::jsonc::without_comments(text);
+    if plain == text {
+        return edit_json(path, current, exe, settings, install);
+    }
+    let mut edit = edit_json(path, Some(&plain), exe, settings, install)?;
+    let before = parse_object(path, Some(&plain))?;
+    let after = match &edit.text {
+        Some(new) => parse_object(path, Some(new))?,
+        None => Map::new(),
+    };
+    let others = |root: &Map<String, Value>| {
+        let mut rest = root.clone();
+        rest.remove("hooks");
+        rest
+    };
+    let hooks = after.get("hooks").map(|hooks| {
+        let order = crate::settings_order::Order::of(&plain);
+        crate::settings_order::pretty_in(hooks, order.of_key("hooks"))
+    });
+    let spliced = (others(&before) == others(&after))
+        .then(|| crate::jsonc::with_member(text, "hooks", hooks.as_deref()))
+        .flatten();
+    match spliced {
+        Some(spliced) => {
+            edit.comments = if crate::jsonc::comments_in_member(text, "hooks", hooks.is_some()) {
+                Comments::Dropped
+            } else {
+                Comments::Kept
+            };
+            let bom = if current.is_some_and(|c| c.starts_with('\u{feff}')) {
+                "\u{feff}"
+            } else {
+                ""
+            };
+            edit.text = Some(format!("{bom}{spliced}"));
+        }
+        None => edit.comments = Comments::Dropped,
+    }
+    Ok(edit)
 }
 
 /// The settings file's text after an edit, or `None` to leave no file:
@@ -270,6 +343,7 @@ pub fn edit_flat(
         events: if install { entries.len() } else { 0 },
         removed,
         left_out: Vec::new(),
+        comments: Comments::None,
     })
 }
 
@@ -590,6 +664,47 @@ mod tests {
         program: "",
         late_events: &[],
     };
+
+    /// Field test 12a: Gemini CLI reads its settings with comments, and
+    /// install refused them as "not valid JSON". They are read, and kept.
+    #[test]
+    fn settings_with_comments_keep_them() {
+        let path = Path::new("settings.json");
+        let exe = Path::new("/bin/memlog");
+        let mine = "{\n  // my model\n  \"model\": {\"name\": \"x\"},\n  /* servers */\n  \"mcpServers\": {}\n}\n";
+        let installed = edit_jsonc(path, Some(mine), exe, &SETTINGS, true).unwrap();
+        assert_eq!(installed.comments, Comments::Kept);
+        let text = installed.text.unwrap();
+        assert!(
+            text.starts_with(
+                "{\n  // my model\n  \"model\": {\"name\": \"x\"},\n  /* servers */\n"
+            ),
+            "{text}"
+        );
+        let read: Value = serde_json::from_str(&crate::jsonc::without_comments(&text)).unwrap();
+        assert_eq!(read["hooks"]["PostToolUse"][0]["matcher"], "*");
+        // again: the same text
+        let again = edit_jsonc(path, Some(&text), exe, &SETTINGS, true).unwrap();
+        assert_eq!(again.text.as_deref(), Some(text.as_str()));
+        // uninstalled: the file as it was
+        let removed = edit_jsonc(path, Some(&text), exe, &SETTINGS, false).unwrap();
+        assert_eq!(removed.text.as_deref(), Some(mine));
+        assert_eq!(removed.removed, 2);
+        // a file of comments and memlog's hooks alone stays, for its comments
+        let alone = edit_jsonc(path, Some("{ // mine\n}"), exe, &SETTINGS, true).unwrap();
+        let left = edit_jsonc(path, alone.text.as_deref(), exe, &SETTINGS, false).unwrap();
+        assert!(left.text.unwrap().contains("// mine"));
+        // comments inside memlog's part are dropped, and said to be
+        let inside = "{\n  \"hooks\": {\n    // the linter\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh\"}]}]\n  }\n}";
+        let edit = edit_jsonc(path, Some(inside), exe, &SETTINGS, true).unwrap();
+        assert_eq!(edit.comments, Comments::Dropped);
+        assert!(edit.text.unwrap().contains("./lint.sh"));
+        // plain JSON is edited as before; a trailing comma, which Gemini
+        // CLI refuses too, still is an error
+        let plain = edit_jsonc(path, Some("{}"), exe, &SETTINGS, true).unwrap();
+        assert_eq!(plain.comments, Comments::None);
+        assert!(edit_jsonc(path, Some("{\"a\": 1,}"), exe, &SETTINGS, true).is_err());
+    }
 
     #[test]
     fn memlog_entries_are_replaced_and_others_kept() {

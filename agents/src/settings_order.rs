@@ -31,7 +31,7 @@ impl Order {
         serde_json::from_str(text).unwrap_or_default()
     }
 
-    fn of_key(&self, key: &str) -> &Order {
+    pub(crate) fn of_key(&self, key: &str) -> &Order {
         self.keys
             .iter()
             .find(|(k, _)| k == key)

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use memlog_agents::settings::Comments;
 use memlog_agents::{AGENTS, Agent, HookTrust, Scope};
 
 use crate::error::{Context, Result};
@@ -30,6 +31,10 @@ pub struct HooksInstalled {
     pub index: Option<Indexed>,
     /// Events left out because the agent's version here predates them.
     pub left_out: Vec<String>,
+    /// What was done with the file's comments (Gemini CLI's settings).
+    pub comments: Comments,
+    /// Where the file as it was is kept, when the edit dropped comments.
+    pub backup: Option<PathBuf>,
 }
 
 /// Installs `agent`'s memlog hooks at `scope` (or with `install` false only
@@ -69,8 +74,15 @@ pub fn hooks(
             trust: None,
             index: None,
             left_out: edit.left_out,
+            comments: edit.comments,
+            backup: None,
         });
     }
+    // comments the new text drops are kept in a copy of the file as it was
+    let backup = match (&current, edit.comments) {
+        (Some(text), Comments::Dropped) => Some(keep_backup(&linked_file(&path), text)?),
+        _ => None,
+    };
     match &edit.text {
         Some(text) => write_settings_file(&path, text)?,
         None if current.is_some() => {
@@ -100,7 +112,34 @@ pub fn hooks(
         trust,
         index,
         left_out: edit.left_out,
+        comments: edit.comments,
+        backup,
     })
+}
+
+/// Keeps `text`, the settings file `file` as it was, beside it under a
+/// name no earlier backup has (`<file>.memlog-backup`, then `-2`, …), with
+/// the file's permissions (it may hold tokens).
+fn keep_backup(file: &Path, text: &str) -> Result<PathBuf> {
+    let permissions = std::fs::metadata(file).ok().map(|m| m.permissions());
+    for n in 1..=100 {
+        let mut name = file.as_os_str().to_owned();
+        name.push(".memlog-backup");
+        if n > 1 {
+            name.push(format!("-{n}"));
+        }
+        let backup = PathBuf::from(name);
+        if backup.exists() {
+            continue;
+        }
+        write_new_file(&backup, text, permissions.as_ref())
+            .context(format_args!("writing {}", backup.display()))?;
+        return Ok(backup);
+    }
+    Err(crate::error::Error::Invalid(format!(
+        "{}: 100 backups of it exist already; remove some",
+        file.display()
+    )))
 }
 
 /// How many symbolic links [`linked_file`] follows (the kernel's limit).

@@ -104,6 +104,63 @@ fn gemini_settings_keep_other_settings_and_hooks() {
     );
 }
 
+/// Field test 12a: Gemini CLI reads its `settings.json` with comments
+/// (strip-json-comments), and `memlog install gemini` refused such a file
+/// as "not valid JSON". It installs now, keeps the comments and says so;
+/// comments it cannot keep are said to be dropped, with a backup.
+#[cfg(unix)]
+#[test]
+fn gemini_settings_with_comments_are_read_and_keep_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = TestRepo::new();
+    let path = repo.path().join(".gemini/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mine = "{\n  // my model\n  \"model\": {\"name\": \"gemini-2.5-pro\"},\n  /* my MCP servers */\n  \"mcpServers\": {\"github\": {\"command\": \"gh-mcp\"}}\n}\n";
+    std::fs::write(&path, mine).unwrap();
+    let out = repo.memlog(&["install", "gemini"]).ok().stdout();
+    assert!(out.contains("comments are kept"), "{out}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("{\n  // my model\n"), "{text}");
+    assert!(text.contains("/* my MCP servers */"), "{text}");
+    // as Gemini CLI reads it: comments out, then JSON
+    let plain: String = text
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("//") {
+                ""
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("/* my MCP servers */", "");
+    let config: Value = serde_json::from_str(&plain).unwrap();
+    assert_eq!(config["model"]["name"], "gemini-2.5-pro");
+    assert_eq!(commands(&config).len(), 6, "{config:#}");
+    let doctor = repo.memlog(&["doctor", "--json"]).json();
+    assert!(doctor.to_string().contains("settings.json"), "{doctor}");
+    repo.memlog(&["uninstall", "gemini"]).ok();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
+
+    // a comment inside the hooks memlog rewrites: dropped, said, kept aside
+    let inside = "{\n  \"hooks\": {\n    // the linter\n    \"SessionStart\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh\"}]}]\n  }\n}\n";
+    std::fs::write(&path, inside).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = repo.memlog(&["install", "gemini"]).ok().stdout();
+    assert!(out.contains("are dropped"), "{out}");
+    let backup = path.with_file_name("settings.json.memlog-backup");
+    assert!(out.contains(&backup.display().to_string()), "{out}");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), inside);
+    let mode = std::fs::metadata(&backup).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(
+        read(&path)["hooks"]["SessionStart"]
+            .to_string()
+            .contains("./lint.sh")
+    );
+}
+
 #[test]
 fn a_broken_hooks_file_is_named_and_left_alone() {
     let repo = TestRepo::new();

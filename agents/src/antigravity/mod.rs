@@ -123,6 +123,7 @@ impl Agent for Antigravity {
             events: if install { SETTINGS.events.len() } else { 0 },
             removed,
             left_out: Vec::new(),
+            comments: crate::settings::Comments::None,
         })
     }
 

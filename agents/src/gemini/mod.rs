@@ -96,6 +96,22 @@ impl Agent for Gemini {
         &SETTINGS
     }
 
+    /// Gemini CLI reads its settings with comments: so does memlog, and it
+    /// keeps them ([`crate::settings::edit_jsonc`]).
+    fn edit_settings(
+        &self,
+        path: &Path,
+        current: Option<&str>,
+        exe: &Path,
+        install: bool,
+    ) -> Result<crate::settings::SettingsEdit> {
+        crate::settings::edit_jsonc(path, current, exe, &SETTINGS, install)
+    }
+
+    fn hooks_in(&self, text: &str) -> Option<crate::settings::HooksInFile> {
+        crate::settings::hooks_in_json(&crate::jsonc::without_comments(text))
+    }
+
     fn user_settings_file(&self) -> Result<PathBuf> {
         Ok(home()?.join(".gemini/settings.json"))
     }

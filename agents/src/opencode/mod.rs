@@ -127,6 +127,7 @@ impl Agent for OpenCode {
             events: if install { SETTINGS.events.len() } else { 0 },
             removed,
             left_out: Vec::new(),
+            comments: crate::settings::Comments::None,
         })
     }
 

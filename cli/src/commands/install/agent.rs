@@ -34,6 +34,7 @@ pub(super) fn hooks(
         for left_out in &done.left_out {
             println!("  {left_out}");
         }
+        print_comments(&done);
         crate::commands::index::print_indexed(done.index.as_ref());
     } else {
         println!(
@@ -41,8 +42,28 @@ pub(super) fn hooks(
             done.removed,
             done.path.display()
         );
+        print_comments(&done);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What was done with the settings file's comments, never silently.
+fn print_comments(done: &memlog_ops::install::HooksInstalled) {
+    use memlog_agents::settings::Comments;
+    match (done.comments, &done.backup) {
+        (Comments::None, _) => {}
+        (Comments::Kept, _) => {
+            println!("  its comments are kept: memlog rewrote only its \"hooks\"")
+        }
+        (Comments::Dropped, Some(backup)) => println!(
+            "  comments memlog could not keep (inside its \"hooks\", or the whole file's when \
+             it could not edit \"hooks\" alone) are dropped; the file as it was is in {}",
+            backup.display()
+        ),
+        (Comments::Dropped, None) => {
+            println!("  comments memlog could not keep (inside its \"hooks\") are dropped")
+        }
+    }
 }
 
 /// What an agent that asks trust first will do with memlog's hooks:
