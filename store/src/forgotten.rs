@@ -87,6 +87,11 @@ impl Forgotten {
             .append(true)
             .open(&self.path)
             .map_err(io)?;
+        if let Some(memlog_dir) = self.path.parent() {
+            crate::shared::Sharing::of_memlog_dir(memlog_dir)
+                .apply(&self.path)
+                .map_err(io)?;
+        }
         file.write_all(lines.as_bytes()).map_err(io)?;
         file.sync_data().map_err(io)
     }

@@ -25,15 +25,18 @@ pub(crate) struct HistoryLock {
 
 fn open(repo: &Repo) -> Result<File> {
     let path = repo.layout().history_lock();
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
-    OpenOptions::new()
+    repo.create_memlog_dir()?;
+    let file = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| Error::io(&path, e))
+        .map_err(|e| Error::io(&path, e))?;
+    // every user of a shared repository takes this lock
+    repo.sharing()
+        .apply(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    Ok(file)
 }
 
 /// Held by a seal or a sync: many at once, none during a purge.

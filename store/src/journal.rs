@@ -15,6 +15,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use crate::shared::Sharing;
+
 use memlog_format::segment::{self, LineProblem};
 use memlog_format::{Draft, Event, Kind, time};
 use serde_json::Value;
@@ -51,6 +53,8 @@ pub fn mint_session(prefix: &str) -> String {
 pub struct Journal {
     session: String,
     path: PathBuf,
+    /// The modes of the files and directories an append creates.
+    sharing: Sharing,
 }
 
 impl Journal {
@@ -60,7 +64,15 @@ impl Journal {
         Ok(Journal {
             session: session.to_string(),
             path: dir.join(format!("{session}.jsonl")),
+            sharing: Sharing::Umask,
         })
+    }
+
+    /// The journal, its files made with a shared repository's modes: in a
+    /// repository a group shares, another user's hooks append to it and
+    /// seal it.
+    pub fn shared(self, sharing: Sharing) -> Journal {
+        Journal { sharing, ..self }
     }
 
     /// The session.
@@ -178,13 +190,19 @@ impl Journal {
                 Err(e) if !create && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                 Err(e) if create && e.kind() == std::io::ErrorKind::NotFound => {
                     let dir = self.path.parent().unwrap_or(Path::new("."));
-                    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                    self.sharing
+                        .create_dir_all(dir)
+                        .map_err(|e| Error::io(dir, e))?;
                     continue;
                 }
                 Err(e) => return Err(io(e)),
             };
             file.lock().map_err(io)?;
             if same_file_at_path(&file, &self.path) {
+                if create && file.metadata().is_ok_and(|m| m.len() == 0) {
+                    // new (or still empty): the umask's mode until now
+                    self.sharing.apply(&self.path).map_err(io)?;
+                }
                 return Ok(Some(file));
             }
             // Unlinked by a sealer between our open and our lock: retry.
@@ -208,6 +226,7 @@ impl Journal {
         Ok(Some(LockedJournal {
             session: self.session.clone(),
             path: self.path.clone(),
+            sharing: self.sharing,
             _file: file,
             events,
             problems,
@@ -248,6 +267,7 @@ impl Journal {
             let mut out = File::create(&staged)?;
             out.write_all(&kept)?;
             out.sync_all()?;
+            self.sharing.apply(&staged)?;
             fs::rename(&staged, &self.path)?;
             sync_dir(dir)
         };
@@ -291,6 +311,8 @@ pub struct LockedJournal {
     pub session: String,
     /// The journal file.
     pub path: PathBuf,
+    /// The mode of the quarantine directory, if retiring makes it.
+    sharing: Sharing,
     _file: File,
     /// The events that decoded.
     pub events: Vec<Event>,
@@ -311,7 +333,9 @@ impl LockedJournal {
         let dir = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
         if self.has_bad_lines() {
             let qdir = dir.join("quarantine");
-            fs::create_dir_all(&qdir).map_err(|e| Error::io(&qdir, e))?;
+            self.sharing
+                .create_dir_all(&qdir)
+                .map_err(|e| Error::io(&qdir, e))?;
             let stamp = memlog_format::time::now().replace([':', '.'], "");
             let target = qdir.join(format!("{}.{stamp}.jsonl", self.session));
             fs::rename(&self.path, &target).map_err(|e| Error::io(&self.path, e))?;

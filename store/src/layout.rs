@@ -19,7 +19,8 @@
 //!                                were recorded in the log (sync refuses them)
 //!   warm.sock                    `memlog watch`'s warm server
 //!   hooks.log, hooks.log.1       what hooks could not do (they never fail the agent)
-//!   privacy.key                  32 random bytes keying redaction markers (never shared)
+//!   privacy.key                  32 random bytes keying redaction markers (never synced;
+//!                                the group's to read in a shared repository)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -160,6 +161,12 @@ impl Layout {
     /// `hooks.log`: errors of hooks, which never fail the agent.
     pub fn hooks_log(&self) -> PathBuf {
         self.dir.join("hooks.log")
+    }
+
+    /// How the repository's `core.sharedRepository` widens the modes of
+    /// what memlog creates here ([`crate::shared`]).
+    pub fn sharing(&self) -> crate::shared::Sharing {
+        crate::shared::Sharing::of_memlog_dir(&self.dir)
     }
 
     /// `privacy.key`: the key of this repository's redaction markers

@@ -47,6 +47,7 @@ pub mod repo;
 mod rewrite;
 pub mod seal;
 pub mod sessions;
+pub mod shared;
 pub mod sync;
 pub mod view;
 

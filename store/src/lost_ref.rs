@@ -28,7 +28,8 @@ pub(crate) fn remember(repo: &Repo, ref_name: &str, tip: ObjectId) {
     // the ref's name too: a log moved to another ref (`ref:` in
     // .memlog.yaml) starts empty there, and must not be given this one
     let noted = format!("{tip} {ref_name}\n");
-    if std::fs::write(&fresh, noted).is_ok() && std::fs::rename(&fresh, &path).is_err() {
+    let written = std::fs::write(&fresh, noted).and_then(|()| repo.sharing().apply(&fresh));
+    if written.is_ok() && std::fs::rename(&fresh, &path).is_err() {
         let _ = std::fs::remove_file(&fresh);
     }
 }

@@ -21,6 +21,7 @@ use gix::objs::Write as _;
 use gix::odb::memory::Storage;
 
 use crate::journal::sync_dir;
+use crate::shared::Sharing;
 use crate::{Error, Repo, Result};
 
 /// Up to this many objects are also written loose, after their pack.
@@ -76,8 +77,17 @@ fn objects_dir(repo: &Repo) -> PathBuf {
 /// durable.
 fn write_loose(repo: &Repo, objects: &Storage) -> Result<()> {
     let git = repo.git()?;
+    let sharing = repo.sharing();
     for (kind, data) in objects.values() {
-        git.objects.write_buf(*kind, data).map_err(Error::git)?;
+        let id = git.objects.write_buf(*kind, data).map_err(Error::git)?;
+        if sharing.is_shared() {
+            // gix writes them with the umask's modes (0400 in a 0700
+            // fan-out directory under umask 077)
+            let hex = id.to_hex().to_string();
+            let fan_out = objects_dir(repo).join(&hex[..2]);
+            let _ = sharing.apply(&fan_out);
+            let _ = sharing.apply(&fan_out.join(&hex[2..]));
+        }
     }
     Ok(())
 }
@@ -177,12 +187,17 @@ fn write_pack(repo: &Repo, objects: &Storage) -> Result<Option<PathBuf>> {
     idx.extend_from_slice(idx_sum.as_bytes());
 
     let pack_dir = objects_dir(repo).join("pack");
-    std::fs::create_dir_all(&pack_dir).map_err(|e| Error::io(&pack_dir, e))?;
+    let sharing = repo.sharing();
+    sharing
+        .create_dir_all(&pack_dir)
+        .map_err(|e| Error::io(&pack_dir, e))?;
     let base = pack_dir.join(format!("pack-{pack_sum}"));
     let keep = base.with_extension("keep");
-    std::fs::write(&keep, SEALING).map_err(|e| Error::io(&keep, e))?;
-    write_durably(&base.with_extension("pack"), &pack)?;
-    write_durably(&base.with_extension("idx"), &idx)?;
+    std::fs::write(&keep, SEALING)
+        .and_then(|()| sharing.apply(&keep))
+        .map_err(|e| Error::io(&keep, e))?;
+    write_durably(&base.with_extension("pack"), &pack, sharing)?;
+    write_durably(&base.with_extension("idx"), &idx, sharing)?;
     sync_dir(&pack_dir).map_err(|e| Error::io(&pack_dir, e))?;
     Ok(Some(keep))
 }
@@ -194,8 +209,10 @@ fn sha1(bytes: &[u8]) -> Result<gix::ObjectId> {
 }
 
 /// Writes `bytes` to a temporary file beside `path`, fsyncs it and renames
-/// it into place (pack files are read-only, as git makes them).
-fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
+/// it into place. Pack files are read-only, as git makes them; in a shared
+/// repository readable by the group too (the temporary file's 0400 made
+/// another user's `git gc` fail on memlog's pack, field test 12b).
+fn write_durably(path: &Path, bytes: &[u8], sharing: Sharing) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
     tmp.write_all(bytes)
@@ -208,6 +225,7 @@ fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
         .permissions();
     perms.set_readonly(true);
     let _ = std::fs::set_permissions(tmp.path(), perms);
+    sharing.apply(tmp.path()).map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
 }

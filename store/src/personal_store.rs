@@ -63,7 +63,13 @@ pub(crate) fn open_or_init(dir: &Path) -> Result<gix::Repository> {
     let mut git = if dir.join("HEAD").exists() {
         gix::open(dir).map_err(|e| git_error(e.to_string()))?
     } else {
-        gix::init_bare(dir).map_err(|e| git_error(e.to_string()))?
+        let git = gix::init_bare(dir).map_err(|e| git_error(e.to_string()))?;
+        // made with the umask's modes; in a shared repository every user's
+        // hooks seal their personal events here
+        if let Some(memlog_dir) = dir.parent() {
+            crate::shared::Sharing::of_memlog_dir(memlog_dir).apply_tree(dir);
+        }
+        git
     };
     git.committer_or_set_fallback(crate::repo::FALLBACK_NAME, crate::repo::FALLBACK_EMAIL)
         .map_err(Error::git)?;

@@ -116,8 +116,9 @@ pub fn purge(repo: &Repo) -> Result<PurgeReport> {
     // a live session's forgotten events, before its seal carries them
     let dir = repo.journal_dir();
     for j in crate::journal::list(&dir)? {
-        let removed =
-            crate::journal::Journal::new(&dir, &j.session)?.remove_where(&|e| forgets.hides(e))?;
+        let removed = crate::journal::Journal::new(&dir, &j.session)?
+            .shared(repo.sharing())
+            .remove_where(&|e| forgets.hides(e))?;
         report.journal_events_purged += removed.len();
         report.events_purged += removed.len();
         report.purged.extend(removed);

@@ -32,7 +32,7 @@ impl<'r> Recorder<'r> {
     /// A recorder for `repo`, with its configured privacy patterns and the
     /// repository's marker key (made on first use).
     pub fn new(repo: &'r Repo) -> Result<Recorder<'r>> {
-        let key = crate::privacy_key::load_or_create(&repo.layout())?;
+        let key = crate::privacy_key::load_or_create_shared(&repo.layout(), repo.sharing())?;
         Ok(Recorder {
             repo,
             filter: PrivacyFilter::configured(&repo.config.privacy)?.keyed(&key),
@@ -160,9 +160,14 @@ impl<'r> Recorder<'r> {
     /// a resumed session included, stays personal.
     fn remember_personal_session(&self, session: &str) -> Result<()> {
         let dir = self.repo.layout().personal_sessions();
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let sharing = self.repo.sharing();
+        sharing
+            .create_dir_all(&dir)
+            .map_err(|e| Error::io(&dir, e))?;
         let path = dir.join(session);
-        std::fs::write(&path, b"").map_err(|e| Error::io(&path, e))
+        std::fs::write(&path, b"")
+            .and_then(|()| sharing.apply(&path))
+            .map_err(|e| Error::io(&path, e))
     }
 
     /// Filters and appends drafts (all of one session) to its journal.
@@ -180,7 +185,7 @@ impl<'r> Recorder<'r> {
         let Some(session) = drafts.first().map(|d| self.session_id(&d.session)) else {
             return Ok((Vec::new(), Report::default()));
         };
-        let journal = Journal::new(&self.repo.journal_dir(), &session)?;
+        let journal = Journal::new(&self.repo.journal_dir(), &session)?.shared(self.repo.sharing());
         let mut report = Report::default();
         let mut prepared = Vec::with_capacity(drafts.len());
         let was_personal = self.is_personal_session(&session);

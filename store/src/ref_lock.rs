@@ -99,15 +99,17 @@ impl Edit {
         let path = repo
             .memlog_dir
             .join(format!("ref-edit-{}", ref_name.replace('/', "-")));
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
+        repo.create_memlog_dir()?;
         let mut file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .read(true)
             .write(true)
             .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        // every user of a shared repository moves the ref under it
+        repo.sharing()
+            .apply(&path)
             .map_err(|e| Error::io(&path, e))?;
         file.lock().map_err(|e| Error::io(&path, e))?;
         let mut left = String::new();

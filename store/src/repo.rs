@@ -12,6 +12,7 @@ use memlog_format::Config;
 use memlog_format::paths::WorkRoots;
 
 use crate::layout::Layout;
+use crate::shared::Sharing;
 use crate::{Error, Result};
 
 /// The committer name of memlog's commits when git has no identity
@@ -45,6 +46,8 @@ pub struct Repo {
     /// [`Repo::personal_store`], once worked out; `None` when the personal
     /// log is still on the legacy ref of this repository.
     personal: OnceCell<Option<Box<Repo>>>,
+    /// [`Repo::sharing`], read on first use.
+    sharing: OnceCell<Sharing>,
 }
 
 /// A repository's place and configuration, git not opened ([`Repo::place`]).
@@ -68,6 +71,7 @@ impl RepoPlace {
             project: OnceCell::new(),
             store_only: false,
             personal: OnceCell::new(),
+            sharing: OnceCell::new(),
         }
     }
 }
@@ -98,8 +102,9 @@ fn unsupported_object_format(common_dir: &Path) -> Option<Error> {
 /// under `common_dir` (a subsection quoted, as `remote "origin"`), read
 /// from the file: a hook cannot afford gix's whole configuration, nor a git
 /// process. Section and key names compare without case, as git compares
-/// them; a subsection exactly.
-fn config_value(common_dir: &Path, section: &str, key: &str) -> Option<String> {
+/// them; a subsection exactly. A key without `=` is a boolean set to true,
+/// as git reads it.
+pub(crate) fn config_value(common_dir: &Path, section: &str, key: &str) -> Option<String> {
     let config = std::fs::read_to_string(common_dir.join("config")).ok()?;
     let wanted: String = section.split_whitespace().collect();
     let mut inside = false;
@@ -112,9 +117,7 @@ fn config_value(common_dir: &Path, section: &str, key: &str) -> Option<String> {
             inside = name.eq_ignore_ascii_case(wanted_name) && sub == wanted_sub;
             continue;
         }
-        let Some((name, value)) = line.split_once('=') else {
-            continue;
-        };
+        let (name, value) = line.split_once('=').unwrap_or((line, "true"));
         if inside && name.trim().eq_ignore_ascii_case(key) {
             return Some(value.trim().trim_matches('"').to_string());
         }
@@ -212,6 +215,7 @@ impl Repo {
                 project: OnceCell::new(),
                 store_only: false,
                 personal: OnceCell::new(),
+                sharing: OnceCell::new(),
             },
             error,
         )
@@ -287,6 +291,7 @@ impl Repo {
             project: OnceCell::from(self.project()),
             store_only: true,
             personal: OnceCell::new(),
+            sharing: OnceCell::new(),
         }
     }
 
@@ -315,13 +320,28 @@ impl Repo {
     pub fn ensure_dirs(&self) -> Result<()> {
         self.create_memlog_dir()?;
         let dir = self.journal_dir();
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))
+        self.sharing()
+            .create_dir_all(&dir)
+            .map_err(|e| Error::io(&dir, e))
     }
 
     /// Creates `<common dir>/memlog`, never the git directory itself
-    /// ([`crate::layout::create_dir_in_parent`]).
+    /// ([`crate::layout::create_dir_in_parent`]), with the mode of a
+    /// shared repository's directories.
     pub fn create_memlog_dir(&self) -> Result<()> {
-        crate::layout::create_dir_in_parent(&self.memlog_dir)
+        crate::layout::create_dir_in_parent(&self.memlog_dir)?;
+        self.sharing()
+            .apply(&self.memlog_dir)
+            .map_err(|e| Error::io(&self.memlog_dir, e))
+    }
+
+    /// How the repository's `core.sharedRepository` widens the modes of
+    /// what memlog creates in it ([`crate::shared`]); the personal store's
+    /// are its repository's.
+    pub fn sharing(&self) -> Sharing {
+        *self
+            .sharing
+            .get_or_init(|| Sharing::of_memlog_dir(&self.memlog_dir))
     }
 
     /// The project name recorded in events: the configured one, else the

@@ -418,8 +418,29 @@ fn update_ref(
             Error::git(e)
         }
     })?;
+    share_ref(repo, ref_name);
     crate::lost_ref::remember(repo, ref_name, new);
     Ok(())
+}
+
+/// Gives the ref's file and its reflog, and the directories gix made for
+/// them, a shared repository's modes: gix writes them with the umask's, and
+/// under umask 077 another user of the group could not read the log
+/// ("Could not read reference", field test 12b). Best-effort: the ref has
+/// moved.
+fn share_ref(repo: &Repo, ref_name: &str) {
+    let sharing = repo.sharing();
+    if !sharing.is_shared() {
+        return;
+    }
+    for path in [
+        repo.common_dir.join(ref_name),
+        repo.common_dir.join("logs").join(ref_name),
+    ] {
+        for made in path.ancestors().take_while(|p| *p != repo.common_dir) {
+            let _ = sharing.apply(made);
+        }
+    }
 }
 
 fn sync_ref(repo: &Repo, name: &str) -> Result<()> {
@@ -561,7 +582,8 @@ fn remember_waiting<'s>(repo: &Repo, known: &[String], refused: impl Iterator<It
         }
     }
     let text: String = all.iter().map(|s| format!("{s}\n")).collect();
-    let _ = std::fs::write(waiting_file(repo), text);
+    let path = waiting_file(repo);
+    let _ = std::fs::write(&path, text).and_then(|()| repo.sharing().apply(&path));
 }
 
 /// What sealing journals did.
@@ -607,8 +629,9 @@ pub fn seal_journals(repo: &Repo, which: &JournalSelection) -> Result<JournalRep
         }
     }
     let mut locked: Vec<LockedJournal> = Vec::new();
-    for j in &journals {
-        if let Some(l) = j.lock_for_seal()? {
+    let sharing = repo.sharing();
+    for j in journals {
+        if let Some(l) = j.shared(sharing).lock_for_seal()? {
             locked.push(l);
         }
     }

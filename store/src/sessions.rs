@@ -15,6 +15,7 @@ use gix::ObjectId;
 use memlog_format::{Event, segment};
 
 use crate::log::{Log, PERSONAL_REF};
+use crate::shared::Sharing;
 use crate::{Repo, Result};
 
 const HEADER: &str = "memlog-sessions-cache 1";
@@ -146,7 +147,10 @@ impl SessionCommits {
             text.push('\n');
         }
         let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
+        let sharing = path.parent().map(Sharing::of_memlog_dir);
+        let written =
+            std::fs::write(&tmp, text).and_then(|()| sharing.map_or(Ok(()), |s| s.apply(&tmp)));
+        if written.is_ok() && std::fs::rename(&tmp, path).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
     }
