@@ -78,7 +78,9 @@ pub fn save(memlog_dir: &Path, verified: &Verified) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
     let bytes = serde_json::to_vec_pretty(verified)
         .map_err(|e| Error::Invalid(format!("serialising {}: {e}", path.display())))?;
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| memlog_store::shared::Sharing::of_memlog_dir(memlog_dir).apply(&tmp))
+        .map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
     Ok(())
 }

@@ -83,13 +83,15 @@ pub fn before_tool(
     let Some(assembled) = render(&name, &known) else {
         return Ok(None);
     };
+    let sharing = repo.sharing();
     if let Some(dir) = seen.parent() {
-        std::fs::create_dir_all(dir)?;
+        sharing.create_dir_all(dir)?;
     }
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&seen)?;
+    sharing.apply(&seen)?;
     writeln!(file, "{key}")?;
     Ok(Some(assembled))
 }

@@ -1004,6 +1004,8 @@ pub fn log_error(layout: Option<&Layout>, event: &str, message: &str, started: I
         return;
     }
     append_log(&layout.hooks_log(), event, message, started);
+    // every user's hooks of a shared repository write it
+    let _ = layout.sharing().apply(&layout.hooks_log());
 }
 
 /// What hooks.log says that is no failure: injection skipped or slow, a

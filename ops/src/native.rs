@@ -144,6 +144,7 @@ fn save_state(repo: &Repo, state: &State) -> Result<()> {
     let path = state_path(repo);
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(state)?)
+        .and_then(|()| repo.sharing().apply(&tmp))
         .context(format_args!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, &path).context(format_args!("replacing {}", path.display()))?;
     Ok(())

@@ -104,12 +104,16 @@ fn lock_path(repo: &Repo, name: &str) -> PathBuf {
 
 fn lock_file(repo: &Repo, name: &str) -> Result<std::fs::File> {
     let path = lock_path(repo, name);
-    std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .context(format_args!("opening {}", path.display()))
+        .context(format_args!("opening {}", path.display()))?;
+    repo.sharing()
+        .apply(&path)
+        .context(format_args!("sharing {}", path.display()))?;
+    Ok(file)
 }
 
 fn reflect(repo: &Repo, now_ms: i64) -> Result<Reflected> {
@@ -128,6 +132,7 @@ fn reflect(repo: &Repo, now_ms: i64) -> Result<Reflected> {
     let path = saved_path(repo);
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(&saved)?)
+        .and_then(|()| repo.sharing().apply(&tmp))
         .context(format_args!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, &path).context(format_args!("replacing {}", path.display()))?;
     Ok(Reflected {

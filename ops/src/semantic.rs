@@ -116,7 +116,9 @@ pub fn catch_up_vectors(
             run(embedder)
         }
         other => other,
-    }?;
+    };
+    share_vectors(repo);
+    let report = report?;
     if report.as_ref().is_some_and(|r| r.pending > 0) {
         bar.finish();
     }
@@ -124,6 +126,22 @@ pub fn catch_up_vectors(
         ensure_token_vectors(repo, embedder.model_id(), quiet);
     }
     Ok(report)
+}
+
+/// Gives the vectors and the embedding cache a shared repository's modes:
+/// their files are made with the umask's and SQLite's (0644), and the
+/// other users of the group catch up on them too.
+fn share_vectors(repo: &Repo) {
+    let sharing = repo.sharing();
+    if !sharing.is_shared() {
+        return;
+    }
+    sharing.apply_tree(&memlog_store::IndexLayout::new(index_dir(repo)).vectors());
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = cache_path(repo).into_os_string();
+        path.push(suffix);
+        sharing.apply_tree(std::path::Path::new(&path));
+    }
 }
 
 /// Distils the token-vector table of the model that makes the vectors when

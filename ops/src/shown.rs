@@ -34,7 +34,7 @@ pub fn note<'e>(repo: &Repo, events: impl IntoIterator<Item = &'e Event>) {
 pub fn mark(repo: &Repo) {
     let path = repo.layout().dir().join(MARKER);
     // a store that cannot be written has no hooks recording either
-    let _ = std::fs::write(&path, b"");
+    let _ = std::fs::write(&path, b"").and_then(|()| repo.sharing().apply(&path));
 }
 
 /// Whether a memlog command printed a personal event after `since`.

@@ -510,7 +510,20 @@ pub fn git_command(dir: &Path) -> Command {
 
 /// The memlog binary, started in `dir`, isolated like [`git_command`].
 pub fn memlog_command(dir: &Path) -> Command {
-    let mut c = Command::new(memlog_bin());
+    isolated_memlog(Command::new(memlog_bin()), dir)
+}
+
+/// [`memlog_command`] with the process's umask set to `umask` (octal, as
+/// the shell's `umask` takes it): what a user with another umask makes.
+pub fn memlog_command_with_umask(dir: &Path, umask: &str) -> Command {
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(memlog_bin());
+    isolated_memlog(sh, dir)
+}
+
+fn isolated_memlog(mut c: Command, dir: &Path) -> Command {
     c.current_dir(dir)
         // tests run from inside an agent's session must not record there
         .env_remove("CLAUDE_PROJECT_DIR")

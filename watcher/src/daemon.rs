@@ -94,6 +94,8 @@ impl WatchLock {
             .write(true)
             .open(&path)
             .map_err(lock_error)?;
+        // the next watcher may be another user's of a shared repository
+        repo.sharing().apply(&path).map_err(lock_error)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {

@@ -73,6 +73,8 @@ pub fn serve(repo: &Repo, embedder: Option<Arc<ModelSlot>>, activity: Activity) 
         path: path.clone(),
         source,
     })?;
+    // the hooks of the whole group connect to it in a shared repository
+    let _ = repo.sharing().apply(&path);
     let mut warm: Option<(Projections, u64)> = None;
     let build = memlog_ops::warm::build();
     // Blocking accept: an idle server costs nothing.

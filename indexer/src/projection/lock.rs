@@ -117,10 +117,15 @@ fn holder(repo: &Repo) -> String {
 fn open_lock_file(repo: &Repo) -> Result<File> {
     let path = lock_path(repo);
     repo.create_memlog_dir()?;
-    std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| Error::io(&path, e))
+        .map_err(|e| Error::io(&path, e))?;
+    // every user of a shared repository writes the projections
+    repo.sharing()
+        .apply(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    Ok(file)
 }

@@ -9,8 +9,9 @@ use memlog_format::visibility::Forgets;
 use memlog_format::{Event, segment};
 use memlog_store::journal;
 use memlog_store::log::Log;
+use memlog_store::shared::Sharing;
 use memlog_store::view::{Changes, View};
-use memlog_store::{Layout, Repo};
+use memlog_store::{IndexLayout, Layout, Repo};
 use tantivy::IndexWriter;
 
 use crate::fts::Fts;
@@ -59,6 +60,18 @@ impl Projections {
     }
 
     fn update_locked(repo: &Repo, progress: &mut dyn FnMut(usize, usize)) -> Result<IndexReport> {
+        let updated = Projections::update_or_rebuild(repo, progress);
+        // tantivy and SQLite make their files with their own modes (0600
+        // for tantivy's `meta.json`, 0644 for a database): in a shared
+        // repository the other users' reads and updates need them too
+        repo.sharing().apply_tree(&index_dir(repo));
+        updated
+    }
+
+    fn update_or_rebuild(
+        repo: &Repo,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<IndexReport> {
         let dir = index_dir(repo);
         let reason = match Projections::open_at(&dir) {
             Ok(mut p) => match p.apply(repo, false, progress) {
@@ -83,7 +96,9 @@ impl Projections {
     /// Deletes the projections and derives them again from the log.
     pub fn rebuild(repo: &Repo) -> Result<IndexReport> {
         let _lock = WriterLock::acquire(repo)?;
-        let mut report = Projections::rebuild_locked(repo, &mut |_, _| {})?;
+        let rebuilt = Projections::rebuild_locked(repo, &mut |_, _| {});
+        repo.sharing().apply_tree(&index_dir(repo));
+        let mut report = rebuilt?;
         report.reason = Some("requested".into());
         Ok(report)
     }
@@ -264,9 +279,14 @@ impl Projections {
         // beside the database's indexing, which a rebuild otherwise did
         // alone at the end. The full-text half still commits first.
         let (fts, dir) = (&self.fts, &self.dir);
+        let committed = Committed {
+            generation: &generation,
+            rebuilding,
+            deleted,
+            sharing: repo.sharing(),
+        };
         std::thread::scope(|scope| {
-            let fts_commit =
-                scope.spawn(|| commit_fts(fts, dir, writer, &generation, rebuilding, deleted));
+            let fts_commit = scope.spawn(|| commit_fts(fts, dir, writer, committed));
             let sql = (|| {
                 if rebuilding {
                     // the tables are full: index them once
@@ -356,19 +376,36 @@ pub(super) enum Applied {
     NeedsRebuild(String),
 }
 
+/// What a full-text commit is of.
+#[derive(Clone, Copy)]
+struct Committed<'g> {
+    /// The run's generation, the commit's payload.
+    generation: &'g str,
+    /// Whether the run rebuilds the index.
+    rebuilding: bool,
+    /// Whether it deleted documents.
+    deleted: bool,
+    /// The modes of the files tantivy wrote.
+    sharing: Sharing,
+}
+
 /// Commits the full-text half with its generation, and waits for the
 /// merges worth waiting for.
-fn commit_fts(
-    fts: &Fts,
-    dir: &Path,
-    mut writer: IndexWriter,
-    generation: &str,
-    rebuilding: bool,
-    deleted: bool,
-) -> Result<()> {
+fn commit_fts(fts: &Fts, dir: &Path, mut writer: IndexWriter, run: Committed) -> Result<()> {
+    let Committed {
+        generation,
+        rebuilding,
+        deleted,
+        sharing,
+    } = run;
     let mut prepared = writer.prepare_commit().map_err(|e| Error::fts(dir, e))?;
     prepared.set_payload(generation);
     prepared.commit().map_err(|e| Error::fts(dir, e))?;
+    // at once: until then the other users of a shared repository cannot
+    // open the commit (tantivy writes `meta.json` 0600, segments with the
+    // umask's mode)
+    let fts_dir = IndexLayout::new(dir).fts();
+    sharing.apply_tree(&fts_dir);
     if deleted {
         merge_all(fts, &mut writer)?;
     }
@@ -386,6 +423,7 @@ fn commit_fts(
         writer
             .wait_merging_threads()
             .map_err(|e| Error::fts(dir, e))?;
+        sharing.apply_tree(&fts_dir);
     }
     Ok(())
 }
