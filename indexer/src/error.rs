@@ -58,6 +58,19 @@ pub enum Error {
         message: String,
     },
 
+    /// A projection file this user may not open: another user's, made
+    /// in a repository several users share with modes that keep the others
+    /// out (an older memlog, or a repository without `core.sharedRepository`).
+    /// Not damage: rebuilding it would only take it from its owner, so it
+    /// is left alone and the log is read around it.
+    #[error("{path} {}", owner_words(*.owner))]
+    NotPermitted {
+        /// The file.
+        path: String,
+        /// Its owner, when another user than this process's.
+        owner: Option<u32>,
+    },
+
     /// The projections were never built (or were deleted): `memlog index`
     /// builds them, as `install` and `import` do.
     #[error("the index at {0} is not built yet")]
@@ -96,16 +109,57 @@ impl Error {
         }
     }
     pub(crate) fn fts(path: &Path, e: impl std::fmt::Display) -> Error {
+        if let Some(denied) = Error::not_permitted(path) {
+            return denied;
+        }
         Error::Fts {
             path: path.display().to_string(),
             message: e.to_string(),
         }
     }
+    /// [`Error::NotPermitted`] if a file of `path` (a database with its
+    /// write-ahead log, or a directory's files) cannot be opened for
+    /// reading and writing for lack of permission: what a failure to open
+    /// or write a projection is checked for before it counts as damage.
+    pub(crate) fn not_permitted(path: &Path) -> Option<Error> {
+        let mut files = vec![path.to_path_buf()];
+        if let Ok(entries) = std::fs::read_dir(path) {
+            files.extend(entries.flatten().map(|e| e.path()));
+        } else {
+            for suffix in ["-wal", "-shm"] {
+                let mut name = path.as_os_str().to_owned();
+                name.push(suffix);
+                files.push(name.into());
+            }
+        }
+        files.into_iter().find_map(|file| {
+            if !file.is_file() {
+                return None;
+            }
+            let opened = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&file);
+            match opened {
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    Some(Error::NotPermitted {
+                        owner: memlog_store::shared::other_owner(&file),
+                        path: file.display().to_string(),
+                    })
+                }
+                _ => None,
+            }
+        })
+    }
+
     /// A database error; SQLite's own words for a damaged file make it
     /// [`Error::Corrupt`], which an index run rebuilds (a malformed
     /// `graph.sqlite` failed every command until a person ran `memlog
     /// rebuild`, where damaged full-text files were rebuilt unasked).
     pub(crate) fn sql(path: &Path, e: impl std::fmt::Display) -> Error {
+        if let Some(denied) = Error::not_permitted(path) {
+            return denied;
+        }
         let message = e.to_string();
         if DAMAGE.iter().any(|said| message.contains(said)) {
             return Error::Corrupt {
@@ -122,19 +176,24 @@ impl Error {
 
 impl Error {
     /// Whether the index could not be written here: a full disk, a
-    /// read-only or another user's store. Its readers then read what is
+    /// read-only store, another user's files. Its readers then read what is
     /// there and the log beyond it; nothing is damaged. The full-text
     /// index and SQLite give only their own words for these.
     pub fn is_unwritable(&self) -> bool {
         use std::io::ErrorKind::*;
-        match self {
-            Error::Io { source, .. } => matches!(
-                source.kind(),
+        let unwritable = |kind: std::io::ErrorKind| {
+            matches!(
+                kind,
                 PermissionDenied | ReadOnlyFilesystem | StorageFull | QuotaExceeded
-            ),
+            )
+        };
+        match self {
+            Error::Io { source, .. } => unwritable(source.kind()),
+            Error::Log(memlog_store::Error::Io { source, .. }) => unwritable(source.kind()),
             Error::Fts { message, .. } | Error::Sql { message, .. } => {
                 UNWRITABLE.iter().any(|said| message.contains(said))
             }
+            Error::NotPermitted { .. } => true,
             _ => false,
         }
     }
@@ -152,6 +211,17 @@ const UNWRITABLE: [&str; 8] = [
     "PermissionDenied",
     "Permission denied",
 ];
+
+/// How [`Error::NotPermitted`] names the file's owner.
+fn owner_words(owner: Option<u32>) -> String {
+    match owner {
+        Some(uid) => format!(
+            "belongs to another user (uid {uid}) and cannot be opened by this one: \
+             it is theirs to fix (`core.sharedRepository` makes memlog's files the group's)"
+        ),
+        None => "cannot be opened by this user (permission denied)".to_string(),
+    }
+}
 
 /// What SQLite says of a damaged database file (SQLITE_CORRUPT,
 /// SQLITE_NOTADB).

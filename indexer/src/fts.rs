@@ -139,6 +139,14 @@ impl Fts {
             let fields = field_set(&index.schema())?;
             Fts::with_index(dir, index, fields)
         });
+        // another user's file is not damage (field test 12b: each user of
+        // a shared repository took the other's index for damaged, and
+        // rebuilt it)
+        if !matches!(opened, Ok(Ok(_)))
+            && let Some(denied) = Error::not_permitted(dir)
+        {
+            return Err(denied);
+        }
         match opened {
             Ok(Ok(fts)) => Ok(fts),
             Ok(Err(Error::Fts { path, message })) => Err(Error::Corrupt {
@@ -165,7 +173,9 @@ impl Fts {
             what: self.meta_path.display().to_string(),
             message,
         };
-        let bytes = std::fs::read(&self.meta_path).map_err(|e| corrupt(e.to_string()))?;
+        let bytes = std::fs::read(&self.meta_path).map_err(|e| {
+            Error::not_permitted(&self.meta_path).unwrap_or_else(|| corrupt(e.to_string()))
+        })?;
         serde_json::from_slice::<Committed>(&bytes)
             .map(|c| c.payload)
             .map_err(|e| corrupt(e.to_string()))

@@ -125,8 +125,8 @@ pub struct Graph {
 impl Graph {
     /// Opens (creating if needed) the database for writing.
     pub fn open(path: &Path) -> Result<Graph> {
-        // Any failure to open a projection counts as damage: it is derived
-        // data, and rebuilding it is always safe.
+        // Any failure to open a projection counts as damage (it is derived
+        // data, and rebuilding it is always safe), but another user's file.
         let conn = Connection::open(path).map_err(|e| corrupt(path, e))?;
         conn.execute_batch(
             "PRAGMA busy_timeout=5000; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;",
@@ -305,7 +305,12 @@ fn defer_checkpoints(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("PRAGMA wal_autocheckpoint=0; PRAGMA journal_size_limit=16777216;")
 }
 
+/// A failure to open the database: damage, unless a file of it is
+/// another user's ([`Error::not_permitted`]).
 fn corrupt(path: &Path, e: rusqlite::Error) -> Error {
+    if let Some(denied) = Error::not_permitted(path) {
+        return denied;
+    }
     Error::Corrupt {
         what: path.display().to_string(),
         message: e.to_string(),

@@ -86,12 +86,20 @@ pub fn live(repo: &Repo, sealed_only: bool) -> Result<Vec<Event>> {
 }
 
 /// The projections of a store whose index cannot be written (a full disk,
-/// a read-only or another user's store): the index as it is, if it opens,
-/// or none, and the log beyond it read directly. Said once, with why.
+/// a read-only store, or in a repository several users share, another
+/// user's files): the index as it is, if it opens, or none, and the log
+/// beyond it read directly. Said once, with why. Never a rebuild: another
+/// user's index is not damaged, and rebuilding it each time the other had
+/// touched it was each user's every read (field test 12b).
 fn read_without_writing(repo: &Repo, why: &IndexError) -> Result<Projections> {
-    diag::note(format_args!(
-        "the index cannot be written here ({why}): reading the log beyond it directly"
-    ));
+    match why {
+        IndexError::NotPermitted { .. } => {
+            diag::note(format_args!("{why}; reading the log directly"))
+        }
+        _ => diag::note(format_args!(
+            "the index cannot be written here ({why}): reading the log beyond it directly"
+        )),
+    }
     let mut p = match Projections::open(repo) {
         Ok(p) => p,
         Err(_) => Projections::empty()?,

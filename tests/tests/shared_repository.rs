@@ -1,15 +1,17 @@
 //! A repository several users of one group work in (`git init
 //! --shared=group`, `core.sharedRepository`): what memlog writes there is
-//! the group's as git's own files are, whatever each user's umask (field
-//! test 12b: the second user's hooks all failed on `privacy.key`, their
-//! `git gc` failed on memlog's 0400 pack).
+//! the group's as git's own files are, whatever each user's umask, and a
+//! projection another user made unreadable is read around, never rebuilt
+//! (field test 12b: the second user's hooks all failed on `privacy.key`,
+//! their `git gc` failed on memlog's 0400 pack, and each user's read
+//! rebuilt the other's index).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails loudly
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use memlog_e2e::{TestRepo, memlog_command_with_umask, run};
+use memlog_e2e::{TestRepo, memlog_bin, memlog_command, memlog_command_with_umask, run};
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path)
@@ -153,4 +155,78 @@ fn an_unshared_repository_keeps_the_umasks_modes() {
             assert_eq!(mode(&pack), 0o400, "{}", pack.display());
         }
     }
+}
+
+/// A projection file another user made unreadable (an older memlog's
+/// tantivy `.managed.json`, 0600, in a group-writable store) is not
+/// "damaged": the read says which file and whose it is, reads the log
+/// directly, and leaves the index as it is. Needs root, to run memlog as
+/// another user (`setpriv`).
+#[test]
+fn another_users_unreadable_index_is_read_around_not_rebuilt() {
+    let root = run(Command::new("id").arg("-u")).stdout().trim() == "0";
+    let setpriv = Command::new("setpriv").arg("--version").output().is_ok();
+    if !root || !setpriv {
+        eprintln!("skipped: needs root and setpriv to run memlog as another user");
+        return;
+    }
+    let repo = TestRepo::new();
+    repo.memlog(&["note", "the billing export runs nightly"])
+        .ok();
+    repo.memlog(&["index"]).ok();
+    let dir = repo.path();
+    let managed = dir.join(".git/memlog/index/fts/.managed.json");
+    assert_eq!(mode(&managed) & 0o077, 0, "tantivy's own mode");
+    // the store is the group's (gid 0) to write, that one file aside, as
+    // an older memlog left a shared repository
+    let opened = Command::new("chmod")
+        .args(["-R", "g+rwX,o+rX"])
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(opened.success());
+    std::fs::set_permissions(&managed, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let config = home.path().join("gitconfig");
+    std::fs::write(
+        &config,
+        format!("[safe]\n\tdirectory = {}\n", dir.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // uid 65534 (nobody) in group 0, with memlog_command's isolation
+    let isolated = memlog_command(dir);
+    let mut as_other = Command::new("setpriv");
+    as_other
+        .args(["--reuid", "65534", "--regid", "0", "--clear-groups"])
+        .arg(memlog_bin())
+        .args(["search", "billing"])
+        .current_dir(dir);
+    for (name, value) in isolated.get_envs() {
+        match value {
+            Some(value) => as_other.env(name, value),
+            None => as_other.env_remove(name),
+        };
+    }
+    as_other
+        .env("GIT_CONFIG_GLOBAL", &config)
+        .env("HOME", home.path())
+        .env("MEMLOG_HOME", home.path().join("memlog"));
+    let found = run(&mut as_other);
+    let said = found.stderr();
+    assert_eq!(found.code(), Some(0), "{said}");
+    assert!(
+        found.stdout().contains("billing export"),
+        "{}",
+        found.stdout()
+    );
+    assert!(!said.contains("rebuilt"), "{said}");
+    assert!(said.contains(".managed.json"), "{said}");
+    assert!(said.contains("belongs to another user (uid 0)"), "{said}");
+    assert!(said.contains("reading the log directly"), "{said}");
+    // the index is its owner's still
+    let kept = std::fs::metadata(&managed).unwrap();
+    assert_eq!(kept.uid(), 0);
+    assert_eq!(kept.permissions().mode() & 0o777, 0o600);
 }

@@ -72,6 +72,10 @@ pub fn cmd_doctor(dir: &Path, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                 read_only = Some(why);
                 line
             }
+            // another user's file, in a repository several users share
+            None if matches!(e, memlog_indexer::Error::NotPermitted { .. }) => {
+                format!("cannot be opened here ({e}): commands and hooks read the log directly")
+            }
             None => {
                 damaged = true;
                 format!("damaged ({e}); `memlog rebuild` makes it again")
