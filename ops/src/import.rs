@@ -132,7 +132,8 @@ fn is_zero(n: &usize) -> bool {
 /// it was sealed without one for good (field test 12a).
 pub const RECORDING: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
-/// Whether `draft` is a tool call whose result its file does not hold yet.
+/// Whether `draft` is a tool call whose result its file does not hold
+/// (yet, when it ends the file).
 fn awaiting_result(draft: &Draft) -> bool {
     draft.kind == memlog_format::Kind::ToolObservation
         && !["output", "success", "error", "withheld"]
@@ -276,8 +277,20 @@ pub fn agent_sessions(
         let mut session = session;
         let mut running_calls = 0;
         if recording.contains(&recorder.session_id(&session.session_id)) {
+            // the calls the file ends with: one followed by anything else
+            // is done, whatever its file says of its result (Cursor's
+            // transcripts say nothing)
+            let last_other = session
+                .drafts
+                .iter()
+                .rposition(|(_, d)| d.kind != memlog_format::Kind::ToolObservation);
+            let tail = last_other.map_or(0, |i| i + 1);
             let before = session.drafts.len();
-            session.drafts.retain(|(_, d)| !awaiting_result(d));
+            let mut i = 0;
+            session.drafts.retain(|(_, d)| {
+                i += 1;
+                i <= tail || !awaiting_result(d)
+            });
             running_calls = before - session.drafts.len();
         }
         read.push(FileRead {
