@@ -159,9 +159,16 @@ impl Journal {
             .and_then(|_| if synced { file.sync_data() } else { Ok(()) });
         if let Err(e) = written {
             // Leave no partial line behind (disk full, quota): the journal
-            // stays exactly as it was before this append.
-            let _ = file.set_len(len);
-            let _ = file.sync_data();
+            // stays exactly as it was before this append, and one this
+            // append created is gone (an empty journal was left for good,
+            // field test 12b; a writer waiting for the lock finds it
+            // unlinked and opens a new one).
+            if len == 0 {
+                let _ = fs::remove_file(&self.path);
+            } else {
+                let _ = file.set_len(len);
+                let _ = file.sync_data();
+            }
             return Err(io(e));
         }
         if len == 0

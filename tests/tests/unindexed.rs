@@ -316,4 +316,11 @@ fn reads_answer_on_a_full_disk() {
     assert!(found.to_string().contains("round half up"), "{found}");
     let log = memlog(&["log"]).ok().stdout();
     assert!(log.contains("later"), "{log}");
+    // a note that cannot be written leaves no empty journal behind
+    let note = memlog(&["note", "a note on a full disk"]);
+    assert_ne!(note.code(), Some(0));
+    let journals: Vec<_> = std::fs::read_dir(dir.join(".git/memlog/journal"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(journals.is_empty(), "{journals:?}");
 }
