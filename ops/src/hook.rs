@@ -182,42 +182,41 @@ pub fn run(
     };
     let durability = prompt_path_durability(event);
     let mut repeated = false;
+    // A SessionEnd for a session that recorded nothing here ends nothing
+    // in two cases, said in hooks.log alone.
     if event == Some(HookEvent::SessionEnd)
-        && let Some(session) = &payload.session_id
-        && !recorded_here(&repo, &recorder.session_id(session))
-        && sealed_a_moment_ago(&repo, &recorder.session_id(session))
+        && let Some(session) = payload.session_id.as_ref().map(|s| recorder.session_id(s))
+        && !recorded_here(&repo, &session)
     {
-        // the other of two memlog hooks configured for this agent (user
-        // and project settings) sealed the session already: its end again
-        // would be sealed alone, in a commit of its own (field test 12a)
-        log_error(
-            Some(&repo.layout()),
-            event_name,
-            "nothing recorded: another memlog hook sealed this session a moment ago",
-            started,
-        );
-        return Ok(None);
-    }
-    if event == Some(HookEvent::SessionEnd)
-        && let Some(session) = &payload.session_id
-        && !recorded_here(&repo, &recorder.session_id(session))
-        && payload
+        let why = if sealed_a_moment_ago(&repo, &session) {
+            // the other of two memlog hooks configured for this agent (user
+            // and project settings) sealed the session already: its end
+            // again would be sealed alone, in a commit of its own (field
+            // test 12a)
+            Some("another memlog hook sealed this session a moment ago")
+        } else if payload
             .transcript_path
             .as_ref()
             .is_some_and(|t| !t.exists())
-    {
-        // Claude Code's failed `--resume` of a teammate's session fires
-        // SessionEnd alone, for a transcript it never wrote: a lone
-        // session_end would be sealed into that session under this user's
-        // name, and shared. (A session sealed early, by `seal --all` or an
-        // idle seal, has its transcript and keeps its end.)
-        log_error(
-            Some(&repo.layout()),
-            event_name,
-            "nothing recorded: the session recorded nothing here (a resume that failed?)",
-            started,
-        );
-        return Ok(None);
+        {
+            // Claude Code's failed `--resume` of a teammate's session fires
+            // SessionEnd alone, for a transcript it never wrote: a lone
+            // session_end would be sealed into that session under this
+            // user's name, and shared. (A session sealed early, by `seal
+            // --all` or an idle seal, has its transcript and keeps its end.)
+            Some("the session recorded nothing here (a resume that failed?)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            log_error(
+                Some(&repo.layout()),
+                event_name,
+                &format!("nothing recorded: {why}"),
+                started,
+            );
+            return Ok(None);
+        }
     }
     // what recording found the user should know (an unclosed private tag,
     // whose text is kept as typed and will be shared)
