@@ -354,6 +354,15 @@ pub fn refs_holding_purged(repo: &Repo) -> Result<Vec<String>> {
         .filter(|c| !c.parents.iter().any(|p| old.contains(p)))
         .map(|c| c.id.to_string())
         .collect();
+    // as git sees the object store: this process's view may predate the
+    // prune that just took them (git then refuses `--contains` of them)
+    let listed = roots.join("\n") + "\n";
+    let checked = git_command::run_with_input(repo, &["cat-file", "--batch-check"], Some(&listed))?;
+    roots.retain(|r| {
+        checked
+            .lines()
+            .any(|l| l.starts_with(r.as_str()) && !l.ends_with("missing"))
+    });
     if roots.is_empty() {
         return Ok(Vec::new());
     }
